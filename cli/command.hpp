@@ -1,0 +1,49 @@
+#pragma once
+// The wstune CLI's subcommand registry. Each cli/cmd_*.cpp registers one
+// subcommand with a static WSTUNE_COMMAND; main() dispatches on argv[1].
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace wstune::cli {
+
+/// One subcommand: `wstune NAME ...`. `run` gets argv from the subcommand on
+/// (argv[0] == NAME) and returns the exit status (0 ok, 1 runtime error,
+/// 2 usage); it may throw UsageError (exit 2) or other exceptions (exit 1).
+struct Command {
+  std::string name;
+  std::string summary;
+  std::function<int(int argc, char** argv)> run;
+};
+
+/// All registered subcommands, sorted by name.
+std::vector<Command>& commands();
+
+/// Registers a subcommand at static-initialisation time.
+struct Register {
+  Register(std::string name, std::string summary, std::function<int(int, char**)> run);
+};
+
+/// Parses a subcommand's options with Boost.Program_options, handling
+/// --help (prints usage, returns false so the caller exits 0). Options may
+/// also come from WSTUNE_<NAME> environment variables (upper case, '-' -> '_')
+/// for the names listed in `env_options`. Unknown options or bad values throw
+/// UsageError naming the option.
+bool parse_options(int argc, char** argv, const std::string& usage,
+                   const boost::program_options::options_description& desc,
+                   boost::program_options::variables_map& vm,
+                   const boost::program_options::positional_options_description* positional = nullptr,
+                   const std::vector<std::string>& env_options = {});
+
+/// True when stderr is a terminal (progress lines are only drawn then).
+bool stderr_is_tty();
+
+}  // namespace wstune::cli
+
+#define WSTUNE_CLI_CONCAT2(a, b) a##b
+#define WSTUNE_CLI_CONCAT(a, b) WSTUNE_CLI_CONCAT2(a, b)
+/// Registers `fn` as `wstune name`.
+#define WSTUNE_COMMAND(name, summary, fn) \
+  static const ::wstune::cli::Register WSTUNE_CLI_CONCAT(wstune_cmd_, __LINE__){name, summary, fn}

@@ -1,0 +1,95 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "table.hpp"
+#include "wstune/error.hpp"
+
+namespace wstune::cli {
+
+std::vector<Command>& commands() {
+  static std::vector<Command> all;
+  return all;
+}
+
+Register::Register(std::string name, std::string summary, std::function<int(int, char**)> run) {
+  auto& all = commands();
+  all.push_back(Command{std::move(name), std::move(summary), std::move(run)});
+  std::sort(all.begin(), all.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+}
+
+bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
+
+bool parse_options(int argc, char** argv, const std::string& usage,
+                   const boost::program_options::options_description& desc,
+                   boost::program_options::variables_map& vm,
+                   const boost::program_options::positional_options_description* positional,
+                   const std::vector<std::string>& env_options) {
+  namespace po = boost::program_options;
+  po::options_description all(desc);
+  all.add_options()("help,h", "print this help and exit");
+  try {
+    auto parser = po::command_line_parser(argc, argv).options(all);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), vm);
+    if (!env_options.empty()) {
+      po::store(po::parse_environment(all, [&](const std::string& var) -> std::string {
+        if (var.rfind("WSTUNE_", 0) != 0) return {};
+        std::string opt = var.substr(7);
+        std::transform(opt.begin(), opt.end(), opt.begin(), [](unsigned char c) {
+          return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+        });
+        return std::find(env_options.begin(), env_options.end(), opt) != env_options.end() ? opt : std::string{};
+      }), vm);
+    }
+    if (vm.count("help")) {
+      std::cout << usage << "\n\n" << all << "\n";
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("{}: {}; see 'wstune {} --help'", argv[0], e.what(), argv[0]));
+  }
+  return true;
+}
+
+static bool numeric(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isdigit(c) || c == '.' || c == '-' || c == 'e' || c == '+' || c == 'x' || c == '%';
+  }) && std::isdigit(static_cast<unsigned char>(s.front()) ) ;
+}
+
+void Table::print(std::ostream& os) const {
+  std::size_t cols = header_.size();
+  for (const auto& r : rows_) cols = std::max(cols, r.size());
+  std::vector<std::size_t> w(cols, 0);
+  auto widen = [&](const std::vector<std::string>& r) {
+    for (std::size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  };
+  widen(header_);
+  for (const auto& r : rows_) widen(r);
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (std::size_t i = 0; i < cols; ++i) {
+      const std::string cell = i < r.size() ? r[i] : "";
+      const std::string pad(w[i] - cell.size(), ' ');
+      out += (numeric(cell) && &r != &header_) ? pad + cell : cell + pad;
+      if (i + 1 < cols) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    os << out << '\n';
+  };
+  line(header_);
+  std::size_t total = 0;
+  for (auto x : w) total += x;
+  os << std::string(total + 2 * (cols ? cols - 1 : 0), '-') << '\n';
+  for (const auto& r : rows_) line(r);
+}
+
+}  // namespace wstune::cli

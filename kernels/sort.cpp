@@ -1,0 +1,148 @@
+// Host descriptor of the bitonic float sort (kernels/sort.cl).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kernel_util.hpp"
+#include "wstune/error.hpp"
+
+namespace wstune {
+namespace {
+
+/// The padded length of a block of m elements: a power of two, at least 2.
+std::size_t padded(std::size_t m) { return std::max<std::size_t>(2, std::bit_ceil(m)); }
+
+class Sort final : public KernelSpec {
+ public:
+  std::string_view name() const override { return "sort"; }
+  std::string_view description() const override {
+    return "float32 sort by bitonic network, lengths padded with +inf to a power of two (1-D)";
+  }
+  std::string_view size_syntax() const override { return "N (elements; any N >= 2, padded to a power of two)"; }
+  std::string_view entry_point() const override { return "bitonic_step"; }
+  unsigned dims() const override { return 1; }
+  Priority priority() const override { return Priority::none; }
+  unsigned paper_repetitions() const override { return 1; }
+  Problem paper_size() const override { return parse_size("262144"); }
+
+  Problem parse_size(std::string_view text) const override {
+    auto v = detail::parse_numbers(text, "", name(), size_syntax());
+    if (v[0] < 2) throw UsageError(fmt::format("sort size '{}' is too small: sort at least 2 elements", text));
+    detail::require_at_most(v[0], std::size_t{1} << 31, name(), text, "the length");
+    return Problem{std::string(name()), v, fmt::format("{}", v[0])};
+  }
+
+  std::size_t split_units(const Problem& p, unsigned) const override { return p.n[0]; }
+  std::size_t units_per_work_item() const override { return 2; }
+
+  // P/2 work-items for a block of m elements padded to P (a block of one
+  // element is padded to 2).
+  Extent block_global(const Problem& p, const Block& b) const override {
+    detail::check_block(*this, p, b);
+    return Extent{padded(b.size()) / 2, 1, 1};
+  }
+
+  // Per launch each work-item does: the partner index (1 add), three
+  // compares (x > y, == ascending, (l & k) == 0) and the two index bit
+  // operations counted as 2: 6 operations, over L(L+1)/2 launches, L = log2 P.
+  double ops_per_work_item(const Problem& p) const override {
+    const double L = std::log2(static_cast<double>(padded(p.n[0])));
+    return 6.0 * L * (L + 1) / 2;
+  }
+
+  std::vector<HostBuffer> generate_inputs(const Problem& p, std::uint64_t seed) const override {
+    return {detail::random_floats(p.n[0], seed, -1e6f, 1e6f)};
+  }
+
+  HostBuffer reference(const Problem&, const std::vector<HostBuffer>& in) const override {
+    HostBuffer r = in.at(0);
+    std::sort(r.begin(), r.end());
+    return r;
+  }
+
+  // Tolerance: none. Sorting moves values without arithmetic, so the output
+  // must equal std::sort's bit for bit; max_error counts mismatches.
+  Verdict verify(const Problem&, const HostBuffer& out, const HostBuffer& ref) const override {
+    Verdict v;
+    v.tolerance = 0;
+    v.detail = fmt::format("elements differing from std::sort over {}", ref.size());
+    if (out.size() != ref.size()) {
+      v.max_error = INFINITY;
+      v.detail = fmt::format("output has {} elements, expected {}", out.size(), ref.size());
+      return v;
+    }
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) bad += out[i] != ref[i];
+    v.max_error = static_cast<double>(bad);
+    v.ok = bad == 0;
+    return v;
+  }
+
+  bool in_place() const override { return true; }
+
+  std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& in,
+                                       const Block& b) const override {
+    detail::check_block(*this, p, b);
+    HostBuffer slice(padded(b.size()), std::numeric_limits<float>::infinity());
+    std::copy(in.at(0).begin() + static_cast<std::ptrdiff_t>(b.begin),
+              in.at(0).begin() + static_cast<std::ptrdiff_t>(b.end), slice.begin());
+    return {std::move(slice)};
+  }
+
+  std::size_t device_output_size(const Problem&, const Block& b) const override { return padded(b.size()); }
+  std::size_t block_output_size(const Problem&, const Block& b) const override { return b.size(); }
+  std::size_t output_size(const Problem& p) const override { return p.n[0]; }
+
+  std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
+                                 const std::vector<cl::Buffer>&, const cl::Buffer& out,
+                                 const LocalSize& local) const override {
+    const std::size_t P = padded(b.size());
+    const cl::NDRange global(P / 2);
+    const cl::NDRange loc = local ? cl::NDRange(local->x) : cl::NullRange;
+    (void)p;
+    std::vector<cl::Event> events;
+    WSTUNE_CL_CHECK(kernel.setArg(0, out));
+    for (std::size_t k = 2; k <= P; k <<= 1) {
+      for (std::size_t j = k >> 1; j > 0; j >>= 1) {
+        WSTUNE_CL_CHECK(kernel.setArg(1, static_cast<cl_uint>(j)));
+        WSTUNE_CL_CHECK(kernel.setArg(2, static_cast<cl_uint>(k)));
+        cl::Event ev;
+        WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, loc, nullptr, &ev));
+        events.push_back(ev);
+      }
+    }
+    return events;
+  }
+
+  void place_block(const Problem& p, const Block& b, const HostBuffer& bo, HostBuffer& full) const override {
+    full.resize(p.n[0]);
+    std::copy_n(bo.begin(), b.size(), full.begin() + static_cast<std::ptrdiff_t>(b.begin));
+  }
+
+  // Each block comes back sorted; merge the runs pairwise in index order.
+  void finish(const Problem&, const std::vector<Block>& blocks, HostBuffer& full) const override {
+    std::vector<Block> bs = blocks;
+    std::sort(bs.begin(), bs.end(), [](const Block& a, const Block& c) { return a.begin < c.begin; });
+    for (std::size_t i = 1; i < bs.size(); ++i) {
+      std::inplace_merge(full.begin() + static_cast<std::ptrdiff_t>(bs[0].begin),
+                         full.begin() + static_cast<std::ptrdiff_t>(bs[i].begin),
+                         full.begin() + static_cast<std::ptrdiff_t>(bs[i].end));
+    }
+  }
+
+ protected:
+  void set_args(cl::Kernel&, const Problem&, const Block&, const std::vector<cl::Buffer>&,
+                const cl::Buffer&) const override {}
+};
+
+}  // namespace
+
+const KernelSpec& sort_spec() {
+  static const Sort k;
+  return k;
+}
+
+}  // namespace wstune

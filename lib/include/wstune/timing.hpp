@@ -1,0 +1,36 @@
+#pragma once
+/// @file timing.hpp
+/// Timing samples. Kernel times come from OpenCL profiling events
+/// (CL_PROFILING_COMMAND_END − CL_PROFILING_COMMAND_START, OpenCL 1.2
+/// §5.12), after warm-up runs; every sample is kept.
+
+#include <vector>
+
+#include <CL/opencl.hpp>
+
+namespace wstune {
+
+/// Repeated measurements of one quantity in milliseconds.
+struct Samples {
+  std::vector<double> ms;  ///< every sample, in the order taken (ms)
+  /// The median (mean of the two middle samples for even counts); 0 if empty.
+  [[nodiscard]] double median() const;
+  /// The smallest sample; 0 if empty.
+  [[nodiscard]] double min() const;
+  /// The largest sample; 0 if empty.
+  [[nodiscard]] double max() const;
+  /// Number of samples.
+  [[nodiscard]] std::size_t size() const noexcept { return ms.size(); }
+};
+
+/// How to time a configuration.
+struct TimingOptions {
+  unsigned warmup = 1;       ///< untimed runs first (PoCL compiles a new local size on first use)
+  unsigned repetitions = 5;  ///< timed runs, each one sample
+};
+
+/// ms between the START of `first` and the END of `last` (profiling events of
+/// a queue created with CL_QUEUE_PROFILING_ENABLE). Throws ClError.
+double event_span_ms(const cl::Event& first, const cl::Event& last);
+
+}  // namespace wstune

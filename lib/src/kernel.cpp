@@ -1,0 +1,119 @@
+#include "wstune/kernel.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "kernel_util.hpp"
+#include "wstune/error.hpp"
+
+namespace wstune {
+
+// Defined in the generated kernel_sources.cpp.
+namespace detail {
+struct EmbeddedSource { const char* file; const char* text; };
+extern const EmbeddedSource embedded_sources[];
+extern const std::size_t embedded_source_count;
+}  // namespace detail
+
+std::string_view embedded_kernel_source(std::string_view file) {
+  for (std::size_t i = 0; i < detail::embedded_source_count; ++i) {
+    if (file == detail::embedded_sources[i].file) return detail::embedded_sources[i].text;
+  }
+  throw Error(fmt::format("no embedded OpenCL source '{}' (rebuild wstune)", file));
+}
+
+std::string_view KernelSpec::source() const {
+  return embedded_kernel_source(fmt::format("{}.cl", name()));
+}
+
+Block KernelSpec::whole(const Problem& p, unsigned dim) const {
+  if (dim >= dims()) dim = 0;
+  return Block{dim, 0, split_units(p, dim)};
+}
+
+double KernelSpec::compute_amount(const Problem& p) const {
+  return static_cast<double>(global_size(p).count()) * ops_per_work_item(p) * paper_repetitions();
+}
+
+std::vector<cl::Event> KernelSpec::enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p,
+                                           const Block& b, const std::vector<cl::Buffer>& in,
+                                           const cl::Buffer& out, const LocalSize& local) const {
+  set_args(kernel, p, b, in, out);
+  const Extent g = block_global(p, b);
+  cl::NDRange global = g.dims == 1 ? cl::NDRange(g.x) : cl::NDRange(g.x, g.y);
+  cl::NDRange loc = cl::NullRange;
+  if (local) loc = g.dims == 1 ? cl::NDRange(local->x) : cl::NDRange(local->x, local->y);
+  cl::Event ev;
+  WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, loc, nullptr, &ev));
+  return {ev};
+}
+
+void KernelSpec::finish(const Problem&, const std::vector<Block>&, HostBuffer&) const {}
+
+// ---- helpers -----------------------------------------------------------------
+
+namespace detail {
+
+std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view seps,
+                                       std::string_view kernel, std::string_view syntax) {
+  std::vector<std::size_t> out;
+  std::size_t pos = 0;
+  while (true) {
+    auto end = text.find_first_of(seps, pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = text.substr(pos, end - pos);
+    std::size_t v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v == 0) {
+      throw UsageError(fmt::format("{} size '{}' is malformed: write {} with positive integers",
+                                   kernel, text, syntax));
+    }
+    out.push_back(v);
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel, std::string_view text,
+                     std::string_view what) {
+  if (v > limit) {
+    throw UsageError(fmt::format("{} size '{}' is too large: {} is {} but at most {} is supported "
+                                 "(the kernel indexes with 32-bit integers); use a smaller size",
+                                 kernel, text, what, v, limit));
+  }
+}
+
+HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  HostBuffer v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+void check_block(const KernelSpec& k, const Problem& p, const Block& b) {
+  if (b.dim >= k.dims() || b.begin >= b.end || b.end > k.split_units(p, b.dim)) {
+    throw UsageError(fmt::format("{}: block [{}, {}) along dimension {} is empty or outside the "
+                                 "problem ({} units)", k.name(), b.begin, b.end, b.dim,
+                                 b.dim < k.dims() ? k.split_units(p, b.dim) : 0));
+  }
+}
+
+void place_2d(std::size_t width, std::size_t height, const Block& b, const HostBuffer& bo, HostBuffer& full) {
+  full.resize(width * height);
+  if (b.dim == 1) {
+    std::copy(bo.begin(), bo.end(), full.begin() + static_cast<std::ptrdiff_t>(b.begin * width));
+    return;
+  }
+  const std::size_t bw = b.size();
+  for (std::size_t r = 0; r < height; ++r) {
+    std::copy_n(bo.begin() + static_cast<std::ptrdiff_t>(r * bw), bw,
+                full.begin() + static_cast<std::ptrdiff_t>(r * width + b.begin));
+  }
+}
+
+}  // namespace detail
+}  // namespace wstune
