@@ -1,0 +1,215 @@
+// The four kernels end to end on real OpenCL (PoCL): sizes, blocks, local
+// sizes, verification and refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "wstune/error.hpp"
+#include "wstune/runner.hpp"
+
+using namespace wstune;
+
+namespace {
+
+const Device& cpu_device() {
+  static const Device d = [] {
+    auto all = enumerate_devices(PeOverrides{});
+    if (all.empty()) throw std::runtime_error("no OpenCL device (install pocl-opencl-icd)");
+    return all.front();
+  }();
+  return d;
+}
+
+const TimingOptions quick{0, 1};
+
+RunResult run_whole(const std::string& kernel, const std::string& size, const LocalSize& local = std::nullopt,
+                    Verdict* v = nullptr) {
+  const KernelSpec& k = kernel_spec(kernel);
+  DeviceRunner runner(cpu_device(), k);
+  return run_and_verify(runner, k.parse_size(size), local, quick, 7, v);
+}
+
+// Runs the problem as `parts` blocks along `dim`, gathers and verifies.
+Verdict run_in_blocks(const std::string& kernel, const std::string& size, unsigned dim, std::size_t parts) {
+  const KernelSpec& k = kernel_spec(kernel);
+  const Problem p = k.parse_size(size);
+  const auto inputs = k.generate_inputs(p, 11);
+  DeviceRunner runner(cpu_device(), k);
+  const std::size_t units = k.split_units(p, dim);
+  HostBuffer full(k.output_size(p));
+  std::vector<Block> blocks;
+  for (std::size_t i = 0; i < parts; ++i) {
+    Block b{dim, units * i / parts, units * (i + 1) / parts};
+    runner.upload(p, b, k.block_inputs(p, inputs, b));
+    RunResult r = runner.run(p, b, std::nullopt, quick);
+    EXPECT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.output.size(), k.block_output_size(p, b));
+    k.place_block(p, b, r.output, full);
+    blocks.push_back(b);
+  }
+  k.finish(p, blocks, full);
+  return k.verify(p, full, k.reference(p, inputs));
+}
+
+}  // namespace
+
+TEST(Registry, NamesInPaperOrder) {
+  EXPECT_EQ(kernel_names(), (std::vector<std::string>{"matmul", "bilinear", "sort", "trapezoid"}));
+  EXPECT_THROW((void)kernel_spec("fft"), UsageError);
+  for (const auto& n : kernel_names()) {
+    const auto& k = kernel_spec(n);
+    EXPECT_FALSE(k.source().empty());
+    EXPECT_NE(k.source().find(std::string(k.entry_point())), std::string_view::npos);
+    EXPECT_GT(k.ops_per_work_item(k.paper_size()), 0);
+  }
+}
+
+TEST(Descriptors, PaperPrioritiesAndSizes) {
+  EXPECT_EQ(kernel_spec("matmul").priority(), Priority::x);
+  EXPECT_EQ(kernel_spec("bilinear").priority(), Priority::y);
+  EXPECT_EQ(kernel_spec("sort").priority(), Priority::none);
+  EXPECT_EQ(kernel_spec("matmul").global_size(kernel_spec("matmul").paper_size()), (Extent{1024, 1024, 2}));
+  EXPECT_EQ(kernel_spec("bilinear").global_size(kernel_spec("bilinear").paper_size()), (Extent{1024, 1024, 2}));
+  EXPECT_EQ(kernel_spec("sort").global_size(kernel_spec("sort").paper_size()), (Extent{131072, 1, 1}));
+  EXPECT_EQ(kernel_spec("trapezoid").global_size(kernel_spec("trapezoid").paper_size()), (Extent{262144, 1, 1}));
+  // Compute amount C = work-items x ops x repetitions (paper §3.1.2).
+  const auto& m = kernel_spec("matmul");
+  EXPECT_DOUBLE_EQ(m.compute_amount(m.paper_size()), 1024.0 * 1024 * 6 * 1024 * 10);
+}
+
+TEST(Descriptors, SizeParsing) {
+  const auto& m = kernel_spec("matmul");
+  EXPECT_EQ(m.parse_size("1000").n, (std::vector<std::size_t>{1000, 1000, 1000}));
+  EXPECT_EQ(m.parse_size("300x200x100").text, "300x200x100");
+  EXPECT_EQ(m.global_size(m.parse_size("300x200x100")), (Extent{200, 300, 2}));
+  const auto& b = kernel_spec("bilinear");
+  EXPECT_EQ(b.parse_size("1920x1080:1280x720").n, (std::vector<std::size_t>{1920, 1080, 1280, 720}));
+  EXPECT_EQ(b.parse_size("1024").n, (std::vector<std::size_t>{512, 512, 1024, 1024}));
+  EXPECT_EQ(kernel_spec("sort").global_size(kernel_spec("sort").parse_size("1000000")), (Extent{524288, 1, 1}));
+  EXPECT_EQ(kernel_spec("trapezoid").parse_size("3000000:64").n, (std::vector<std::size_t>{3000000, 64}));
+  for (const char* bad : {"", "0", "-5", "10x", "ax3", "1x2x3x4", "1e6"}) {
+    EXPECT_THROW((void)m.parse_size(bad), UsageError) << bad;
+  }
+  EXPECT_THROW((void)b.parse_size("1920x1080:1280"), UsageError);
+  EXPECT_THROW((void)kernel_spec("sort").parse_size("1"), UsageError);
+  EXPECT_THROW((void)kernel_spec("sort").parse_size("4294967296"), UsageError);
+  EXPECT_THROW((void)kernel_spec("trapezoid").parse_size("4000000000:128"), UsageError);
+  try {
+    (void)m.parse_size("12q");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("12q"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("MxNxK"), std::string::npos);
+  }
+}
+
+TEST(EndToEnd, MatmulSquareAndRectangular) {
+  Verdict v;
+  EXPECT_TRUE(run_whole("matmul", "96", std::nullopt, &v).ok());
+  EXPECT_LT(v.max_error, v.tolerance);
+  EXPECT_TRUE(run_whole("matmul", "70x50x30", LocalSize{Extent{10, 7, 2}}).ok());
+}
+
+TEST(EndToEnd, BilinearUpAndDown) {
+  EXPECT_TRUE(run_whole("bilinear", "128").ok());
+  EXPECT_TRUE(run_whole("bilinear", "1920x1080:1280x720", LocalSize{Extent{16, 8, 2}}).ok());
+  EXPECT_TRUE(run_whole("bilinear", "33x17:100x61").ok());
+}
+
+TEST(EndToEnd, SortPowerOfTwoAndNot) {
+  EXPECT_TRUE(run_whole("sort", "4096", LocalSize{Extent{64, 1, 1}}).ok());
+  EXPECT_TRUE(run_whole("sort", "1000").ok());  // padded to 1024
+  EXPECT_TRUE(run_whole("sort", "2").ok());
+}
+
+TEST(EndToEnd, TrapezoidConvergesToPi) {
+  Verdict v;
+  EXPECT_TRUE(run_whole("trapezoid", "30000", LocalSize{Extent{100, 1, 1}}, &v).ok()) << v.detail;
+  EXPECT_NE(v.detail.find("pi"), std::string::npos);
+}
+
+TEST(EndToEnd, NonPowerOfTwoIssueSizes) {
+  // The foundation issue's sizes: they must work (or be refused clearly).
+  EXPECT_TRUE(run_whole("bilinear", "1920x1080:1280x720").ok());
+  EXPECT_TRUE(run_whole("sort", "1000000").ok());
+  EXPECT_TRUE(run_whole("trapezoid", "3000000:16").ok());
+  EXPECT_TRUE(run_whole("matmul", "1000x1000x64").ok());
+}
+
+TEST(Blocks, SplitRunsGatherToTheWhole) {
+  for (std::size_t parts : {2, 3}) {
+    EXPECT_TRUE(run_in_blocks("matmul", "60x50x20", 1, parts).ok) << parts;
+    EXPECT_TRUE(run_in_blocks("matmul", "60x50x20", 0, parts).ok) << parts;
+    EXPECT_TRUE(run_in_blocks("bilinear", "50x40:123x77", 1, parts).ok) << parts;
+    EXPECT_TRUE(run_in_blocks("bilinear", "50x40:123x77", 0, parts).ok) << parts;
+    EXPECT_TRUE(run_in_blocks("bilinear", "400x300:64x48", 1, parts).ok) << parts;  // downscale
+    EXPECT_TRUE(run_in_blocks("sort", "1001", 0, parts).ok) << parts;
+    EXPECT_TRUE(run_in_blocks("trapezoid", "999", 0, parts).ok) << parts;
+  }
+}
+
+TEST(Blocks, BlockInputsAreSlices) {
+  const auto& m = kernel_spec("matmul");
+  const Problem p = m.parse_size("8x6x4");
+  const auto in = m.generate_inputs(p, 1);
+  const auto sl = m.block_inputs(p, in, Block{1, 2, 5});
+  ASSERT_EQ(sl.size(), 2u);
+  EXPECT_EQ(sl[0].size(), 3u * 4u);
+  EXPECT_EQ(sl[0][0], in[0][2 * 4]);
+  EXPECT_EQ(sl[1].size(), in[1].size());
+  EXPECT_THROW((void)m.block_inputs(p, in, Block{1, 5, 5}), UsageError);
+  EXPECT_THROW((void)m.block_inputs(p, in, Block{1, 0, 9}), UsageError);
+}
+
+TEST(Verification, DetectsAWrongResult) {
+  const auto& k = kernel_spec("matmul");
+  const Problem p = k.parse_size("16");
+  const auto in = k.generate_inputs(p, 3);
+  auto ref = k.reference(p, in);
+  auto bad = ref;
+  bad[17] += 0.5f;
+  EXPECT_TRUE(k.verify(p, ref, ref).ok);
+  EXPECT_FALSE(k.verify(p, bad, ref).ok);
+  bad = ref;
+  bad[3] = NAN;
+  EXPECT_FALSE(k.verify(p, bad, ref).ok);
+  auto s = kernel_spec("sort").reference(kernel_spec("sort").parse_size("100"),
+                                         kernel_spec("sort").generate_inputs(kernel_spec("sort").parse_size("100"), 1));
+  auto s2 = s;
+  std::swap(s2[0], s2[1]);
+  EXPECT_FALSE(kernel_spec("sort").verify(kernel_spec("sort").parse_size("100"), s2, s).ok);
+  EXPECT_FALSE(k.verify(p, HostBuffer(5), ref).ok);
+}
+
+TEST(LocalSizes, RefusedShapesAreConstraintsNotCrashes) {
+  const auto& k = kernel_spec("matmul");
+  DeviceRunner runner(cpu_device(), k);
+  const Problem p = k.parse_size("128");
+  const Block whole = k.whole(p);
+  EXPECT_EQ(runner.check_local(p, whole, LocalSize{Extent{16, 4, 2}}), "");
+  EXPECT_NE(runner.check_local(p, whole, LocalSize{Extent{5, 1, 2}}).find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos);
+  // 128 x 64 = 8192 work-items: above any PoCL work-group limit (4096).
+  EXPECT_NE(runner.check_local(p, whole, LocalSize{Extent{128, 64, 2}}).find("work-items"), std::string::npos);
+  EXPECT_NE(runner.check_local(p, whole, LocalSize{Extent{16, 1, 1}}).find("dimension"), std::string::npos);
+  runner.upload(p, whole, k.block_inputs(p, k.generate_inputs(p, 1), whole));
+  RunResult r = runner.run(p, whole, LocalSize{Extent{5, 1, 2}}, quick);
+  EXPECT_EQ(r.status, TrialStatus::constraints);
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_TRUE(r.kernel.ms.empty());
+  // The runner stays usable after a refused shape.
+  r = runner.run(p, whole, LocalSize{Extent{8, 8, 2}}, TimingOptions{1, 3});
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.kernel.size(), 3u);
+  EXPECT_GT(r.kernel.median(), 0);
+  EXPECT_EQ(r.d2h.size(), 1u);
+  EXPECT_EQ(r.h2d.size(), 1u);
+}
+
+TEST(Build, BadOptionsThrowWithName) {
+  try {
+    DeviceRunner runner(cpu_device(), kernel_spec("trapezoid"), "-DSTEPS=( -cl-unknown-option-xyz");
+    FAIL() << "expected a build failure";
+  } catch (const ClError& e) {
+    EXPECT_NE(std::string(e.what()).find("clBuildProgram"), std::string::npos);
+    EXPECT_NE(e.name(), "CL_UNKNOWN_ERROR");
+  }
+}
