@@ -4,10 +4,9 @@
 # and on the PoCL CPU into $OUT. Usage: source .gpu/setup.sh && scripts/gpu-foundation.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+# Build the committed tree: scripts/gpu-export.sh puts it in .gpu/src (carried).
 SRC=$PWD
-if [ -d .git ] && command -v git >/dev/null; then
-  rm -rf /tmp/src && mkdir /tmp/src && git archive HEAD | tar -x -C /tmp/src && SRC=/tmp/src
-fi
+[ -d .gpu/src ] && SRC=$PWD/.gpu/src
 cd "$SRC"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
 cmake --build build-gpu -j16 >"$OUT/build.log" 2>&1 || { grep -B2 -A8 "error" "$OUT/build.log" | head -60; exit 1; }
