@@ -1,0 +1,135 @@
+#pragma once
+/// @file search.hpp
+/// Measured search for the local work size / group shape, never worse than
+/// the driver's default: strategies behind a small Searcher interface, stop
+/// conditions behind StopCondition (after KTT's searcher and stop-condition
+/// interfaces), and tune(), which measures the driver default (NULL) and
+/// the paper's rule first, then what the strategy proposes, resolves ties
+/// with more samples and answers NULL unless something is faster.
+/// See docs/tuning.md.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wstune/timing.hpp"
+#include "wstune/trial.hpp"
+#include "wstune/types.hpp"
+
+namespace wstune {
+
+/// Picks the next shape to measure. One instance serves one tune() call.
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  /// "exhaustive", "random", "guided" or "rule".
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  /// Called once before next(): the valid shapes (search_space.hpp) and the
+  /// paper's rule shape (nullopt when it has none).
+  virtual void initialize(const std::vector<Extent>& space, const LocalSize& rule) = 0;
+  /// The next shape to measure, or nullopt when there is nothing left to try.
+  /// Shapes already reported are skipped by tune() without cost.
+  virtual std::optional<Extent> next() = 0;
+  /// A measured shape's trial (the rule's too, and cached ones).
+  virtual void report(const Trial& trial) = 0;
+};
+
+/// Every shape of the space in order.
+std::unique_ptr<Searcher> make_exhaustive_searcher();
+/// Shapes in a seeded random order (without repetition).
+std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
+/// Guided: starts from the paper's rule and a spread of work-group sizes,
+/// then hill-climbs from the best shape over neighbouring shapes (the next
+/// smaller and larger divisor in x, in y, and both, including the
+/// same-size reshapes), restarting from a seeded random shape when the
+/// neighbourhood of the best is measured.
+std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed);
+/// Only the paper's rule (and the NULL baseline): no search.
+std::unique_ptr<Searcher> make_rule_searcher();
+/// By name: "exhaustive", "random", "guided", "rule"; throws UsageError
+/// listing the names otherwise.
+std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed = 1);
+
+/// Where a tune() stands, for stop conditions and progress lines.
+struct SearchProgress {
+  unsigned evaluations = 0;   ///< configurations measured so far (NULL and the rule included)
+  unsigned space_size = 0;    ///< shapes in the space (+1 for NULL is the exhaustive count)
+  std::chrono::steady_clock::duration elapsed{};  ///< since tune() started
+};
+
+/// When to stop searching (the baseline, the rule and the tie-break always run).
+class StopCondition {
+ public:
+  virtual ~StopCondition() = default;
+  /// True when the search must stop now.
+  [[nodiscard]] virtual bool reached(const SearchProgress& p) const = 0;
+  /// e.g. "20 evaluations" or "10 s".
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+/// Stops after `n` evaluations.
+std::unique_ptr<StopCondition> max_evaluations(unsigned n);
+/// Stops once `limit` has elapsed.
+std::unique_ptr<StopCondition> time_limit(std::chrono::steady_clock::duration limit);
+/// Stops when either stops.
+std::unique_ptr<StopCondition> either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b);
+/// Never stops (the searcher runs out instead).
+std::unique_ptr<StopCondition> never_stop();
+
+/// Why a trial was run.
+enum class TrialPhase {
+  baseline,  ///< the driver's choice (NULL)
+  rule,      ///< the paper's rule
+  search,    ///< proposed by the searcher
+  tiebreak   ///< more samples for configurations within the tie tolerance
+};
+/// "baseline", "rule", "search", "tiebreak".
+std::string_view to_string(TrialPhase p) noexcept;
+
+/// How tune() measures.
+struct TuneOptions {
+  TimingOptions timing{1, 5};     ///< warm-up and repetitions of each trial
+  double tie_tolerance = 0.03;    ///< medians within this fraction of the best are ties
+  unsigned tiebreak_rounds = 2;   ///< at most this many rounds of extra samples for ties
+  unsigned tiebreak_candidates = 4;  ///< at most this many tied configurations get extra samples
+  /// Called after every measured trial (every phase), e.g. to store it.
+  std::function<void(const Trial&, TrialPhase)> on_trial;
+  /// "Already measured" lookup: a returned Trial is used instead of measuring
+  /// (it is not counted as an evaluation and on_trial is not called for it).
+  std::function<std::optional<Trial>(const LocalSize&)> lookup;
+};
+
+/// The answer of tune().
+struct TuneResult {
+  TuneTarget target;             ///< what was tuned
+  std::string strategy;          ///< the searcher's name
+  std::vector<Extent> space;     ///< the search space
+  Trial best;                    ///< the answer (NULL when nothing beats it), with all its samples
+  Trial baseline;                ///< the driver's choice (NULL)
+  std::optional<Trial> rule;     ///< the paper's rule, if it has a shape
+  std::vector<Trial> trials;     ///< every distinct configuration, merged samples, in first-measured order
+  unsigned evaluations = 0;      ///< configurations measured (lookups excluded)
+  unsigned tiebreak_trials = 0;  ///< extra trials spent on ties
+  double wall_ms = 0;            ///< wall time of tune() (ms)
+  std::string stop_reason;       ///< "space exhausted", "searcher done" or the stop condition
+  /// best / NULL median (≤ 1 whenever the baseline ran); nullopt if either failed.
+  [[nodiscard]] std::optional<double> ratio_to_baseline() const;
+  /// best / rule median; nullopt without a correct rule trial.
+  [[nodiscard]] std::optional<double> ratio_to_rule() const;
+};
+
+/// Tunes the local work size of `evaluator`'s target: measures NULL, the
+/// paper's rule, then the searcher's proposals until `stop` or the searcher
+/// ends; configurations whose medians are within options.tie_tolerance of
+/// the best get more samples (samples are merged) until one is clearly best
+/// or the rounds run out; the answer is the fastest median, and NULL unless
+/// that is strictly faster than NULL's. Failing trials are kept as data.
+/// Throws only what the evaluator's constructor would (never for a trial).
+TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options = {});
+
+}  // namespace wstune

@@ -1,0 +1,124 @@
+#pragma once
+/// @file trial.hpp
+/// Measuring one configuration (a local work size) of one kernel on one
+/// device: the Trial record, the Evaluator interface, and two evaluators —
+/// in-process, and isolated in a forked worker process with a per-trial
+/// timeout (a kernel that hangs or crashes the driver cannot take the tuner
+/// down). Failures are data (TrialStatus), after Kernel Tuner's T4 format.
+/// See docs/tuning.md for the isolation mechanism.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "wstune/kernel.hpp"
+#include "wstune/search_space.hpp"
+#include "wstune/timing.hpp"
+#include "wstune/types.hpp"
+
+namespace wstune {
+
+/// One measured configuration.
+struct Trial {
+  LocalSize local;                              ///< the local size (nullopt = driver's choice, NULL)
+  TrialStatus status = TrialStatus::correct;    ///< outcome
+  std::string error;                            ///< why it failed ("" when correct)
+  Samples kernel;                               ///< kernel time per repetition (ms, profiling events)
+  double wall_ms = 0;     ///< tuner-side wall time of the trial, request to answer (ms)
+  double run_wall_ms = 0; ///< wall time of the run itself (warm-up, repetitions, read-back) (ms)
+  bool verified = false;  ///< the output was checked against the CPU reference in this trial
+  bool from_store = false;  ///< taken from an "already measured" lookup, not measured now
+  /// True when status is TrialStatus::correct.
+  [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
+  /// Median kernel time (ms); 0 when there are no samples.
+  [[nodiscard]] double median_ms() const { return kernel.median(); }
+};
+
+/// What an evaluator measures: the problem's NDRange, the device's limits and
+/// model, and the kernel's priority.
+struct TuneTarget {
+  std::string kernel;        ///< kernel name
+  std::string size;          ///< canonical problem size text
+  Extent global;             ///< the NDRange (global work size, work-items)
+  Priority priority = Priority::none;  ///< the kernel's priority (paper §3.2.3)
+  SpaceLimits limits;        ///< device and kernel limits of the local size
+  unsigned pe_per_cu = 0;    ///< processing elements per compute unit (paper §2.1)
+  std::string device_name;   ///< CL_DEVICE_NAME
+  std::string device_id;     ///< "P:D" selector
+  std::string device_fingerprint;  ///< DeviceInfo::fingerprint()
+};
+
+/// Measures configurations. Implementations never throw for a failing
+/// configuration: they return a Trial whose status says why.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  /// The target being measured.
+  [[nodiscard]] virtual const TuneTarget& target() const = 0;
+  /// Runs `timing.warmup` untimed and `timing.repetitions` timed launches of
+  /// `local`; the first time a configuration runs its output is verified
+  /// against the CPU reference (status correctness on mismatch).
+  virtual Trial evaluate(const LocalSize& local, const TimingOptions& timing) = 0;
+};
+
+/// Where and how to run a kernel for tuning.
+struct EvaluatorConfig {
+  std::string device = "default";   ///< device selector (see select_devices())
+  std::uint64_t seed = 42;          ///< input seed
+  std::string build_options;        ///< extra OpenCL compiler options
+  /// Per-trial limit (isolated evaluator only): the worker is killed and the
+  /// trial is a timeout when no answer comes within it.
+  std::chrono::milliseconds trial_timeout{60'000};
+  /// Limit for the worker's start (device query, build, inputs, reference).
+  std::chrono::milliseconds startup_timeout{600'000};
+};
+
+/// Runs trials in this process (no isolation: a hanging kernel hangs the
+/// caller). Builds the program, uploads the inputs and computes the CPU
+/// reference once in the constructor. Throws UsageError for a bad device
+/// selector, BuildError when the kernel does not compile, ClError otherwise.
+class InProcessEvaluator final : public Evaluator {
+ public:
+  /// @param spec the kernel (must outlive the evaluator)
+  InProcessEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config);
+  ~InProcessEvaluator() override;
+  const TuneTarget& target() const override;
+  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Runs trials in one long-lived forked worker process that owns its own
+/// OpenCL context, talking over a Unix socket pair (length-prefixed JSON).
+/// A trial with no answer within EvaluatorConfig::trial_timeout is a
+/// TrialStatus::timeout: the worker gets SIGKILL and a fresh one starts on
+/// the next trial. A worker that dies (a driver crash) makes the trial a
+/// TrialStatus::runtime with the signal, and is restarted likewise.
+///
+/// The calling process must not have initialised OpenCL before the first
+/// fork (OpenCL runtimes keep threads and state that fork does not copy):
+/// the worker queries the device and reports TuneTarget back.
+/// The constructor starts the worker; it throws UsageError when the worker
+/// reports a bad selector or size, Error when the worker fails to start. A
+/// kernel that does not compile is not thrown: every trial is then
+/// TrialStatus::compile with the build log.
+class IsolatedEvaluator final : public Evaluator {
+ public:
+  /// @param spec the kernel (must outlive the evaluator; it is used by the
+  ///             forked worker through the copied address space)
+  IsolatedEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config);
+  ~IsolatedEvaluator() override;
+  const TuneTarget& target() const override;
+  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override;
+  /// How many workers have been started (1 + restarts after timeouts/crashes).
+  [[nodiscard]] unsigned workers_started() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wstune

@@ -1,0 +1,350 @@
+// Measured local-work-size search: strategies, stop conditions and tune().
+// See docs/tuning.md.
+#include "wstune/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "wstune/rules.hpp"
+#include "wstune/search_space.hpp"
+
+namespace wstune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ListSearcher : public Searcher {
+ public:
+  ListSearcher(std::string name, std::optional<std::uint64_t> shuffle_seed)
+      : name_(std::move(name)), seed_(shuffle_seed) {}
+  std::string_view name() const override { return name_; }
+  void initialize(const std::vector<Extent>& space, const LocalSize&) override {
+    order_ = space;
+    if (seed_) {
+      std::mt19937_64 rng(*seed_);
+      std::shuffle(order_.begin(), order_.end(), rng);
+    }
+    pos_ = 0;
+  }
+  std::optional<Extent> next() override {
+    if (pos_ >= order_.size()) return std::nullopt;
+    return order_[pos_++];
+  }
+  void report(const Trial&) override {}
+
+ private:
+  std::string name_;
+  std::optional<std::uint64_t> seed_;
+  std::vector<Extent> order_;
+  std::size_t pos_ = 0;
+};
+
+class RuleSearcher final : public Searcher {
+ public:
+  std::string_view name() const override { return "rule"; }
+  void initialize(const std::vector<Extent>&, const LocalSize&) override {}
+  std::optional<Extent> next() override { return std::nullopt; }
+  void report(const Trial&) override {}
+};
+
+// Best-first local search over the lattice of divisor indices.
+class GuidedSearcher final : public Searcher {
+ public:
+  explicit GuidedSearcher(std::uint64_t seed) : rng_(seed) {}
+  std::string_view name() const override { return "guided"; }
+
+  void initialize(const std::vector<Extent>& space, const LocalSize& rule) override {
+    space_ = space;
+    std::set<std::size_t> xs, ys;
+    for (const auto& e : space) {
+      xs.insert(e.x);
+      ys.insert(e.y);
+      valid_.insert(key(e));
+    }
+    xs_.assign(xs.begin(), xs.end());
+    ys_.assign(ys.begin(), ys.end());
+    // Seeds: the x-major shape (largest x for its size) at the largest size
+    // and at sizes 1/3 and 2/3 of the way up in log scale. The rule is
+    // measured by tune() before the search and reported.
+    std::size_t max_items = 1;
+    for (const auto& e : space) max_items = std::max(max_items, e.count());
+    const double lmax = std::log(static_cast<double>(max_items));
+    for (double f : {1.0, 2.0 / 3.0, 1.0 / 3.0}) {
+      const double target = std::exp(lmax * f);
+      const Extent* pick = nullptr;
+      double dist = std::numeric_limits<double>::max();
+      for (const auto& e : space) {
+        const double d = std::abs(std::log(static_cast<double>(e.count())) - std::log(target));
+        if (d < dist - 1e-9 || (std::abs(d - dist) <= 1e-9 && pick && e.x > pick->x)) {
+          dist = d;
+          pick = &e;
+        }
+      }
+      if (pick) seeds_.push_back(*pick);
+    }
+    if (rule) seeds_.insert(seeds_.begin(), Extent{rule->x, rule->y, rule->dims});
+  }
+
+  std::optional<Extent> next() override {
+    while (!seeds_.empty()) {
+      const Extent s = seeds_.front();
+      seeds_.erase(seeds_.begin());
+      if (!measured_.count(key(s))) return s;
+    }
+    // Neighbours of measured shapes, best median first.
+    std::vector<std::pair<double, Extent>> ranked(done_.begin(), done_.end());
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [ms, e] : ranked) {
+      auto n = neighbours(e);
+      std::shuffle(n.begin(), n.end(), rng_);
+      // Prefer moves along x (data-sharing axis of most kernels), then y.
+      std::stable_sort(n.begin(), n.end(), [&](const Extent& a, const Extent& b) {
+        return (a.y != e.y) < (b.y != e.y);
+      });
+      for (const auto& c : n)
+        if (!measured_.count(key(c))) return c;
+    }
+    // Disconnected leftovers (cannot happen for divisor lattices, kept for safety).
+    for (const auto& e : space_)
+      if (!measured_.count(key(e))) return e;
+    return std::nullopt;
+  }
+
+  void report(const Trial& t) override {
+    if (!t.local) return;
+    measured_.insert(key(*t.local));
+    const double ms = t.ok() ? t.median_ms() : std::numeric_limits<double>::infinity();
+    if (std::isfinite(ms)) done_.emplace_back(ms, Extent{t.local->x, t.local->y, t.local->dims});
+  }
+
+ private:
+  static std::pair<std::size_t, std::size_t> key(const Extent& e) { return {e.x, e.y}; }
+
+  std::vector<Extent> neighbours(const Extent& e) const {
+    std::vector<Extent> out;
+    const auto ix = static_cast<long>(std::lower_bound(xs_.begin(), xs_.end(), e.x) - xs_.begin());
+    const auto iy = static_cast<long>(std::lower_bound(ys_.begin(), ys_.end(), e.y) - ys_.begin());
+    for (long dy = -1; dy <= 1; ++dy) {
+      for (long dx = -1; dx <= 1; ++dx) {
+        if (!dx && !dy) continue;
+        const long nx = ix + dx, ny = iy + dy;
+        if (nx < 0 || ny < 0 || nx >= static_cast<long>(xs_.size()) || ny >= static_cast<long>(ys_.size())) continue;
+        const Extent c{xs_[static_cast<std::size_t>(nx)], ys_[static_cast<std::size_t>(ny)], e.dims};
+        if (valid_.count(key(c))) out.push_back(c);
+      }
+    }
+    // Same-size reshapes next to e (e.g. 8x4 -> 16x2, 4x8).
+    const auto same = shapes_of(e.count(), space_);
+    for (std::size_t i = 0; i < same.size(); ++i) {
+      if (same[i].x != e.x) continue;
+      if (i > 0) out.push_back(same[i - 1]);
+      if (i + 1 < same.size()) out.push_back(same[i + 1]);
+    }
+    return out;
+  }
+
+  std::mt19937_64 rng_;
+  std::vector<Extent> space_;
+  std::vector<std::size_t> xs_, ys_;
+  std::set<std::pair<std::size_t, std::size_t>> valid_, measured_;
+  std::vector<Extent> seeds_;
+  std::vector<std::pair<double, Extent>> done_;
+};
+
+class MaxEvaluations final : public StopCondition {
+ public:
+  explicit MaxEvaluations(unsigned n) : n_(n) {}
+  bool reached(const SearchProgress& p) const override { return p.evaluations >= n_; }
+  std::string describe() const override { return fmt::format("{} evaluations", n_); }
+
+ private:
+  unsigned n_;
+};
+
+class TimeLimit final : public StopCondition {
+ public:
+  explicit TimeLimit(Clock::duration d) : d_(d) {}
+  bool reached(const SearchProgress& p) const override { return p.elapsed >= d_; }
+  std::string describe() const override {
+    return fmt::format("time limit {:.3g} s", std::chrono::duration<double>(d_).count());
+  }
+
+ private:
+  Clock::duration d_;
+};
+
+class Either final : public StopCondition {
+ public:
+  Either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b) : a_(std::move(a)), b_(std::move(b)) {}
+  bool reached(const SearchProgress& p) const override { return a_->reached(p) || b_->reached(p); }
+  std::string describe() const override { return a_->describe() + " or " + b_->describe(); }
+
+ private:
+  std::unique_ptr<StopCondition> a_, b_;
+};
+
+class Never final : public StopCondition {
+ public:
+  bool reached(const SearchProgress&) const override { return false; }
+  std::string describe() const override { return "none"; }
+};
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_exhaustive_searcher() { return std::make_unique<ListSearcher>("exhaustive", std::nullopt); }
+std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed) { return std::make_unique<ListSearcher>("random", seed); }
+std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed) { return std::make_unique<GuidedSearcher>(seed); }
+std::unique_ptr<Searcher> make_rule_searcher() { return std::make_unique<RuleSearcher>(); }
+
+std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed) {
+  if (name == "exhaustive") return make_exhaustive_searcher();
+  if (name == "random") return make_random_searcher(seed);
+  if (name == "guided") return make_guided_searcher(seed);
+  if (name == "rule") return make_rule_searcher();
+  throw UsageError(fmt::format("unknown strategy '{}': use exhaustive, random, guided or rule", name));
+}
+
+std::unique_ptr<StopCondition> max_evaluations(unsigned n) { return std::make_unique<MaxEvaluations>(n); }
+std::unique_ptr<StopCondition> time_limit(Clock::duration limit) { return std::make_unique<TimeLimit>(limit); }
+std::unique_ptr<StopCondition> either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b) {
+  return std::make_unique<Either>(std::move(a), std::move(b));
+}
+std::unique_ptr<StopCondition> never_stop() { return std::make_unique<Never>(); }
+
+std::string_view to_string(TrialPhase p) noexcept {
+  switch (p) {
+    case TrialPhase::baseline: return "baseline";
+    case TrialPhase::rule: return "rule";
+    case TrialPhase::search: return "search";
+    case TrialPhase::tiebreak: return "tiebreak";
+  }
+  return "search";
+}
+
+std::optional<double> TuneResult::ratio_to_baseline() const {
+  if (!best.ok() || !baseline.ok() || baseline.median_ms() <= 0) return std::nullopt;
+  return best.median_ms() / baseline.median_ms();
+}
+
+std::optional<double> TuneResult::ratio_to_rule() const {
+  if (!best.ok() || !rule || !rule->ok() || rule->median_ms() <= 0) return std::nullopt;
+  return best.median_ms() / rule->median_ms();
+}
+
+TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options) {
+  const auto t0 = Clock::now();
+  TuneResult res;
+  res.target = evaluator.target();
+  res.strategy = std::string(searcher.name());
+  const TuneTarget& tg = res.target;
+  res.space = enumerate_local_sizes(tg.global, tg.limits);
+  const LocalSize rule = paper_rule(tg.global, res.space, tg.priority, tg.pe_per_cu);
+  searcher.initialize(res.space, rule);
+
+  std::map<std::string, std::size_t> index;  // to_string(local) -> trials
+  auto& trials = res.trials;
+  auto find = [&](const LocalSize& l) -> Trial* {
+    auto it = index.find(to_string(l));
+    return it == index.end() ? nullptr : &trials[it->second];
+  };
+  auto measure = [&](const LocalSize& l, TrialPhase phase) -> const Trial& {
+    Trial t;
+    if (auto cached = options.lookup ? options.lookup(l) : std::nullopt) {
+      t = *cached;
+      t.local = l;
+      t.from_store = true;
+    } else {
+      t = evaluator.evaluate(l, options.timing);
+      ++res.evaluations;
+      if (options.on_trial) options.on_trial(t, phase);
+    }
+    index[to_string(l)] = trials.size();
+    trials.push_back(std::move(t));
+    return trials.back();
+  };
+
+  measure(std::nullopt, TrialPhase::baseline);
+  if (rule) searcher.report(measure(rule, TrialPhase::rule));
+
+  std::size_t skips = 0;
+  for (;;) {
+    const SearchProgress progress{res.evaluations, static_cast<unsigned>(res.space.size()), Clock::now() - t0};
+    if (stop.reached(progress)) {
+      res.stop_reason = stop.describe();
+      break;
+    }
+    const auto s = searcher.next();
+    if (!s) {
+      res.stop_reason = "searcher done";
+      break;
+    }
+    if (const Trial* seen = find(*s)) {
+      searcher.report(*seen);
+      if (++skips > res.space.size() + 2) {
+        res.stop_reason = "searcher repeats itself";
+        break;
+      }
+      continue;
+    }
+    skips = 0;
+    searcher.report(measure(*s, TrialPhase::search));
+  }
+
+  // Ties: configurations within the tolerance of the best median get more
+  // samples until one is clearly best or the rounds run out.
+  auto ranked_ok = [&] {
+    std::vector<Trial*> ok;
+    for (auto& t : trials)
+      if (t.ok() && t.kernel.size()) ok.push_back(&t);
+    std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
+    return ok;
+  };
+  for (unsigned round = 0; round < options.tiebreak_rounds; ++round) {
+    const auto ok = ranked_ok();
+    if (ok.size() < 2) break;
+    const double limit = ok.front()->median_ms() * (1 + options.tie_tolerance);
+    std::vector<Trial*> tied;
+    for (Trial* t : ok)
+      if (t->median_ms() <= limit && tied.size() < options.tiebreak_candidates) tied.push_back(t);
+    Trial* null_trial = find(std::nullopt);
+    if (null_trial && null_trial->ok() && null_trial->median_ms() <= limit &&
+        std::find(tied.begin(), tied.end(), null_trial) == tied.end())
+      tied.push_back(null_trial);
+    if (tied.size() < 2) break;
+    for (Trial* t : tied) {
+      const LocalSize l = t->local;
+      Trial extra = evaluator.evaluate(l, options.timing);
+      ++res.tiebreak_trials;
+      if (options.on_trial) options.on_trial(extra, TrialPhase::tiebreak);
+      Trial& target = *find(l);  // trials does not grow here; the pointer stays valid
+      if (extra.ok()) {
+        target.kernel.ms.insert(target.kernel.ms.end(), extra.kernel.ms.begin(), extra.kernel.ms.end());
+      } else {
+        target.status = extra.status;  // a flaky configuration is not an answer
+        target.error = extra.error;
+      }
+    }
+  }
+
+  const Trial& baseline = *find(std::nullopt);
+  res.baseline = baseline;
+  if (rule) res.rule = *find(rule);
+  const auto ok = ranked_ok();
+  if (baseline.ok()) {
+    res.best = baseline;
+    if (!ok.empty() && ok.front()->local && ok.front()->median_ms() < baseline.median_ms()) res.best = *ok.front();
+  } else {
+    res.best = ok.empty() ? baseline : *ok.front();
+  }
+  res.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace wstune

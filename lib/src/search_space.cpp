@@ -1,0 +1,73 @@
+#include "wstune/search_space.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace wstune {
+
+std::size_t SpaceLimits::max_items() const noexcept {
+  std::size_t m = std::numeric_limits<std::size_t>::max();
+  if (max_work_group_size) m = std::min(m, max_work_group_size);
+  if (kernel_work_group_size) m = std::min(m, kernel_work_group_size);
+  return m;
+}
+
+std::vector<std::size_t> divisors(std::size_t n) {
+  std::vector<std::size_t> low, high;
+  for (std::size_t d = 1; d <= n / d; ++d) {
+    if (n % d) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+namespace {
+bool within_item_size(std::size_t v, unsigned d, const SpaceLimits& l) noexcept {
+  return d >= l.max_work_item_sizes.size() || v <= l.max_work_item_sizes[d];
+}
+bool lmem_fits(std::size_t items, const SpaceLimits& l) noexcept {
+  if (l.local_mem_bytes == 0) return true;
+  const std::uint64_t need = l.kernel_local_mem_bytes + l.local_mem_per_item_bytes * items;
+  return need <= l.local_mem_bytes;
+}
+}  // namespace
+
+bool fits(const Extent& local, const Extent& global, const SpaceLimits& limits) noexcept {
+  if (local.dims != global.dims && !(global.dims == 1 && local.y == 1)) return false;
+  if (global.dims == 1 && local.y != 1) return false;
+  for (unsigned d = 0; d < global.dims; ++d) {
+    if (local[d] == 0 || global[d] == 0 || global[d] % local[d] != 0) return false;
+    if (!within_item_size(local[d], d, limits)) return false;
+  }
+  const std::size_t n = local.x * local.y;
+  return n <= limits.max_items() && lmem_fits(n, limits);
+}
+
+std::vector<Extent> enumerate_local_sizes(const Extent& global, const SpaceLimits& limits) {
+  std::vector<Extent> out;
+  if (global.x == 0 || global.y == 0) return out;
+  const auto xs = divisors(global.x);
+  const std::vector<std::size_t> ys = global.dims == 2 ? divisors(global.y) : std::vector<std::size_t>{1};
+  const std::size_t cap = limits.max_items();
+  for (std::size_t y : ys) {
+    if (global.dims == 2 && !within_item_size(y, 1, limits)) break;
+    for (std::size_t x : xs) {
+      if (!within_item_size(x, 0, limits) || x > cap / y) break;  // divisors ascend
+      if (!lmem_fits(x * y, limits)) break;
+      out.push_back(Extent{x, y, global.dims});
+    }
+  }
+  return out;
+}
+
+std::vector<Extent> shapes_of(std::size_t items, const std::vector<Extent>& space) {
+  std::vector<Extent> out;
+  for (const auto& e : space)
+    if (e.count() == items) out.push_back(e);
+  std::sort(out.begin(), out.end(), [](const Extent& a, const Extent& b) { return a.x < b.x; });
+  return out;
+}
+
+}  // namespace wstune

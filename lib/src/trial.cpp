@@ -1,0 +1,395 @@
+// Trial evaluators: in-process, and isolated in a forked worker process.
+// The isolation protocol is described in docs/tuning.md.
+#include "wstune/trial.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "wstune/device.hpp"
+#include "wstune/error.hpp"
+#include "wstune/json.hpp"
+#include "wstune/runner.hpp"
+
+namespace wstune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// ---- the part that owns OpenCL (runs in-process or in the worker) ----------
+
+class TrialRunner {
+ public:
+  TrialRunner(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg)
+      : spec_(spec), p_(p), whole_(spec.whole(p)),
+        runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
+    const auto inputs = spec.generate_inputs(p, cfg.seed);
+    runner_.upload(p, whole_, spec.block_inputs(p, inputs, whole_));
+    ref_ = spec.reference(p, inputs);
+    const DeviceInfo& info = runner_.device().info;
+    target_.kernel = std::string(spec.name());
+    target_.size = p.text;
+    target_.global = spec.global_size(p);
+    target_.priority = spec.priority();
+    target_.limits.max_work_group_size = info.max_work_group_size;
+    target_.limits.kernel_work_group_size = runner_.kernel_work_group_size();
+    target_.limits.max_work_item_sizes = info.max_work_item_sizes;
+    target_.limits.local_mem_bytes = info.local_mem_bytes;
+    target_.limits.kernel_local_mem_bytes = runner_.kernel_local_mem_bytes();
+    target_.pe_per_cu = info.pe_per_cu;
+    target_.device_name = info.name;
+    target_.device_id = info.id();
+    target_.device_fingerprint = info.fingerprint();
+  }
+
+  const TuneTarget& target() const { return target_; }
+
+  Trial run(const LocalSize& local, const TimingOptions& timing) {
+    RunResult r = runner_.run(p_, whole_, local, timing);
+    Trial t;
+    t.local = local;
+    t.status = r.status;
+    t.error = r.error;
+    t.kernel = r.kernel;
+    t.run_wall_ms = r.wall_ms;
+    const std::string key = to_string(local);
+    if (r.ok() && !verified_.count(key)) {
+      HostBuffer full(spec_.output_size(p_));
+      spec_.place_block(p_, whole_, r.output, full);
+      spec_.finish(p_, {whole_}, full);
+      const Verdict v = spec_.verify(p_, full, ref_);
+      t.verified = true;
+      if (v.ok) {
+        verified_.insert(key);
+      } else {
+        t.status = TrialStatus::correctness;
+        t.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
+      }
+    }
+    return t;
+  }
+
+ private:
+  const KernelSpec& spec_;
+  Problem p_;
+  Block whole_;
+  DeviceRunner runner_;
+  HostBuffer ref_;
+  std::set<std::string> verified_;
+  TuneTarget target_;
+};
+
+// ---- JSON forms for the worker protocol ---------------------------------------
+
+nlohmann::json trial_json(const Trial& t) {
+  return {{"local", to_json(t.local)}, {"status", std::string(to_string(t.status))}, {"error", t.error},
+          {"samples_ms", t.kernel.ms}, {"run_wall_ms", t.run_wall_ms}, {"verified", t.verified}};
+}
+
+Trial trial_from(const nlohmann::json& j) {
+  Trial t;
+  t.local = local_from_json(j.at("local"));
+  t.status = parse_trial_status(j.at("status").get<std::string>());
+  t.error = j.at("error").get<std::string>();
+  t.kernel.ms = j.at("samples_ms").get<std::vector<double>>();
+  t.run_wall_ms = j.at("run_wall_ms").get<double>();
+  t.verified = j.at("verified").get<bool>();
+  return t;
+}
+
+nlohmann::json target_json(const TuneTarget& t) {
+  return {{"kernel", t.kernel}, {"size", t.size}, {"global", to_json(t.global)},
+          {"priority", std::string(to_string(t.priority))},
+          {"max_work_group_size", t.limits.max_work_group_size},
+          {"kernel_work_group_size", t.limits.kernel_work_group_size},
+          {"max_work_item_sizes", t.limits.max_work_item_sizes},
+          {"local_mem_bytes", t.limits.local_mem_bytes},
+          {"kernel_local_mem_bytes", t.limits.kernel_local_mem_bytes},
+          {"local_mem_per_item_bytes", t.limits.local_mem_per_item_bytes},
+          {"pe_per_cu", t.pe_per_cu}, {"device_name", t.device_name}, {"device_id", t.device_id},
+          {"device_fingerprint", t.device_fingerprint}};
+}
+
+TuneTarget target_from(const nlohmann::json& j) {
+  TuneTarget t;
+  t.kernel = j.at("kernel").get<std::string>();
+  t.size = j.at("size").get<std::string>();
+  t.global = extent_from_json(j.at("global"));
+  const auto pri = j.at("priority").get<std::string>();
+  t.priority = pri == "x" ? Priority::x : pri == "y" ? Priority::y : Priority::none;
+  t.limits.max_work_group_size = j.at("max_work_group_size").get<std::size_t>();
+  t.limits.kernel_work_group_size = j.at("kernel_work_group_size").get<std::size_t>();
+  t.limits.max_work_item_sizes = j.at("max_work_item_sizes").get<std::vector<std::size_t>>();
+  t.limits.local_mem_bytes = j.at("local_mem_bytes").get<std::uint64_t>();
+  t.limits.kernel_local_mem_bytes = j.at("kernel_local_mem_bytes").get<std::uint64_t>();
+  t.limits.local_mem_per_item_bytes = j.at("local_mem_per_item_bytes").get<std::uint64_t>();
+  t.pe_per_cu = j.at("pe_per_cu").get<unsigned>();
+  t.device_name = j.at("device_name").get<std::string>();
+  t.device_id = j.at("device_id").get<std::string>();
+  t.device_fingerprint = j.at("device_fingerprint").get<std::string>();
+  return t;
+}
+
+// ---- framing: uint32 length + JSON text over a SOCK_STREAM socket -------------
+
+bool send_all(int fd, const char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool send_msg(int fd, const nlohmann::json& j) {
+  const std::string text = j.dump();
+  const auto len = static_cast<std::uint32_t>(text.size());
+  return send_all(fd, reinterpret_cast<const char*>(&len), sizeof len) && send_all(fd, text.data(), text.size());
+}
+
+enum class Recv { ok, eof, timeout };
+
+// Reads exactly n bytes before `deadline` (no deadline when nullopt).
+Recv recv_all(int fd, char* data, std::size_t n, std::optional<Clock::time_point> deadline) {
+  while (n > 0) {
+    int wait_ms = -1;
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+      if (left <= 0) return Recv::timeout;
+      wait_ms = static_cast<int>(std::min<long long>(left, 1'000'000'000));
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, wait_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) return Recv::eof;
+    if (pr == 0) return Recv::timeout;
+    const ssize_t r = ::recv(fd, data, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return Recv::eof;
+    data += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return Recv::ok;
+}
+
+Recv recv_msg(int fd, nlohmann::json& out, std::optional<Clock::time_point> deadline) {
+  std::uint32_t len = 0;
+  if (Recv r = recv_all(fd, reinterpret_cast<char*>(&len), sizeof len, deadline); r != Recv::ok) return r;
+  std::string text(len, '\0');
+  if (Recv r = recv_all(fd, text.data(), len, deadline); r != Recv::ok) return r;
+  out = nlohmann::json::parse(text, nullptr, false);
+  return out.is_discarded() ? Recv::eof : Recv::ok;
+}
+
+TimingOptions timing_from(const nlohmann::json& j) {
+  return TimingOptions{j.at("warmup").get<unsigned>(), j.at("repetitions").get<unsigned>()};
+}
+
+// The worker process: start, say hello, answer trial requests until EOF.
+[[noreturn]] void worker_main(int fd, const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tuner
+  ::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<TrialRunner> runner;
+  nlohmann::json hello;
+  try {
+    runner = std::make_unique<TrialRunner>(spec, p, cfg);
+    hello = {{"ok", true}, {"target", target_json(runner->target())}};
+  } catch (const BuildError& e) {
+    hello = {{"ok", false}, {"kind", "compile"}, {"error", fmt::format("{}\n{}", e.what(), e.log())}};
+  } catch (const UsageError& e) {
+    hello = {{"ok", false}, {"kind", "usage"}, {"error", e.what()}};
+  } catch (const std::exception& e) {
+    hello = {{"ok", false}, {"kind", "error"}, {"error", e.what()}};
+  }
+  if (!send_msg(fd, hello) || !runner) ::_exit(0);
+  try {
+    for (;;) {
+      nlohmann::json req;
+      if (recv_msg(fd, req, std::nullopt) != Recv::ok) ::_exit(0);
+      const Trial t = runner->run(local_from_json(req.at("local")), timing_from(req.at("timing")));
+      if (!send_msg(fd, trial_json(t))) ::_exit(0);
+    }
+  } catch (...) {
+    ::_exit(3);
+  }
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("killed by signal {} ({})", sig, ::strsignal(sig));
+  }
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "ended";
+}
+
+}  // namespace
+
+// ---- InProcessEvaluator ------------------------------------------------------
+
+struct InProcessEvaluator::Impl {
+  Impl(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config) : runner(spec, problem, config) {}
+  TrialRunner runner;
+};
+
+InProcessEvaluator::InProcessEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config)
+    : impl_(std::make_unique<Impl>(spec, problem, config)) {}
+InProcessEvaluator::~InProcessEvaluator() = default;
+const TuneTarget& InProcessEvaluator::target() const { return impl_->runner.target(); }
+Trial InProcessEvaluator::evaluate(const LocalSize& local, const TimingOptions& timing) {
+  const auto t0 = Clock::now();
+  Trial t = impl_->runner.run(local, timing);
+  t.wall_ms = ms_since(t0);
+  return t;
+}
+
+// ---- IsolatedEvaluator -------------------------------------------------------
+
+struct IsolatedEvaluator::Impl {
+  const KernelSpec* spec = nullptr;
+  Problem problem;
+  EvaluatorConfig cfg;
+  TuneTarget target;
+  pid_t pid = -1;
+  int fd = -1;
+  unsigned started = 0;
+  std::string compile_error;  // non-empty: the kernel does not build
+
+  // Reaps the worker: waits up to `grace` for it to exit, then SIGKILL.
+  std::string stop(std::chrono::milliseconds grace) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+    if (pid < 0) return {};
+    int status = 0;
+    const auto deadline = Clock::now() + grace;
+    pid_t r = 0;
+    while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (r == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+    pid = -1;
+    return describe_exit(status);
+  }
+
+  // Forks a worker and waits for its hello. Throws UsageError/Error.
+  void start() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      throw Error(fmt::format("socketpair for the tuning worker failed: {}", std::strerror(errno)));
+    const pid_t child = ::fork();
+    if (child < 0) {
+      ::close(sv[0]);
+      ::close(sv[1]);
+      throw Error(fmt::format("fork of the tuning worker failed: {}", std::strerror(errno)));
+    }
+    if (child == 0) {
+      ::close(sv[0]);
+      worker_main(sv[1], *spec, problem, cfg);
+    }
+    ::close(sv[1]);
+    pid = child;
+    fd = sv[0];
+    ++started;
+    nlohmann::json hello;
+    const Recv r = recv_msg(fd, hello, Clock::now() + cfg.startup_timeout);
+    if (r != Recv::ok) {
+      const std::string how = r == Recv::timeout ? "did not start within the startup timeout" : "died while starting";
+      const std::string exit = stop(std::chrono::milliseconds(0));
+      throw Error(fmt::format("the tuning worker for {} {} {} ({})", problem.kernel, problem.text, how, exit));
+    }
+    if (!hello.at("ok").get<bool>()) {
+      const auto kind = hello.at("kind").get<std::string>();
+      const auto err = hello.at("error").get<std::string>();
+      stop(std::chrono::milliseconds(1000));
+      if (kind == "usage") throw UsageError(err);
+      if (kind == "compile") {
+        compile_error = err;
+        return;
+      }
+      throw Error(fmt::format("the tuning worker failed to start: {}", err));
+    }
+    target = target_from(hello.at("target"));
+  }
+};
+
+IsolatedEvaluator::IsolatedEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->spec = &spec;
+  impl_->problem = problem;
+  impl_->cfg = config;
+  impl_->target.kernel = std::string(spec.name());
+  impl_->target.size = problem.text;
+  impl_->target.global = spec.global_size(problem);
+  impl_->target.priority = spec.priority();
+  impl_->start();
+}
+
+IsolatedEvaluator::~IsolatedEvaluator() { impl_->stop(std::chrono::milliseconds(2000)); }
+
+const TuneTarget& IsolatedEvaluator::target() const { return impl_->target; }
+unsigned IsolatedEvaluator::workers_started() const noexcept { return impl_->started; }
+
+Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& timing) {
+  auto& m = *impl_;
+  const auto t0 = Clock::now();
+  Trial t;
+  t.local = local;
+  if (!m.compile_error.empty()) {
+    t.status = TrialStatus::compile;
+    t.error = m.compile_error;
+    return t;
+  }
+  try {
+    if (m.pid < 0) m.start();
+  } catch (const std::exception& e) {
+    t.status = TrialStatus::runtime;
+    t.error = fmt::format("could not restart the tuning worker: {}", e.what());
+    t.wall_ms = ms_since(t0);
+    return t;
+  }
+  const nlohmann::json req = {{"local", to_json(local)},
+                              {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions}}}};
+  nlohmann::json answer;
+  Recv r = send_msg(m.fd, req) ? recv_msg(m.fd, answer, t0 + m.cfg.trial_timeout) : Recv::eof;
+  if (r == Recv::ok) {
+    try {
+      t = trial_from(answer);
+    } catch (const std::exception& e) {
+      t.status = TrialStatus::runtime;
+      t.error = fmt::format("malformed answer from the tuning worker: {}", e.what());
+    }
+  } else if (r == Recv::timeout) {
+    ::kill(m.pid, SIGKILL);
+    const std::string exit = m.stop(std::chrono::milliseconds(2000));
+    t.status = TrialStatus::timeout;
+    t.error = fmt::format("no answer within {} ms; worker {}", m.cfg.trial_timeout.count(), exit);
+  } else {
+    const std::string exit = m.stop(std::chrono::milliseconds(2000));
+    t.status = TrialStatus::runtime;
+    t.error = fmt::format("the tuning worker {} during the trial", exit);
+  }
+  t.local = local;
+  t.wall_ms = ms_since(t0);
+  return t;
+}
+
+}  // namespace wstune
