@@ -1,0 +1,146 @@
+#pragma once
+/// @file multi_device.hpp
+/// Runs one kernel split across several OpenCL devices of one host at the
+/// same time: one context, queue and DeviceRunner per device, each driven
+/// from its own std::thread; gathers the blocks, verifies the whole result
+/// against the CPU reference and reports per-device times and the makespan.
+/// Also calibrates devices for the measured split model and sweeps split
+/// ratios for the oracle. Source: paper §3.1.1 (one slice per device, the
+/// master gathers), Qilin's adaptive mapping (calibrate, then split).
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wstune/device.hpp"
+#include "wstune/kernel.hpp"
+#include "wstune/runner.hpp"
+#include "wstune/split.hpp"
+#include "wstune/timing.hpp"
+
+namespace wstune {
+
+/// One device's part of a split run. Times in ms, one sample per repetition.
+struct SliceResult {
+  std::string device_id;    ///< "P:D"
+  std::string device_name;  ///< CL_DEVICE_NAME
+  Block block;              ///< its slice (empty: the device was not used)
+  LocalSize local;          ///< its local size
+  TrialStatus status = TrialStatus::correct;  ///< correct unless it failed
+  std::string error;        ///< why it failed
+  Samples kernel;           ///< kernel time (profiling events)
+  Samples h2d;              ///< upload of the slice's inputs (profiling events)
+  Samples d2h;              ///< read-back of the slice's output (profiling events)
+  Samples wall;             ///< the device thread's wall clock: upload + kernel + read-back
+};
+
+/// The outcome of a split run.
+struct SplitRunResult {
+  TrialStatus status = TrialStatus::correct;  ///< first failure of any slice, or correctness
+  std::string error;                 ///< why it failed
+  std::vector<SliceResult> slices;   ///< one per device, in device order
+  Samples makespan;                  ///< wall clock from starting all devices to the last read-back (ms)
+  double host_finish_ms = 0;         ///< gathering + KernelSpec::finish on the host (ms; sort merges)
+  Verdict verdict;                   ///< the whole output against the CPU reference
+  /// True when status is TrialStatus::correct.
+  [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
+};
+
+/// A rule choosing a device's local size for its block (the hook for the
+/// paper's §3.2.3 rules and measured searches).
+using LocalRule = std::function<LocalSize(const DeviceRunner& runner, const Problem& p, const Block& b)>;
+
+class MultiDeviceRunner;
+
+/// Per-device local sizes: `fixed[i]` where it holds a value (which may be
+/// the driver's choice, std::nullopt inside), else `rule` applied to device
+/// i's block. Throws UsageError when a rule is needed but empty, or sizes differ.
+std::vector<LocalSize> resolve_locals(MultiDeviceRunner& runner, const std::vector<Block>& blocks,
+                                      const std::vector<std::optional<LocalSize>>& fixed, const LocalRule& rule);
+
+/// Several devices, one kernel, one problem. Not thread-safe itself; it runs
+/// its own threads.
+class MultiDeviceRunner {
+ public:
+  /// Builds a DeviceRunner per device (throws BuildError/ClError as
+  /// DeviceRunner does; UsageError for no devices) and generates the inputs
+  /// with `seed`. The CPU reference is computed on first verification.
+  MultiDeviceRunner(std::vector<Device> devices, const KernelSpec& spec, Problem problem, std::uint64_t seed = 42);
+  ~MultiDeviceRunner();
+  MultiDeviceRunner(const MultiDeviceRunner&) = delete;
+  MultiDeviceRunner& operator=(const MultiDeviceRunner&) = delete;
+
+  /// Number of devices.
+  [[nodiscard]] std::size_t size() const noexcept;
+  /// Device i's runner (i < size()).
+  [[nodiscard]] DeviceRunner& runner(std::size_t i);
+  /// The kernel.
+  [[nodiscard]] const KernelSpec& spec() const noexcept;
+  /// The problem.
+  [[nodiscard]] const Problem& problem() const noexcept;
+
+  /// Runs the blocks (one per device, contiguous, covering the problem;
+  /// empty blocks leave their device idle) with the local sizes (one per
+  /// device) concurrently: timing.warmup untimed rounds, then
+  /// timing.repetitions timed rounds, each uploading, running the kernel once
+  /// and reading back on every device at the same time. Verifies the last
+  /// round's gathered output. Never throws for a device or driver failure
+  /// (the status says); throws UsageError when sizes differ or the blocks do
+  /// not cover the problem.
+  SplitRunResult run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
+                     const TimingOptions& timing);
+
+  /// Calibrates device i alone along `dim` with `local`: each slice size of
+  /// calibration_sizes() (granularity from split_granularity()) uploaded,
+  /// run (kernel median of timing.repetitions after timing.warmup) and read
+  /// back. Slices the local size cannot run are left out; throws Error when
+  /// none runs.
+  DeviceCalibration calibrate(std::size_t i, unsigned dim, const LocalSize& local, const TimingOptions& timing);
+
+  /// calibrate() for every device, as one Calibration.
+  Calibration calibrate_all(unsigned dim, const std::vector<LocalSize>& locals, const TimingOptions& timing);
+
+  /// The NDRange size (work-items) of an n-unit slice along `dim`, for
+  /// measured_blocks().
+  [[nodiscard]] double work_items(unsigned dim, std::size_t units) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The measured model end to end: blocks from `cal` (measured_blocks), then
+/// `rounds` concurrent runs, each folding every device's observed time into
+/// `cal` (observe_concurrent) and re-solving. Returns the final blocks;
+/// `cal` keeps the concurrency scales for reuse.
+std::vector<Block> refine_measured(MultiDeviceRunner& runner, Calibration& cal, const std::vector<LocalSize>& locals,
+                                   const TimingOptions& timing, unsigned rounds = 2);
+
+/// Blocks for a model: pe-ratio and proportional from the devices' total PEs
+/// (DeviceInfo::total_pe) and the kernel's compute amount; measured from
+/// `cal` (required then: throws UsageError without it).
+std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, unsigned dim,
+                                const std::vector<LocalSize>& locals, const Calibration* cal = nullptr);
+
+/// One point of a two-device sweep.
+struct SweepPoint {
+  double percent_first = 0;  ///< share of the first device (%), as asked
+  std::vector<Block> blocks; ///< the aligned blocks
+  SplitRunResult result;     ///< the run
+};
+
+/// Makespan of two devices over split ratios: the first device's share from
+/// 0 to 100 % in `step` % steps, then `fine` % steps within ±`step` of the
+/// best (none when fine ≤ 0). Points are sorted by share; duplicates (equal
+/// aligned blocks) run once. Throws UsageError unless the runner has two
+/// devices and 0 < step ≤ 50.
+std::vector<SweepPoint> sweep_two(MultiDeviceRunner& runner, unsigned dim, const std::vector<LocalSize>& locals,
+                                  const TimingOptions& timing, double step, double fine = 0);
+
+/// The sweep point with the smallest median makespan among correct ones
+/// (nullptr when none is correct).
+const SweepPoint* best_point(const std::vector<SweepPoint>& sweep);
+
+}  // namespace wstune

@@ -1,0 +1,216 @@
+#pragma once
+/// @file split.hpp
+/// Splitting one NDRange across unlike devices: the paper's PE-ratio
+/// correction model, the PE-proportional baseline, and a measured model that
+/// makes the devices finish together. Pure functions (no OpenCL calls).
+/// Source: paper §3.1 (global work size across devices), §4 (split
+/// direction); Qilin's adaptive mapping (Luk et al., MICRO 2009) and StarPU's
+/// history-based performance models for the measured model. See docs/split.md.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wstune/types.hpp"
+
+namespace wstune {
+
+class KernelSpec;
+struct Problem;
+
+/// How shares are chosen.
+enum class SplitModel {
+  pe_ratio,      ///< the paper's PE-ratio correction model (§3.1)
+  proportional,  ///< shares proportional to total PEs (the paper's baseline, §4)
+  measured       ///< from calibration runs: the devices finish together
+};
+
+/// "pe-ratio", "proportional" or "measured".
+std::string_view to_string(SplitModel m) noexcept;
+/// Inverse of to_string(SplitModel); throws UsageError listing the names.
+SplitModel parse_split_model(std::string_view text);
+
+/// Which NDRange dimension the slices cut.
+enum class SplitDirection {
+  x,     ///< column blocks (dimension 0); the only choice for 1-D kernels
+  y,     ///< row blocks (dimension 1), the paper's split (§3.1.1)
+  auto_  ///< from the kernel's priority, see split_dimension()
+};
+
+/// "x", "y" or "auto".
+std::string_view to_string(SplitDirection d) noexcept;
+/// Inverse of to_string(SplitDirection); throws UsageError naming `what`.
+SplitDirection parse_split_direction(std::string_view text, std::string_view what = "--direction");
+
+/// The dimension (0 = x, 1 = y) to cut for a kernel with `dims` dimensions and
+/// priority `priority`. x and y are taken as asked (y on a 1-D kernel throws
+/// UsageError). auto keeps each work-group's data-sharing direction whole:
+/// x-priority (neighbours in x share data, matmul) → cut along y (row
+/// blocks, whole rows per device); y-priority (bilinear) → cut along x
+/// (column blocks, whole columns per device); 1-D → x. The paper always cut
+/// along y and blames that for its bilinear failure (§4).
+unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direction);
+
+/// The paper's compute classes (§3.1.2).
+enum class ComputeClass {
+  small,   ///< C ≤ 4×10^8
+  medium,  ///< 4×10^8 < C < 8×10^11
+  large    ///< C ≥ 8×10^11
+};
+
+/// "small", "medium" or "large".
+std::string_view to_string(ComputeClass c) noexcept;
+/// The class of a compute amount C (operations, KernelSpec::compute_amount).
+/// Source: paper §3.1.2.
+ComputeClass compute_class(double compute_amount) noexcept;
+/// The correction factor k of a class: 1.25 (small), 0.75 (medium), 0.25
+/// (large). Source: paper §3.1.2.
+double correction_k(ComputeClass c) noexcept;
+
+/// The paper's two-device rule: the fraction of the work for the device with
+/// fewer PEs (`pe_small` ≤ `pe_large`, total PEs). 0.5 when the counts are
+/// closer than 2:3 (3·pe_small > 2·pe_large, i.e. PE_ratio_S > 2/5), else
+/// PE_ratio_S × k (eq. 3; eq. 4 gives the rest to the larger one).
+/// Throws UsageError if a count is 0 or pe_small > pe_large.
+double pe_ratio_small_fraction(std::uint64_t pe_small, std::uint64_t pe_large, ComputeClass c);
+
+/// The paper's model for any number of devices: fractions (summing to 1) in
+/// the order of `total_pe`. Two devices: pe_ratio_small_fraction(). Three or
+/// more: sort by PE count (stable), apply the two-device rule to each
+/// adjacent pair (smallest and next smallest, then each next pair) and chain
+/// the pairwise ratios into one continued ratio (連比), normalised. A single
+/// device gets 1. Throws UsageError for an empty list or a zero count.
+/// Source: paper §3.1.2.
+std::vector<double> pe_ratio_fractions(const std::vector<std::uint64_t>& total_pe, double compute_amount);
+
+/// Fractions proportional to total PEs (the paper's baseline). Throws
+/// UsageError for an empty list or a zero count.
+std::vector<double> proportional_fractions(const std::vector<std::uint64_t>& total_pe);
+
+/// Turns fractions into blocks of a range of `total_units` split units along
+/// `dim`. Each device's slice is floor(fraction × total) rounded down to a
+/// multiple of its granularity (split units; see split_granularity()); the
+/// remainder then goes, one granularity at a time, to the device whose slice
+/// is furthest below its target among those whose granularity still fits
+/// (devices with a positive fraction first). With granularity 1 and two devices this is
+/// exactly the paper's eq. (3)–(4). Blocks are contiguous in device order;
+/// a device with nothing gets an empty block (begin == end). Throws
+/// UsageError when sizes differ, a granularity is 0, or the remainder fits
+/// no device (name the fix: a local size dividing the problem, or null).
+std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_t total_units, unsigned dim,
+                                const std::vector<std::size_t>& granularity);
+
+/// The granularity (split units) of a device's slice along `dim`: its local
+/// size along `dim` (1 for the driver's choice) × units per work-item
+/// (KernelSpec::units_per_work_item: 2 elements per work-item for sort).
+std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local);
+
+// ---- the measured model --------------------------------------------------------
+
+/// One calibration measurement: a slice of `units` split units run alone on
+/// one device. Times in ms (kernel: median of the repetitions; transfers: one
+/// upload and one read-back).
+struct CalibrationPoint {
+  std::size_t units = 0;      ///< slice size (split units)
+  double work_items = 0;      ///< the slice's NDRange size (KernelSpec::block_global count)
+  double kernel_ms = 0;       ///< kernel time (profiling events, median)
+  double h2d_ms = 0;          ///< host→device transfer of the slice's inputs
+  double d2h_ms = 0;          ///< device→host transfer of the slice's output
+  /// kernel + transfers: the time the device needs for the slice.
+  [[nodiscard]] double total_ms() const noexcept { return kernel_ms + h2d_ms + d2h_ms; }
+  friend bool operator==(const CalibrationPoint&, const CalibrationPoint&) = default;
+};
+
+/// t = a + b·w, w in work-items (least squares over the points, with a ≥ 0 and
+/// b ≥ 0 so the prediction never falls as the slice grows).
+struct LinearFit {
+  double a_ms = 0;          ///< fixed cost (ms)
+  double b_ms_per_item = 0; ///< cost per work-item (ms)
+  /// a + b·w (ms).
+  [[nodiscard]] double operator()(double w) const noexcept { return a_ms + b_ms_per_item * w; }
+  friend bool operator==(const LinearFit&, const LinearFit&) = default;
+};
+
+/// Least-squares fit of total_ms() against work_items, clamped to a, b ≥ 0
+/// (refit through the origin or as a constant when clamping). Throws
+/// UsageError for no points.
+LinearFit fit_linear(const std::vector<CalibrationPoint>& points);
+
+/// The calibration of one device for one kernel, problem and split dimension.
+/// A plain value: stored as JSON (to_json / calibration_from_json), reused.
+struct DeviceCalibration {
+  std::string device_id;       ///< "P:D" at calibration time
+  std::string device_name;     ///< CL_DEVICE_NAME
+  std::string fingerprint;     ///< DeviceInfo::fingerprint(), the key for reuse
+  std::string local;           ///< local size used, to_string(LocalSize)
+  std::vector<CalibrationPoint> points;  ///< measurements, any order
+  LinearFit fit;               ///< fit_linear(points)
+  /// Correction from concurrent runs: observed ÷ predicted time of this
+  /// device while all devices ran together (1 = none). See observe_concurrent().
+  double concurrency_scale = 1.0;
+  /// Predicted ms for a slice of `work_items` (0 for 0): piecewise-linear
+  /// through the measured points (averaged per work-item count, made
+  /// non-decreasing), the fit beyond them and towards 0, × concurrency_scale.
+  [[nodiscard]] double predict_ms(double work_items) const;
+  friend bool operator==(const DeviceCalibration&, const DeviceCalibration&) = default;
+};
+
+/// Calibrations of all devices for one kernel, problem and split dimension.
+struct Calibration {
+  std::string kernel;        ///< kernel name
+  std::string size;          ///< Problem::text
+  unsigned dim = 0;          ///< split dimension (0 = x, 1 = y)
+  std::vector<DeviceCalibration> devices;  ///< in the order of the split's devices
+  friend bool operator==(const Calibration&, const Calibration&) = default;
+};
+
+/// JSON forms; field names are stable (stored in the database later).
+nlohmann::json to_json(const CalibrationPoint& p);
+/// Inverse of to_json(CalibrationPoint); throws nlohmann::json::exception when malformed.
+CalibrationPoint calibration_point_from_json(const nlohmann::json& j);
+/// Every field of a DeviceCalibration.
+nlohmann::json to_json(const DeviceCalibration& d);
+/// Inverse of to_json(DeviceCalibration); throws nlohmann::json::exception when malformed.
+DeviceCalibration device_calibration_from_json(const nlohmann::json& j);
+/// {"kernel","size","dim","devices":[...]}.
+nlohmann::json to_json(const Calibration& c);
+/// Inverse of to_json(Calibration); throws nlohmann::json::exception when malformed.
+Calibration calibration_from_json(const nlohmann::json& j);
+
+/// Slice sizes (split units) to calibrate a range of `total_units` with:
+/// 1/8, 1/4, 1/2, 3/4 and all of it, each a positive multiple of
+/// `granularity`, deduplicated, ascending.
+std::vector<std::size_t> calibration_sizes(std::size_t total_units, std::size_t granularity);
+
+/// The measured model: blocks that minimise the predicted makespan
+/// max_i predict_i(slice_i). Water-filling on the time T: the smallest T at
+/// which the largest granularity-aligned slices each device finishes within
+/// T cover the range, found by bisection on T (exact for non-decreasing
+/// predictions, so padding steps such as sort's power-of-two lengths are
+/// handled). A device whose fixed cost exceeds T gets nothing, so the result
+/// is never predicted worse than the best device alone. `work_items(i, n)`
+/// gives the NDRange size of an n-unit slice on device i. Throws UsageError
+/// when sizes differ or nothing fits (see align_blocks()).
+std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total_units, unsigned dim,
+                                   const std::vector<std::size_t>& granularity,
+                                   const std::function<double(std::size_t device, std::size_t units)>& work_items);
+
+/// Predicted makespan (ms) of `blocks` under `cal`.
+double predicted_makespan_ms(const Calibration& cal, const std::vector<Block>& blocks,
+                             const std::function<double(std::size_t device, std::size_t units)>& work_items);
+
+/// Folds one concurrent observation into a device's calibration: sets
+/// concurrency_scale to observed_ms ÷ the solo prediction for `work_items`
+/// (the devices of one host share its cores, memory bus and driver threads,
+/// which solo calibration does not see). Ignored when either is ≤ 0.
+void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms);
+
+/// Fractions of the range each block covers (block size ÷ total).
+std::vector<double> block_fractions(const std::vector<Block>& blocks, std::size_t total_units);
+
+}  // namespace wstune

@@ -1,0 +1,412 @@
+#include "wstune/split.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "wstune/kernel.hpp"
+
+namespace wstune {
+
+std::string_view to_string(SplitModel m) noexcept {
+  switch (m) {
+    case SplitModel::pe_ratio: return "pe-ratio";
+    case SplitModel::proportional: return "proportional";
+    case SplitModel::measured: return "measured";
+  }
+  return "?";
+}
+
+SplitModel parse_split_model(std::string_view text) {
+  for (auto m : {SplitModel::pe_ratio, SplitModel::proportional, SplitModel::measured}) {
+    if (text == to_string(m)) return m;
+  }
+  throw UsageError(fmt::format("--model '{}' is unknown: use pe-ratio, proportional or measured", text));
+}
+
+std::string_view to_string(SplitDirection d) noexcept {
+  switch (d) {
+    case SplitDirection::x: return "x";
+    case SplitDirection::y: return "y";
+    case SplitDirection::auto_: return "auto";
+  }
+  return "?";
+}
+
+SplitDirection parse_split_direction(std::string_view text, std::string_view what) {
+  if (text == "x") return SplitDirection::x;
+  if (text == "y") return SplitDirection::y;
+  if (text == "auto") return SplitDirection::auto_;
+  throw UsageError(fmt::format("{} '{}' is unknown: use x, y or auto", what, text));
+}
+
+unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direction) {
+  switch (direction) {
+    case SplitDirection::x: return 0;
+    case SplitDirection::y:
+      if (dims < 2) throw UsageError("--direction y needs a 2-D kernel: 1-D kernels split along x (or use auto)");
+      return 1;
+    case SplitDirection::auto_:
+      if (dims < 2) return 0;
+      // Keep the data-sharing direction whole inside each device's block.
+      return priority == Priority::y ? 0 : 1;
+  }
+  return 0;
+}
+
+std::string_view to_string(ComputeClass c) noexcept {
+  switch (c) {
+    case ComputeClass::small: return "small";
+    case ComputeClass::medium: return "medium";
+    case ComputeClass::large: return "large";
+  }
+  return "?";
+}
+
+ComputeClass compute_class(double c) noexcept {
+  if (c <= 4e8) return ComputeClass::small;
+  if (c < 8e11) return ComputeClass::medium;
+  return ComputeClass::large;
+}
+
+double correction_k(ComputeClass c) noexcept {
+  switch (c) {
+    case ComputeClass::small: return 1.25;
+    case ComputeClass::medium: return 0.75;
+    case ComputeClass::large: return 0.25;
+  }
+  return 1.0;
+}
+
+namespace {
+void require_pe(const std::vector<std::uint64_t>& pe) {
+  if (pe.empty()) throw UsageError("split: no devices given; name at least one with --devices");
+  for (std::size_t i = 0; i < pe.size(); ++i) {
+    if (pe[i] == 0) {
+      throw UsageError(fmt::format("split: device {} reports 0 processing elements; set its PEs per CU "
+                                   "with WSTUNE_PE_PER_CU or the pe.conf override file", i));
+    }
+  }
+}
+}  // namespace
+
+double pe_ratio_small_fraction(std::uint64_t pe_small, std::uint64_t pe_large, ComputeClass c) {
+  require_pe({pe_small, pe_large});
+  if (pe_small > pe_large) {
+    throw UsageError(fmt::format("pe_ratio_small_fraction: pe_small {} > pe_large {}; pass the smaller first",
+                                 pe_small, pe_large));
+  }
+  // Closer than 2:3 ⇔ PE_S / (PE_S + PE_L) > 2/5 ⇔ 3·PE_S > 2·PE_L (integers, no rounding).
+  if (3 * pe_small > 2 * pe_large) return 0.5;
+  const double ratio_s = static_cast<double>(pe_small) / static_cast<double>(pe_small + pe_large);
+  return ratio_s * correction_k(c);  // eq. (3), before the floor
+}
+
+std::vector<double> pe_ratio_fractions(const std::vector<std::uint64_t>& pe, double compute_amount) {
+  require_pe(pe);
+  const ComputeClass cls = compute_class(compute_amount);
+  std::vector<std::size_t> order(pe.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pe[a] < pe[b]; });
+  // Continued ratio w0 : w1 : … over the devices in ascending PE order.
+  std::vector<double> w(pe.size(), 1.0);
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    const double s = pe_ratio_small_fraction(pe[order[i]], pe[order[i + 1]], cls);
+    w[i + 1] = w[i] * (1.0 - s) / s;
+  }
+  const double sum = std::accumulate(w.begin(), w.end(), 0.0);
+  std::vector<double> out(pe.size());
+  for (std::size_t i = 0; i < order.size(); ++i) out[order[i]] = w[i] / sum;
+  return out;
+}
+
+std::vector<double> proportional_fractions(const std::vector<std::uint64_t>& pe) {
+  require_pe(pe);
+  const double sum = std::accumulate(pe.begin(), pe.end(), 0.0, [](double s, std::uint64_t v) {
+    return s + static_cast<double>(v);
+  });
+  std::vector<double> out;
+  for (auto v : pe) out.push_back(static_cast<double>(v) / sum);
+  return out;
+}
+
+std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_t total, unsigned dim,
+                                const std::vector<std::size_t>& gran) {
+  if (fractions.size() != gran.size() || fractions.empty()) {
+    throw UsageError(fmt::format("split: {} fractions but {} granularities; give one per device",
+                                 fractions.size(), gran.size()));
+  }
+  const std::size_t n = fractions.size();
+  std::vector<std::size_t> units(n, 0);
+  std::vector<double> target(n);
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (gran[i] == 0) throw UsageError(fmt::format("split: device {} has granularity 0", i));
+    const double f = std::clamp(fractions[i], 0.0, 1.0);
+    target[i] = f * static_cast<double>(total);
+    // floor(fraction × total) (eq. 3), to a multiple of the granularity; the
+    // tiny slack keeps 0.1 × 1000 at 100 despite binary rounding.
+    const auto floor_units = static_cast<std::size_t>(std::floor(target[i] * (1 + 1e-12)));
+    units[i] = std::min(floor_units, total) / gran[i] * gran[i];
+    used += units[i];
+  }
+  while (used > total) {  // only from rounding slack; take back from the largest
+    const auto i = static_cast<std::size_t>(std::max_element(units.begin(), units.end()) - units.begin());
+    const std::size_t take = std::min(units[i], gran[i]);
+    units[i] -= take;
+    used -= take;
+  }
+  std::size_t rem = total - used;
+  while (rem > 0) {
+    std::optional<std::size_t> best;
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (gran[i] > rem || (pass == 0 && fractions[i] <= 0)) continue;
+        const double deficit = target[i] - static_cast<double>(units[i]);
+        if (!best || deficit > target[*best] - static_cast<double>(units[*best])) best = i;
+      }
+    }
+    if (!best) {
+      throw UsageError(fmt::format(
+          "split: {} split unit(s) along {} are left over and no device's slice granularity (local size × "
+          "units per work-item) fits them; give one device a local size dividing the problem, or --local null",
+          rem, dim == 0 ? "x" : "y"));
+    }
+    units[*best] += gran[*best];
+    rem -= gran[*best];
+  }
+  std::vector<Block> blocks;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    blocks.push_back(Block{dim, begin, begin + units[i]});
+    begin += units[i];
+  }
+  return blocks;
+}
+
+std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local) {
+  const std::size_t l = local ? (*local)[dim] : 1;
+  return std::max<std::size_t>(1, l) * spec.units_per_work_item();
+}
+
+// ---- measured model ---------------------------------------------------------------
+
+LinearFit fit_linear(const std::vector<CalibrationPoint>& pts) {
+  if (pts.empty()) throw UsageError("fit_linear: no calibration points; calibrate the device first");
+  double sw = 0, st = 0, sww = 0, swt = 0;
+  const auto n = static_cast<double>(pts.size());
+  for (const auto& p : pts) {
+    sw += p.work_items;
+    st += p.total_ms();
+    sww += p.work_items * p.work_items;
+    swt += p.work_items * p.total_ms();
+  }
+  const double denom = n * sww - sw * sw;
+  LinearFit f;
+  if (denom > 1e-12 * n * sww) {
+    f.b_ms_per_item = (n * swt - sw * st) / denom;
+    f.a_ms = (st - f.b_ms_per_item * sw) / n;
+  } else {  // one distinct slice size: through the origin
+    f.b_ms_per_item = sww > 0 ? swt / sww : 0;
+    f.a_ms = 0;
+  }
+  if (f.b_ms_per_item < 0) {  // time falling with size is noise: a constant
+    f = LinearFit{st / n, 0};
+  } else if (f.a_ms < 0) {  // a negative fixed cost: through the origin
+    f = LinearFit{0, sww > 0 ? swt / sww : 0};
+  }
+  return f;
+}
+
+double DeviceCalibration::predict_ms(double w) const {
+  if (w <= 0) return 0;
+  // Mean time per distinct work-item count, made non-decreasing.
+  std::map<double, std::pair<double, int>> acc;
+  for (const auto& p : points) {
+    auto& [sum, count] = acc[p.work_items];
+    sum += p.total_ms();
+    ++count;
+  }
+  std::vector<std::pair<double, double>> curve;
+  for (const auto& [x, sc] : acc) {
+    const double t = sc.first / sc.second;
+    curve.emplace_back(x, curve.empty() ? t : std::max(t, curve.back().second));
+  }
+  double t = 0;
+  if (curve.empty()) {
+    t = fit(w);
+  } else if (w <= curve.front().first) {
+    const double t0 = std::min(std::max(fit.a_ms, 0.0), curve.front().second);
+    t = t0 + (curve.front().second - t0) * w / curve.front().first;
+  } else if (w >= curve.back().first) {
+    double slope = fit.b_ms_per_item;
+    if (slope <= 0 && curve.size() > 1) {
+      const auto& [x0, y0] = curve[curve.size() - 2];
+      slope = (curve.back().second - y0) / (curve.back().first - x0);
+    }
+    if (slope <= 0) slope = curve.back().second / curve.back().first;
+    t = curve.back().second + slope * (w - curve.back().first);
+  } else {
+    auto hi = std::lower_bound(curve.begin(), curve.end(), w,
+                               [](const auto& pt, double v) { return pt.first < v; });
+    auto lo = hi - 1;
+    t = lo->second + (hi->second - lo->second) * (w - lo->first) / (hi->first - lo->first);
+  }
+  return t * concurrency_scale;
+}
+
+void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms) {
+  if (work_items <= 0 || observed_ms <= 0) return;
+  DeviceCalibration solo = d;
+  solo.concurrency_scale = 1.0;
+  const double predicted = solo.predict_ms(work_items);
+  if (predicted > 0) d.concurrency_scale = observed_ms / predicted;
+}
+
+nlohmann::json to_json(const CalibrationPoint& p) {
+  return {{"units", p.units}, {"work_items", p.work_items}, {"kernel_ms", p.kernel_ms},
+          {"h2d_ms", p.h2d_ms}, {"d2h_ms", p.d2h_ms}};
+}
+
+CalibrationPoint calibration_point_from_json(const nlohmann::json& j) {
+  return CalibrationPoint{j.at("units").get<std::size_t>(), j.at("work_items").get<double>(),
+                          j.at("kernel_ms").get<double>(), j.at("h2d_ms").get<double>(),
+                          j.at("d2h_ms").get<double>()};
+}
+
+nlohmann::json to_json(const DeviceCalibration& d) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : d.points) pts.push_back(to_json(p));
+  return {{"device_id", d.device_id}, {"device_name", d.device_name}, {"fingerprint", d.fingerprint},
+          {"local", d.local}, {"points", pts},
+          {"fit", {{"a_ms", d.fit.a_ms}, {"b_ms_per_item", d.fit.b_ms_per_item}}},
+          {"concurrency_scale", d.concurrency_scale}};
+}
+
+DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
+  DeviceCalibration d;
+  d.device_id = j.at("device_id").get<std::string>();
+  d.device_name = j.at("device_name").get<std::string>();
+  d.fingerprint = j.at("fingerprint").get<std::string>();
+  d.local = j.at("local").get<std::string>();
+  for (const auto& p : j.at("points")) d.points.push_back(calibration_point_from_json(p));
+  d.fit = LinearFit{j.at("fit").at("a_ms").get<double>(), j.at("fit").at("b_ms_per_item").get<double>()};
+  d.concurrency_scale = j.value("concurrency_scale", 1.0);
+  return d;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  nlohmann::json devs = nlohmann::json::array();
+  for (const auto& d : c.devices) devs.push_back(to_json(d));
+  return {{"kernel", c.kernel}, {"size", c.size}, {"dim", c.dim}, {"devices", devs}};
+}
+
+Calibration calibration_from_json(const nlohmann::json& j) {
+  Calibration c;
+  c.kernel = j.at("kernel").get<std::string>();
+  c.size = j.at("size").get<std::string>();
+  c.dim = j.at("dim").get<unsigned>();
+  for (const auto& d : j.at("devices")) c.devices.push_back(device_calibration_from_json(d));
+  return c;
+}
+
+std::vector<std::size_t> calibration_sizes(std::size_t total, std::size_t g) {
+  std::vector<std::size_t> out;
+  if (total == 0 || g == 0) return out;
+  for (double f : {0.125, 0.25, 0.5, 0.75, 1.0}) {
+    std::size_t u = static_cast<std::size_t>(f * static_cast<double>(total)) / g * g;
+    if (u == 0) u = std::min(g, total / g * g);
+    if (u > 0 && (out.empty() || out.back() != u)) out.push_back(u);
+  }
+  return out;
+}
+
+double predicted_makespan_ms(const Calibration& cal, const std::vector<Block>& blocks,
+                             const std::function<double(std::size_t, std::size_t)>& work_items) {
+  double m = 0;
+  for (std::size_t i = 0; i < blocks.size() && i < cal.devices.size(); ++i) {
+    if (blocks[i].size() == 0) continue;
+    m = std::max(m, cal.devices[i].predict_ms(work_items(i, blocks[i].size())));
+  }
+  return m;
+}
+
+std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total, unsigned dim,
+                                   const std::vector<std::size_t>& gran,
+                                   const std::function<double(std::size_t, std::size_t)>& work_items) {
+  const std::size_t n = cal.devices.size();
+  if (n == 0 || gran.size() != n) {
+    throw UsageError(fmt::format("measured split: {} calibrated devices but {} granularities; calibrate "
+                                 "every device of the split", n, gran.size()));
+  }
+  for (auto g : gran) {
+    if (g == 0) throw UsageError("measured split: a granularity is 0");
+  }
+  auto predict = [&](std::size_t i, std::size_t units) {
+    return units == 0 ? 0.0 : cal.devices[i].predict_ms(work_items(i, units));
+  };
+  // The largest aligned slice device i finishes within T (bisection on k·g).
+  auto most_within = [&](std::size_t i, double T) {
+    std::size_t lo = 0, hi = total / gran[i];
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi + 1) / 2;
+      if (predict(i, mid * gran[i]) <= T) lo = mid; else hi = mid - 1;
+    }
+    return lo * gran[i];
+  };
+  auto covered = [&](double T) {
+    std::size_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += most_within(i, T);
+    return s;
+  };
+  double hi = 0;
+  for (std::size_t i = 0; i < n; ++i) hi = std::max(hi, predict(i, total / gran[i] * gran[i]));
+  double lo = 0;
+  if (covered(hi) < total) {
+    // No combination of aligned slices reaches the total: align_blocks names the fix.
+    return align_blocks(std::vector<double>(n, 1.0 / static_cast<double>(n)), total, dim, gran);
+  }
+  for (int it = 0; it < 200 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
+    const double mid = (lo + hi) / 2;
+    if (covered(mid) >= total) hi = mid; else lo = mid;
+  }
+  std::vector<std::size_t> units(n);
+  std::size_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += units[i] = most_within(i, hi);
+  // Trim the excess from the device predicted slowest, one granularity at a time.
+  std::size_t excess = sum - total;
+  while (excess > 0) {
+    std::optional<std::size_t> pick;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (units[i] < gran[i] || gran[i] > excess) continue;
+      if (!pick || predict(i, units[i]) > predict(*pick, units[*pick])) pick = i;
+    }
+    if (!pick) break;
+    units[*pick] -= gran[*pick];
+    excess -= gran[*pick];
+  }
+  if (excess > 0) {
+    std::vector<double> f;
+    for (auto u : units) f.push_back(static_cast<double>(u) / static_cast<double>(sum));
+    return align_blocks(f, total, dim, gran);
+  }
+  std::vector<Block> blocks;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    blocks.push_back(Block{dim, begin, begin + units[i]});
+    begin += units[i];
+  }
+  return blocks;
+}
+
+std::vector<double> block_fractions(const std::vector<Block>& blocks, std::size_t total) {
+  std::vector<double> f;
+  for (const auto& b : blocks) f.push_back(total ? static_cast<double>(b.size()) / static_cast<double>(total) : 0);
+  return f;
+}
+
+}  // namespace wstune

@@ -1,0 +1,250 @@
+// Split models (pure functions): the paper's PE-ratio correction model
+// (Table 4, hand-worked 3- and 4-device continued ratios), proportional
+// shares, alignment to local sizes, the measured model and its JSON form.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "wstune/error.hpp"
+#include "wstune/kernel.hpp"
+#include "wstune/split.hpp"
+
+using namespace wstune;
+
+namespace {
+std::vector<std::size_t> sizes(const std::vector<Block>& b) {
+  std::vector<std::size_t> s;
+  for (const auto& x : b) s.push_back(x.size());
+  return s;
+}
+}  // namespace
+
+TEST(ComputeClass, PaperBoundaries) {
+  EXPECT_EQ(compute_class(4e8), ComputeClass::small);
+  EXPECT_EQ(compute_class(4.0001e8), ComputeClass::medium);
+  EXPECT_EQ(compute_class(7.9e11), ComputeClass::medium);
+  EXPECT_EQ(compute_class(8e11), ComputeClass::large);
+  EXPECT_DOUBLE_EQ(correction_k(ComputeClass::small), 1.25);
+  EXPECT_DOUBLE_EQ(correction_k(ComputeClass::medium), 0.75);
+  EXPECT_DOUBLE_EQ(correction_k(ComputeClass::large), 0.25);
+}
+
+// Paper Table 4: at exactly 2:3 the smaller device gets 10 / 30 / 50 %.
+TEST(PeRatio, Table4AtTwoToThree) {
+  const std::vector<std::size_t> g{1, 1};
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 1e12), 1000, 1, g)),
+            (std::vector<std::size_t>{100, 900}));
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 5e11), 1000, 1, g)),
+            (std::vector<std::size_t>{300, 700}));
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 4e8), 1000, 1, g)),
+            (std::vector<std::size_t>{500, 500}));
+  // Device order does not matter: the larger one listed first gets the rest.
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({300, 200}, 1e12), 1000, 1, g)),
+            (std::vector<std::size_t>{900, 100}));
+  // The paper's GPUs (Quadro 2000D 4×48 = 192 PEs, 8800GTS 16×8 = 128): 2:3 exactly.
+  EXPECT_DOUBLE_EQ(pe_ratio_small_fraction(128, 192, ComputeClass::medium), 0.4 * 0.75);
+}
+
+TEST(PeRatio, EvenSplitWhenCloserThanTwoToThree) {
+  EXPECT_DOUBLE_EQ(pe_ratio_small_fraction(201, 300, ComputeClass::large), 0.5);
+  EXPECT_DOUBLE_EQ(pe_ratio_small_fraction(300, 300, ComputeClass::large), 0.5);
+  EXPECT_LT(pe_ratio_small_fraction(199, 300, ComputeClass::large), 0.11);
+  EXPECT_THROW((void)pe_ratio_small_fraction(300, 200, ComputeClass::large), UsageError);
+  EXPECT_THROW((void)pe_ratio_fractions({0, 200}, 1), UsageError);
+  EXPECT_THROW((void)pe_ratio_fractions({}, 1), UsageError);
+}
+
+// Eq. (3) floors the small device's share; eq. (4) gives the rest.
+TEST(PeRatio, FloorOfEquationThree) {
+  // PE 100:900, medium: 0.1 × 0.75 = 0.075 of 1001 = 75.075 → 75, rest 926.
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({100, 900}, 1e9), 1001, 0, {1, 1})),
+            (std::vector<std::size_t>{75, 926}));
+}
+
+// Hand-worked: PEs 600, 100, 300, medium (k = 0.75).
+// Pair (100, 300): ratio 1/4 → 0.1875 → 3 : 13. Pair (300, 600): 1/3 → 0.25 → 1 : 3.
+// Continued ratio 3 : 13 : 39 (sum 55), listed in the input order 39, 3, 13.
+TEST(PeRatio, ThreeDevicesContinuedRatio) {
+  const auto f = pe_ratio_fractions({600, 100, 300}, 1e10);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_NEAR(f[0], 39.0 / 55, 1e-12);
+  EXPECT_NEAR(f[1], 3.0 / 55, 1e-12);
+  EXPECT_NEAR(f[2], 13.0 / 55, 1e-12);
+  EXPECT_EQ(sizes(align_blocks(f, 5500, 1, {1, 1, 1})), (std::vector<std::size_t>{3900, 300, 1300}));
+}
+
+// Hand-worked: PEs 100, 120, 300, 300, small (k = 1.25).
+// (100, 120): 100/220 > 2/5 → even 1 : 1. (120, 300): 2/7 × 1.25 = 5/14 → 5 : 9.
+// (300, 300): even. Continued ratio 5 : 5 : 9 : 9 (sum 28).
+TEST(PeRatio, FourDevicesContinuedRatio) {
+  const auto f = pe_ratio_fractions({100, 120, 300, 300}, 1e6);
+  EXPECT_NEAR(f[0], 5.0 / 28, 1e-12);
+  EXPECT_NEAR(f[1], 5.0 / 28, 1e-12);
+  EXPECT_NEAR(f[2], 9.0 / 28, 1e-12);
+  EXPECT_NEAR(f[3], 9.0 / 28, 1e-12);
+  EXPECT_EQ(sizes(align_blocks(f, 2800, 0, {1, 1, 1, 1})), (std::vector<std::size_t>{500, 500, 900, 900}));
+}
+
+TEST(Proportional, SharesByPe) {
+  const auto f = proportional_fractions({128, 192});
+  EXPECT_DOUBLE_EQ(f[0], 0.4);
+  EXPECT_DOUBLE_EQ(f[1], 0.6);
+}
+
+TEST(Align, SlicesAreMultiplesOfTheGranularity) {
+  // 1000 rows, device 0 local 16 along y, device 1 null: 0.3 → 300 → 288 (18 × 16), rest 712.
+  const auto b = align_blocks({0.3, 0.7}, 1000, 1, {16, 1});
+  EXPECT_EQ(sizes(b), (std::vector<std::size_t>{288, 712}));
+  EXPECT_EQ(b[0].begin, 0u);
+  EXPECT_EQ(b[1].begin, 288u);
+  EXPECT_EQ(b[1].end, 1000u);
+  EXPECT_EQ(b[1].dim, 1u);
+  // Both 16-aligned: the remainder goes 16 at a time to the one below its target.
+  EXPECT_EQ(sizes(align_blocks({0.3, 0.7}, 1024, 1, {16, 16})), (std::vector<std::size_t>{304, 720}));
+  // 1000 is no multiple of 16: nothing can take the last 8 rows.
+  EXPECT_THROW((void)align_blocks({0.5, 0.5}, 1000, 1, {16, 16}), UsageError);
+  EXPECT_THROW((void)align_blocks({0.5}, 1000, 1, {1, 1}), UsageError);
+  // A zero fraction leaves a device empty.
+  EXPECT_EQ(sizes(align_blocks({0.0, 1.0}, 64, 0, {1, 1})), (std::vector<std::size_t>{0, 64}));
+}
+
+TEST(Align, SortHasTwoElementsPerWorkItem) {
+  const KernelSpec& sort = kernel_spec("sort");
+  EXPECT_EQ(split_granularity(sort, 0, Extent{64, 1, 1}), 128u);
+  EXPECT_EQ(split_granularity(sort, 0, std::nullopt), 2u);
+  const KernelSpec& mm = kernel_spec("matmul");
+  EXPECT_EQ(split_granularity(mm, 1, Extent{32, 8, 2}), 8u);
+  EXPECT_EQ(split_granularity(mm, 0, Extent{32, 8, 2}), 32u);
+}
+
+RC_GTEST_PROP(Align, CoversTheRangeAligned, ()) {
+  const auto n = *rc::gen::inRange<std::size_t>(1, 6);
+  std::vector<double> f;
+  std::vector<std::size_t> g;
+  for (std::size_t i = 0; i < n; ++i) {
+    f.push_back(*rc::gen::inRange(0, 1000) / 1000.0);
+    g.push_back(i == 0 ? 1 : *rc::gen::element<std::size_t>(1, 2, 8, 16, 64));
+  }
+  const double s = std::accumulate(f.begin(), f.end(), 0.0);
+  RC_PRE(s > 0);
+  for (auto& x : f) x /= s;
+  const auto total = *rc::gen::inRange<std::size_t>(1, 100000);
+  const auto b = align_blocks(f, total, 0, g);
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    RC_ASSERT(b[i].begin == pos);
+    RC_ASSERT(b[i].size() % g[i] == 0 || i == 0);
+    pos = b[i].end;
+  }
+  RC_ASSERT(pos == total);
+}
+
+RC_GTEST_PROP(PeRatio, FractionsArePositiveAndSumToOne, ()) {
+  const auto pe = *rc::gen::container<std::vector<std::uint64_t>>(*rc::gen::inRange<std::size_t>(1, 7),
+                                                                  rc::gen::inRange<std::uint64_t>(1, 20000));
+  const double c = std::pow(10.0, *rc::gen::inRange(6, 14));
+  const auto f = pe_ratio_fractions(pe, c);
+  RC_ASSERT(std::abs(std::accumulate(f.begin(), f.end(), 0.0) - 1.0) < 1e-9);
+  for (double x : f) RC_ASSERT(x > 0);
+}
+
+TEST(Direction, AutoKeepsTheSharingDirectionWhole) {
+  EXPECT_EQ(split_dimension(2, Priority::x, SplitDirection::auto_), 1u);  // matmul: row blocks
+  EXPECT_EQ(split_dimension(2, Priority::y, SplitDirection::auto_), 0u);  // bilinear: column blocks
+  EXPECT_EQ(split_dimension(1, Priority::none, SplitDirection::auto_), 0u);
+  EXPECT_EQ(split_dimension(2, Priority::y, SplitDirection::y), 1u);
+  EXPECT_THROW((void)split_dimension(1, Priority::none, SplitDirection::y), UsageError);
+  EXPECT_EQ(parse_split_direction("auto"), SplitDirection::auto_);
+  EXPECT_THROW((void)parse_split_direction("z"), UsageError);
+  EXPECT_EQ(parse_split_model("pe-ratio"), SplitModel::pe_ratio);
+  EXPECT_THROW((void)parse_split_model("magic"), UsageError);
+}
+
+TEST(Measured, FitIsExactOnALine) {
+  std::vector<CalibrationPoint> pts;
+  for (double w : {100.0, 200.0, 400.0}) pts.push_back(CalibrationPoint{0, w, 2 + 0.01 * w, 0.5, 0.5});
+  const LinearFit f = fit_linear(pts);
+  EXPECT_NEAR(f.a_ms, 3.0, 1e-9);
+  EXPECT_NEAR(f.b_ms_per_item, 0.01, 1e-12);
+  // Falling times are noise: a constant, never a negative slope.
+  const LinearFit c = fit_linear({CalibrationPoint{0, 100, 5, 0, 0}, CalibrationPoint{0, 200, 3, 0, 0}});
+  EXPECT_DOUBLE_EQ(c.b_ms_per_item, 0);
+  EXPECT_DOUBLE_EQ(c.a_ms, 4);
+  EXPECT_THROW((void)fit_linear({}), UsageError);
+}
+
+TEST(Measured, PredictionInterpolatesAndNeverFalls) {
+  DeviceCalibration d;
+  d.points = {CalibrationPoint{0, 100, 10, 0, 0}, CalibrationPoint{0, 200, 8, 0, 0},
+              CalibrationPoint{0, 400, 30, 0, 0}};
+  d.fit = fit_linear(d.points);
+  EXPECT_DOUBLE_EQ(d.predict_ms(0), 0);
+  EXPECT_DOUBLE_EQ(d.predict_ms(200), 10);  // 8 raised to 10: non-decreasing
+  EXPECT_DOUBLE_EQ(d.predict_ms(300), 20);
+  EXPECT_GT(d.predict_ms(800), 30);
+  double prev = 0;
+  for (double w = 1; w < 1000; w += 7) {
+    EXPECT_GE(d.predict_ms(w), prev);
+    prev = d.predict_ms(w);
+  }
+  d.concurrency_scale = 2;
+  EXPECT_DOUBLE_EQ(d.predict_ms(300), 40);
+  observe_concurrent(d, 300, 30);
+  EXPECT_DOUBLE_EQ(d.concurrency_scale, 1.5);
+}
+
+namespace {
+DeviceCalibration line(double a, double b) {
+  DeviceCalibration d;
+  for (double w : {125.0, 250.0, 500.0, 1000.0}) d.points.push_back(CalibrationPoint{0, w, a + b * w, 0, 0});
+  d.fit = fit_linear(d.points);
+  return d;
+}
+}  // namespace
+
+TEST(Measured, DevicesFinishTogether) {
+  Calibration cal{"matmul", "1000", 1, {line(1, 0.01), line(1, 0.03)}};
+  auto w = [](std::size_t, std::size_t u) { return static_cast<double>(u); };
+  const auto b = measured_blocks(cal, 1000, 1, {1, 1}, w);
+  // 1 + 0.01 n0 = 1 + 0.03 (1000 − n0) → n0 = 750.
+  EXPECT_EQ(sizes(b), (std::vector<std::size_t>{750, 250}));
+  const double t = predicted_makespan_ms(cal, b, w);
+  EXPECT_NEAR(t, 8.5, 0.02);
+  EXPECT_LT(t, cal.devices[0].predict_ms(1000));
+  // A device whose fixed cost exceeds the other's whole run gets nothing.
+  Calibration slow{"matmul", "1000", 1, {line(1, 0.01), line(50, 0.001)}};
+  EXPECT_EQ(sizes(measured_blocks(slow, 1000, 1, {1, 1}, w)), (std::vector<std::size_t>{1000, 0}));
+  // Granularities are kept.
+  for (const auto& blk : measured_blocks(cal, 1024, 1, {16, 16}, w)) EXPECT_EQ(blk.size() % 16, 0u);
+}
+
+TEST(Measured, StepFunctionsLikeSortPadding) {
+  // Cost follows the padded power-of-two length: 600 of 1024 costs as much as 1024.
+  auto w = [](std::size_t, std::size_t u) { return u == 0 ? 0.0 : static_cast<double>(std::bit_ceil(u)); };
+  Calibration cal{"sort", "1024", 0, {line(0, 0.01), line(0, 0.012)}};
+  const auto b = measured_blocks(cal, 1024, 0, {2, 2}, w);
+  // An even 512/512 keeps both at 512 padded; anything larger on one side pads to 1024.
+  EXPECT_EQ(sizes(b), (std::vector<std::size_t>{512, 512}));
+}
+
+TEST(Measured, CalibrationJsonRoundTrip) {
+  Calibration cal{"bilinear", "1024", 0, {line(1, 0.01), line(2, 0.5)}};
+  cal.devices[0].device_id = "0:1";
+  cal.devices[0].device_name = "pthread";
+  cal.devices[0].fingerprint = "0123456789abcdef";
+  cal.devices[0].local = "32x8";
+  cal.devices[1].concurrency_scale = 1.25;
+  const auto j = to_json(cal);
+  EXPECT_EQ(calibration_from_json(nlohmann::json::parse(j.dump())), cal);
+  EXPECT_EQ(j.at("devices").at(0).at("fingerprint"), "0123456789abcdef");
+  EXPECT_THROW((void)calibration_from_json(nlohmann::json{{"kernel", "x"}}), nlohmann::json::exception);
+}
+
+TEST(Measured, CalibrationSizes) {
+  EXPECT_EQ(calibration_sizes(1024, 1), (std::vector<std::size_t>{128, 256, 512, 768, 1024}));
+  EXPECT_EQ(calibration_sizes(1000, 16), (std::vector<std::size_t>{112, 240, 496, 736, 992}));
+  EXPECT_EQ(calibration_sizes(8, 8), (std::vector<std::size_t>{8}));
+}

@@ -1,0 +1,125 @@
+// Multi-device split execution on real OpenCL: two PoCL devices in one
+// process (POCL_DEVICES="pthread pthread"), every kernel split and verified
+// against the CPU reference, calibration for the measured model, and a sweep.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "wstune/error.hpp"
+#include "wstune/multi_device.hpp"
+
+using namespace wstune;
+
+namespace {
+
+// Two PoCL CPU devices; set before the ICD loader first asks for platforms.
+const bool env_set = [] {
+  setenv("POCL_DEVICES", "pthread pthread", 1);
+  setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
+  return true;
+}();
+
+std::vector<Device> two_devices() {
+  auto all = enumerate_devices();
+  std::vector<Device> out;
+  for (auto& d : all) {
+    if (d.info.platform.find("Portable") != std::string::npos && out.size() < 2) out.push_back(d);
+  }
+  return out;
+}
+
+const TimingOptions quick{1, 2};
+
+}  // namespace
+
+class SplitMulti : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(env_set);
+    devices = two_devices();
+    ASSERT_EQ(devices.size(), 2u) << "POCL_DEVICES=\"pthread pthread\" must give two PoCL devices";
+  }
+  std::vector<Device> devices;
+};
+
+TEST_F(SplitMulti, EveryKernelSplitsAndVerifies) {
+  struct Case { const char* kernel; const char* size; SplitDirection dir; };
+  for (const Case& c : {Case{"matmul", "96x80x64", SplitDirection::y}, Case{"matmul", "96x80x64", SplitDirection::x},
+                        Case{"bilinear", "100", SplitDirection::auto_}, Case{"bilinear", "100", SplitDirection::y},
+                        Case{"sort", "1000", SplitDirection::auto_}, Case{"trapezoid", "4096", SplitDirection::auto_}}) {
+    SCOPED_TRACE(std::string(c.kernel) + " " + c.size + " along " + std::string(to_string(c.dir)));
+    const KernelSpec& k = kernel_spec(c.kernel);
+    MultiDeviceRunner mr(devices, k, k.parse_size(c.size));
+    const unsigned dim = split_dimension(k.dims(), k.priority(), c.dir);
+    const std::size_t total = k.split_units(mr.problem(), dim);
+    const auto blocks = align_blocks({0.37, 0.63}, total, dim, {1, 1});
+    const SplitRunResult r = mr.run(blocks, {std::nullopt, std::nullopt}, quick);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.verdict.ok);
+    ASSERT_EQ(r.slices.size(), 2u);
+    EXPECT_EQ(r.makespan.size(), 2u);
+    for (const auto& s : r.slices) {
+      EXPECT_EQ(s.kernel.size(), 2u);
+      EXPECT_GT(s.kernel.median(), 0);
+      EXPECT_GE(s.wall.median(), s.kernel.median() * 0.5);
+    }
+    // The makespan covers the slowest device's kernel.
+    EXPECT_GE(r.makespan.max(), std::max(r.slices[0].kernel.min(), r.slices[1].kernel.min()));
+  }
+}
+
+TEST_F(SplitMulti, OneDeviceAloneAndPerDeviceLocalSizes) {
+  const KernelSpec& k = kernel_spec("matmul");
+  MultiDeviceRunner mr(devices, k, k.parse_size("64"));
+  auto r = mr.run(align_blocks({0.0, 1.0}, 64, 1, {1, 1}), {std::nullopt, std::nullopt}, quick);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.slices[0].kernel.size(), 0u);  // idle
+  // Device 0 with 16x8 groups (rows in multiples of 8), device 1 with the driver's choice.
+  const std::vector<LocalSize> locals{Extent{16, 8, 2}, std::nullopt};
+  const auto blocks = align_blocks({0.5, 0.5}, 64, 1, {split_granularity(k, 1, locals[0]), 1});
+  EXPECT_EQ(blocks[0].size() % 8, 0u);
+  r = mr.run(blocks, locals, quick);
+  ASSERT_TRUE(r.ok()) << r.error;
+  // A local size that does not divide its slice is a constraint failure, not a crash.
+  r = mr.run(align_blocks({0.5, 0.5}, 64, 1, {1, 1}), {Extent{16, 7, 2}, std::nullopt}, quick);
+  EXPECT_EQ(r.status, TrialStatus::constraints);
+  EXPECT_FALSE(r.error.empty());
+  EXPECT_THROW((void)mr.run({Block{1, 0, 10}, Block{1, 10, 60}}, {std::nullopt, std::nullopt}, quick), UsageError);
+}
+
+TEST_F(SplitMulti, ModelsAndMeasuredCalibration) {
+  const KernelSpec& k = kernel_spec("sort");
+  MultiDeviceRunner mr(devices, k, k.parse_size("4096"));
+  const std::vector<LocalSize> locals{std::nullopt, std::nullopt};
+  for (auto m : {SplitModel::pe_ratio, SplitModel::proportional}) {
+    const auto b = model_blocks(m, mr, 0, locals);
+    EXPECT_EQ(b.back().end, 4096u);
+    EXPECT_TRUE(mr.run(b, locals, quick).ok());
+  }
+  EXPECT_THROW((void)model_blocks(SplitModel::measured, mr, 0, locals), UsageError);
+  Calibration cal = mr.calibrate_all(0, locals, quick);
+  ASSERT_EQ(cal.devices.size(), 2u);
+  for (const auto& d : cal.devices) {
+    EXPECT_EQ(d.points.size(), 5u);
+    EXPECT_GT(d.predict_ms(4096), 0);
+  }
+  EXPECT_EQ(calibration_from_json(to_json(cal)), cal);
+  const auto b = refine_measured(mr, cal, locals, quick, 1);
+  EXPECT_EQ(b.front().begin, 0u);
+  EXPECT_EQ(b.back().end, 4096u);
+  const auto r = mr.run(b, locals, quick);
+  EXPECT_TRUE(r.ok()) << r.error;
+}
+
+TEST_F(SplitMulti, SweepFindsABestRatio) {
+  const KernelSpec& k = kernel_spec("trapezoid");
+  MultiDeviceRunner mr(devices, k, k.parse_size("8192"));
+  const auto sweep = sweep_two(mr, 0, {std::nullopt, std::nullopt}, quick, 25, 12.5);
+  ASSERT_GE(sweep.size(), 5u);
+  EXPECT_DOUBLE_EQ(sweep.front().percent_first, 0);
+  EXPECT_DOUBLE_EQ(sweep.back().percent_first, 100);
+  const SweepPoint* best = best_point(sweep);
+  ASSERT_NE(best, nullptr);
+  for (const auto& p : sweep) EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
+  EXPECT_THROW((void)sweep_two(mr, 0, {std::nullopt, std::nullopt}, quick, 0), UsageError);
+}
