@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/rules.hpp"
+#include "wstune/search_space.hpp"
 
 namespace wstune {
 
@@ -310,6 +312,56 @@ const SweepPoint* best_point(const std::vector<SweepPoint>& sweep) {
     if (!best || p.result.makespan.median() < best->result.makespan.median()) best = &p;
   }
   return best;
+}
+
+std::string sweep_csv(const std::vector<SweepPoint>& sweep) {
+  std::string out = "percent_first,units_first,units_second,status,makespan_median_ms,makespan_min_ms,"
+                    "kernel_first_ms,kernel_second_ms\n";
+  auto kernel = [](const SliceResult& s) {
+    return s.kernel.size() ? fmt::format("{:.4f}", s.kernel.median()) : std::string{};
+  };
+  for (const auto& p : sweep) {
+    const auto& r = p.result;
+    out += fmt::format("{:g},{},{},{},{:.4f},{:.4f},{},{}\n", p.percent_first, p.blocks.at(0).size(),
+                       p.blocks.at(1).size(), to_string(r.status), r.makespan.median(), r.makespan.min(),
+                       kernel(r.slices.at(0)), kernel(r.slices.at(1)));
+  }
+  return out;
+}
+
+svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title,
+                         const std::string& first_name, const std::string& second_name) {
+  svg::LinePlot plot;
+  plot.title = title;
+  plot.x_label = "share of " + first_name + " (%)";
+  plot.y_label = "time (ms)";
+  svg::Series makespan{"makespan (wall clock)", {}, {}};
+  svg::Series k0{"kernel on " + first_name, {}, {}};
+  svg::Series k1{"kernel on " + second_name, {}, {}};
+  for (const auto& p : sweep) {
+    if (!p.result.ok()) continue;
+    makespan.x.push_back(p.percent_first);
+    makespan.y.push_back(p.result.makespan.median());
+    k0.x.push_back(p.percent_first);
+    k0.y.push_back(p.result.slices.at(0).kernel.median());
+    k1.x.push_back(p.percent_first);
+    k1.y.push_back(p.result.slices.at(1).kernel.median());
+  }
+  plot.series = {makespan, k0, k1};
+  if (const SweepPoint* best = best_point(sweep)) plot.mark_x = best->percent_first;
+  return plot;
+}
+
+LocalSize paper_local_rule(const DeviceRunner& runner, const Problem& p, const Block& b) {
+  const Extent global = runner.spec().block_global(p, b);
+  const auto& info = runner.device().info;
+  SpaceLimits limits;
+  limits.max_work_group_size = info.max_work_group_size;
+  limits.kernel_work_group_size = runner.kernel_work_group_size();
+  limits.max_work_item_sizes = info.max_work_item_sizes;
+  limits.local_mem_bytes = info.local_mem_bytes;
+  limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
+  return paper_rule(global, enumerate_local_sizes(global, limits), runner.spec().priority(), info.pe_per_cu);
 }
 
 }  // namespace wstune

@@ -18,6 +18,7 @@
 #include "wstune/kernel.hpp"
 #include "wstune/runner.hpp"
 #include "wstune/split.hpp"
+#include "wstune/svg.hpp"
 #include "wstune/timing.hpp"
 
 namespace wstune {
@@ -142,5 +143,21 @@ std::vector<SweepPoint> sweep_two(MultiDeviceRunner& runner, unsigned dim, const
 /// The sweep point with the smallest median makespan among correct ones
 /// (nullptr when none is correct).
 const SweepPoint* best_point(const std::vector<SweepPoint>& sweep);
+
+/// The sweep as CSV: header "percent_first,units_first,units_second,status,
+/// makespan_median_ms,makespan_min_ms,kernel_first_ms,kernel_second_ms", one
+/// row per point (times are medians; empty for an unused device).
+std::string sweep_csv(const std::vector<SweepPoint>& sweep);
+
+/// The sweep as a line plot in the style of the paper's Figs. 2–4: median
+/// makespan (ms) over the first device's share (%), with each device's
+/// kernel time as a second and third line, the best share marked.
+svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title,
+                         const std::string& first_name, const std::string& second_name);
+
+/// The paper's §3.2.3 rule as a LocalRule: the settable local sizes of the
+/// block's NDRange on the runner's device (enumerate_local_sizes), then
+/// paper_rule() with the kernel's priority and the device's PEs per CU.
+LocalSize paper_local_rule(const DeviceRunner& runner, const Problem& p, const Block& b);
 
 }  // namespace wstune
