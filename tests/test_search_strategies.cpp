@@ -1,0 +1,210 @@
+// tune(), the strategies and stop conditions over a synthetic evaluator
+// (no OpenCL): never worse than NULL, budgets, ties, failures as data,
+// the observer and the "already measured" lookup.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "wstune/search.hpp"
+#include "wstune/search_space.hpp"
+
+using namespace wstune;
+
+namespace {
+
+// Time of a shape: a bowl in log2 space with its minimum at (best_x, best_y).
+class FakeEvaluator final : public Evaluator {
+ public:
+  FakeEvaluator(Extent global, std::size_t max_wg, double null_ms) {
+    target_.kernel = "fake";
+    target_.global = global;
+    target_.priority = Priority::x;
+    target_.limits.max_work_group_size = max_wg;
+    target_.limits.max_work_item_sizes = {max_wg, max_wg, max_wg};
+    target_.pe_per_cu = 8;
+    null_ms_ = null_ms;
+  }
+  const TuneTarget& target() const override { return target_; }
+  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
+    ++calls[to_string(local)];
+    Trial t;
+    t.local = local;
+    if (auto it = fail.find(to_string(local)); it != fail.end()) {
+      t.status = it->second;
+      t.error = "injected";
+      return t;
+    }
+    const double ms = local ? cost(*local) : null_ms_;
+    const int call = calls[to_string(local)];
+    for (unsigned i = 0; i < timing.repetitions; ++i) {
+      double v = ms;
+      if (auto s = script.find(to_string(local)); s != script.end()) v = call == 1 ? s->second.first : s->second.second;
+      t.kernel.ms.push_back(v);
+    }
+    return t;
+  }
+  double cost(const Extent& e) const {
+    if (auto it = table.find(to_string(LocalSize(e))); it != table.end()) return it->second;
+    const double dx = std::log2(static_cast<double>(e.x)) - best_lx, dy = std::log2(static_cast<double>(e.y)) - best_ly;
+    return 1.0 + 0.2 * dx * dx + 0.3 * dy * dy + 0.05 * std::abs(dx * dy);
+  }
+
+  double best_lx = 5, best_ly = 1;
+  std::map<std::string, double> table;                        // explicit costs
+  std::map<std::string, std::pair<double, double>> script;    // first call, later calls
+  std::map<std::string, TrialStatus> fail;
+  std::map<std::string, int> calls;
+
+ private:
+  TuneTarget target_;
+  double null_ms_;
+};
+
+TuneOptions quick() {
+  TuneOptions o;
+  o.timing = {0, 3};
+  return o;
+}
+
+double space_min(FakeEvaluator& ev, const std::vector<Extent>& space) {
+  double m = 1e300;
+  for (const auto& e : space) m = std::min(m, ev.cost(e));
+  return m;
+}
+
+}  // namespace
+
+TEST(Tune, ExhaustiveMeasuresEveryShapeOnceAndFindsTheMinimum) {
+  FakeEvaluator ev(Extent{256, 64, 2}, 256, 5.0);
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *never_stop(), quick());
+  EXPECT_EQ(r.evaluations, r.space.size() + 1);
+  for (const auto& [k, n] : ev.calls) EXPECT_EQ(n, 1) << k;
+  ASSERT_TRUE(r.best.local);
+  EXPECT_EQ(*r.best.local, (Extent{32, 2, 2}));
+  EXPECT_DOUBLE_EQ(r.best.median_ms(), space_min(ev, r.space));
+  ASSERT_TRUE(r.rule);
+  EXPECT_EQ(*r.rule->local, (Extent{256, 1, 2}));  // paper §3.2.3, x-priority, max 256
+  ASSERT_TRUE(r.ratio_to_baseline());
+  EXPECT_LT(*r.ratio_to_baseline(), 1.0);
+  EXPECT_EQ(r.stop_reason, "searcher done");
+}
+
+TEST(Tune, AnswersNullWhenNothingIsFaster) {
+  FakeEvaluator ev(Extent{64, 64, 2}, 256, 0.5);  // NULL beats every shape (≥ 1 ms)
+  for (const char* name : {"exhaustive", "random", "guided", "rule"}) {
+    auto s = make_searcher(name, 3);
+    const TuneResult r = tune(ev, *s, *never_stop(), quick());
+    EXPECT_FALSE(r.best.local) << name;
+    EXPECT_DOUBLE_EQ(r.best.median_ms(), 0.5) << name;
+    EXPECT_DOUBLE_EQ(*r.ratio_to_baseline(), 1.0) << name;
+  }
+}
+
+TEST(Tune, GuidedFindsTheOptimumWithinTwentyPercentOfTheSpace) {
+  FakeEvaluator ev(Extent{1024, 1024, 2}, 1024, 5.0);
+  ev.best_lx = 6;  // optimum 64x2
+  const auto space = enumerate_local_sizes(ev.target().global, ev.target().limits);
+  const unsigned budget = static_cast<unsigned>((space.size() + 1) / 5);
+  auto s = make_guided_searcher(1);
+  const TuneResult r = tune(ev, *s, *max_evaluations(budget), quick());
+  EXPECT_LE(r.evaluations, budget);
+  EXPECT_LE(r.best.median_ms(), space_min(ev, space) * 1.03);
+}
+
+TEST(Tune, MaxEvaluationsAndTimeLimitStop) {
+  FakeEvaluator ev(Extent{512, 512, 2}, 1024, 5.0);
+  auto s = make_random_searcher(7);
+  const TuneResult r = tune(ev, *s, *max_evaluations(6), quick());
+  EXPECT_EQ(r.evaluations, 6u);
+  EXPECT_EQ(r.stop_reason, "6 evaluations");
+  auto s2 = make_exhaustive_searcher();
+  const TuneResult r2 = tune(ev, *s2, *either(max_evaluations(1000), time_limit(std::chrono::seconds(0))), quick());
+  EXPECT_EQ(r2.evaluations, 2u);  // NULL and the rule always run
+  EXPECT_NE(r2.stop_reason.find("time limit"), std::string::npos);
+}
+
+TEST(Tune, FailuresAreDataAndNeverTheAnswer) {
+  FakeEvaluator ev(Extent{64, 64, 2}, 256, 5.0);
+  ev.fail["32x2"] = TrialStatus::correctness;  // the optimum of the bowl
+  ev.fail["16x2"] = TrialStatus::timeout;
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *never_stop(), quick());
+  ASSERT_TRUE(r.best.local);
+  EXPECT_NE(to_string(r.best.local), "32x2");
+  EXPECT_NE(to_string(r.best.local), "16x2");
+  unsigned failed = 0;
+  for (const auto& t : r.trials) failed += !t.ok();
+  EXPECT_EQ(failed, 2u);
+}
+
+TEST(Tune, TiesAreResolvedByMoreSamples) {
+  FakeEvaluator ev(Extent{4, 1, 1}, 256, 5.0);
+  ev.table = {{"1", 9.0}, {"2", 9.0}};
+  ev.script["4"] = {1.00, 0.90};  // looks slower first, is faster
+  ev.script["2"] = {0.99, 0.99};
+  auto s = make_exhaustive_searcher();
+  TuneOptions o = quick();
+  const TuneResult r = tune(ev, *s, *never_stop(), o);
+  ASSERT_TRUE(r.best.local);
+  EXPECT_EQ(r.best.local->x, 4u);
+  EXPECT_GT(r.tiebreak_trials, 0u);
+  EXPECT_GT(r.best.kernel.size(), 3u);  // merged samples
+  o.tiebreak_rounds = 0;
+  ev.calls.clear();  // a fresh device: the first samples again
+  auto s2 = make_exhaustive_searcher();
+  EXPECT_EQ(tune(ev, *s2, *never_stop(), o).best.local->x, 2u);  // noise wins without the tie-break
+}
+
+TEST(Tune, ObserverSeesEveryTrialAndLookupAvoidsRemeasuring) {
+  FakeEvaluator ev(Extent{128, 32, 2}, 256, 5.0);
+  std::map<std::string, Trial> store;
+  TuneOptions o = quick();
+  o.tiebreak_rounds = 0;
+  unsigned observed = 0;
+  o.on_trial = [&](const Trial& t, TrialPhase) {
+    ++observed;
+    store[to_string(t.local)] = t;
+  };
+  o.lookup = [&](const LocalSize& l) -> std::optional<Trial> {
+    auto it = store.find(to_string(l));
+    return it == store.end() ? std::nullopt : std::optional<Trial>(it->second);
+  };
+  auto s = make_random_searcher(5);
+  const TuneResult first = tune(ev, *s, *max_evaluations(10), o);
+  EXPECT_EQ(observed, first.evaluations);
+  EXPECT_EQ(store.size(), 10u);
+  // A resumed session: everything measured before comes from the store.
+  auto s2 = make_exhaustive_searcher();
+  const TuneResult second = tune(ev, *s2, *never_stop(), o);
+  EXPECT_EQ(second.evaluations, second.space.size() + 1 - 10);
+  for (const auto& [k, n] : ev.calls) EXPECT_EQ(n, 1) << k;
+  EXPECT_EQ(*second.best.local, (Extent{32, 2, 2}));
+}
+
+TEST(Searchers, UnknownNameIsAUsageError) {
+  EXPECT_THROW(make_searcher("genetic"), std::exception);
+}
+
+RC_GTEST_PROP(TuneProperty, NeverSlowerThanNullAndNoShapeMeasuredTwice, ()) {
+  const Extent g{*rc::gen::element<std::size_t>(1, 7, 12, 60, 64, 97, 360), *rc::gen::element<std::size_t>(1, 2, 9, 16, 30), 2};
+  FakeEvaluator ev(g, *rc::gen::element<std::size_t>(64, 256, 1024), *rc::gen::inRange(1, 40) / 10.0);
+  for (const auto& e : enumerate_local_sizes(g, ev.target().limits))
+    ev.table[to_string(LocalSize(e))] = *rc::gen::inRange(5, 50) / 10.0;
+  const auto name = *rc::gen::element<std::string>("exhaustive", "random", "guided", "rule");
+  auto s = make_searcher(name, *rc::gen::arbitrary<std::uint32_t>());
+  TuneOptions o = quick();
+  o.tiebreak_rounds = 0;
+  const TuneResult r = tune(ev, *s, *max_evaluations(*rc::gen::inRange(1, 30)), o);
+  RC_ASSERT(r.best.ok());
+  RC_ASSERT(r.best.median_ms() <= r.baseline.median_ms());
+  for (const auto& [k, n] : ev.calls) RC_ASSERT(n == 1);
+  if (name == "exhaustive" && r.evaluations == r.space.size() + 1) {
+    double m = r.baseline.median_ms();
+    for (const auto& t : r.trials) m = std::min(m, t.median_ms());
+    RC_ASSERT(r.best.median_ms() == m);
+  }
+}
