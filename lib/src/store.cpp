@@ -1,0 +1,865 @@
+// wstune::Store: opening, migrations, and the row-level API. Export/import
+// live in store_io.cpp.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "store_impl.hpp"
+#include "wstune/json.hpp"
+#include "wstune/timing.hpp"
+#include "wstune/version.hpp"
+
+namespace wstune {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---- helpers -----------------------------------------------------------------
+
+std::string utc_now() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  const std::time_t t = system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+std::string new_uuid() {
+  thread_local std::mt19937_64 rng = [] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd(), static_cast<unsigned>(getpid()),
+                      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
+    return std::mt19937_64(seq);
+  }();
+  return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string config_text(const LocalSize& l) { return to_string(l); }
+
+std::string fnv1a_hex(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::optional<double> TrialRecord::median_ms() const {
+  if (samples_ms.empty()) return std::nullopt;
+  return Samples{samples_ms}.median();
+}
+
+std::optional<double> BestConfig::ratio_to_null() const {
+  if (!null_ms || median_ms <= 0) return std::nullopt;
+  return *null_ms / median_ms;
+}
+
+std::optional<double> BestConfig::ratio_to_rule() const {
+  if (!rule_ms || median_ms <= 0) return std::nullopt;
+  return *rule_ms / median_ms;
+}
+
+std::string default_db_path() {
+  if (const char* p = std::getenv("WSTUNE_DB"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return (fs::path(x) / "wstune" / "wstune.db").string();
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return (fs::path(h) / ".local" / "share" / "wstune" / "wstune.db").string();
+  throw StoreError("no database path: set WSTUNE_DB, XDG_DATA_HOME or HOME, or pass --db FILE");
+}
+
+// ---- Impl ----------------------------------------------------------------------
+
+SQLite::Statement& Store::Impl::stmt(std::string_view sql) {
+  auto it = cache.find(sql);
+  if (it == cache.end()) {
+    it = cache.emplace(std::string(sql), std::make_unique<SQLite::Statement>(*db, std::string(sql))).first;
+  } else {
+    it->second->reset();
+    it->second->clearBindings();
+  }
+  return *it->second;
+}
+
+void Store::Impl::fail(const char* what, const SQLite::Exception& e) const {
+  const int code = e.getErrorCode() & 0xff;
+  switch (code) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      throw StoreError(fmt::format("database {} is locked by another process ({} waited {} ms: {}); retry when "
+                                   "the other wstune finishes, or raise the busy timeout",
+                                   path, what, options.busy_timeout_ms, e.what()));
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      throw StoreError(fmt::format("database {} is read-only ({}: {}); make the file and its directory "
+                                   "writable or pass --db / WSTUNE_DB with a writable path",
+                                   path, what, e.what()));
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      throw StoreError(fmt::format("database {} is corrupt or not an SQLite database ({}: {}); it was left "
+                                   "untouched: move it aside (or restore a backup) or pass --db another file",
+                                   path, what, e.what()));
+    case SQLITE_CANTOPEN:
+      throw StoreError(fmt::format("cannot open database {} ({}: {}); check the path and its permissions or "
+                                   "pass --db another file", path, what, e.what()));
+    case SQLITE_FULL:
+      throw StoreError(fmt::format("database {}: disk full ({}: {}); free space and retry", path, what, e.what()));
+    default:
+      throw StoreError(fmt::format("database {}: {} failed: {}", path, what, e.what()));
+  }
+}
+
+namespace {
+
+void bind_opt(SQLite::Statement& s, int i, const std::optional<double>& v) {
+  if (v) s.bind(i, *v); else s.bind(i);
+}
+void bind_opt(SQLite::Statement& s, int i, const std::optional<std::int64_t>& v) {
+  if (v) s.bind(i, static_cast<std::int64_t>(*v)); else s.bind(i);
+}
+std::optional<double> col_opt_double(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getDouble();
+}
+std::optional<std::int64_t> col_opt_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+// Binds local_dims, local_x, local_y at i, i+1, i+2.
+void bind_local(SQLite::Statement& s, int i, const LocalSize& l) {
+  if (!l) {
+    s.bind(i); s.bind(i + 1); s.bind(i + 2);
+    return;
+  }
+  s.bind(i, static_cast<int>(l->dims));
+  s.bind(i + 1, static_cast<std::int64_t>(l->x));
+  s.bind(i + 2, static_cast<std::int64_t>(l->y));
+}
+LocalSize col_local(const SQLite::Statement& s, int i) {
+  if (s.getColumn(i).isNull()) return std::nullopt;
+  return Extent{static_cast<std::size_t>(s.getColumn(i + 1).getInt64()),
+                static_cast<std::size_t>(s.getColumn(i + 2).getInt64()),
+                static_cast<unsigned>(s.getColumn(i).getInt())};
+}
+
+// Forward migrations: migrations[v] takes user_version v to v + 1.
+std::vector<std::string_view> migrations() { return {schema_sql()}; }
+
+bool is_memory(const std::string& path) { return path == ":memory:" || path.empty() || path.rfind("file:", 0) == 0; }
+
+}  // namespace
+
+std::int64_t Store::Impl::insert_device(const DeviceInfo& d) {
+  auto& ins = stmt(
+      "INSERT INTO devices(fingerprint,name,vendor,type,platform,driver_version,opencl_version,architecture,"
+      "compute_units,pe_per_cu,pe_source,pe_detail,max_clock_mhz,max_work_group_size,max_work_item_sizes,"
+      "local_mem_bytes,global_mem_bytes,preferred_wg_multiple,native_float_width,extensions,info_json,first_seen)"
+      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING");
+  int i = 1;
+  ins.bind(i++, d.fingerprint());
+  ins.bind(i++, d.name);
+  ins.bind(i++, d.vendor);
+  ins.bind(i++, d.type);
+  ins.bind(i++, d.platform);
+  ins.bind(i++, d.driver_version);
+  ins.bind(i++, d.opencl_version);
+  ins.bind(i++, d.architecture);
+  ins.bind(i++, static_cast<std::int64_t>(d.compute_units));
+  ins.bind(i++, static_cast<std::int64_t>(d.pe_per_cu));
+  ins.bind(i++, std::string(to_string(d.pe_source)));
+  ins.bind(i++, d.pe_detail);
+  ins.bind(i++, static_cast<std::int64_t>(d.max_clock_mhz));
+  ins.bind(i++, static_cast<std::int64_t>(d.max_work_group_size));
+  ins.bind(i++, json(d.max_work_item_sizes).dump());
+  ins.bind(i++, static_cast<std::int64_t>(d.local_mem_bytes));
+  ins.bind(i++, static_cast<std::int64_t>(d.global_mem_bytes));
+  ins.bind(i++, static_cast<std::int64_t>(d.preferred_wg_multiple));
+  ins.bind(i++, static_cast<std::int64_t>(d.native_float_width));
+  ins.bind(i++, json(d.extensions).dump());
+  json info = to_json(d);
+  info["extensions"] = d.extensions;
+  ins.bind(i++, info.dump());
+  ins.bind(i++, utc_now());
+  ins.exec();
+  return device_id(d.fingerprint());
+}
+
+std::int64_t Store::Impl::device_id(std::string_view fingerprint) {
+  auto& q = stmt("SELECT id FROM devices WHERE fingerprint=?");
+  q.bind(1, std::string(fingerprint));
+  if (!q.executeStep()) {
+    throw UsageError(fmt::format("device {} is not in database {}; store it first (put_device)", fingerprint, path));
+  }
+  return q.getColumn(0).getInt64();
+}
+
+std::int64_t Store::Impl::kernel_id(const KernelKey& k) {
+  auto& ins = stmt("INSERT INTO kernels(name,source_hash,build_options) VALUES(?,?,?) ON CONFLICT DO NOTHING");
+  ins.bind(1, k.name);
+  ins.bind(2, k.source_hash);
+  ins.bind(3, k.build_options);
+  ins.exec();
+  auto& q = stmt("SELECT id FROM kernels WHERE name=? AND source_hash=? AND build_options=?");
+  q.bind(1, k.name);
+  q.bind(2, k.source_hash);
+  q.bind(3, k.build_options);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+std::int64_t Store::Impl::problem_id(const ProblemKey& p) {
+  if (p.global.x == 0 || p.global.y == 0 || p.global.dims < 1 || p.global.dims > 2) {
+    throw UsageError(fmt::format("global size {} is not a valid 1-D or 2-D NDRange", to_string(p.global)));
+  }
+  const std::size_t y = p.global.dims == 1 ? 1 : p.global.y;
+  auto& ins = stmt("INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(?,?,?,1,?) "
+                   "ON CONFLICT DO NOTHING");
+  ins.bind(1, static_cast<int>(p.global.dims));
+  ins.bind(2, static_cast<std::int64_t>(p.global.x));
+  ins.bind(3, static_cast<std::int64_t>(y));
+  ins.bind(4, p.size_text);
+  ins.exec();
+  auto& q = stmt("SELECT id FROM problems WHERE dims=? AND global_x=? AND global_y=? AND global_z=1 AND size_text=?");
+  q.bind(1, static_cast<int>(p.global.dims));
+  q.bind(2, static_cast<std::int64_t>(p.global.x));
+  q.bind(3, static_cast<std::int64_t>(y));
+  q.bind(4, p.size_text);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+// ---- opening -----------------------------------------------------------------
+
+Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.path = path.empty() ? ":memory:" : path;
+  m.options = options;
+  if (!is_memory(m.path)) {
+    const fs::path p(m.path);
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      throw StoreError(fmt::format("database path {} is a directory; pass a file, e.g. --db {}/wstune.db", m.path,
+                                   m.path));
+    }
+    const bool exists = fs::exists(p, ec);
+    if (options.read_only && !exists) {
+      throw StoreError(fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
+                                   "naming an existing database", m.path));
+    }
+    if (!options.read_only && !exists && p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
+      fs::create_directories(p.parent_path(), ec);
+      if (ec) {
+        throw StoreError(fmt::format("cannot create directory {} for database {}: {}; create it or pass --db / "
+                                     "WSTUNE_DB with a writable path", p.parent_path().string(), m.path,
+                                     ec.message()));
+      }
+    }
+    if (!options.read_only && exists && access(m.path.c_str(), W_OK) != 0) {
+      throw StoreError(fmt::format("database {} is read-only; make it writable (chmod u+w) or pass --db / "
+                                   "WSTUNE_DB with a writable copy", m.path));
+    }
+  }
+  const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  m.guard("open", [&] {
+    m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
+  });
+  int version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+  if (version > kSchemaVersion) {
+    throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
+                                 "knows up to {}); use that newer wstune or pass --db another file; the database "
+                                 "was not changed", m.path, version, wstune::version(), kSchemaVersion));
+  }
+  m.guard("set pragmas", [&] {
+    m.db->exec("PRAGMA foreign_keys=ON");
+    if (!options.read_only) {
+      if (!is_memory(m.path)) {
+        const std::string mode = m.db->execAndGet("PRAGMA journal_mode=WAL").getString();
+        if (mode != "wal") throw StoreError(fmt::format("database {}: cannot switch to WAL mode (got {})", m.path, mode));
+      }
+      m.db->exec("PRAGMA synchronous=NORMAL");
+    }
+  });
+  if (version == kSchemaVersion) return;
+  if (options.read_only) {
+    throw StoreError(fmt::format("database {} has schema version {} and needs migrating to {}; open it once "
+                                 "writable (e.g. 'wstune db check --db {}')", m.path, version, kSchemaVersion, m.path));
+  }
+  m.guard("migrate the schema", [&] {
+    SQLite::Transaction tx(*m.db, SQLite::TransactionBehavior::IMMEDIATE);
+    version = m.db->execAndGet("PRAGMA user_version").getInt();  // another process may have migrated
+    if (version == 0 && m.db->execAndGet("SELECT count(*) FROM sqlite_master").getInt() > 0) {
+      throw StoreError(fmt::format("{} is an SQLite database but not a wstune one (it has tables and schema version "
+                                   "0); it was left untouched: pass --db another file", m.path));
+    }
+    const auto steps = migrations();
+    for (int v = version; v < kSchemaVersion; ++v) m.db->exec(std::string(steps.at(static_cast<std::size_t>(v))));
+    m.db->exec(fmt::format("PRAGMA user_version={}", kSchemaVersion));
+    tx.commit();
+  });
+}
+
+Store::~Store() = default;
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+
+const std::string& Store::path() const noexcept { return impl_->path; }
+std::uint64_t Store::generation() const noexcept { return impl_->generation; }
+
+int Store::schema_version() const {
+  return impl_->guard("read the schema version", [&] { return impl_->db->execAndGet("PRAGMA user_version").getInt(); });
+}
+
+// ---- devices, kernels, problems --------------------------------------------------
+
+std::int64_t Store::put_device(const DeviceInfo& d) {
+  return impl_->guard("store a device", [&] { return impl_->insert_device(d); });
+}
+
+namespace {
+DeviceInfo device_from_row(SQLite::Statement& q) {
+  const json info = json::parse(q.getColumn(0).getString());
+  DeviceInfo d = device_info_from_json(info);
+  d.extensions = info.value("extensions", std::vector<std::string>{});
+  return d;
+}
+}  // namespace
+
+std::optional<DeviceInfo> Store::device(std::string_view fingerprint) const {
+  return impl_->guard("read a device", [&]() -> std::optional<DeviceInfo> {
+    auto& q = impl_->stmt("SELECT info_json FROM devices WHERE fingerprint=?");
+    q.bind(1, std::string(fingerprint));
+    if (!q.executeStep()) return std::nullopt;
+    return device_from_row(q);
+  });
+}
+
+std::vector<DeviceInfo> Store::devices() const {
+  return impl_->guard("read devices", [&] {
+    std::vector<DeviceInfo> out;
+    auto& q = impl_->stmt("SELECT info_json FROM devices ORDER BY id");
+    while (q.executeStep()) out.push_back(device_from_row(q));
+    return out;
+  });
+}
+
+std::int64_t Store::put_kernel(const KernelKey& k) {
+  return impl_->guard("store a kernel", [&] { return impl_->kernel_id(k); });
+}
+
+std::int64_t Store::put_problem(const ProblemKey& p) {
+  return impl_->guard("store a problem", [&] { return impl_->problem_id(p); });
+}
+
+// ---- sessions -----------------------------------------------------------------------
+
+namespace {
+constexpr std::string_view kSessionSelect =
+    "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
+    "p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,s.ended_at,s.wstune_version,s.host "
+    "FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k ON k.id=s.kernel_id "
+    "JOIN problems p ON p.id=s.problem_id ";
+
+SessionRecord session_from_row(SQLite::Statement& q) {
+  SessionRecord r;
+  r.id = q.getColumn(0).getInt64();
+  r.uuid = q.getColumn(1).getString();
+  r.device_fingerprint = q.getColumn(2).getString();
+  r.kernel = {q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getString()};
+  r.problem.global = Extent{static_cast<std::size_t>(q.getColumn(7).getInt64()),
+                            static_cast<std::size_t>(q.getColumn(8).getInt64()),
+                            static_cast<unsigned>(q.getColumn(6).getInt())};
+  r.problem.size_text = q.getColumn(9).getString();
+  r.spec.strategy = q.getColumn(10).getString();
+  r.spec.budget_trials = col_opt_int(q.getColumn(11));
+  r.spec.budget_seconds = col_opt_double(q.getColumn(12));
+  r.started_at = q.getColumn(13).getString();
+  if (!q.getColumn(14).isNull()) r.ended_at = q.getColumn(14).getString();
+  r.wstune_version = q.getColumn(15).getString();
+  r.host = q.getColumn(16).getString();
+  return r;
+}
+}  // namespace
+
+SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& kernel, const ProblemKey& problem,
+                                  const SessionSpec& spec, bool resume) {
+  Impl& m = *impl_;
+  return m.guard("open a session", [&] {
+    SQLite::Transaction tx(*m.db, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto dev = m.insert_device(device);
+    const auto ker = m.kernel_id(kernel);
+    const auto pro = m.problem_id(problem);
+    std::optional<std::int64_t> id;
+    bool resumed = false;
+    if (resume) {
+      auto& q = m.stmt("SELECT id FROM sessions WHERE device_id=? AND kernel_id=? AND problem_id=? AND strategy=? "
+                       "AND ended_at IS NULL ORDER BY id DESC LIMIT 1");
+      q.bind(1, static_cast<std::int64_t>(dev));
+      q.bind(2, static_cast<std::int64_t>(ker));
+      q.bind(3, static_cast<std::int64_t>(pro));
+      q.bind(4, spec.strategy);
+      if (q.executeStep()) {
+        id = q.getColumn(0).getInt64();
+        resumed = true;
+      }
+    }
+    if (!id) {
+      auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
+                         "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,NULL,?,?)");
+      ins.bind(1, new_uuid());
+      ins.bind(2, static_cast<std::int64_t>(dev));
+      ins.bind(3, static_cast<std::int64_t>(ker));
+      ins.bind(4, static_cast<std::int64_t>(pro));
+      ins.bind(5, spec.strategy);
+      bind_opt(ins, 6, spec.budget_trials);
+      bind_opt(ins, 7, spec.budget_seconds);
+      ins.bind(8, utc_now());
+      ins.bind(9, std::string(wstune::version()));
+      ins.bind(10, host_name());
+      ins.exec();
+      id = m.db->getLastInsertRowid();
+    }
+    tx.commit();
+    auto& q = m.stmt(std::string(kSessionSelect) + "WHERE s.id=?");
+    q.bind(1, static_cast<std::int64_t>(*id));
+    q.executeStep();
+    SessionRecord r = session_from_row(q);
+    r.resumed = resumed;
+    return r;
+  });
+}
+
+void Store::end_session(std::int64_t session_id) {
+  impl_->guard("end a session", [&] {
+    auto& u = impl_->stmt("UPDATE sessions SET ended_at=? WHERE id=? AND ended_at IS NULL");
+    u.bind(1, utc_now());
+    u.bind(2, static_cast<std::int64_t>(session_id));
+    u.exec();
+  });
+}
+
+std::optional<SessionRecord> Store::session(std::int64_t session_id) const {
+  return impl_->guard("read a session", [&]() -> std::optional<SessionRecord> {
+    auto& q = impl_->stmt(std::string(kSessionSelect) + "WHERE s.id=?");
+    q.bind(1, static_cast<std::int64_t>(session_id));
+    if (!q.executeStep()) return std::nullopt;
+    return session_from_row(q);
+  });
+}
+
+std::vector<SessionRecord> Store::sessions() const {
+  return impl_->guard("read sessions", [&] {
+    std::vector<SessionRecord> out;
+    auto& q = impl_->stmt(std::string(kSessionSelect) + "ORDER BY s.id");
+    while (q.executeStep()) out.push_back(session_from_row(q));
+    return out;
+  });
+}
+
+// ---- trials ----------------------------------------------------------------------------
+
+bool Store::Impl::insert_trial(std::int64_t session_id, const TrialRecord& t, const std::string& created_at) {
+  auto& ins = stmt(
+      "INSERT INTO trials(session_id,config,local_dims,local_x,local_y,status,error,samples_ms,median_ms,"
+      "compile_ms,run_ms,verify_ms,created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "ON CONFLICT(session_id,config) DO NOTHING");
+  ins.bind(1, static_cast<std::int64_t>(session_id));
+  ins.bind(2, config_text(t.local));
+  bind_local(ins, 3, t.local);
+  ins.bind(6, std::string(to_string(t.status)));
+  ins.bind(7, t.error);
+  ins.bind(8, json(t.samples_ms).dump());
+  bind_opt(ins, 9, t.median_ms());
+  bind_opt(ins, 10, t.compile_ms);
+  bind_opt(ins, 11, t.run_ms);
+  bind_opt(ins, 12, t.verify_ms);
+  ins.bind(13, created_at.empty() ? utc_now() : created_at);
+  return ins.exec() == 1;
+}
+
+bool Store::add_trial(std::int64_t session_id, const TrialRecord& t) {
+  return impl_->guard("store a trial", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const bool added = impl_->insert_trial(session_id, t, {});
+    tx.commit();
+    return added;
+  });
+}
+
+std::size_t Store::add_trials(std::int64_t session_id, const std::vector<TrialRecord>& trials) {
+  return impl_->guard("store trials", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const std::string now = utc_now();
+    std::size_t added = 0;
+    for (const TrialRecord& t : trials) added += impl_->insert_trial(session_id, t, now) ? 1 : 0;
+    tx.commit();
+    return added;
+  });
+}
+
+bool Store::measured(std::int64_t session_id, const LocalSize& local) const {
+  return impl_->guard("look up a trial", [&] {
+    auto& q = impl_->stmt("SELECT 1 FROM trials WHERE session_id=? AND config=?");
+    q.bind(1, static_cast<std::int64_t>(session_id));
+    q.bind(2, config_text(local));
+    return q.executeStep();
+  });
+}
+
+std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
+  return impl_->guard("read trials", [&] {
+    std::vector<TrialRecord> out;
+    auto& q = impl_->stmt("SELECT local_dims,local_x,local_y,status,error,samples_ms,compile_ms,run_ms,verify_ms,id,"
+                          "created_at FROM trials WHERE session_id=? ORDER BY id");
+    q.bind(1, static_cast<std::int64_t>(session_id));
+    while (q.executeStep()) {
+      TrialRecord t;
+      t.local = col_local(q, 0);
+      t.status = parse_trial_status(q.getColumn(3).getString());
+      t.error = q.getColumn(4).getString();
+      t.samples_ms = json::parse(q.getColumn(5).getString()).get<std::vector<double>>();
+      t.compile_ms = col_opt_double(q.getColumn(6));
+      t.run_ms = col_opt_double(q.getColumn(7));
+      t.verify_ms = col_opt_double(q.getColumn(8));
+      t.id = q.getColumn(9).getInt64();
+      t.created_at = q.getColumn(10).getString();
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+std::int64_t Store::trial_count(std::optional<std::int64_t> session_id) const {
+  return impl_->guard("count trials", [&] {
+    auto& q = impl_->stmt(session_id ? "SELECT count(*) FROM trials WHERE session_id=?" : "SELECT count(*) FROM trials");
+    if (session_id) q.bind(1, static_cast<std::int64_t>(*session_id));
+    q.executeStep();
+    return q.getColumn(0).getInt64();
+  });
+}
+
+// ---- best configurations ----------------------------------------------------------------
+
+std::int64_t Store::Impl::insert_best(const BestConfig& b, const std::string& uuid, const std::string& at) {
+  const auto dev = device_id(b.device_fingerprint);
+  const auto ker = kernel_id(b.kernel);
+  const auto pro = problem_id(b.problem);
+  auto& ins = stmt(
+      "INSERT INTO best_configs(uuid,device_id,kernel_id,problem_id,session_id,config,local_dims,local_x,local_y,"
+      "median_ms,null_ms,rule_ms,ratio_to_null,ratio_to_rule,recorded_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, uuid);
+  ins.bind(2, static_cast<std::int64_t>(dev));
+  ins.bind(3, static_cast<std::int64_t>(ker));
+  ins.bind(4, static_cast<std::int64_t>(pro));
+  bind_opt(ins, 5, b.session_id);
+  ins.bind(6, config_text(b.local));
+  bind_local(ins, 7, b.local);
+  ins.bind(10, b.median_ms);
+  bind_opt(ins, 11, b.null_ms);
+  bind_opt(ins, 12, b.rule_ms);
+  bind_opt(ins, 13, b.ratio_to_null());
+  bind_opt(ins, 14, b.ratio_to_rule());
+  ins.bind(15, at);
+  ins.exec();
+  ++generation;
+  return db->getLastInsertRowid();
+}
+
+namespace {
+
+constexpr std::string_view kBestSelect =
+    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
+    "b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,b.uuid,b.recorded_at "
+    "FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k ON k.id=b.kernel_id "
+    "JOIN problems p ON p.id=b.problem_id ";
+constexpr std::string_view kCurrentOnly =
+    "b.id=(SELECT max(b2.id) FROM best_configs b2 WHERE b2.device_id=b.device_id AND b2.kernel_id=b.kernel_id "
+    "AND b2.problem_id=b.problem_id) ";
+
+BestConfig best_from_row(SQLite::Statement& q) {
+  BestConfig b;
+  b.device_fingerprint = q.getColumn(0).getString();
+  b.kernel = {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()};
+  b.problem.global = Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
+                            static_cast<std::size_t>(q.getColumn(6).getInt64()),
+                            static_cast<unsigned>(q.getColumn(4).getInt())};
+  b.problem.size_text = q.getColumn(7).getString();
+  b.local = col_local(q, 8);
+  b.median_ms = q.getColumn(11).getDouble();
+  b.null_ms = col_opt_double(q.getColumn(12));
+  b.rule_ms = col_opt_double(q.getColumn(13));
+  b.session_id = col_opt_int(q.getColumn(14));
+  b.id = q.getColumn(15).getInt64();
+  b.uuid = q.getColumn(16).getString();
+  b.recorded_at = q.getColumn(17).getString();
+  return b;
+}
+}  // namespace
+
+std::int64_t Store::record_best(const BestConfig& b) {
+  return impl_->guard("store a best configuration", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto id = impl_->insert_best(b, new_uuid(), utc_now());
+    tx.commit();
+    return id;
+  });
+}
+
+std::optional<BestConfig> Store::derive_best(std::int64_t session_id, const LocalSize* rule_local) {
+  const auto s = session(session_id);
+  if (!s) throw UsageError(fmt::format("session {} is not in database {}", session_id, impl_->path));
+  const auto ts = trials(session_id);
+  const TrialRecord* best = nullptr;
+  std::optional<double> null_ms, rule_ms;
+  for (const TrialRecord& t : ts) {
+    if (t.status != TrialStatus::correct || !t.median_ms()) continue;
+    if (!t.local) null_ms = t.median_ms();
+    if (rule_local && t.local == *rule_local) rule_ms = t.median_ms();
+    if (!best || *t.median_ms() < *best->median_ms()) best = &t;
+  }
+  if (!best) return std::nullopt;
+  BestConfig b;
+  b.device_fingerprint = s->device_fingerprint;
+  b.kernel = s->kernel;
+  b.problem = s->problem;
+  b.local = best->local;
+  b.median_ms = *best->median_ms();
+  b.null_ms = null_ms;
+  b.rule_ms = rule_ms;
+  b.session_id = session_id;
+  b.id = record_best(b);
+  return b;
+}
+
+std::vector<BestConfig> Store::best_configs(const BestFilter& f) const {
+  return impl_->guard("read best configurations", [&] {
+    std::string sql(kBestSelect);
+    sql += "WHERE 1 ";
+    if (!f.history) sql += "AND " + std::string(kCurrentOnly);
+    if (!f.device.empty()) sql += "AND (d.fingerprint=:dev OR instr(lower(d.name), lower(:dev)) > 0) ";
+    if (!f.kernel.empty()) sql += "AND k.name=:kernel ";
+    if (f.global) sql += "AND p.dims=:dims AND p.global_x=:gx AND p.global_y=:gy ";
+    sql += "ORDER BY b.id DESC";
+    auto& q = impl_->stmt(sql);
+    if (!f.device.empty()) q.bind(":dev", f.device);
+    if (!f.kernel.empty()) q.bind(":kernel", f.kernel);
+    if (f.global) {
+      q.bind(":dims", static_cast<int>(f.global->dims));
+      q.bind(":gx", static_cast<std::int64_t>(f.global->x));
+      q.bind(":gy", static_cast<std::int64_t>(f.global->dims == 1 ? 1 : f.global->y));
+    }
+    std::vector<BestConfig> out;
+    while (q.executeStep()) out.push_back(best_from_row(q));
+    return out;
+  });
+}
+
+std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, std::string_view kernel,
+                                            const Extent& global) const {
+  return impl_->guard("look up a best configuration", [&]() -> std::optional<BestConfig> {
+    auto& q = impl_->stmt(std::string(kBestSelect) +
+                          "WHERE d.fingerprint=? AND k.name=? AND p.dims=? AND p.global_x=? AND p.global_y=? "
+                          "ORDER BY b.id DESC LIMIT 1");
+    q.bind(1, std::string(fingerprint));
+    q.bind(2, std::string(kernel));
+    q.bind(3, static_cast<int>(global.dims));
+    q.bind(4, static_cast<std::int64_t>(global.x));
+    q.bind(5, static_cast<std::int64_t>(global.dims == 1 ? 1 : global.y));
+    if (!q.executeStep()) return std::nullopt;
+    return best_from_row(q);
+  });
+}
+
+std::vector<BestConfig> Store::candidates(std::string_view kernel, unsigned dims, std::string_view fingerprint,
+                                          std::string_view architecture, std::string_view vendor,
+                                          std::string_view type) const {
+  return impl_->guard("look up best configurations", [&] {
+    std::string sql(kBestSelect);
+    sql += "WHERE k.name=:kernel AND p.dims=:dims AND " + std::string(kCurrentOnly);
+    if (!fingerprint.empty()) sql += "AND d.fingerprint=:fp ";
+    else if (!architecture.empty()) sql += "AND d.architecture=:arch ";
+    else sql += "AND d.vendor=:vendor AND d.type=:type ";
+    sql += "ORDER BY b.id DESC";
+    auto& q = impl_->stmt(sql);
+    q.bind(":kernel", std::string(kernel));
+    q.bind(":dims", static_cast<int>(dims));
+    if (!fingerprint.empty()) q.bind(":fp", std::string(fingerprint));
+    else if (!architecture.empty()) q.bind(":arch", std::string(architecture));
+    else {
+      q.bind(":vendor", std::string(vendor));
+      q.bind(":type", std::string(type));
+    }
+    std::vector<BestConfig> out;
+    while (q.executeStep()) out.push_back(best_from_row(q));
+    return out;
+  });
+}
+
+// ---- split runs and calibrations ------------------------------------------------------------
+
+std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& uuid) {
+  auto& ins = stmt("INSERT INTO split_runs(uuid,kernel_id,problem_id,model,makespan_ms,detail,created_at,host) "
+                   "VALUES(?,?,?,?,?,?,?,?)");
+  ins.bind(1, uuid);
+  ins.bind(2, kernel_id(run.kernel));
+  ins.bind(3, problem_id(run.problem));
+  ins.bind(4, run.model);
+  ins.bind(5, run.makespan_ms);
+  ins.bind(6, run.detail.dump());
+  ins.bind(7, run.created_at.empty() ? utc_now() : run.created_at);
+  ins.bind(8, run.host.empty() ? host_name() : run.host);
+  ins.exec();
+  const auto id = db->getLastInsertRowid();
+  int pos = 0;
+  for (const SplitShare& s : run.devices) {
+    auto& d = stmt("INSERT INTO split_run_devices(split_run_id,position,device_id,share,time_ms) VALUES(?,?,?,?,?)");
+    d.bind(1, id);
+    d.bind(2, pos++);
+    d.bind(3, device_id(s.device_fingerprint));
+    d.bind(4, s.share);
+    d.bind(5, s.time_ms);
+    d.exec();
+  }
+  return id;
+}
+
+std::int64_t Store::Impl::insert_calibration(const Calibration& c, const std::string& uuid) {
+  auto& ins = stmt("INSERT INTO split_calibrations(uuid,device_id,kernel_id,model,params,created_at) "
+                   "VALUES(?,?,?,?,?,?)");
+  ins.bind(1, uuid);
+  ins.bind(2, device_id(c.device_fingerprint));
+  ins.bind(3, kernel_id(c.kernel));
+  ins.bind(4, c.model);
+  ins.bind(5, c.params.dump());
+  ins.bind(6, c.created_at.empty() ? utc_now() : c.created_at);
+  ins.exec();
+  return db->getLastInsertRowid();
+}
+
+std::int64_t Store::record_split_run(const SplitRun& run) {
+  return impl_->guard("store a split run", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto id = impl_->insert_split(run, new_uuid());
+    tx.commit();
+    return id;
+  });
+}
+
+std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
+  Impl& m = *impl_;
+  return m.guard("read split runs", [&] {
+    std::vector<SplitRun> out;
+    std::vector<std::int64_t> ids;
+    auto& q = m.stmt("SELECT r.id,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
+                     "r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r "
+                     "JOIN kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id "
+                     "WHERE ?='' OR k.name=? ORDER BY r.id");
+    q.bind(1, std::string(kernel));
+    q.bind(2, std::string(kernel));
+    while (q.executeStep()) {
+      SplitRun r;
+      ids.push_back(q.getColumn(0).getInt64());
+      r.kernel = {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()};
+      r.problem.global = Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
+                                static_cast<std::size_t>(q.getColumn(6).getInt64()),
+                                static_cast<unsigned>(q.getColumn(4).getInt())};
+      r.problem.size_text = q.getColumn(7).getString();
+      r.model = q.getColumn(8).getString();
+      r.makespan_ms = q.getColumn(9).getDouble();
+      r.detail = json::parse(q.getColumn(10).getString());
+      r.created_at = q.getColumn(11).getString();
+      r.host = q.getColumn(12).getString();
+      out.push_back(std::move(r));
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      auto& d = m.stmt("SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
+                       "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
+      d.bind(1, static_cast<std::int64_t>(ids[i]));
+      while (d.executeStep()) {
+        out[i].devices.push_back({d.getColumn(0).getString(), d.getColumn(1).getDouble(), d.getColumn(2).getDouble()});
+      }
+    }
+    return out;
+  });
+}
+
+std::int64_t Store::put_calibration(const Calibration& c) {
+  return impl_->guard("store a calibration", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto id = impl_->insert_calibration(c, new_uuid());
+    tx.commit();
+    return id;
+  });
+}
+
+std::optional<Calibration> Store::calibration(std::string_view fingerprint, std::string_view kernel,
+                                              std::string_view model) const {
+  return impl_->guard("read a calibration", [&]() -> std::optional<Calibration> {
+    auto& q = impl_->stmt("SELECT d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,c.created_at "
+                          "FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
+                          "ON k.id=c.kernel_id WHERE d.fingerprint=? AND k.name=? AND c.model=? "
+                          "ORDER BY c.id DESC LIMIT 1");
+    q.bind(1, std::string(fingerprint));
+    q.bind(2, std::string(kernel));
+    q.bind(3, std::string(model));
+    if (!q.executeStep()) return std::nullopt;
+    return Calibration{q.getColumn(0).getString(),
+                       {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()},
+                       q.getColumn(4).getString(), json::parse(q.getColumn(5).getString()),
+                       q.getColumn(6).getString()};
+  });
+}
+
+// ---- check ------------------------------------------------------------------------------------
+
+CheckReport Store::check() const {
+  Impl& m = *impl_;
+  return m.guard("check the database", [&] {
+    CheckReport r;
+    r.schema_version = m.db->execAndGet("PRAGMA user_version").getInt();
+    r.journal_mode = m.db->execAndGet("PRAGMA journal_mode").getString();
+    SQLite::Statement ic(*m.db, "PRAGMA integrity_check");
+    while (ic.executeStep()) {
+      const std::string msg = ic.getColumn(0).getString();
+      if (msg != "ok") r.problems.push_back("integrity: " + msg);
+    }
+    SQLite::Statement fk(*m.db, "PRAGMA foreign_key_check");
+    while (fk.executeStep()) {
+      r.problems.push_back(fmt::format("foreign key: table {} row {} refers to a missing {} row",
+                                       fk.getColumn(0).getString(), fk.getColumn(1).getInt64(),
+                                       fk.getColumn(2).getString()));
+    }
+    auto count = [&](const char* table) {
+      return m.db->execAndGet(fmt::format("SELECT count(*) FROM {}", table)).getInt64();
+    };
+    r.devices = count("devices");
+    r.kernels = count("kernels");
+    r.problems_count = count("problems");
+    r.sessions = count("sessions");
+    r.trials = count("trials");
+    r.best_configs = count("best_configs");
+    r.split_runs = count("split_runs");
+    r.calibrations = count("split_calibrations");
+    r.ok = r.problems.empty() && r.schema_version == kSchemaVersion;
+    return r;
+  });
+}
+
+}  // namespace wstune

@@ -1,0 +1,59 @@
+#pragma once
+// Internal: the SQLite connection behind wstune::Store, a prepared-statement
+// cache and error translation. Not installed.
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "wstune/store.hpp"
+
+namespace wstune {
+
+struct Store::Impl {
+  std::string path;
+  StoreOptions options;
+  std::unique_ptr<SQLite::Database> db;
+  std::map<std::string, std::unique_ptr<SQLite::Statement>, std::less<>> cache;
+  std::uint64_t generation = 0;
+
+  /// A cached prepared statement, reset and unbound.
+  SQLite::Statement& stmt(std::string_view sql);
+  /// Translates an SQLite failure into a StoreError naming the file, what was
+  /// being done and the fix.
+  [[noreturn]] void fail(const char* what, const SQLite::Exception& e) const;
+  /// Runs `f` translating SQLite exceptions.
+  template <class F>
+  auto guard(const char* what, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const SQLite::Exception& e) {
+      fail(what, e);
+    }
+  }
+  std::int64_t device_id(std::string_view fingerprint);
+  std::int64_t kernel_id(const KernelKey& k);
+  std::int64_t problem_id(const ProblemKey& p);
+  std::int64_t insert_device(const DeviceInfo& d);
+  /// Inserts a trial unless its configuration is in the session; true if inserted.
+  bool insert_trial(std::int64_t session_id, const TrialRecord& t, const std::string& created_at);
+  /// Inserts a best-configuration row (b.session_id as is); returns its id.
+  std::int64_t insert_best(const BestConfig& b, const std::string& uuid, const std::string& at);
+  /// Inserts a split run with its devices; returns its id.
+  std::int64_t insert_split(const SplitRun& run, const std::string& uuid);
+  /// Inserts a calibration; returns its id.
+  std::int64_t insert_calibration(const Calibration& c, const std::string& uuid);
+};
+
+/// Current UTC time, ISO 8601 with milliseconds ("2025-01-31T12:00:00.123Z").
+std::string utc_now();
+/// A random 128-bit id as 32 hex digits.
+std::string new_uuid();
+/// This host's name.
+std::string host_name();
+/// "null", "256" or "32x8" (the trials.config column).
+std::string config_text(const LocalSize& l);
+
+}  // namespace wstune
