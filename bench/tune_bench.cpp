@@ -1,0 +1,173 @@
+// bench_tune: for each kernel at each size, an exhaustive search (the
+// optimum), a guided search with at most --budget of the exhaustive
+// evaluations, NULL and the paper's §3.2.3 rule as ratios to the optimum,
+// and the tuner's wall time per evaluation. Writes tune_<tag>.csv and .md.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "wstune/search.hpp"
+
+namespace po = boost::program_options;
+using namespace wstune;
+
+namespace {
+
+struct Row {
+  std::string kernel, size, global, device;
+  std::size_t space = 0;
+  unsigned ex_evals = 0, g_evals = 0, g_budget = 0;
+  std::string ex_best, rule, g_best;
+  double opt_ms = 0, null_ms = 0, rule_ms = 0, g_ms_in_ex = 0, g_ms_own = 0, g_null_ms = 0;
+  double ex_wall_s = 0, g_wall_s = 0, ms_per_eval = 0, run_ms_per_eval = 0, overhead_ms_per_eval = 0;
+  unsigned failed = 0;
+};
+
+TuneResult run(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg, Searcher& s,
+               const StopCondition& stop, const TuneOptions& o) {
+  IsolatedEvaluator ev(spec, p, cfg);  // a fresh worker per strategy
+  return tune(ev, s, stop, o);
+}
+
+std::string fmt_ratio(double a, double b) { return b > 0 && a > 0 ? fmt::format("{:.3f}", a / b) : "-"; }
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string device = "default", out_dir = "docs/results", tag = "pocl";
+  std::vector<std::string> cases;
+  unsigned repeat = 5, warmup = 1;
+  double budget = 0.2, trial_timeout = 60;
+  std::uint64_t seed = 1;
+  po::options_description desc("bench_tune options");
+  desc.add_options()("help,h", "help")
+      ("device,d", po::value(&device), "device selector (P:D, cpu, gpu or a name substring)")
+      ("case,c", po::value(&cases)->multitoken(),
+       "KERNEL=SIZE, repeatable (default: matmul 128 and 96, bilinear 128 and 100, sort 4096 and 3000, "
+       "trapezoid 4096 and 3000)")
+      ("repeat,r", po::value(&repeat), "timed repetitions per trial")
+      ("warmup", po::value(&warmup), "warm-up runs per trial")
+      ("budget", po::value(&budget), "guided evaluations as a fraction of the exhaustive ones")
+      ("trial-timeout", po::value(&trial_timeout), "per-trial limit in seconds")
+      ("seed", po::value(&seed), "guided search seed")
+      ("tag", po::value(&tag), "output name: tune_<tag>.csv / .md")
+      ("out-dir,o", po::value(&out_dir), "output directory");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (cases.empty())
+    cases = {"matmul=128", "matmul=96", "bilinear=128", "bilinear=100", "sort=4096", "sort=3000",
+             "trapezoid=4096", "trapezoid=3000"};
+  EvaluatorConfig cfg;
+  cfg.device = device;
+  cfg.trial_timeout = std::chrono::milliseconds(static_cast<long long>(trial_timeout * 1000));
+  TuneOptions opt;
+  opt.timing = TimingOptions{warmup, repeat};
+
+  std::vector<Row> rows;
+  for (const auto& c : cases) {
+    const auto eq = c.find('=');
+    if (eq == std::string::npos) throw UsageError(fmt::format("--case {}: write KERNEL=SIZE, e.g. matmul=128", c));
+    const KernelSpec& spec = kernel_spec(c.substr(0, eq));
+    const Problem p = spec.parse_size(c.substr(eq + 1));
+    std::cerr << fmt::format("{} {}: exhaustive...\n", spec.name(), p.text);
+    auto ex_s = make_exhaustive_searcher();
+    const TuneResult ex = run(spec, p, cfg, *ex_s, *never_stop(), opt);
+    Row r;
+    r.kernel = std::string(spec.name());
+    r.size = p.text;
+    r.global = to_string(ex.target.global);
+    r.device = ex.target.device_name;
+    r.space = ex.space.size();
+    r.ex_evals = ex.evaluations;
+    r.ex_best = to_string(ex.best.local);
+    r.opt_ms = ex.best.median_ms();
+    r.null_ms = ex.baseline.median_ms();
+    r.rule = ex.rule ? to_string(ex.rule->local) : "-";
+    r.rule_ms = ex.rule && ex.rule->ok() ? ex.rule->median_ms() : 0;
+    double run_ms = 0;
+    for (const auto& t : ex.trials) {
+      run_ms += t.run_wall_ms;
+      r.failed += !t.ok();
+    }
+    const unsigned n = ex.evaluations + ex.tiebreak_trials;
+    r.ex_wall_s = ex.wall_ms / 1000;
+    r.ms_per_eval = ex.wall_ms / n;
+    r.run_ms_per_eval = run_ms / ex.evaluations;  // tie-break runs are not in trials' run_wall_ms
+    r.overhead_ms_per_eval = r.ms_per_eval - r.run_ms_per_eval;
+    std::map<std::string, double> ex_ms;
+    for (const auto& t : ex.trials)
+      if (t.ok()) ex_ms[to_string(t.local)] = t.median_ms();
+
+    r.g_budget = std::max(2u, static_cast<unsigned>(budget * ex.evaluations));
+    std::cerr << fmt::format("{} {}: guided, {} evaluations...\n", spec.name(), p.text, r.g_budget);
+    auto g_s = make_guided_searcher(seed);
+    const TuneResult g = run(spec, p, cfg, *g_s, *max_evaluations(r.g_budget), opt);
+    r.g_evals = g.evaluations;
+    r.g_best = to_string(g.best.local);
+    r.g_ms_own = g.best.median_ms();
+    r.g_null_ms = g.baseline.median_ms();
+    r.g_ms_in_ex = ex_ms.count(r.g_best) ? ex_ms[r.g_best] : 0;
+    r.g_wall_s = g.wall_ms / 1000;
+    rows.push_back(r);
+  }
+
+  std::filesystem::create_directories(out_dir);
+  const std::string base = fmt::format("{}/tune_{}", out_dir, tag);
+  std::ofstream csv(base + ".csv");
+  csv << "device,kernel,size,global,space,exhaustive_evals,optimum,optimum_ms,null_ms,null_over_opt,rule,rule_ms,"
+         "rule_over_opt,guided_budget,guided_evals,guided_eval_fraction,guided_best,guided_ms_in_exhaustive,"
+         "guided_over_opt,guided_own_ms,guided_null_ms,guided_not_slower_than_null,guided_within_3pct,"
+         "exhaustive_wall_s,guided_wall_s,wall_ms_per_eval,run_ms_per_eval,tuner_overhead_ms_per_eval,failed_trials\n";
+  std::ofstream md(base + ".md");
+  md << fmt::format("# Local work size search: guided vs exhaustive ({})\n\n", tag);
+  md << fmt::format("Device: {}. Repetitions {} (+{} warm-up) per trial; medians of kernel time (OpenCL "
+                    "profiling events). Guided budget: {:.0f} % of the exhaustive evaluations (NULL included). "
+                    "`guided/opt` is the guided answer's median as measured in the exhaustive run over the "
+                    "exhaustive optimum (same session, no drift between runs); `own/NULL` is the guided "
+                    "answer over NULL in its own run (≤ 1 by construction). `overhead` is tuning wall time per "
+                    "evaluation minus the worker's time running the configuration (warm-up, repetitions, "
+                    "read-back; on PoCL that includes compiling each new local size).\n\n",
+                    rows.empty() ? device : rows.front().device, repeat, warmup, budget * 100);
+  md << "| kernel | size | global | shapes | optimum | opt ms | NULL/opt | rule | rule/opt | guided evals | guided | "
+        "guided/opt | own/NULL | ≤3 % | ms/eval | run ms/eval | overhead ms/eval |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  unsigned within = 0;
+  for (const auto& r : rows) {
+    const bool ok3 = r.g_ms_in_ex > 0 && r.g_ms_in_ex <= r.opt_ms * 1.03;
+    const bool not_slower = r.g_ms_own <= r.g_null_ms;
+    within += ok3;
+    csv << fmt::format("\"{}\",{},{},{},{},{},{},{:.5f},{:.5f},{},{},{:.5f},{},{},{},{:.3f},{},{:.5f},{},{:.5f},{:.5f},{},{},"
+                       "{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{}\n",
+                       r.device, r.kernel, r.size, r.global, r.space, r.ex_evals, r.ex_best, r.opt_ms, r.null_ms,
+                       fmt_ratio(r.null_ms, r.opt_ms), r.rule, r.rule_ms, fmt_ratio(r.rule_ms, r.opt_ms), r.g_budget,
+                       r.g_evals, static_cast<double>(r.g_evals) / r.ex_evals, r.g_best, r.g_ms_in_ex,
+                       fmt_ratio(r.g_ms_in_ex, r.opt_ms), r.g_ms_own, r.g_null_ms, not_slower ? 1 : 0, ok3 ? 1 : 0,
+                       r.ex_wall_s, r.g_wall_s, r.ms_per_eval, r.run_ms_per_eval, r.overhead_ms_per_eval, r.failed);
+    md << fmt::format("| {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} |\n",
+                      r.kernel, r.size, r.global, r.space, r.ex_best, r.opt_ms, fmt_ratio(r.null_ms, r.opt_ms), r.rule,
+                      fmt_ratio(r.rule_ms, r.opt_ms), r.g_evals, r.ex_evals, r.g_best, fmt_ratio(r.g_ms_in_ex, r.opt_ms),
+                      fmt_ratio(r.g_ms_own, r.g_null_ms), ok3 ? "yes" : "no", r.ms_per_eval, r.run_ms_per_eval,
+                      r.overhead_ms_per_eval);
+  }
+  md << fmt::format("\nGuided within 3 % of the exhaustive optimum: {} of {} cases. Produced by "
+                    "`scripts/bench-tune.sh` (bench/tune_bench.cpp).\n", within, rows.size());
+  std::cerr << fmt::format("wrote {}.csv and {}.md\n", base, base);
+  return 0;
+} catch (const UsageError& e) {
+  std::cerr << "bench_tune: " << e.what() << "\n";
+  return 2;
+} catch (const std::exception& e) {
+  std::cerr << "bench_tune: " << e.what() << "\n";
+  return 1;
+}
