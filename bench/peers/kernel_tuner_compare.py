@@ -289,7 +289,7 @@ def main():
                     help="problem size per kernel, wstune syntax (default: %s)" % DEFAULT_SIZES)
     ap.add_argument("--strategies", default="brute_force,greedy_ils",
                     help="Kernel Tuner strategies (comma-separated)")
-    ap.add_argument("--fevals-fraction", type=float, default=0.3,
+    ap.add_argument("--fevals-fraction", type=float, default=0.2,
                     help="budget of the non-brute-force strategies as a fraction of the space")
     ap.add_argument("--min-fevals", type=int, default=8, help="lower bound of that budget")
     ap.add_argument("--iterations", type=int, default=7, help="timed runs per configuration (Kernel Tuner)")
