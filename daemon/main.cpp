@@ -1,27 +1,41 @@
-// wstuned: the MPI master/worker daemon (skeleton until the daemon issue).
+// wstuned: the MPI master/worker daemon. `mpiexec -n N wstuned [options]`:
+// rank 0 is the master, ranks 1..N-1 are workers (docs/daemon.md).
 #include <mpi.h>
 
-#include <cstring>
+#include <csignal>
 #include <iostream>
 
-#include "wstune/version.hpp"
+#include "app.hpp"
+#include "mpi_communicator.hpp"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_signal(int) { g_stop = 1; }
+}  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--version") == 0) {
-      std::cout << "wstuned " << wstune::version() << "\n";
-      return 0;
-    }
-    if (std::strcmp(argv[i], "--help") == 0) {
-      std::cout << "usage: mpiexec -n N wstuned [options]\n(rank 0 is the master; ranks 1..N-1 are workers)\n";
-      return 0;
+  using namespace wstune::daemon;
+  // --help and --version need no MPI (and work without mpiexec).
+  if (auto early = early_exit(argc, argv)) return *early;
+
+  MPI_Init(&argc, &argv);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  {
+    MpiCommunicator comm(MPI_COMM_WORLD);
+    const int local_index = node_local_worker_index(MPI_COMM_WORLD);
+    code = run_rank(argc, argv, comm, local_index, [] { return g_stop != 0; });
+    if (code == 2) MPI_Abort(MPI_COMM_WORLD, 2);  // usage: every rank stops now
+    if (code == kAbortCode) {
+      // The master could not shut a worker down (it hangs): end the job so
+      // mpiexec does not wait forever. Everything was recorded before.
+      std::cerr.flush();
+      MPI_Abort(MPI_COMM_WORLD, 5);
     }
   }
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rank == 0) std::cerr << "wstuned: " << size << " rank(s); no jobs (daemon not implemented yet)\n";
   MPI_Finalize();
-  return 0;
+  return code;
 }

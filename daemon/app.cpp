@@ -1,0 +1,334 @@
+#include "app.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <map>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "master.hpp"
+#include "store_sink.hpp"
+#include "wstune/json.hpp"
+#include "wstune/version.hpp"
+
+namespace po = boost::program_options;
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+const char* kUsage =
+    "usage: mpiexec -n N wstuned [MODE] [options]\n\n"
+    "MPI master/worker daemon: rank 0 is the master, ranks 1..N-1 are workers, each with one\n"
+    "OpenCL device. MODE is run (default: split each job over the workers, gather, verify,\n"
+    "store), tune (every worker searches local sizes; the master stores every trial) or\n"
+    "calibrate (every worker measures what the `measured` split model needs).\n"
+    "Jobs come from --job FILE (JSON, see docs/daemon.md) or --kernel/--size.\n"
+    "Options may also be set as WSTUNE_<OPTION> environment variables (e.g. WSTUNE_DB).";
+
+struct Options {
+  std::string mode = "run";
+  std::string job_file;
+  std::vector<std::string> kernels;
+  std::string size;
+  Job defaults;
+  std::string split, local, direction;
+  std::string db;
+  bool no_store = false;
+  std::string device = "auto";
+  std::vector<std::string> worker_devices;
+  std::vector<std::string> faults;
+  double timeout_s = 600;
+  double register_timeout_s = 60;
+  bool json_out = false;
+  bool quiet = false;
+};
+
+po::options_description describe(Options& o) {
+  po::options_description d("wstuned options");
+  d.add_options()
+      ("mode", po::value(&o.mode)->default_value("run"), "run, tune or calibrate (also the first argument)")
+      ("job,j", po::value(&o.job_file), "job file (JSON; format in docs/daemon.md)")
+      ("kernel,k", po::value(&o.kernels)->multitoken(), "kernel(s): matmul bilinear sort trapezoid, or all")
+      ("size,s", po::value(&o.size), "problem size for --kernel (default: the paper's Table 3 size)")
+      ("repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")
+      ("warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")
+      ("split", po::value(&o.split)->default_value("pe-ratio"),
+       "split model: even, proportional, pe-ratio (paper §3.1) or measured")
+      ("direction", po::value(&o.direction)->default_value("auto"), "split direction: auto (rows for 2-D), x, y")
+      ("local", po::value(&o.local)->default_value("stored"), "local-size policy: stored, tune, rule or null")
+      ("seed", po::value(&o.defaults.seed)->default_value(42), "input seed")
+      ("max-trials", po::value(&o.defaults.max_trials)->default_value(0), "tune: trials per worker (0: default)")
+      ("db", po::value(&o.db), "database file (default: the store's default path; WSTUNE_DB)")
+      ("no-store", po::bool_switch(&o.no_store), "keep results in memory only")
+      ("device", po::value(&o.device)->default_value("auto"),
+       "device selector of every worker: auto (round-robin over the node's devices by node-local "
+       "worker index), P:D, cpu, gpu or a name substring")
+      ("worker-device", po::value(&o.worker_devices)->multitoken(), "RANK=SELECTOR for one worker (repeatable)")
+      ("inject-fault", po::value(&o.faults)->multitoken(), "RANK=build|kernel|hang: make one worker fail (tests)")
+      ("timeout", po::value(&o.timeout_s)->default_value(600), "seconds to wait for a job's answers")
+      ("register-timeout", po::value(&o.register_timeout_s)->default_value(60),
+       "seconds to wait for the workers to register")
+      ("json", po::bool_switch(&o.json_out), "print the reports as JSON on stdout")
+      ("quiet,q", po::bool_switch(&o.quiet), "no progress lines")
+      ("version", "print the version and exit")
+      ("help,h", "print this help and exit");
+  return d;
+}
+
+// Parses argv into `o`; throws UsageError.
+void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
+  const auto desc = describe(o);
+  po::positional_options_description pos;
+  pos.add("mode", 1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::store(po::parse_environment(desc, [&](const std::string& var) -> std::string {
+      if (var.rfind("WSTUNE_", 0) != 0) return {};
+      std::string opt = var.substr(7);
+      std::transform(opt.begin(), opt.end(), opt.begin(), [](unsigned char c) {
+        return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+      });
+      // Only the daemon's own settings; WSTUNE_PE_* etc. belong to the library.
+      static const std::vector<std::string> allowed{"db", "device", "timeout", "split", "local", "repetitions",
+                                                    "register-timeout", "job"};
+      return std::find(allowed.begin(), allowed.end(), opt) != allowed.end() ? opt : std::string{};
+    }), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("wstuned: {}; see 'wstuned --help'", e.what()));
+  }
+}
+
+std::map<int, std::string> rank_map(const std::vector<std::string>& items, const char* option) {
+  std::map<int, std::string> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    int rank = -1;
+    try {
+      if (eq != std::string::npos) rank = std::stoi(item.substr(0, eq));
+    } catch (const std::exception&) {
+    }
+    if (eq == std::string::npos || rank < 1 || eq + 1 >= item.size()) {
+      throw UsageError(fmt::format("{} '{}': write RANK=VALUE with a worker rank ≥ 1, e.g. {} 2=cpu", option,
+                                   item, option));
+    }
+    out[rank] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string cell(double ms) { return fmt::format("{:.3f}", ms); }
+
+void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode mode) {
+  std::vector<std::vector<std::string>> rows;
+  if (mode == Mode::run) {
+    rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device",
+                    "share", "local", "kernel ms", "transfer ms"});
+    for (const auto& r : reports) {
+      if (r.parts.empty()) {
+        rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-",
+                        "-", "-", "-", "-"});
+      }
+      bool first = true;
+      for (const auto& p : r.parts) {
+        rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
+                        first ? r.plan.model : "", first ? r.status : "", first ? cell(r.makespan_ms) : "",
+                        first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
+                        fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
+                        cell(p.transfer_ms)});
+        first = false;
+      }
+    }
+  } else {
+    rows.push_back({"job", "kernel", "size", "status", "worker", "device", "result"});
+    for (const auto& r : reports) {
+      if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, "-", "-", "-"});
+      for (const auto& w : r.data) {
+        std::string what;
+        const auto& res = w["result"];
+        if (mode == Mode::tune) {
+          what = fmt::format("best {} {:.4f} ms over {} trials", res["best"].value("local", "?"),
+                             res["best"].value("median_ms", 0.0), res["trials"].size());
+        } else {
+          what = fmt::format("{} points", res.value("points", json::array()).size());
+        }
+        rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status,
+                        fmt::format("{}", w["rank"].get<int>()), w["device"].get<std::string>(), what});
+      }
+    }
+  }
+  std::vector<std::size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (std::size_t i = 0; i < rows[k].size(); ++i) line += fmt::format("{:<{}}  ", rows[k][i], width[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << '\n';
+    if (k == 0) {
+      std::size_t total = 0;
+      for (auto w : width) total += w + 2;
+      os << std::string(total - 2, '-') << '\n';
+    }
+  }
+}
+
+int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& comm,
+               std::function<bool()> stop_requested) {
+  std::unique_ptr<ResultSink> sink;
+  std::string db_path;
+  if (o.no_store) {
+    sink = std::make_unique<MemorySink>();
+  } else {
+    auto opened = open_store_sink(o.db);
+    sink = std::move(opened.first);
+    db_path = opened.second;
+  }
+  MasterOptions mo;
+  mo.job_timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  mo.register_timeout = std::chrono::milliseconds(static_cast<long long>(o.register_timeout_s * 1000));
+  mo.stop_requested = stop_requested;
+  mo.progress = o.quiet ? nullptr : &std::cerr;
+  Master master(comm, *sink, mo);
+  const std::size_t usable = master.register_workers();
+  const Mode mode = parse_mode(o.mode);
+  std::vector<JobReport> reports;
+  if (usable == 0) {
+    std::cerr << "wstuned: no usable worker";
+    for (const auto& w : master.workers())
+      std::cerr << fmt::format("\n  rank {} on {}: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem);
+    std::cerr << (comm.size() < 2 ? "\n  start wstuned under MPI with workers: mpiexec -n 3 wstuned ..." : "")
+              << std::endl;
+  } else {
+    reports = master.run_all(mode, jobs);
+  }
+  const bool all_bye = master.shutdown();
+  const bool stopped = master.stopped();
+  if (o.json_out) {
+    json workers = json::array();
+    for (const auto& w : master.workers()) {
+      workers.push_back(json{{"rank", w.rank}, {"host", w.host}, {"selector", w.selector},
+                             {"device", w.device ? to_json(*w.device) : json(nullptr)}, {"usable", w.usable()},
+                             {"problem", w.problem}});
+    }
+    json jr = json::array();
+    for (const auto& r : reports) jr.push_back(to_json(r));
+    std::cout << json{{"mode", o.mode}, {"db", db_path}, {"workers", workers}, {"jobs", jr},
+                      {"interrupted", stopped}}
+                     .dump(2)
+              << std::endl;
+  } else if (!reports.empty()) {
+    print_summary(std::cout, reports, mode);
+  }
+  if (!db_path.empty() && !o.quiet) std::cerr << "wstuned: results stored in " << db_path << std::endl;
+  if (!all_bye) return kAbortCode;
+  if (stopped) return 130;
+  if (usable == 0) return 3;
+  const bool all_ok = std::all_of(reports.begin(), reports.end(), [](const JobReport& r) { return r.ok(); });
+  return all_ok && reports.size() == jobs.size() ? 0 : 1;
+}
+
+}  // namespace
+
+std::optional<int> early_exit(int argc, char** argv) {
+  Options o;
+  const auto desc = describe(o);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--version") {
+      std::cout << "wstuned " << version() << " (protocol " << kProtocolVersion << ")\n";
+      return 0;
+    }
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage << "\n\n" << desc << "\n";
+      return 0;
+    }
+  }
+  return std::nullopt;
+}
+
+int node_local_worker_index(MPI_Comm world) {
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm local;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  int n = 0;
+  MPI_Comm_size(local, &n);
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  MPI_Allgather(&rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, local);
+  MPI_Comm_free(&local);
+  if (rank == 0) return -1;
+  return static_cast<int>(std::count_if(ranks.begin(), ranks.end(), [&](int r) { return r > 0 && r < rank; }));
+}
+
+std::pair<std::optional<Device>, std::string> open_worker_device(const std::string& selector, int local_index) {
+  try {
+    const auto all = enumerate_devices();
+    if (all.empty()) {
+      return {std::nullopt, fmt::format("no OpenCL platform or device on this node (check the ICD loader: "
+                                        "install an ICD such as pocl-opencl-icd, or set OCL_ICD_VENDORS; "
+                                        "'clinfo -l' should list a device)")};
+    }
+    if (selector == "auto" || selector.empty()) {
+      const auto i = static_cast<std::size_t>(std::max(local_index, 0)) % all.size();
+      return {all[i], ""};
+    }
+    return {select_device(all, selector), ""};
+  } catch (const std::exception& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested) {
+  Options o;
+  po::variables_map vm;
+  std::vector<Job> jobs;
+  std::map<int, std::string> devices, faults;
+  try {
+    parse(argc, argv, o, vm);
+    parse_mode(o.mode);
+    o.defaults.split = o.split;
+    o.defaults.direction = o.direction;
+    o.defaults.local = parse_local_policy(o.local);
+    devices = rank_map(o.worker_devices, "--worker-device");
+    faults = rank_map(o.faults, "--inject-fault");
+    for (const auto& [r, f] : faults) parse_fault(f);
+    if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
+    if (comm.rank() == 0) {
+      if (!o.job_file.empty() && !o.kernels.empty()) throw UsageError("give --job FILE or --kernel, not both");
+      if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
+      else if (!o.kernels.empty()) jobs = jobs_from_options(o.kernels, o.size, o.defaults);
+      else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json) or --kernel K [--size S]");
+    }
+  } catch (const UsageError& e) {
+    if (comm.rank() == 0) std::cerr << "wstuned: " << e.what() << std::endl;
+    return 2;
+  }
+  if (comm.rank() == 0) return run_master(o, jobs, comm, std::move(stop_requested));
+
+  WorkerOptions wo;
+  wo.host = hostname();
+  wo.selector = devices.count(comm.rank()) ? devices[comm.rank()] : o.device;
+  wo.fault = faults.count(comm.rank()) ? parse_fault(faults[comm.rank()]) : FaultKind::none;
+  wo.stop_requested = std::move(stop_requested);
+  wo.welcome_timeout = std::chrono::milliseconds(static_cast<long long>(o.register_timeout_s * 2000));
+  wo.log = &std::cerr;
+  auto [device, why] = open_worker_device(wo.selector, local_index);
+  Worker worker(comm, std::move(device), why, wo);
+  return worker.serve();
+}
+
+}  // namespace wstune::daemon

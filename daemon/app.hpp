@@ -1,0 +1,45 @@
+#pragma once
+/// @file app.hpp
+/// wstuned's command line (Boost.Program_options, WSTUNE_* environment
+/// variables) and what one rank does with it, independent of MPI so the
+/// whole daemon runs in tests over an in-memory world.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "communicator.hpp"
+#include "jobs.hpp"
+#include "worker.hpp"
+
+namespace wstune::daemon {
+
+/// run_rank()'s return on the master when a worker did not acknowledge the
+/// shutdown: main() then calls MPI_Abort so mpiexec does not hang.
+inline constexpr int kAbortCode = 1000;
+
+/// Handles --help and --version without MPI; returns the exit status, or
+/// std::nullopt to go on.
+std::optional<int> early_exit(int argc, char** argv);
+
+/// The worker's index among the workers on its node (shared-memory
+/// communicator, MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), ranks > 0 in
+/// rank order); −1 on the master. Collective over `world`.
+int node_local_worker_index(MPI_Comm world);
+
+/// The device rule for a worker: `selector` "auto" picks the node's devices
+/// round-robin by `local_index` (enumeration order over all platforms);
+/// anything else goes to select_device(). Returns the device, or the reason
+/// there is none (no OpenCL platform, or a selector that matches nothing).
+std::pair<std::optional<Device>, std::string> open_worker_device(const std::string& selector, int local_index);
+
+/// Parses argv and runs rank comm.rank() (master on 0, worker elsewhere).
+/// Returns the exit status: 0 all jobs ok, 1 some job failed, 2 usage error,
+/// 3 no usable worker (master) or refused (worker), 4 master vanished
+/// (worker), 130 stopped by a signal, kAbortCode (see above).
+int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested);
+
+}  // namespace wstune::daemon

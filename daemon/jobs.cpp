@@ -1,0 +1,146 @@
+#include "jobs.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "wstune/kernel.hpp"
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+
+std::string_view to_string(Mode m) noexcept {
+  switch (m) {
+    case Mode::run: return "run";
+    case Mode::tune: return "tune";
+    case Mode::calibrate: return "calibrate";
+  }
+  return "run";
+}
+
+Mode parse_mode(std::string_view text) {
+  for (auto m : {Mode::run, Mode::tune, Mode::calibrate})
+    if (to_string(m) == text) return m;
+  throw UsageError(fmt::format("unknown mode '{}': use run, tune or calibrate", text));
+}
+
+json to_json(const Job& j) {
+  return json{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
+              {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
+              {"seed", j.seed}, {"max_trials", j.max_trials}};
+}
+
+namespace {
+
+const std::set<std::string> kSplitModels{"even", "proportional", "pe-ratio", "measured"};
+
+void check_job(const Job& job, const std::string& where) {
+  const KernelSpec& spec = kernel_spec(job.kernel);
+  if (!job.size.empty()) (void)spec.parse_size(job.size);
+  if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
+  if (!kSplitModels.count(job.split)) {
+    throw UsageError(fmt::format("{}: unknown split model '{}': use even, proportional, pe-ratio or measured",
+                                 where, job.split));
+  }
+  if (job.direction != "auto" && job.direction != "x" && job.direction != "y") {
+    throw UsageError(fmt::format("{}: unknown split direction '{}': use auto, x or y", where, job.direction));
+  }
+}
+
+}  // namespace
+
+Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, j.dump()));
+  static const std::set<std::string> keys{"kernel", "size", "repetitions", "warmup", "split", "direction",
+                                          "local", "seed", "max_trials"};
+  Job job = defaults;
+  for (const auto& [key, value] : j.items()) {
+    if (!keys.count(key)) {
+      throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
+                                   "direction, local, seed or max_trials", where, key));
+    }
+    try {
+      if (key == "kernel") job.kernel = value.get<std::string>();
+      else if (key == "size") job.size = value.is_number() ? value.dump() : value.get<std::string>();
+      else if (key == "repetitions") job.repetitions = value.get<unsigned>();
+      else if (key == "warmup") job.warmup = value.get<unsigned>();
+      else if (key == "split") job.split = value.get<std::string>();
+      else if (key == "direction") job.direction = value.get<std::string>();
+      else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
+      else if (key == "seed") job.seed = value.get<std::uint64_t>();
+      else if (key == "max_trials") job.max_trials = value.get<unsigned>();
+    } catch (const json::exception& e) {
+      throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, value.dump(), e.what()));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  return job;
+}
+
+std::vector<Job> parse_jobs(const json& doc, const Job& defaults, const std::string& origin) {
+  Job base = defaults;
+  const json* list = &doc;
+  if (doc.is_object()) {
+    if (doc.contains("defaults")) {
+      base = job_from_json(doc["defaults"], defaults, origin + ": defaults");
+    }
+    if (!doc.contains("jobs")) throw UsageError(fmt::format("{}: no \"jobs\" array; see docs/daemon.md", origin));
+    list = &doc["jobs"];
+  }
+  if (!list->is_array()) throw UsageError(fmt::format("{}: \"jobs\" must be an array; see docs/daemon.md", origin));
+  std::vector<Job> jobs;
+  std::size_t n = 0;
+  for (const auto& item : *list) {
+    const std::string where = fmt::format("{}: job {}", origin, ++n);
+    Job job = job_from_json(item, base, where);
+    if (job.kernel.empty()) throw UsageError(fmt::format("{}: no \"kernel\"", where));
+    const std::vector<std::string> names = job.kernel == "all" ? kernel_names() : std::vector{job.kernel};
+    for (const auto& name : names) {
+      Job one = job;
+      one.kernel = name;
+      if (job.kernel == "all") one.size.clear();  // per-kernel sizes differ; "all" uses the paper's
+      try {
+        check_job(one, where);
+      } catch (const UsageError& e) {
+        const std::string msg = e.what();
+        throw UsageError(msg.rfind(where, 0) == 0 ? msg : fmt::format("{}: {}", where, msg));
+      }
+      jobs.push_back(std::move(one));
+    }
+  }
+  return jobs;
+}
+
+std::vector<Job> read_job_file(const std::string& path, const Job& defaults) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("--job {}: cannot read the file; check the path", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw UsageError(fmt::format("--job {}: not valid JSON: {}", path, e.what()));
+  }
+  return parse_jobs(doc, defaults, path);
+}
+
+std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,
+                                   const Job& defaults) {
+  json list = json::array();
+  for (const auto& k : kernels) {
+    json j{{"kernel", k}};
+    if (!size.empty()) {
+      if (k == "all") throw UsageError("--size with --kernel all: sizes differ per kernel; use a job file");
+      j["size"] = size;
+    }
+    list.push_back(j);
+  }
+  return parse_jobs(list, defaults, "options");
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,62 @@
+#pragma once
+/// @file jobs.hpp
+/// wstuned's jobs: what to run (kernel, size, repetitions, split model,
+/// local-size policy), from command-line options or a JSON job file whose
+/// format is documented in docs/daemon.md (example: share/examples/jobs.json).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol.hpp"
+
+namespace wstune::daemon {
+
+/// What the daemon does with its jobs.
+enum class Mode {
+  run,       ///< split each job over the workers, run, gather, verify, store
+  tune,      ///< every worker searches local sizes for each job on its device; the master stores every trial
+  calibrate  ///< every worker measures what the `measured` split model needs; the master stores it
+};
+/// "run", "tune", "calibrate".
+std::string_view to_string(Mode m) noexcept;
+/// Inverse of to_string(Mode); throws UsageError naming the choices.
+Mode parse_mode(std::string_view text);
+
+/// One job.
+struct Job {
+  std::string kernel;              ///< kernel name (matmul, bilinear, sort, trapezoid)
+  std::string size;                ///< size text; "" = the paper's Table 3 size
+  unsigned repetitions = 3;        ///< timed kernel runs per worker (the paper: 10 / 10000)
+  unsigned warmup = 0;             ///< untimed runs before them (inside the makespan)
+  std::string split = "even";      ///< split model: even, proportional, pe-ratio, measured
+  std::string direction = "auto";  ///< split direction: auto (rows for 2-D, paper §3.1.1), x or y
+  LocalPolicy local = LocalPolicy::null;  ///< local-size policy
+  std::uint64_t seed = 42;         ///< input seed
+  unsigned max_trials = 0;         ///< tune: search budget per worker (0 = the search's default)
+};
+
+/// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..}
+nlohmann::json to_json(const Job& j);
+
+/// Reads one job object over `defaults`. Unknown keys and bad values throw
+/// UsageError naming `where` (e.g. "jobs.json: job 3") and the key.
+Job job_from_json(const nlohmann::json& j, const Job& defaults, const std::string& where);
+
+/// Parses a job document: {"defaults": {...}, "jobs": [{...}, ...]} or a bare
+/// array of jobs. "kernel": "all" expands to the four kernels. Validates
+/// kernel names and sizes (KernelSpec::parse_size). Throws UsageError naming
+/// `origin`.
+std::vector<Job> parse_jobs(const nlohmann::json& doc, const Job& defaults, const std::string& origin);
+
+/// Reads and parses a job file; throws UsageError when it cannot be read or
+/// is not valid JSON (with the parser's position).
+std::vector<Job> read_job_file(const std::string& path, const Job& defaults);
+
+/// Expands `kernels` ("all" or names) into jobs of size `size` over `defaults`.
+std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,
+                                   const Job& defaults);
+
+}  // namespace wstune::daemon

@@ -1,0 +1,457 @@
+#include "master.hpp"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "wstune/json.hpp"
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+double sum(const Samples& s) {
+  double t = 0;
+  for (double x : s.ms) t += x;
+  return t;
+}
+// Receive slices: short enough to notice a stop request quickly.
+constexpr std::chrono::milliseconds kSlice{100};
+// One receive slice, ending no later than (just after) `deadline`.
+std::chrono::milliseconds slice_until(clock_type::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+  return std::clamp(left + std::chrono::milliseconds(1), std::chrono::milliseconds(1), kSlice);
+}
+}  // namespace
+
+std::string WorkerState::label() const {
+  return fmt::format("rank {} on {} ({})", rank, host.empty() ? "?" : host, device ? device->name : "no device");
+}
+
+json to_json(const JobReport& r) {
+  json parts = json::array();
+  for (const auto& p : r.parts) {
+    parts.push_back(json{{"rank", p.rank}, {"host", p.host}, {"device", p.device}, {"fingerprint", p.fingerprint},
+                         {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
+                         {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
+                         {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms},
+                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"trials", p.trials}});
+  }
+  json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
+         {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts}};
+  if (r.mode == Mode::run) {
+    j["model"] = r.plan.model;
+    j["dim"] = r.plan.dim;
+    j["fractions"] = r.plan.fractions;
+    j["parts"] = parts;
+    j["makespan_ms"] = r.makespan_ms;
+    j["overhead_ms"] = r.overhead_ms;
+    j["verify_ms"] = r.verify_ms;
+    j["verified"] = r.verdict.ok;
+    j["verify"] = json{{"max_error", r.verdict.max_error}, {"tolerance", r.verdict.tolerance},
+                       {"detail", r.verdict.detail}};
+  } else {
+    j["workers"] = r.data;
+  }
+  return j;
+}
+
+void MemorySink::tuned(const WorkerState& w, const Job& j, const std::string& size, const json& r) {
+  tune_results.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
+                              {"kernel", j.kernel}, {"size", size}, {"result", r}});
+}
+void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::string& size, const json& c) {
+  calibrations.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
+                              {"kernel", j.kernel}, {"size", size}, {"calibration", c}});
+}
+std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const std::string&, const Extent&) {
+  return std::nullopt;
+}
+json MemorySink::calibration(const DeviceInfo& d, const std::string& kernel) {
+  json found = nullptr;
+  for (const auto& c : calibrations)
+    if (c["fingerprint"] == d.fingerprint() && c["kernel"] == kernel) found = c["calibration"];
+  return found;
+}
+
+Master::Master(Communicator& comm, ResultSink& sink, MasterOptions options)
+    : comm_(comm), sink_(sink), opt_(std::move(options)) {
+  for (int r = 1; r < comm_.size(); ++r) {
+    WorkerState w;
+    w.rank = r;
+    workers_.push_back(w);
+  }
+}
+
+bool Master::stopped() const { return opt_.stop_requested && opt_.stop_requested(); }
+
+void Master::note(const std::string& line) {
+  if (opt_.progress) *opt_.progress << "wstuned: " << line << std::endl;
+}
+
+std::size_t Master::register_workers() {
+  const auto deadline = clock_type::now() + opt_.register_timeout;
+  std::size_t waiting = workers_.size();
+  while (waiting > 0 && clock_type::now() < deadline && !stopped()) {
+    auto got = comm_.recv(kAnySource, slice_until(deadline));
+    if (!got) continue;
+    if (got->source < 1 || got->source >= comm_.size()) continue;
+    WorkerState& w = worker(got->source);
+    if (got->message.tag != Tag::hello) {
+      note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got->message.tag),
+                       got->source));
+      continue;
+    }
+    if (w.registered) continue;
+    w.registered = true;
+    --waiting;
+    Welcome answer;
+    try {
+      const Hello h = Hello::from(got->message);
+      w.host = h.host;
+      w.selector = h.selector;
+      w.device = h.device;
+      if (h.protocol != kProtocolVersion) {
+        answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
+                                     "wstuned build on every node", h.protocol, kProtocolVersion)};
+      } else if (!h.device) {
+        answer = {false, fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
+      }
+    } catch (const ProtocolError& e) {
+      answer = {false, fmt::format("malformed registration: {}", e.what())};
+    }
+    w.accepted = answer.accepted;
+    w.problem = answer.reason;
+    comm_.send(w.rank, answer.to_message());
+    if (w.accepted) {
+      note(fmt::format("worker {} registered: {} CU x {} PE, fingerprint {}", w.label(), w.device->compute_units,
+                       w.device->pe_per_cu, w.device->fingerprint()));
+    } else {
+      note(fmt::format("worker rank {} on {} refused: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem));
+    }
+  }
+  for (auto& w : workers_) {
+    if (!w.registered) {
+      w.alive = false;
+      w.problem = fmt::format("did not register within {} s", opt_.register_timeout.count() / 1000.0);
+      note(fmt::format("worker rank {} {}", w.rank, w.problem));
+    }
+  }
+  sink_.workers(workers_);
+  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(),
+                                                [](const WorkerState& w) { return w.usable(); }));
+}
+
+std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) {
+  std::vector<JobReport> reports;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (stopped()) {
+      note(fmt::format("stop requested: {} job(s) not started", jobs.size() - i));
+      break;
+    }
+    JobReport r = run_one(mode, jobs[i]);
+    std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel,
+                                   r.size, r.status);
+    if (mode == Mode::run && r.ok()) {
+      std::vector<std::string> shares;
+      for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
+      line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
+                          r.overhead_ms, r.plan.model, fmt::join(shares, " "));
+    } else if (r.ok()) {
+      line += fmt::format(", {} worker(s)", r.data.size());
+    }
+    if (!r.error.empty()) line += " - " + r.error;
+    if (!r.faults.empty()) line += fmt::format(" [{} fault(s)]", r.faults.size());
+    note(line);
+    reports.push_back(std::move(r));
+  }
+  return reports;
+}
+
+JobReport Master::run_one(Mode mode, const Job& job) {
+  JobReport r;
+  r.id = next_job_++;
+  r.mode = mode;
+  r.job = job;
+  try {
+    const KernelSpec& spec = kernel_spec(job.kernel);
+    r.size = (job.size.empty() ? spec.paper_size() : spec.parse_size(job.size)).text;
+  } catch (const UsageError& e) {
+    r.status = "failed";
+    r.error = e.what();
+    return r;
+  }
+  switch (mode) {
+    case Mode::run: return run_job(std::move(r));
+    case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
+    case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+  }
+  return r;
+}
+
+JobReport Master::run_job(JobReport r) {
+  const KernelSpec& spec = kernel_spec(r.job.kernel);
+  const Problem p = spec.parse_size(r.size);
+  const auto inputs = spec.generate_inputs(p, r.job.seed);
+  std::set<int> excluded;  // workers that failed this job
+  for (;;) {
+    if (stopped()) {
+      r.status = "interrupted";
+      r.error = "stop requested";
+      break;
+    }
+    std::vector<SplitWorker> healthy;
+    for (const auto& w : workers_)
+      if (w.usable() && !excluded.count(w.rank))
+        healthy.push_back(SplitWorker{w.rank, *w.device, r.job.split == "measured"
+                                                             ? sink_.calibration(*w.device, r.job.kernel)
+                                                             : json(nullptr)});
+    if (healthy.empty()) {
+      r.status = "failed";
+      r.error = "no healthy worker left for this job";
+      break;
+    }
+    ++r.attempts;
+    try {
+      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy);
+    } catch (const UsageError& e) {
+      r.status = "failed";
+      r.error = e.what();
+      break;
+    }
+    // Block inputs are prepared before the clock (the paper's Node0 data
+    // generation); the makespan runs from the first send to the last result.
+    struct Out {
+      RunBlock msg;
+      std::vector<HostBuffer> in;
+    };
+    std::vector<Out> outs;
+    for (std::size_t i = 0; i < healthy.size(); ++i) {
+      const Block& b = r.plan.blocks[i];
+      if (b.size() == 0) continue;
+      RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
+                  r.job.repetitions};
+      if (r.job.local == LocalPolicy::stored) {
+        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, r.job.kernel, spec.block_global(p, b)))
+          rb.local = *l;
+        else
+          rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
+      }
+      outs.push_back(Out{rb, spec.block_inputs(p, inputs, b)});
+    }
+    std::map<int, Block> pending;
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0, k = 0; i < healthy.size(); ++i) {
+      if (r.plan.blocks[i].size() == 0) continue;
+      pending[healthy[i].rank] = outs[k].msg.block;
+      comm_.send(healthy[i].rank, outs[k].msg.to_message(std::move(outs[k].in)));
+      ++k;
+    }
+    outs.clear();
+    std::map<int, std::pair<BlockResult, HostBuffer>> results;
+    bool failed_attempt = false;
+    const auto deadline = t0 + opt_.job_timeout;
+    while (!pending.empty()) {
+      if (stopped()) break;
+      const auto now = clock_type::now();
+      if (now >= deadline) {
+        for (const auto& [rank, b] : pending) {
+          WorkerState& w = worker(rank);
+          w.alive = false;
+          w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
+          r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
+          note(r.faults.back());
+        }
+        pending.clear();
+        failed_attempt = true;
+        break;
+      }
+      auto got = comm_.recv(kAnySource, slice_until(deadline));
+      if (!got) continue;
+      const int src = got->source;
+      if (src < 1 || src >= comm_.size()) continue;
+      try {
+        if (got->message.tag == Tag::block_result) {
+          BlockResult br = BlockResult::from(got->message);
+          if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
+          HostBuffer out = got->message.buffers.empty() ? HostBuffer{} : std::move(got->message.buffers[0]);
+          if (out.size() != spec.block_output_size(p, pending[src])) {
+            throw ProtocolError(fmt::format("block output has {} floats, expected {}", out.size(),
+                                            spec.block_output_size(p, pending[src])));
+          }
+          results[src] = {std::move(br), std::move(out)};
+          pending.erase(src);
+        } else if (got->message.tag == Tag::worker_error) {
+          const WorkerError e = WorkerError::from(got->message);
+          if (e.job != r.id || e.attempt != r.attempts || !pending.count(src)) continue;
+          r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", worker(src).label(), r.id,
+                                         wstune::to_string(e.status), e.text));
+          note(r.faults.back());
+          excluded.insert(src);
+          pending.erase(src);
+          failed_attempt = true;
+        } else if (got->message.tag == Tag::bye) {
+          WorkerState& w = worker(src);
+          w.alive = false;
+          w.problem = "left (sent bye) during a job";
+          r.faults.push_back(fmt::format("worker {} {}", w.label(), w.problem));
+          pending.erase(src);
+          failed_attempt = true;
+        } else {
+          note(fmt::format("ignoring an unexpected {} from rank {}", to_string(got->message.tag), src));
+        }
+      } catch (const ProtocolError& e) {
+        r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", worker(src).label(), e.what()));
+        note(r.faults.back());
+        excluded.insert(src);
+        pending.erase(src);
+        failed_attempt = true;
+      }
+    }
+    r.makespan_ms = ms_since(t0);
+    if (stopped() && !pending.empty()) {
+      r.status = "interrupted";
+      r.error = "stop requested while workers were running";
+      break;
+    }
+    if (failed_attempt) {
+      note(fmt::format("job {} ({} {}): re-splitting over the healthy workers", r.id, r.job.kernel, r.size));
+      continue;
+    }
+    // Place, finish, verify.
+    HostBuffer full(spec.output_size(p));
+    std::vector<Block> placed;
+    r.parts.clear();
+    double slowest = 0;
+    for (std::size_t i = 0; i < healthy.size(); ++i) {
+      const int rank = healthy[i].rank;
+      auto it = results.find(rank);
+      if (it == results.end()) continue;
+      const BlockResult& br = it->second.first;
+      spec.place_block(p, br.block, it->second.second, full);
+      placed.push_back(br.block);
+      const WorkerState& w = worker(rank);
+      WorkerPart part;
+      part.rank = rank;
+      part.host = w.host;
+      part.device = w.device->name;
+      part.fingerprint = w.device->fingerprint();
+      part.block = br.block;
+      part.share = static_cast<double>(br.block.size()) / static_cast<double>(spec.split_units(p, r.plan.dim));
+      part.local = br.local;
+      part.local_source = br.local_source;
+      part.kernel_ms = sum(br.kernel);
+      part.kernel_median_ms = br.kernel.median();
+      part.transfer_ms = br.recv_ms + sum(br.h2d) + sum(br.d2h);
+      part.busy_ms = br.busy_ms;
+      part.build_ms = br.build_ms;
+      part.trials = br.trials;
+      slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
+      r.parts.push_back(std::move(part));
+    }
+    r.overhead_ms = r.makespan_ms - slowest;
+    const auto v0 = clock_type::now();
+    spec.finish(p, placed, full);
+    r.verdict = spec.verify(p, full, spec.reference(p, inputs));
+    r.verify_ms = ms_since(v0);
+    if (!r.verdict.ok) {
+      r.status = "failed";
+      r.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", r.verdict.detail, r.verdict.max_error,
+                            r.verdict.tolerance);
+    }
+    break;
+  }
+  sink_.run(r);
+  return r;
+}
+
+JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
+  std::set<int> pending;
+  r.attempts = 1;
+  for (const auto& w : workers_) {
+    if (!w.usable()) continue;
+    WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials};
+    comm_.send(w.rank, req.to_message(request));
+    pending.insert(w.rank);
+  }
+  if (pending.empty()) {
+    r.status = "failed";
+    r.error = "no healthy worker";
+    return r;
+  }
+  const auto deadline = clock_type::now() + opt_.job_timeout;
+  while (!pending.empty()) {
+    if (stopped()) {
+      r.status = "interrupted";
+      r.error = "stop requested";
+      return r;
+    }
+    const auto now = clock_type::now();
+    if (now >= deadline) {
+      for (int rank : pending) {
+        WorkerState& w = worker(rank);
+        w.alive = false;
+        w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
+        r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
+        note(r.faults.back());
+      }
+      break;
+    }
+    auto got = comm_.recv(kAnySource, slice_until(deadline));
+    if (!got || !pending.count(got->source)) continue;
+    WorkerState& w = worker(got->source);
+    try {
+      if (got->message.tag == answer) {
+        const WorkResult res = WorkResult::from(got->message);
+        if (res.job != r.id) continue;
+        if (request == Tag::tune) sink_.tuned(w, r.job, r.size, res.data);
+        else sink_.calibrated(w, r.job, r.size, res.data);
+        r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
+                              {"fingerprint", w.device->fingerprint()}, {"result", res.data}});
+        pending.erase(got->source);
+      } else if (got->message.tag == Tag::worker_error) {
+        const WorkerError e = WorkerError::from(got->message);
+        if (e.job != r.id) continue;
+        r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", w.label(), r.id,
+                                       wstune::to_string(e.status), e.text));
+        note(r.faults.back());
+        pending.erase(got->source);
+      }
+    } catch (const ProtocolError& e) {
+      r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", w.label(), e.what()));
+      pending.erase(got->source);
+    }
+  }
+  if (r.data.empty()) {
+    r.status = "failed";
+    if (r.error.empty()) r.error = "no worker finished this job";
+  }
+  return r;
+}
+
+bool Master::shutdown() {
+  std::set<int> waiting;
+  for (const auto& w : workers_) {
+    if (!w.registered) continue;
+    comm_.send(w.rank, Message{Tag::shutdown, json::object(), {}});
+    waiting.insert(w.rank);
+  }
+  const auto deadline = clock_type::now() + opt_.shutdown_timeout;
+  while (!waiting.empty() && clock_type::now() < deadline) {
+    auto got = comm_.recv(kAnySource, kSlice);
+    if (got && got->message.tag == Tag::bye) waiting.erase(got->source);
+  }
+  comm_.flush(std::chrono::seconds(2));
+  for (int rank : waiting) note(fmt::format("worker {} did not acknowledge shutdown", worker(rank).label()));
+  return waiting.empty();
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,164 @@
+#pragma once
+/// @file master.hpp
+/// wstuned's master (rank 0): registers the workers, runs jobs over them
+/// (split, send slices, gather, verify; paper §3.1.1), tunes and calibrates
+/// through them, records everything in a ResultSink and shuts them down.
+/// Fault policy (docs/daemon.md): a worker that reports an error for a job
+/// is left out of that job, which is re-split over the healthy workers; a
+/// worker that does not answer within the timeout is reported by rank and
+/// host and dropped for good; a job with no healthy worker left fails and
+/// the master goes on with the next one.
+
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "communicator.hpp"
+#include "jobs.hpp"
+#include "split_plan.hpp"
+
+namespace wstune::daemon {
+
+/// What the master knows about one worker.
+struct WorkerState {
+  int rank = 0;                      ///< MPI rank
+  std::string host;                  ///< host name
+  std::string selector;              ///< its device selector
+  std::optional<DeviceInfo> device;  ///< its device model (empty: none)
+  bool registered = false;           ///< sent a hello
+  bool accepted = false;             ///< passed registration (version, device)
+  bool alive = true;                 ///< has not timed out
+  std::string problem;               ///< why it is not usable
+  /// Accepted and alive.
+  [[nodiscard]] bool usable() const noexcept { return registered && accepted && alive; }
+  /// "rank 2 on host (device)" for messages.
+  [[nodiscard]] std::string label() const;
+};
+
+/// One worker's part of one job.
+struct WorkerPart {
+  int rank = 0;               ///< MPI rank
+  std::string host;           ///< host name
+  std::string device;         ///< device name
+  std::string fingerprint;    ///< DeviceInfo::fingerprint()
+  Block block;                ///< its block
+  double share = 0;           ///< fraction of the split units
+  LocalSize local;            ///< local size it ran with
+  std::string local_source;   ///< where that local size came from
+  double kernel_ms = 0;       ///< sum of its timed kernel runs (profiling events)
+  double kernel_median_ms = 0;///< median kernel run
+  double transfer_ms = 0;     ///< input message receive + h2d + d2h
+  double busy_ms = 0;         ///< worker wall clock, receipt to reply
+  double build_ms = 0;        ///< program build on this job (0 when cached)
+  nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials
+};
+
+/// The outcome of one job.
+struct JobReport {
+  std::uint64_t id = 0;          ///< job id (1-based)
+  Mode mode = Mode::run;         ///< mode
+  Job job;                       ///< the job
+  std::string size;              ///< canonical size text
+  std::string status = "ok";     ///< ok, failed, interrupted
+  std::string error;             ///< why it failed
+  std::vector<std::string> faults;  ///< worker faults met on the way (rank, host, class, text)
+  unsigned attempts = 0;         ///< splits tried
+  SplitPlan plan;                ///< the split that succeeded (run)
+  std::vector<WorkerPart> parts; ///< per worker (run)
+  double makespan_ms = 0;        ///< first send to last result (run)
+  double overhead_ms = 0;        ///< makespan − max over workers of (kernel_ms + transfer_ms)
+  double verify_ms = 0;          ///< CPU reference + comparison (outside the makespan)
+  Verdict verdict;               ///< verification (run)
+  nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
+  [[nodiscard]] bool ok() const noexcept { return status == "ok"; }
+};
+
+/// JSON form of a report (for --json and the store's detail).
+nlohmann::json to_json(const JobReport& r);
+
+/// Where the master records what it learns; implementations persist it (the
+/// SQLite store) or keep it (tests). Only the master holds one.
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  /// The registered workers (called once after registration).
+  virtual void workers(const std::vector<WorkerState>& workers) = 0;
+  /// A finished run-mode job (ok or failed).
+  virtual void run(const JobReport& report) = 0;
+  /// One worker's tune result for a job: {"trials":[...], "best":..} (docs/daemon.md).
+  virtual void tuned(const WorkerState& worker, const Job& job, const std::string& size,
+                     const nlohmann::json& result) = 0;
+  /// One worker's calibration for a job (split.hpp DeviceCalibration JSON).
+  virtual void calibrated(const WorkerState& worker, const Job& job, const std::string& size,
+                          const nlohmann::json& calibration) = 0;
+  /// The stored best local size for a device, kernel and block NDRange, if any.
+  virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const std::string& kernel,
+                                                const Extent& global) = 0;
+  /// The stored calibration of a device for a kernel (null when none).
+  virtual nlohmann::json calibration(const DeviceInfo& device, const std::string& kernel) = 0;
+};
+
+/// A ResultSink that keeps everything in memory (tests, --no-store).
+class MemorySink : public ResultSink {
+ public:
+  void workers(const std::vector<WorkerState>& w) override { registered = w; }
+  void run(const JobReport& r) override { runs.push_back(r); }
+  void tuned(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& r) override;
+  void calibrated(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& c) override;
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& g) override;
+  nlohmann::json calibration(const DeviceInfo& d, const std::string& kernel) override;
+  std::vector<WorkerState> registered;   ///< from workers()
+  std::vector<JobReport> runs;           ///< from run()
+  nlohmann::json tune_results = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, result}
+  nlohmann::json calibrations = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, calibration}
+};
+
+/// Master settings.
+struct MasterOptions {
+  std::chrono::milliseconds register_timeout{60'000};  ///< wait for every hello
+  std::chrono::milliseconds job_timeout{600'000};      ///< wait for one job's answers
+  std::chrono::milliseconds shutdown_timeout{10'000};  ///< wait for the byes
+  std::function<bool()> stop_requested;                ///< SIGINT/SIGTERM seen (may be empty)
+  std::ostream* progress = nullptr;                    ///< progress lines (stderr), or none
+};
+
+/// The master's loop over a Communicator (rank 0 of it).
+class Master {
+ public:
+  /// `comm` and `sink` must outlive the master.
+  Master(Communicator& comm, ResultSink& sink, MasterOptions options);
+  /// Waits for a hello from every rank 1..size−1, answers each with a
+  /// welcome (refusing a protocol mismatch or a worker without a device),
+  /// and reports workers that never registered. Returns the usable count.
+  std::size_t register_workers();
+  /// Runs every job in `mode`, one after another; stops early when a stop is
+  /// requested (the rest are not started). Progress line per job.
+  std::vector<JobReport> run_all(Mode mode, const std::vector<Job>& jobs);
+  /// Runs one job in `mode`.
+  JobReport run_one(Mode mode, const Job& job);
+  /// Sends shutdown to every registered worker and waits for their byes;
+  /// returns false (naming them on the progress stream) if some did not answer.
+  bool shutdown();
+  /// The workers, rank order (index i = rank i+1).
+  [[nodiscard]] const std::vector<WorkerState>& workers() const noexcept { return workers_; }
+  /// True once a stop was requested.
+  [[nodiscard]] bool stopped() const;
+
+ private:
+  JobReport run_job(JobReport r);
+  JobReport fanout_job(JobReport r, Tag request, Tag answer);
+  void note(const std::string& line);
+  WorkerState& worker(int rank) { return workers_.at(static_cast<std::size_t>(rank - 1)); }
+  Communicator& comm_;
+  ResultSink& sink_;
+  MasterOptions opt_;
+  std::vector<WorkerState> workers_;
+  std::uint64_t next_job_ = 1;
+};
+
+}  // namespace wstune::daemon

@@ -1,0 +1,114 @@
+#include "mpi_communicator.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace wstune::daemon {
+
+namespace {
+void mpi_check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw ProtocolError(fmt::format("{} failed: {}", call, std::string(text, static_cast<std::size_t>(len))));
+}
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+  mpi_check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  mpi_check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  try {
+    if (!flush(std::chrono::seconds(5))) {
+      for (auto& p : pending_) {
+        MPI_Cancel(&p.request);
+        MPI_Request_free(&p.request);
+      }
+    }
+  } catch (...) {
+  }
+}
+
+void MpiCommunicator::reap() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    int done = 0;
+    mpi_check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? pending_.erase(it) : std::next(it);
+  }
+}
+
+void MpiCommunicator::send(int dest, Message m) {
+  if (dest < 0 || dest >= size_) {
+    throw ProtocolError(fmt::format("send to rank {}: the communicator has ranks 0..{}", dest, size_ - 1));
+  }
+  reap();
+  Pending& p = pending_.emplace_back();
+  p.bytes = encode(m);
+  if (p.bytes.size() > static_cast<std::size_t>(INT_MAX)) {
+    pending_.pop_back();
+    throw ProtocolError(fmt::format("a {} message of {} bytes exceeds MPI's 2 GiB count limit; use a smaller "
+                                    "size or more workers", to_string(m.tag), p.bytes.size()));
+  }
+  mpi_check(MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, static_cast<int>(m.tag),
+                      comm_, &p.request),
+            "MPI_Isend");
+}
+
+std::optional<std::pair<int, Tag>> MpiCommunicator::probe(int source) {
+  reap();
+  int flag = 0;
+  MPI_Status st;
+  mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st),
+            "MPI_Iprobe");
+  if (!flag) return std::nullopt;
+  return std::pair{st.MPI_SOURCE, static_cast<Tag>(st.MPI_TAG)};
+}
+
+std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseconds timeout) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + timeout;
+  auto backoff = std::chrono::microseconds(50);
+  for (;;) {
+    reap();
+    int flag = 0;
+    MPI_Status st;
+    mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st),
+              "MPI_Iprobe");
+    if (flag) {
+      const auto t0 = clock::now();
+      int count = 0;
+      mpi_check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max(count, 0)));
+      mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
+                "MPI_Recv");
+      if (!is_known_tag(st.MPI_TAG)) {
+        throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
+      }
+      Received r{st.MPI_SOURCE, decode(static_cast<Tag>(st.MPI_TAG), bytes), 0};
+      r.recv_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      return r;
+    }
+    const auto now = clock::now();
+    if (now >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::min<clock::duration>(backoff, deadline - now));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
+  }
+}
+
+bool MpiCommunicator::flush(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    reap();
+    if (pending_.empty()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,291 @@
+#include "protocol.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "wstune/json.hpp"
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+
+std::string to_string(Tag t) {
+  switch (t) {
+    case Tag::hello: return "hello";
+    case Tag::welcome: return "welcome";
+    case Tag::run_block: return "run_block";
+    case Tag::block_result: return "block_result";
+    case Tag::worker_error: return "worker_error";
+    case Tag::tune: return "tune";
+    case Tag::tune_result: return "tune_result";
+    case Tag::calibrate: return "calibrate";
+    case Tag::calibrate_result: return "calibrate_result";
+    case Tag::shutdown: return "shutdown";
+    case Tag::bye: return "bye";
+  }
+  return fmt::format("tag-{}", static_cast<int>(t));
+}
+
+bool is_known_tag(int value) noexcept {
+  return value >= static_cast<int>(Tag::hello) && value <= static_cast<int>(Tag::bye);
+}
+
+namespace {
+
+template <typename T>
+void put(std::vector<std::uint8_t>& out, T value) {
+  const auto at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+struct Reader {
+  std::span<const std::uint8_t> bytes;
+  std::size_t at = 0;
+  Tag tag;
+  void need(std::size_t n, const char* what) const {
+    if (bytes.size() - at < n) {
+      throw ProtocolError(fmt::format("truncated {} message: {} needs {} bytes, {} left", to_string(tag), what, n,
+                                      bytes.size() - at));
+    }
+  }
+  template <typename T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, bytes.data() + at, sizeof(T));
+    at += sizeof(T);
+    return v;
+  }
+};
+
+Samples samples_from_json(const json& j) {
+  Samples s;
+  if (j.is_object()) s.ms = j.value("samples_ms", std::vector<double>{});
+  return s;
+}
+
+// Runs `parse` and turns JSON errors into ProtocolError naming the message.
+template <typename F>
+auto parse_body(const Message& m, Tag expected, F&& parse) {
+  if (m.tag != expected) {
+    throw ProtocolError(fmt::format("expected a {} message, got {}", to_string(expected), to_string(m.tag)));
+  }
+  try {
+    return parse(m.body);
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("malformed {} message: {}", to_string(m.tag), e.what()));
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode(const Message& m) {
+  const std::vector<std::uint8_t> body = json::to_cbor(m.body);
+  std::size_t total = 8 + body.size();
+  for (const auto& b : m.buffers) total += 8 + b.size() * sizeof(float);
+  std::vector<std::uint8_t> out;
+  out.reserve(total);
+  put(out, static_cast<std::uint32_t>(body.size()));
+  out.insert(out.end(), body.begin(), body.end());
+  put(out, static_cast<std::uint32_t>(m.buffers.size()));
+  for (const auto& b : m.buffers) {
+    put(out, static_cast<std::uint64_t>(b.size()));
+    const auto at = out.size();
+    out.resize(at + b.size() * sizeof(float));
+    if (!b.empty()) std::memcpy(out.data() + at, b.data(), b.size() * sizeof(float));
+  }
+  return out;
+}
+
+Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
+  Message m;
+  m.tag = tag;
+  Reader r{bytes, 0, tag};
+  const auto body_len = r.get<std::uint32_t>("the body length");
+  r.need(body_len, "the body");
+  try {
+    m.body = json::from_cbor(bytes.subspan(r.at, body_len));
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("malformed {} message body: {}", to_string(tag), e.what()));
+  }
+  r.at += body_len;
+  const auto count = r.get<std::uint32_t>("the buffer count");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto n = r.get<std::uint64_t>("a buffer length");
+    if (n > (bytes.size() - r.at) / sizeof(float)) {
+      throw ProtocolError(fmt::format("truncated {} message: buffer {} claims {} floats", to_string(tag), i, n));
+    }
+    HostBuffer b(n);
+    if (n) std::memcpy(b.data(), bytes.data() + r.at, n * sizeof(float));
+    r.at += n * sizeof(float);
+    m.buffers.push_back(std::move(b));
+  }
+  if (r.at != bytes.size()) {
+    throw ProtocolError(fmt::format("{} message has {} trailing bytes", to_string(tag), bytes.size() - r.at));
+  }
+  return m;
+}
+
+std::string_view to_string(LocalPolicy p) noexcept {
+  switch (p) {
+    case LocalPolicy::stored: return "stored";
+    case LocalPolicy::tune: return "tune";
+    case LocalPolicy::rule: return "rule";
+    case LocalPolicy::null: return "null";
+  }
+  return "null";
+}
+
+LocalPolicy parse_local_policy(std::string_view text) {
+  for (auto p : {LocalPolicy::stored, LocalPolicy::tune, LocalPolicy::rule, LocalPolicy::null})
+    if (to_string(p) == text) return p;
+  throw UsageError(fmt::format("unknown local-size policy '{}': use stored, tune, rule or null", text));
+}
+
+json to_json(const Block& b) { return json{{"dim", b.dim}, {"begin", b.begin}, {"end", b.end}}; }
+
+Block block_from_json(const json& j) {
+  return Block{j.at("dim").get<unsigned>(), j.at("begin").get<std::size_t>(), j.at("end").get<std::size_t>()};
+}
+
+Message Hello::to_message() const {
+  Message m{Tag::hello, json{{"protocol", protocol}, {"rank", rank}, {"host", host}, {"selector", selector},
+                             {"device", device ? to_json(*device) : json(nullptr)}, {"error", error}}, {}};
+  return m;
+}
+
+Hello Hello::from(const Message& m) {
+  return parse_body(m, Tag::hello, [](const json& j) {
+    Hello h;
+    h.protocol = j.at("protocol").get<int>();
+    h.rank = j.value("rank", 0);
+    h.host = j.value("host", "");
+    h.selector = j.value("selector", "");
+    if (j.contains("device") && !j["device"].is_null()) h.device = device_info_from_json(j["device"]);
+    h.error = j.value("error", "");
+    return h;
+  });
+}
+
+Message Welcome::to_message() const {
+  return Message{Tag::welcome, json{{"accepted", accepted}, {"reason", reason}, {"protocol", kProtocolVersion}}, {}};
+}
+
+Welcome Welcome::from(const Message& m) {
+  return parse_body(m, Tag::welcome, [](const json& j) {
+    return Welcome{j.at("accepted").get<bool>(), j.value("reason", "")};
+  });
+}
+
+Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
+  return Message{Tag::run_block,
+                 json{{"job", job}, {"attempt", attempt}, {"kernel", kernel}, {"size", size},
+                      {"block", to_json(block)}, {"policy", std::string(to_string(policy))},
+                      {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions}},
+                 std::move(inputs)};
+}
+
+RunBlock RunBlock::from(const Message& m) {
+  return parse_body(m, Tag::run_block, [](const json& j) {
+    RunBlock r;
+    r.job = j.at("job").get<std::uint64_t>();
+    r.attempt = j.at("attempt").get<unsigned>();
+    r.kernel = j.at("kernel").get<std::string>();
+    r.size = j.at("size").get<std::string>();
+    r.block = block_from_json(j.at("block"));
+    r.policy = parse_local_policy(j.at("policy").get<std::string>());
+    r.local = local_from_json(j.at("local"));
+    r.warmup = j.value("warmup", 0u);
+    r.repetitions = j.value("repetitions", 1u);
+    return r;
+  });
+}
+
+Message BlockResult::to_message(HostBuffer output) const {
+  Message m{Tag::block_result,
+            json{{"job", job}, {"attempt", attempt}, {"block", to_json(block)}, {"local", to_json(local)},
+                 {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
+                 {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"build_ms", build_ms}, {"busy_ms", busy_ms},
+                 {"trials", trials}},
+            {}};
+  m.buffers.push_back(std::move(output));
+  return m;
+}
+
+BlockResult BlockResult::from(const Message& m) {
+  return parse_body(m, Tag::block_result, [](const json& j) {
+    BlockResult r;
+    r.job = j.at("job").get<std::uint64_t>();
+    r.attempt = j.at("attempt").get<unsigned>();
+    r.block = block_from_json(j.at("block"));
+    r.local = local_from_json(j.at("local"));
+    r.local_source = j.value("local_source", "");
+    r.kernel = samples_from_json(j.at("kernel"));
+    r.h2d = samples_from_json(j.value("h2d", json::object()));
+    r.d2h = samples_from_json(j.value("d2h", json::object()));
+    r.recv_ms = j.value("recv_ms", 0.0);
+    r.build_ms = j.value("build_ms", 0.0);
+    r.busy_ms = j.value("busy_ms", 0.0);
+    r.trials = j.value("trials", json::array());
+    return r;
+  });
+}
+
+Message WorkerError::to_message() const {
+  return Message{Tag::worker_error,
+                 json{{"job", job}, {"attempt", attempt}, {"status", std::string(wstune::to_string(status))},
+                      {"text", text}},
+                 {}};
+}
+
+WorkerError WorkerError::from(const Message& m) {
+  return parse_body(m, Tag::worker_error, [](const json& j) {
+    WorkerError e;
+    e.job = j.at("job").get<std::uint64_t>();
+    e.attempt = j.value("attempt", 0u);
+    try {
+      e.status = parse_trial_status(j.at("status").get<std::string>());
+    } catch (const UsageError& u) {
+      throw ProtocolError(u.what());
+    }
+    e.text = j.value("text", "");
+    return e;
+  });
+}
+
+Message WorkRequest::to_message(Tag tag) const {
+  return Message{tag,
+                 json{{"job", job}, {"kernel", kernel}, {"size", size}, {"repetitions", repetitions},
+                      {"max_trials", max_trials}},
+                 {}};
+}
+
+WorkRequest WorkRequest::from(const Message& m) {
+  if (m.tag != Tag::tune && m.tag != Tag::calibrate) {
+    throw ProtocolError(fmt::format("expected a tune or calibrate message, got {}", to_string(m.tag)));
+  }
+  return parse_body(m, m.tag, [](const json& j) {
+    WorkRequest w;
+    w.job = j.at("job").get<std::uint64_t>();
+    w.kernel = j.at("kernel").get<std::string>();
+    w.size = j.at("size").get<std::string>();
+    w.repetitions = j.value("repetitions", 3u);
+    w.max_trials = j.value("max_trials", 0u);
+    return w;
+  });
+}
+
+Message WorkResult::to_message(Tag tag) const { return Message{tag, json{{"job", job}, {"data", data}}, {}}; }
+
+WorkResult WorkResult::from(const Message& m) {
+  if (m.tag != Tag::tune_result && m.tag != Tag::calibrate_result) {
+    throw ProtocolError(fmt::format("expected a tune or calibrate result, got {}", to_string(m.tag)));
+  }
+  return parse_body(m, m.tag, [](const json& j) {
+    return WorkResult{j.at("job").get<std::uint64_t>(), j.at("data")};
+  });
+}
+
+}  // namespace wstune::daemon

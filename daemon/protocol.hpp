@@ -1,0 +1,167 @@
+#pragma once
+/// @file protocol.hpp
+/// wstuned's wire protocol: typed messages with a tag enum, a JSON body and
+/// float buffers (block inputs and outputs), encoded into one byte string per
+/// message. The protocol version is checked at registration (Tag::hello).
+/// Source: paper §3.1.1 (master/slave over MPI: Node0 sends slices, gathers
+/// results); typed tags after Pegasus MPI Cluster.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wstune/device.hpp"
+#include "wstune/error.hpp"
+#include "wstune/kernel.hpp"
+#include "wstune/runner.hpp"
+#include "wstune/types.hpp"
+
+namespace wstune::daemon {
+
+/// The protocol version. A worker whose hello carries another version is
+/// refused (Tag::welcome with accepted = false) and never gets work.
+inline constexpr int kProtocolVersion = 1;
+
+/// Message kinds. The numbers are the MPI tags; never renumber.
+enum class Tag : int {
+  hello = 1,             ///< worker → master: registration (version, host, device model or error)
+  welcome = 2,           ///< master → worker: accepted or refused (with the reason)
+  run_block = 3,         ///< master → worker: run one block; buffers = block inputs
+  block_result = 4,      ///< worker → master: times and local size; buffers = {block output}
+  worker_error = 5,      ///< worker → master: a job failed on the worker (status class and text)
+  tune = 6,              ///< master → worker: tune the local size for a kernel and size
+  tune_result = 7,       ///< worker → master: every trial of that search
+  calibrate = 8,         ///< master → worker: measure what the `measured` split model needs
+  calibrate_result = 9,  ///< worker → master: the measurements
+  shutdown = 10,         ///< master → worker: finish and exit
+  bye = 11               ///< worker → master: acknowledged shutdown
+};
+
+/// "hello", "welcome", ... ; "tag-N" for an unknown number.
+std::string to_string(Tag t);
+/// True when `value` is one of Tag's numbers.
+bool is_known_tag(int value) noexcept;
+
+/// Malformed bytes or a body that lacks a field: a protocol error.
+class ProtocolError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// One message: a tag, a JSON body (an object) and float buffers.
+struct Message {
+  Tag tag = Tag::hello;                                ///< what it is
+  nlohmann::json body = nlohmann::json::object();      ///< typed payload, see the structs below
+  std::vector<HostBuffer> buffers;                     ///< bulk float data (never inside the JSON)
+};
+
+/// Encodes a message: u32 body length, the body in CBOR, u32 buffer count,
+/// then per buffer a u64 float count and the floats (host byte order; the
+/// nodes of one job share a byte order). The tag travels beside the bytes.
+std::vector<std::uint8_t> encode(const Message& m);
+/// Inverse of encode(). Throws ProtocolError naming what is wrong.
+Message decode(Tag tag, std::span<const std::uint8_t> bytes);
+
+/// The local-size policy of a job: stored (the database's best for the
+/// device, else the rule), tune (measured search on the worker first), rule
+/// (paper §3.2.3), null (driver default).
+enum class LocalPolicy { stored, tune, rule, null };
+/// "stored", "tune", "rule", "null".
+std::string_view to_string(LocalPolicy p) noexcept;
+/// Inverse of to_string(LocalPolicy); throws UsageError naming the choices.
+LocalPolicy parse_local_policy(std::string_view text);
+
+/// Tag::hello.
+struct Hello {
+  int protocol = kProtocolVersion;     ///< the worker's protocol version
+  int rank = 0;                        ///< the worker's rank
+  std::string host;                    ///< the worker's host name
+  std::string selector;                ///< the device selector it used
+  std::optional<DeviceInfo> device;    ///< its device model; empty when it has none
+  std::string error;                   ///< why there is no device (empty otherwise)
+  [[nodiscard]] Message to_message() const;
+  static Hello from(const Message& m);
+};
+
+/// Tag::welcome.
+struct Welcome {
+  bool accepted = true;   ///< false: the worker must exit
+  std::string reason;     ///< why it was refused
+  [[nodiscard]] Message to_message() const;
+  static Welcome from(const Message& m);
+};
+
+/// Tag::run_block. Buffers: KernelSpec::block_inputs of `block`.
+struct RunBlock {
+  std::uint64_t job = 0;        ///< job id (master-wide)
+  unsigned attempt = 0;         ///< re-split attempt; stale answers are dropped
+  std::string kernel;           ///< kernel name
+  std::string size;             ///< problem size text (Problem::text)
+  Block block;                  ///< the block to run
+  LocalPolicy policy = LocalPolicy::null;  ///< how the worker picks the local size
+  LocalSize local;              ///< the explicit local size (policy stored, when found)
+  unsigned warmup = 0;          ///< untimed runs first
+  unsigned repetitions = 1;     ///< timed runs
+  [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs) const;
+  static RunBlock from(const Message& m);
+};
+
+/// Tag::block_result. Buffers: {block output}. Times in ms.
+struct BlockResult {
+  std::uint64_t job = 0;       ///< job id
+  unsigned attempt = 0;        ///< attempt it answers
+  Block block;                 ///< the block it ran
+  LocalSize local;             ///< the local size it ran with
+  std::string local_source;    ///< "null", "rule", "stored", "tune", or "null (fallback: …)"
+  Samples kernel;              ///< kernel time per repetition (profiling events)
+  Samples h2d;                 ///< host→device upload (profiling events)
+  Samples d2h;                 ///< device→host read-back (profiling events)
+  double recv_ms = 0;          ///< time the worker spent receiving the input message
+  double build_ms = 0;         ///< program build (0 when cached)
+  double busy_ms = 0;          ///< worker wall clock from receipt to reply
+  nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)
+  [[nodiscard]] Message to_message(HostBuffer output) const;
+  static BlockResult from(const Message& m);
+};
+
+/// Tag::worker_error.
+struct WorkerError {
+  std::uint64_t job = 0;       ///< job id (0 outside a job)
+  unsigned attempt = 0;        ///< attempt it answers
+  TrialStatus status = TrialStatus::runtime;  ///< the failure class
+  std::string text;            ///< what failed
+  [[nodiscard]] Message to_message() const;
+  static WorkerError from(const Message& m);
+};
+
+/// Tag::tune and Tag::calibrate: a kernel and size to search / measure.
+struct WorkRequest {
+  std::uint64_t job = 0;        ///< job id
+  std::string kernel;           ///< kernel name
+  std::string size;             ///< problem size text
+  unsigned repetitions = 3;     ///< timed runs per trial
+  unsigned max_trials = 0;      ///< search budget (0: the search's default)
+  [[nodiscard]] Message to_message(Tag tag) const;
+  static WorkRequest from(const Message& m);
+};
+
+/// Tag::tune_result and Tag::calibrate_result: a JSON document (trials or
+/// measurements, see docs/daemon.md).
+struct WorkResult {
+  std::uint64_t job = 0;                          ///< job id
+  nlohmann::json data = nlohmann::json::object(); ///< payload
+  [[nodiscard]] Message to_message(Tag tag) const;
+  static WorkResult from(const Message& m);
+};
+
+/// {"dim":..,"begin":..,"end":..}
+nlohmann::json to_json(const Block& b);
+/// Inverse of to_json(Block).
+Block block_from_json(const nlohmann::json& j);
+
+}  // namespace wstune::daemon

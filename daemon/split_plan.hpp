@@ -1,0 +1,57 @@
+#pragma once
+/// @file split_plan.hpp
+/// How the master splits one job's NDRange over its workers: a split model
+/// gives each worker a fraction, the fractions become contiguous blocks along
+/// the split dimension (rows for 2-D kernels by default, paper §3.1.1).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wstune/device.hpp"
+#include "wstune/kernel.hpp"
+
+namespace wstune::daemon {
+
+/// One worker as the split sees it.
+struct SplitWorker {
+  int rank = 0;         ///< MPI rank
+  DeviceInfo device;    ///< its device model
+  /// Its calibration for this kernel (split.hpp DeviceCalibration JSON), for
+  /// the `measured` model; null when there is none.
+  nlohmann::json calibration;
+};
+
+/// A job's split: one block per worker (same order; an empty block means the
+/// worker gets nothing), the fractions asked for and the dimension.
+struct SplitPlan {
+  std::string model;                ///< the model used
+  unsigned dim = 0;                 ///< 0 = x (columns / elements), 1 = y (rows)
+  std::vector<double> fractions;    ///< the model's fractions, summing to 1
+  std::vector<Block> blocks;        ///< aligned blocks covering the whole range
+  std::string note;                 ///< e.g. why a model fell back
+};
+
+/// The split dimension of `spec` for direction "auto" (rows, dim 1, for 2-D
+/// kernels as the paper does; dim 0 for 1-D), "x" or "y" (y on a 1-D kernel
+/// throws UsageError).
+unsigned split_dim(const KernelSpec& spec, const std::string& direction);
+
+/// Fractions of the split model `model` over `workers` for problem `p`:
+/// even (1/n each), proportional (to total PEs, the paper's §4 baseline),
+/// pe-ratio (the paper's §3.1 corrected model, split.hpp). Throws UsageError
+/// for an unknown model; `measured` has no fractions (see plan_split()).
+std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p,
+                                    unsigned dim, const std::vector<SplitWorker>& workers);
+
+/// The blocks of `model`: fractions through align_blocks() (split.hpp), or
+/// measured_blocks() for `measured`, with a granularity of 16 work-items
+/// where the problem divides into it (so the rule's multiples of 16 stay
+/// possible, paper §3.2.3), else the kernel's smallest (split_granularity()).
+/// Throws UsageError as split_fractions() does.
+SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
+                     const Problem& p, const std::vector<SplitWorker>& workers);
+
+}  // namespace wstune::daemon

@@ -1,0 +1,129 @@
+#include "tasks.hpp"
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "wstune/multi_device.hpp"
+#include "wstune/search.hpp"
+#include "wstune/split.hpp"
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+// The library's search measures through an Evaluator; this one runs the
+// block already uploaded to the worker's DeviceRunner (no rebuild, no second
+// copy of the data). With `reference` set (a whole problem) every correct
+// trial is also verified against the CPU reference.
+class BlockEvaluator final : public Evaluator {
+ public:
+  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, const HostBuffer* reference)
+      : runner_(runner), p_(p), b_(b), reference_(reference) {
+    const KernelSpec& spec = runner.spec();
+    const DeviceInfo& info = runner.device().info;
+    target_.kernel = std::string(spec.name());
+    target_.size = p.text;
+    target_.global = spec.block_global(p, b);
+    target_.priority = spec.priority();
+    target_.limits.max_work_group_size = info.max_work_group_size;
+    target_.limits.kernel_work_group_size = runner.kernel_work_group_size();
+    target_.limits.max_work_item_sizes = info.max_work_item_sizes;
+    target_.limits.local_mem_bytes = info.local_mem_bytes;
+    target_.limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
+    target_.pe_per_cu = info.pe_per_cu;
+    target_.device_name = info.name;
+    target_.device_id = info.id();
+    target_.device_fingerprint = info.fingerprint();
+  }
+  const TuneTarget& target() const override { return target_; }
+  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = runner_.run(p_, b_, local, timing);
+    Trial t;
+    t.local = local;
+    t.status = r.status;
+    t.error = r.error;
+    t.kernel = std::move(r.kernel);
+    t.run_wall_ms = r.wall_ms;
+    if (r.ok() && reference_) {
+      const KernelSpec& spec = runner_.spec();
+      HostBuffer full(spec.output_size(p_));
+      spec.place_block(p_, b_, r.output, full);
+      spec.finish(p_, {b_}, full);
+      const Verdict v = spec.verify(p_, full, *reference_);
+      t.verified = true;
+      if (!v.ok) {
+        t.status = TrialStatus::correctness;
+        t.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
+      }
+    }
+    t.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return t;
+  }
+
+ private:
+  DeviceRunner& runner_;
+  Problem p_;
+  Block b_;
+  const HostBuffer* reference_;
+  TuneTarget target_;
+};
+
+json trial_json(const Trial& t) {
+  return json{{"local", to_string(t.local)}, {"status", std::string(to_string(t.status))}, {"error", t.error},
+              {"samples_ms", t.kernel.ms}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"run_ms", t.run_wall_ms}, {"verified", t.verified}};
+}
+
+json search(DeviceRunner& runner, const Problem& p, const Block& b, const HostBuffer* reference,
+            unsigned repetitions, unsigned max_trials) {
+  BlockEvaluator ev(runner, p, b, reference);
+  auto searcher = make_searcher(max_trials ? "guided" : "exhaustive", 1);
+  auto stop = max_trials ? max_evaluations(max_trials) : never_stop();
+  TuneOptions opt;
+  opt.timing = TimingOptions{1, std::max(1u, repetitions)};
+  const TuneResult res = tune(ev, *searcher, *stop, opt);
+  json trials = json::array();
+  for (const auto& t : res.trials) trials.push_back(trial_json(t));
+  return json{{"strategy", res.strategy},
+              {"global", to_string(res.target.global)},
+              {"trials", trials},
+              {"best", trial_json(res.best)},
+              {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
+              {"rule", res.rule ? to_string(res.rule->local) : "null"},
+              {"rule_ms", res.rule && res.rule->ok() ? json(res.rule->median_ms()) : json(nullptr)},
+              {"evaluations", res.evaluations},
+              {"stop_reason", res.stop_reason},
+              {"wall_ms", res.wall_ms}};
+}
+
+}  // namespace
+
+LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& b) {
+  return paper_local_rule(runner, p, b);
+}
+
+json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions, unsigned max_trials) {
+  return search(runner, p, b, nullptr, repetitions, max_trials);
+}
+
+json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repetitions, unsigned max_trials,
+                std::uint64_t seed) {
+  const KernelSpec& spec = runner.spec();
+  const Block whole = spec.whole(p);
+  const auto inputs = spec.generate_inputs(p, seed);
+  const HostBuffer reference = spec.reference(p, inputs);
+  runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
+  return search(runner, p, whole, &reference, repetitions, max_trials);
+}
+
+json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
+                      unsigned repetitions, std::uint64_t seed) {
+  MultiDeviceRunner runner({device}, spec, p, seed);
+  DeviceCalibration cal = runner.calibrate(0, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)});
+  return to_json(cal);
+}
+
+}  // namespace wstune::daemon

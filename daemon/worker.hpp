@@ -1,0 +1,69 @@
+#pragma once
+/// @file worker.hpp
+/// wstuned's worker (ranks 1..N−1): registers its one OpenCL device with the
+/// master, then runs blocks, tunes and calibrates on request until shutdown.
+/// A failing build or kernel is answered with Tag::worker_error (status class
+/// and text), never an abort.
+
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "communicator.hpp"
+#include "wstune/runner.hpp"
+
+namespace wstune::daemon {
+
+/// Faults a worker can be told to inject (tests of the master's fault policy).
+enum class FaultKind {
+  none,    ///< behave
+  build,   ///< build every program with an invalid option (a real CL_INVALID_BUILD_OPTIONS)
+  kernel,  ///< report every block as a failed kernel (runtime) without running it
+  hang     ///< never answer run/tune/calibrate requests (still obeys shutdown)
+};
+/// "none", "build", "kernel", "hang".
+std::string_view to_string(FaultKind f) noexcept;
+/// Parses "build", "kernel" or "hang"; throws UsageError naming the choices.
+FaultKind parse_fault(std::string_view text);
+
+/// Worker settings.
+struct WorkerOptions {
+  std::string host;       ///< host name reported at registration
+  std::string selector;   ///< device selector it used (reported)
+  FaultKind fault = FaultKind::none;          ///< injected fault
+  int protocol = kProtocolVersion;            ///< version announced (tests of the mismatch path)
+  std::chrono::milliseconds welcome_timeout{120'000};  ///< wait for the master's welcome
+  std::function<bool()> stop_requested;       ///< a signal arrived (may be empty)
+  std::chrono::milliseconds stop_grace{10'000};  ///< after a signal, wait this long for shutdown
+  std::ostream* log = nullptr;                ///< messages (stderr), or none
+};
+
+/// The worker loop.
+class Worker {
+ public:
+  /// `device` is the device it opened, or empty with `device_error` saying
+  /// why (it then registers without one and is refused).
+  Worker(Communicator& comm, std::optional<Device> device, std::string device_error, WorkerOptions options);
+  ~Worker();
+  /// Registers and serves until shutdown. Returns 0 after a shutdown, 3 when
+  /// refused at registration, 4 when the master vanished (no welcome, or a
+  /// signal with no shutdown within the grace time).
+  int serve();
+
+ private:
+  void handle_run(Received& got);
+  void handle_work(const Received& got);
+  DeviceRunner& runner_for(const KernelSpec& spec, double* build_ms);
+  void say(const std::string& line);
+  Communicator& comm_;
+  std::optional<Device> device_;
+  std::string device_error_;
+  WorkerOptions opt_;
+  std::map<std::string, std::unique_ptr<DeviceRunner>> runners_;
+};
+
+}  // namespace wstune::daemon
