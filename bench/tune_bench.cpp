@@ -82,7 +82,14 @@ int main(int argc, char** argv) try {
     const Problem p = spec.parse_size(c.substr(eq + 1));
     std::cerr << fmt::format("{} {}: exhaustive...\n", spec.name(), p.text);
     auto ex_s = make_exhaustive_searcher();
-    const TuneResult ex = run(spec, p, cfg, *ex_s, *never_stop(), opt);
+    double run_ms = 0;  // worker-side time of every measured trial (tie-breaks included)
+    unsigned measured = 0;
+    TuneOptions ex_opt = opt;
+    ex_opt.on_trial = [&](const Trial& t, TrialPhase) {
+      run_ms += t.run_wall_ms;
+      ++measured;
+    };
+    const TuneResult ex = run(spec, p, cfg, *ex_s, *never_stop(), ex_opt);
     Row r;
     r.kernel = std::string(spec.name());
     r.size = p.text;
@@ -95,15 +102,10 @@ int main(int argc, char** argv) try {
     r.null_ms = ex.baseline.median_ms();
     r.rule = ex.rule ? to_string(ex.rule->local) : "-";
     r.rule_ms = ex.rule && ex.rule->ok() ? ex.rule->median_ms() : 0;
-    double run_ms = 0;
-    for (const auto& t : ex.trials) {
-      run_ms += t.run_wall_ms;
-      r.failed += !t.ok();
-    }
-    const unsigned n = ex.evaluations + ex.tiebreak_trials;
+    for (const auto& t : ex.trials) r.failed += !t.ok();
     r.ex_wall_s = ex.wall_ms / 1000;
-    r.ms_per_eval = ex.wall_ms / n;
-    r.run_ms_per_eval = run_ms / ex.evaluations;  // tie-break runs are not in trials' run_wall_ms
+    r.ms_per_eval = ex.wall_ms / std::max(1u, measured);
+    r.run_ms_per_eval = run_ms / std::max(1u, measured);
     r.overhead_ms_per_eval = r.ms_per_eval - r.run_ms_per_eval;
     std::map<std::string, double> ex_ms;
     for (const auto& t : ex.trials)
@@ -136,7 +138,7 @@ int main(int argc, char** argv) try {
                     "`guided/opt` is the guided answer's median as measured in the exhaustive run over the "
                     "exhaustive optimum (same session, no drift between runs); `own/NULL` is the guided "
                     "answer over NULL in its own run (≤ 1 by construction). `overhead` is tuning wall time per "
-                    "evaluation minus the worker's time running the configuration (warm-up, repetitions, "
+                    "measured trial (tie-break trials included) minus the worker's time running the configuration (warm-up, repetitions, "
                     "read-back; on PoCL that includes compiling each new local size).\n\n",
                     rows.empty() ? device : rows.front().device, repeat, warmup, budget * 100);
   md << "| kernel | size | global | shapes | optimum | opt ms | NULL/opt | rule | rule/opt | guided evals | guided | "
