@@ -96,7 +96,18 @@ SQLite::Statement& Store::Impl::stmt(std::string_view sql) {
     it->second->reset();
     it->second->clearBindings();
   }
+  used.push_back(it->second.get());
   return *it->second;
+}
+
+void Store::Impl::reset_used() noexcept {
+  for (SQLite::Statement* s : used) {
+    try {
+      s->reset();
+    } catch (...) {  // reset reports the last step's error again; it was handled then
+    }
+  }
+  used.clear();
 }
 
 void Store::Impl::fail(const char* what, const SQLite::Exception& e) const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "wstune/store.hpp"
 
@@ -25,8 +26,19 @@ struct Store::Impl {
   /// being done and the fix.
   [[noreturn]] void fail(const char* what, const SQLite::Exception& e) const;
   /// Runs `f` translating SQLite exceptions.
+  /// Statements handed out since the last reset_used().
+  std::vector<SQLite::Statement*> used;
+  /// Resets the statements handed out, ending their read transactions (a
+  /// stepped but unreset SELECT keeps a WAL snapshot open, and a later BEGIN
+  /// IMMEDIATE on a stale snapshot fails with SQLITE_BUSY at once).
+  void reset_used() noexcept;
+  /// Runs `f` translating SQLite exceptions; resets used statements after.
   template <class F>
   auto guard(const char* what, F&& f) -> decltype(f()) {
+    struct Reset {
+      Impl* m;
+      ~Reset() { m->reset_used(); }
+    } reset{this};
     try {
       return f();
     } catch (const SQLite::Exception& e) {

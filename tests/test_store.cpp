@@ -1,0 +1,354 @@
+// wstune::Store: schema, round trips, history, export/import, bad input.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "test_store_util.hpp"
+#include "wstune/json.hpp"
+#include "wstune/store.hpp"
+#include "wstune_config.hpp"
+
+using namespace wstune;
+using wstune::test::fake_device;
+using wstune::test::TempDir;
+using wstune::test::trial;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const KernelKey kMatmul{"matmul", "0123456789abcdef", "-cl-fast-relaxed-math"};
+const ProblemKey kP1024{Extent{1024, 1024, 2}, "1024"};
+
+}  // namespace
+
+TEST(Store, EmbeddedSchemaEqualsShareFile) {
+  EXPECT_EQ(std::string(schema_sql()), read_file(std::string(WSTUNE_SOURCE_SHARE_DIR) + "/schema.sql"))
+      << "lib/src/store_schema.cpp must hold the text of share/schema.sql";
+}
+
+TEST(Store, FreshFileIsWalStrictWithVersionAndForeignKeys) {
+  TempDir tmp;
+  const std::string path = tmp.file("sub/dir/w.db");  // parents are created
+  {
+    Store s(path);
+    EXPECT_EQ(s.schema_version(), kSchemaVersion);
+    const CheckReport r = s.check();
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(r.journal_mode, "wal");
+  }
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec("PRAGMA foreign_keys=ON");
+  // STRICT: a text in an INTEGER column is refused.
+  EXPECT_THROW(raw.exec("INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(1,'abc',1,1,'')"),
+               SQLite::Exception);
+  // Foreign keys: a trial of a missing session is refused.
+  EXPECT_THROW(raw.exec("INSERT INTO trials(session_id,config,status,error,samples_ms,created_at) "
+                        "VALUES(999,'null','correct','','[]','now')"),
+               SQLite::Exception);
+}
+
+TEST(Store, DeviceRoundTripKeepsEveryProperty) {
+  Store s(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto id = s.put_device(d);
+  EXPECT_EQ(s.put_device(d), id) << "same fingerprint, same row";
+  const auto back = s.device(d.fingerprint());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(to_json(*back), to_json(d));
+  EXPECT_EQ(back->extensions, d.extensions);
+  EXPECT_EQ(s.devices().size(), 1u);
+  EXPECT_FALSE(s.device("ffffffffffffffff"));
+}
+
+TEST(Store, TrialsAreStoredOnceWithEverySample) {
+  Store s(":memory:");
+  const auto sess = s.open_session(fake_device("H100"), kMatmul, kP1024, {"exhaustive", 50, 60.0});
+  EXPECT_FALSE(sess.resumed);
+  EXPECT_EQ(sess.spec.budget_trials, 50);
+  EXPECT_EQ(sess.problem, kP1024);
+  EXPECT_TRUE(s.add_trial(sess.id, trial(64, 2.0)));
+  EXPECT_FALSE(s.add_trial(sess.id, trial(64, 1.0))) << "an already measured configuration is not overwritten";
+  TrialRecord failed = trial(2048, 0, TrialStatus::constraints);
+  failed.samples_ms.clear();
+  failed.error = "local size above the device limit";
+  EXPECT_TRUE(s.add_trial(sess.id, failed));
+  TrialRecord null_trial = trial(1, 3.0);
+  null_trial.local = std::nullopt;
+  EXPECT_EQ(s.add_trials(sess.id, {null_trial, trial(128, 1.5), trial(64, 9.0)}), 2u);
+  EXPECT_EQ(s.trial_count(sess.id), 4);
+  EXPECT_EQ(s.trial_count(), 4);
+  EXPECT_TRUE(s.measured(sess.id, Extent{64, 1, 1}));
+  EXPECT_TRUE(s.measured(sess.id, std::nullopt));
+  EXPECT_FALSE(s.measured(sess.id, Extent{32, 1, 1}));
+  const auto ts = s.trials(sess.id);
+  ASSERT_EQ(ts.size(), 4u);
+  EXPECT_EQ(ts[0].samples_ms, trial(64, 2.0).samples_ms);
+  EXPECT_EQ(ts[0].compile_ms, 1.5);
+  EXPECT_EQ(ts[1].status, TrialStatus::constraints);
+  EXPECT_EQ(ts[1].error, failed.error);
+  EXPECT_FALSE(ts[2].local);
+}
+
+TEST(Store, SessionsResumeUntilEnded) {
+  Store s(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto a = s.open_session(d, kMatmul, kP1024, {"random", {}, {}});
+  const auto b = s.open_session(d, kMatmul, kP1024, {"random", {}, {}});
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_TRUE(b.resumed);
+  const auto other = s.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  EXPECT_NE(other.id, a.id) << "another strategy is another session";
+  s.end_session(a.id);
+  EXPECT_TRUE(s.session(a.id)->ended_at);
+  const auto c = s.open_session(d, kMatmul, kP1024, {"random", {}, {}});
+  EXPECT_NE(c.id, a.id);
+  EXPECT_FALSE(c.resumed);
+  EXPECT_EQ(s.sessions().size(), 3u);
+}
+
+TEST(Store, BestIsDerivedFromTrialsAndKeepsHistory) {
+  Store s(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto sess = s.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  TrialRecord null_trial = trial(1, 4.0);
+  null_trial.local = std::nullopt;
+  s.add_trials(sess.id, {null_trial, trial(256, 2.0), trial(512, 1.0), trial(1024, 0.5, TrialStatus::correctness)});
+  const LocalSize rule = Extent{256, 1, 1};
+  const auto best = s.derive_best(sess.id, &rule);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->local, (LocalSize{Extent{512, 1, 1}})) << "the failed 1024 is not an answer";
+  EXPECT_DOUBLE_EQ(best->median_ms, 1.0);
+  EXPECT_DOUBLE_EQ(*best->ratio_to_null(), 4.0);
+  EXPECT_DOUBLE_EQ(*best->ratio_to_rule(), 2.0);
+
+  BestConfig newer = *best;
+  newer.local = Extent{128, 1, 1};
+  newer.median_ms = 0.8;
+  s.record_best(newer);
+  auto filter = [](auto set) {
+    BestFilter f;
+    set(f);
+    return f;
+  };
+  auto cur = s.best_configs({});
+  ASSERT_EQ(cur.size(), 1u);
+  EXPECT_EQ(cur[0].local, newer.local);
+  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.history = true; })).size(), 2u) << "the older best is kept";
+  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.device = "h10"; })).size(), 1u) << "name substring, case-insensitive";
+  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.kernel = "sort"; })).size(), 0u);
+  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.global = Extent{1024, 1024, 2}; })).size(), 1u);
+  EXPECT_EQ(s.exact_best(d.fingerprint(), "matmul", Extent{1024, 1024, 2})->local, newer.local);
+  EXPECT_FALSE(s.exact_best(d.fingerprint(), "matmul", Extent{1024, 512, 2}));
+}
+
+TEST(Store, SplitRunsAndCalibrations) {
+  Store s(":memory:");
+  const DeviceInfo gpu = fake_device("H100"), cpu = fake_device("EPYC", "", "AMD", "cpu", 16);
+  s.put_device(gpu);
+  s.put_device(cpu);
+  SplitRun run{kMatmul, kP1024, "pe-ratio", 12.5,
+               {{gpu.fingerprint(), 0.9, 12.5}, {cpu.fingerprint(), 0.1, 11.0}}, {{"note", "x"}}, {}, {}};
+  s.record_split_run(run);
+  const auto runs = s.split_runs("matmul");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].devices.size(), 2u);
+  EXPECT_DOUBLE_EQ(runs[0].devices[1].share, 0.1);
+  EXPECT_EQ(runs[0].detail["note"], "x");
+  EXPECT_TRUE(s.split_runs("sort").empty());
+  s.put_calibration({gpu.fingerprint(), kMatmul, "measured", {{"a", 1}}, {}});
+  s.put_calibration({gpu.fingerprint(), kMatmul, "measured", {{"a", 2}}, {}});
+  EXPECT_EQ(s.calibration(gpu.fingerprint(), "matmul", "measured")->params["a"], 2);
+  EXPECT_FALSE(s.calibration(cpu.fingerprint(), "matmul", "measured"));
+  EXPECT_EQ(s.check().calibrations, 2) << "history kept";
+}
+
+TEST(Store, ExportImportMergesWithoutDuplicates) {
+  Store a(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto sess = a.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  a.add_trials(sess.id, {trial(64, 2.0), trial(128, 1.0)});
+  a.derive_best(sess.id);
+  a.record_split_run({kMatmul, kP1024, "pe-ratio", 3, {{d.fingerprint(), 1.0, 3}}, {}, {}, {}});
+  a.put_calibration({d.fingerprint(), kMatmul, "measured", {{"k", 1}}, {}});
+  const auto doc = a.export_json();
+
+  Store b(":memory:");
+  const auto st = b.import_json(doc);
+  EXPECT_EQ(st.devices, 1);
+  EXPECT_EQ(st.sessions, 1);
+  EXPECT_EQ(st.trials, 2);
+  EXPECT_EQ(st.best_configs, 1);
+  EXPECT_EQ(st.split_runs, 1);
+  EXPECT_EQ(st.calibrations, 1);
+  const auto again = b.import_json(doc);
+  EXPECT_EQ(again.trials + again.sessions + again.best_configs + again.devices, 0);
+  EXPECT_GT(again.skipped, 0);
+  EXPECT_EQ(b.trial_count(), 2);
+  // The round trip is lossless (timestamps included).
+  auto strip = [](nlohmann::json j) {
+    j.erase("exported_at");
+    return j;
+  };
+  EXPECT_EQ(strip(b.export_json()), strip(doc));
+  // A new trial in A's session merges into B's copy of it.
+  a.add_trial(sess.id, trial(256, 0.7));
+  EXPECT_EQ(b.import_json(a.export_json()).trials, 1);
+  EXPECT_EQ(b.trial_count(), 3);
+}
+
+TEST(Store, MalformedImportIsRefusedAndChangesNothing) {
+  Store a(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto sess = a.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  a.add_trials(sess.id, {trial(64, 2.0), trial(128, 1.0)});
+  const auto good = a.export_json();
+  Store b(":memory:");
+  auto bad = good;
+  bad["sessions"][0]["trials"][1].erase("samples_ms");  // the first trial is valid, the second is not
+  try {
+    b.import_json(bad);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("sessions[0].trials[1]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(b.trial_count(), 0);
+  EXPECT_TRUE(b.devices().empty());
+  auto wrong_status = good;
+  wrong_status["sessions"][0]["trials"][0]["status"] = "exploded";
+  EXPECT_THROW(b.import_json(wrong_status), UsageError);
+  auto edited = good;
+  edited["devices"][0]["compute_units"] = 7;  // fingerprint no longer matches
+  EXPECT_THROW(b.import_json(edited), UsageError);
+  EXPECT_THROW(b.import_json(nlohmann::json{{"format", "something else"}}), UsageError);
+  EXPECT_THROW(b.import_json(nlohmann::json::array()), UsageError);
+  EXPECT_EQ(b.check().sessions, 0);
+}
+
+TEST(StoreBadInput, ImpossibleDirectoryIsAClearError) {
+  TempDir tmp;
+  std::ofstream(tmp.file("plain")) << "x";
+  try {
+    Store s(tmp.file("plain/sub/w.db"));
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create directory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Store{tmp.path.string()}, StoreError) << "a directory is not a database";
+}
+
+TEST(StoreBadInput, CorruptFileIsRefusedAndLeftIntact) {
+  TempDir tmp;
+  const std::string path = tmp.file("bad.db");
+  const std::string junk(4096, 'z');
+  std::ofstream(path, std::ios::binary) << junk;
+  try {
+    Store s(path);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(path), junk);
+}
+
+TEST(StoreBadInput, NewerSchemaIsRefusedAndLeftIntact) {
+  TempDir tmp;
+  const std::string path = tmp.file("new.db");
+  {
+    Store s(path);
+    s.put_device(fake_device("H100"));
+  }
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA user_version=99");
+  }
+  try {
+    Store s(path);
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer wstune"), std::string::npos) << e.what();
+  }
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 99);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM devices").getInt(), 1);
+}
+
+TEST(StoreBadInput, ForeignSqliteFileIsRefused) {
+  TempDir tmp;
+  const std::string path = tmp.file("other.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("CREATE TABLE mine(x INTEGER)");
+  }
+  EXPECT_THROW(Store{path}, StoreError);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM sqlite_master WHERE name='devices'").getInt(), 0);
+}
+
+TEST(StoreBadInput, ReadOnlyDatabaseRefusesWritesClearly) {
+  TempDir tmp;
+  const std::string path = tmp.file("ro.db");
+  std::int64_t sid = 0;
+  {
+    Store s(path);
+    sid = s.open_session(fake_device("H100"), kMatmul, kP1024, {"x", {}, {}}).id;
+    s.add_trial(sid, trial(64, 1.0));
+  }
+  {
+    Store ro(path, {.read_only = true});
+    EXPECT_EQ(ro.trial_count(), 1);
+    try {
+      ro.add_trial(sid, trial(128, 1.0));
+      FAIL() << "expected StoreError";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+    }
+  }
+  if (geteuid() != 0) {  // root ignores file permissions
+    chmod(path.c_str(), 0444);
+    EXPECT_THROW(Store{path}, StoreError);
+    chmod(path.c_str(), 0644);
+  }
+  EXPECT_EQ(Store(path).trial_count(), 1);
+  EXPECT_THROW(Store(tmp.file("missing.db"), {.read_only = true}), StoreError);
+}
+
+TEST(StoreBadInput, LockedDatabaseIsAClearErrorAndLosesNothing) {
+  TempDir tmp;
+  const std::string path = tmp.file("locked.db");
+  Store s(path, {.busy_timeout_ms = 100});
+  const auto sid = s.open_session(fake_device("H100"), kMatmul, kP1024, {"x", {}, {}}).id;
+  s.add_trial(sid, trial(64, 1.0));
+  {
+    SQLite::Database other(path, SQLite::OPEN_READWRITE);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      s.add_trial(sid, trial(128, 1.0));
+      FAIL() << "expected StoreError";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("locked"), std::string::npos) << e.what();
+    }
+    other.exec("ROLLBACK");
+  }
+  EXPECT_TRUE(s.add_trial(sid, trial(128, 1.0)));
+  EXPECT_EQ(s.trial_count(), 2);
+}
+
+TEST(StoreBadInput, DefaultPathFollowsEnvironment) {
+  setenv("WSTUNE_DB", "/tmp/x/y.db", 1);
+  EXPECT_EQ(default_db_path(), "/tmp/x/y.db");
+  unsetenv("WSTUNE_DB");
+  setenv("XDG_DATA_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(default_db_path(), "/tmp/xdg/wstune/wstune.db");
+  unsetenv("XDG_DATA_HOME");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(default_db_path(), "/home/u/.local/share/wstune/wstune.db");
+}
