@@ -272,11 +272,14 @@ def run_isolated(kernel, size_text, strategy, a):
                "--kernels", kernel, "--size", f"{kernel}={size_text}", "--strategies", strategy,
                "--fevals-fraction", str(a.fevals_fraction), "--min-fevals", str(a.min_fevals),
                "--iterations", str(a.iterations), "--seed", str(a.seed), "--one-json", out]
+        t0 = time.perf_counter()
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process_wall_s = time.perf_counter() - t0
         if p.returncode != 0:
             raise RuntimeError(f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1:] or ''}")
         with open(out, encoding="utf-8") as f:
             got = json.load(f)
+        got["row"]["process_wall_s"] = round(process_wall_s, 3)  # with Python start-up and imports
         return got["row"], got["detail"]
 
 
@@ -334,7 +337,7 @@ def main():
             rows.append(row)
             detail.append({**row, **det})
     fields = ["tool", "strategy", "kernel", "size", "entry_point", "global", "device", "space_size",
-              "evaluations", "failed", "best_local", "best_ms", "tune_wall_s", "compile_s", "iterations", "note"]
+              "evaluations", "failed", "best_local", "best_ms", "tune_wall_s", "process_wall_s", "compile_s", "iterations", "note"]
     with open(os.path.join(a.out, "kernel_tuner.csv"), "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()

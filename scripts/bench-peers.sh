@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Peer comparison (issue 7): Kernel Tuner and wstune tune the local work size
+# of the same four kernels, sizes and device over the same search space; both
+# answers are then re-timed with `wstune run` (one yardstick). Writes
+# docs/results/peers_kernel_tuner[_TAG].{csv,md} (raw outputs under
+# docs/results/peers_raw[_TAG]/). Optionally runs bench_clblast too.
+#
+# usage: scripts/bench-peers.sh [--device P:D] [--preset pocl|gpu]
+#          [--size KERNEL=SIZE ...] [--kernels k1,k2] [--build DIR] [--tag TAG]
+#          [--out DIR] [--rounds N] [--clblast SIZES] [--clblast-local X,Y]
+# Defaults: --device 0:0 --preset pocl --build build --out docs/results.
+# Python: kernel_tuner + pyopencl are used when importable; otherwise they are
+# installed with pip --target into BUILD/peers-pylib, from .gpu/wheels when that
+# folder exists (scripts/peers-wheels.sh fills it; no network needed), else
+# from PyPI. See docs/peers.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+device=0:0 preset=pocl build=build tag="" out=docs/results rounds=3 kernels=matmul,bilinear,sort,trapezoid
+clblast_sizes="" clblast_local=""
+declare -A size def
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --device) device=$2; shift 2 ;;
+    --preset) preset=$2; shift 2 ;;
+    --size) size[${2%%=*}]=${2#*=}; shift 2 ;;
+    --kernels) kernels=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --clblast) clblast_sizes=$2; shift 2 ;;
+    --clblast-local) clblast_local=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench-peers.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+case "$preset" in
+  pocl) def=([matmul]=128 [bilinear]=128 [sort]=4096 [trapezoid]=4096) ;;
+  gpu) def=([matmul]=1024 [bilinear]=1024 [sort]=262144 [trapezoid]=262144) ;;  # paper Table 3 sizes
+  *) echo "bench-peers.sh: --preset '$preset': use pocl or gpu" >&2; exit 2 ;;
+esac
+for k in matmul bilinear sort trapezoid; do [[ -n "${size[$k]:-}" ]] || size[$k]=${def[$k]}; done
+if [[ ! "$device" =~ ^[0-9]+:[0-9]+$ ]]; then
+  echo "bench-peers.sh: --device '$device': give platform:device indices, e.g. 0:0 (see 'wstune devices')" >&2
+  exit 2
+fi
+platform=${device%%:*} devidx=${device##*:}
+wstune=$build/cli/wstune
+if [[ ! -x "$wstune" ]]; then
+  echo "bench-peers.sh: $wstune not found: build it first (cmake --build $build --target wstune_cli)" >&2
+  exit 2
+fi
+suffix=${tag:+_$tag}
+raw=$out/peers_raw$suffix
+mkdir -p "$raw"
+
+# ---- Python side: kernel_tuner + pyopencl ----------------------------------
+py=${PYTHON:-python3}
+pylib=$root/$build/peers-pylib
+[[ "$build" = /* ]] && pylib=$build/peers-pylib
+export PYTHONPATH=$pylib${PYTHONPATH:+:$PYTHONPATH}
+# The minimal set kernel_tuner needs for brute_force and greedy_ils (its other
+# dependencies — scipy, pandas, scikit-learn, pymoo — serve other strategies).
+pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions)
+if ! "$py" -c "import kernel_tuner, pyopencl" 2>/dev/null; then
+  wheels=${WSTUNE_PEERS_WHEELS:-}
+  for w in "$root/.gpu/wheels" "$root/../wheels"; do
+    [[ -z "$wheels" && -d "$w" ]] && wheels=$w
+  done
+  if [[ -n "$wheels" ]]; then
+    echo "bench-peers.sh: installing ${pkgs[*]} from $wheels into $pylib" >&2
+    if "$py" -m pip --version >/dev/null 2>&1; then pip=("$py" -m pip)
+    else pipwhl=$(ls "$wheels"/pip-*.whl | head -1); pip=("$py" "$pipwhl/pip"); fi
+    "${pip[@]}" install -q --no-index --no-deps --find-links "$wheels" --target "$pylib" "${pkgs[@]}"
+  else
+    echo "bench-peers.sh: installing kernel_tuner pyopencl from PyPI into $pylib" >&2
+    "$py" -m pip install -q --no-deps --target "$pylib" "${pkgs[@]}"
+  fi
+  "$py" -c "import kernel_tuner, pyopencl" || { echo "bench-peers.sh: kernel_tuner/pyopencl still not importable" >&2; exit 1; }
+fi
+
+# ---- Kernel Tuner ------------------------------------------------------------
+ktargs=(--platform "$platform" --device "$devidx" --kernels "$kernels" --out "$raw")
+for k in matmul bilinear sort trapezoid; do ktargs+=(--size "$k=${size[$k]}"); done
+echo "== Kernel Tuner ($device) ==" >&2
+"$py" bench/peers/kernel_tuner_compare.py "${ktargs[@]}" || echo "bench-peers.sh: some Kernel Tuner runs failed (recorded)" >&2
+
+# ---- wstune tune: fresh compiler caches per tune, like Kernel Tuner's ------------
+echo "== wstune tune ($device) ==" >&2
+IFS=, read -r -a klist <<<"$kernels"
+for k in "${klist[@]}"; do
+  for s in exhaustive guided; do
+    tmp=$(mktemp -d)
+    t0=$EPOCHREALTIME
+    if POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 "$wstune" tune --kernel "$k" --size "${size[$k]}" --device "$device" \
+         --strategy "$s" --seed 42 --json >"$raw/wstune_${k}_$s.json" 2>"$raw/wstune_${k}_$s.log"; then :; else
+      echo "bench-peers.sh: wstune tune $k $s failed (see $raw/wstune_${k}_$s.log)" >&2
+    fi
+    t1=$EPOCHREALTIME
+    echo "{\"process_wall_s\": $("$py" -c "print(round($t1 - $t0, 3))")}" >"$raw/wstune_${k}_$s.wall.json"
+    rm -rf "$tmp"
+    echo "  $k ${size[$k]} $s done" >&2
+  done
+done
+
+# ---- one yardstick: re-time every answer with wstune run, interleaved rounds ------
+echo "== re-timing the answers with wstune run ($rounds rounds) ==" >&2
+"$py" bench/peers/merge_peers.py locals --raw "$raw" --kernels "$kernels" >"$raw/locals.txt"
+: >"$raw/yardstick.jsonl"
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
+for ((r = 1; r <= rounds; ++r)); do
+  while read -r k local; do
+    [[ -n "$k" ]] || continue
+    if j=$("$wstune" run --kernel "$k" --size "${size[$k]}" --device "$device" --local "$local" \
+             --repeat 5 --warmup 1 --json 2>/dev/null); then
+      printf '%s\n' "$j" | "$py" -c "import json,sys; j=json.load(sys.stdin); print(json.dumps({'kernel':'$k','local':'$local','round':$r,'median_ms':j['kernel']['median_ms'],'status':j.get('status')}))" >>"$raw/yardstick.jsonl"
+    else
+      echo "{\"kernel\":\"$k\",\"local\":\"$local\",\"round\":$r,\"median_ms\":null,\"status\":\"failed\"}" >>"$raw/yardstick.jsonl"
+    fi
+  done <"$raw/locals.txt"
+done
+
+"$py" bench/peers/merge_peers.py report --raw "$raw" --kernels "$kernels" \
+  --csv "$out/peers_kernel_tuner$suffix.csv" --md "$out/peers_kernel_tuner$suffix.md" --device "$device" \
+  --sizes "$(for k in "${klist[@]}"; do printf '%s=%s ' "$k" "${size[$k]}"; done)"
+
+# ---- CLBlast (optional) ------------------------------------------------------
+if [[ -n "$clblast_sizes" ]]; then
+  if [[ -x "$build/bench/bench_clblast" ]]; then
+    cb=(--device "$device" --sizes "$clblast_sizes" --out "$raw/clblast")
+    [[ -n "$clblast_local" ]] && cb+=(--local "$clblast_local")
+    "$build/bench/bench_clblast" "${cb[@]}"
+    cp "$raw/clblast/peers_clblast.csv" "$out/peers_clblast$suffix.csv"
+    cp "$raw/clblast/peers_clblast.md" "$out/peers_clblast$suffix.md"
+  else
+    echo "bench-peers.sh: $build/bench/bench_clblast not built (cmake --build $build --target bench_clblast)" >&2
+  fi
+fi
+echo "wrote $out/peers_kernel_tuner$suffix.csv and .md" >&2
