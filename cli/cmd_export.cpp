@@ -1,0 +1,52 @@
+// wstune export: every stored result as one JSON file (format: docs/store.md).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "wstune/error.hpp"
+#include "wstune/store.hpp"
+
+namespace po = boost::program_options;
+
+namespace wstune::cli {
+namespace {
+
+int export_main(int argc, char** argv) {
+  po::options_description desc("wstune export options");
+  std::string db, file;
+  desc.add_options()
+      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("file", po::value(&file)->required(), "output file (JSON), - for standard output");
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "usage: wstune export FILE.json [--db FILE]\n\nWrites devices, sessions with every trial, "
+                     "best configurations, split runs and calibrations as one JSON document (docs/store.md); "
+                     "'wstune import' merges it elsewhere.", desc, vm, &pos)) return 0;
+  Store store(db.empty() ? default_db_path() : db, {.read_only = true, .busy_timeout_ms = 5000});
+  const nlohmann::json doc = store.export_json();
+  if (file == "-") {
+    std::cout << doc.dump(1) << "\n";
+    return 0;
+  }
+  const std::string tmp = file + ".tmp";  // written whole, then renamed: no half-written export
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw UsageError(fmt::format("cannot write {}: check the directory exists and is writable", tmp));
+    out << doc.dump(1) << "\n";
+    if (!out.flush()) throw Error(fmt::format("writing {} failed (disk full?)", tmp));
+  }
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) throw Error(fmt::format("cannot rename {} to {}", tmp, file));
+  std::cerr << fmt::format("exported {} devices, {} sessions, {} best configurations to {}\n",
+                           doc["devices"].size(), doc["sessions"].size(), doc["best_configs"].size(), file);
+  return 0;
+}
+
+WSTUNE_COMMAND("export", "write every stored result to a JSON file", export_main);
+
+}  // namespace
+}  // namespace wstune::cli

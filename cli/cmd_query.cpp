@@ -1,0 +1,134 @@
+// wstune query: stored best configurations, or what the look-up chain answers.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "table.hpp"
+#include "wstune/error.hpp"
+#include "wstune/json.hpp"
+#include "wstune/lookup.hpp"
+#include "wstune/store.hpp"
+
+namespace po = boost::program_options;
+
+namespace wstune::cli {
+namespace {
+
+std::string opt_num(const std::optional<double>& v, const char* spec = "{:.3f}") {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void print(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+           const nlohmann::json& j, const std::string& format) {
+  if (format == "json") {
+    std::cout << j.dump(2) << "\n";
+  } else if (format == "csv") {
+    auto line = [](const std::vector<std::string>& r) {
+      for (std::size_t i = 0; i < r.size(); ++i) std::cout << (i ? "," : "") << csv_cell(r[i]);
+      std::cout << "\n";
+    };
+    line(header);
+    for (const auto& r : rows) line(r);
+  } else {
+    Table t(header);
+    for (const auto& r : rows) t.add(r);
+    t.print(std::cout);
+  }
+}
+
+// A device for the look-up: a stored one (fingerprint or name substring),
+// else a live OpenCL device by selector.
+DeviceInfo resolve_device(const Store& store, const std::string& sel) {
+  std::string lower = sel;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const DeviceInfo& d : store.devices()) {
+    std::string name = d.name;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (d.fingerprint() == sel || (!sel.empty() && name.find(lower) != std::string::npos)) return d;
+  }
+  return select_device(enumerate_devices(), sel).info;
+}
+
+int query_main(int argc, char** argv) {
+  po::options_description desc("wstune query options");
+  std::string db, device, kernel, size, format;
+  desc.add_options()
+      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("device,d", po::value(&device), "device: fingerprint or name substring of a stored device, or a selector "
+                                        "(P:D, cpu, gpu) of a live one")
+      ("kernel,k", po::value(&kernel), "kernel function name (CL_KERNEL_FUNCTION_NAME)")
+      ("size,s", po::value(&size), "global size X or XxY: show what the look-up chain returns and from which level")
+      ("format,f", po::value(&format)->default_value("table"), "table, json or csv")
+      ("history", "every stored best, not only the current one per (device, kernel, problem)");
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "usage: wstune query [--device D] [--kernel K] [--size S] [--format table|json|csv] [--db FILE]"
+                     "\n\nLists the stored best configurations; with --size, the local size the look-up chain "
+                     "(exact, nearest, architecture, vendor-type, rule, null) returns for --device and --kernel.",
+                     desc, vm)) return 0;
+  if (format != "table" && format != "json" && format != "csv") {
+    throw UsageError(fmt::format("--format {}: use table, json or csv", format));
+  }
+  Store store(db.empty() ? default_db_path() : db, {.read_only = false, .busy_timeout_ms = 5000});
+  if (vm.count("size")) {
+    if (kernel.empty()) throw UsageError("--size needs --kernel K (the kernel's function name)");
+    LocalSize g = parse_local_size(size, "--size");
+    if (!g) throw UsageError("--size null: give the global size X or XxY (work-items)");
+    const DeviceInfo dev = resolve_device(store, device.empty() ? "default" : device);
+    Lookup lookup(store);
+    const LookupResult r = lookup.find(dev, kernel, *g);
+    nlohmann::json j{{"device", dev.name}, {"fingerprint", dev.fingerprint()}, {"kernel", kernel},
+                     {"global", to_json(*g)}, {"local", to_json(r.local)},
+                     {"level", std::string(to_string(r.level))}, {"distance", r.distance}};
+    std::vector<std::string> row{dev.name, kernel, to_string(*g), to_string(r.local), std::string(to_string(r.level)),
+                                 "-", "-", "-"};
+    if (r.from) {
+      j["from"] = {{"fingerprint", r.from->device_fingerprint}, {"global", to_json(r.from->problem.global)},
+                   {"median_ms", r.from->median_ms}, {"recorded_at", r.from->recorded_at}};
+      row[5] = to_string(r.from->problem.global);
+      row[6] = r.from->device_fingerprint;
+      row[7] = fmt::format("{:.3f}", r.from->median_ms);
+    }
+    print({"device", "kernel", "global", "local", "level", "from global", "from device", "median ms"}, {row}, j,
+          format);
+    return 0;
+  }
+  BestFilter f;
+  f.device = device;
+  f.kernel = kernel;
+  f.history = vm.count("history") > 0;
+  const auto bests = store.best_configs(f);
+  std::map<std::string, std::string> names;
+  for (const DeviceInfo& d : store.devices()) names[d.fingerprint()] = d.name;
+  nlohmann::json j = nlohmann::json::array();
+  std::vector<std::vector<std::string>> rows;
+  for (const BestConfig& b : bests) {
+    j.push_back(nlohmann::json{{"device", names[b.device_fingerprint]}, {"fingerprint", b.device_fingerprint},
+                 {"kernel", b.kernel.name}, {"global", to_json(b.problem.global)}, {"size", b.problem.size_text},
+                 {"local", to_json(b.local)}, {"median_ms", b.median_ms}, {"null_ms", opt_json(b.null_ms)},
+                 {"rule_ms", opt_json(b.rule_ms)}, {"ratio_to_null", opt_json(b.ratio_to_null())},
+                 {"ratio_to_rule", opt_json(b.ratio_to_rule())},
+                 {"recorded_at", b.recorded_at}});
+    rows.push_back({names[b.device_fingerprint], b.kernel.name, to_string(b.problem.global), b.problem.size_text,
+                    to_string(b.local), fmt::format("{:.4f}", b.median_ms), opt_num(b.ratio_to_null(), "{:.2f}"),
+                    opt_num(b.ratio_to_rule(), "{:.2f}"), b.recorded_at});
+  }
+  print({"device", "kernel", "global", "size", "local", "median ms", "x NULL", "x rule", "recorded"}, rows, j, format);
+  if (bests.empty() && format == "table") std::cerr << "no stored best configuration matches\n";
+  return 0;
+}
+
+WSTUNE_COMMAND("query", "show stored best configurations, or what the look-up chain returns", query_main);
+
+}  // namespace
+}  // namespace wstune::cli
