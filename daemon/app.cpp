@@ -190,12 +190,21 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
                std::function<bool()> stop_requested) {
   std::unique_ptr<ResultSink> sink;
   std::string db_path;
+  bool store_failed = false;
   if (o.no_store) {
     sink = std::make_unique<MemorySink>();
   } else {
-    auto opened = open_store_sink(o.db);
-    sink = std::move(opened.first);
-    db_path = opened.second;
+    try {
+      auto opened = open_store_sink(o.db);
+      sink = std::move(opened.first);
+      db_path = opened.second;
+    } catch (const std::exception& e) {
+      // Still register and shut the workers down so every rank ends cleanly.
+      std::cerr << "wstuned: cannot open the database" << (o.db.empty() ? "" : " " + o.db) << ": " << e.what()
+                << "; give a writable --db PATH or WSTUNE_DB" << std::endl;
+      sink = std::make_unique<MemorySink>();
+      store_failed = true;
+    }
   }
   MasterOptions mo;
   mo.job_timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
@@ -212,7 +221,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
       std::cerr << fmt::format("\n  rank {} on {}: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem);
     std::cerr << (comm.size() < 2 ? "\n  start wstuned under MPI with workers: mpiexec -n 3 wstuned ..." : "")
               << std::endl;
-  } else {
+  } else if (!store_failed) {
     reports = master.run_all(mode, jobs);
   }
   const bool all_bye = master.shutdown();
@@ -235,6 +244,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   }
   if (!db_path.empty() && !o.quiet) std::cerr << "wstuned: results stored in " << db_path << std::endl;
   if (!all_bye) return kAbortCode;
+  if (store_failed) return 1;
   if (stopped) return 130;
   if (usable == 0) return 3;
   const bool all_ok = std::all_of(reports.begin(), reports.end(), [](const JobReport& r) { return r.ok(); });
@@ -314,8 +324,17 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
       else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json) or --kernel K [--size S]");
     }
   } catch (const UsageError& e) {
-    if (comm.rank() == 0) std::cerr << "wstuned: " << e.what() << std::endl;
-    return 2;
+    std::cerr << "wstuned: " << (comm.rank() == 0 ? "" : fmt::format("rank {}: ", comm.rank())) << e.what()
+              << std::endl;
+    if (comm.rank() != 0) return 2;  // main() aborts the job
+    // The master lets the workers register and shuts them down, so every rank
+    // ends normally and the launcher returns this status.
+    MemorySink none;
+    MasterOptions mo;
+    mo.register_timeout = std::chrono::seconds(30);
+    Master master(comm, none, mo);
+    master.register_workers();
+    return master.shutdown() ? kUsageCode : kAbortCode;
   }
   if (comm.rank() == 0) return run_master(o, jobs, comm, std::move(stop_requested));
 

@@ -20,6 +20,9 @@ namespace wstune::daemon {
 /// run_rank()'s return on the master when a worker did not acknowledge the
 /// shutdown: main() then calls MPI_Abort so mpiexec does not hang.
 inline constexpr int kAbortCode = 1000;
+/// run_rank()'s usage-error status (exit status 2); on a worker rank main()
+/// then aborts the job, on the master every worker was shut down first.
+inline constexpr int kUsageCode = 2;
 
 /// Handles --help and --version without MPI; returns the exit status, or
 /// std::nullopt to go on.

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     MpiCommunicator comm(MPI_COMM_WORLD);
     const int local_index = node_local_worker_index(MPI_COMM_WORLD);
     code = run_rank(argc, argv, comm, local_index, [] { return g_stop != 0; });
-    if (code == 2) MPI_Abort(MPI_COMM_WORLD, 2);  // usage: every rank stops now
+    if (code == kUsageCode && rank != 0) MPI_Abort(MPI_COMM_WORLD, kUsageCode);  // a worker's own usage error
     if (code == kAbortCode) {
       // The master could not shut a worker down (it hangs): end the job so
       // mpiexec does not wait forever. Everything was recorded before.

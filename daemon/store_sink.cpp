@@ -1,10 +1,124 @@
 #include "store_sink.hpp"
 
+#include <fmt/format.h>
+
+#include "wstune/json.hpp"
+#include "wstune/store.hpp"
+
 namespace wstune::daemon {
 
-// Stand-in until the store lands: results stay in memory.
-std::pair<std::unique_ptr<ResultSink>, std::string> open_store_sink(const std::string&) {
-  return {std::make_unique<MemorySink>(), std::string{}};
+using nlohmann::json;
+
+namespace {
+
+// The store's identity of one of wstune's kernels: its __kernel function
+// name, the hash of its embedded source and DeviceRunner's build options.
+KernelKey key_of(const KernelSpec& spec) {
+  return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), "-cl-std=CL1.2"};
+}
+
+std::optional<double> opt_number(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+class StoreSink final : public ResultSink {
+ public:
+  explicit StoreSink(const std::string& path) : store_(path) {}
+  const std::string& path() const { return store_.path(); }
+
+  void workers(const std::vector<WorkerState>& workers) override {
+    for (const auto& w : workers)
+      if (w.device) store_.put_device(*w.device);
+  }
+
+  void run(const JobReport& r) override {
+    if (r.parts.empty()) return;  // nothing ran: nothing to store
+    const KernelSpec& spec = kernel_spec(r.job.kernel);
+    const Problem p = spec.parse_size(r.size);
+    SplitRun run;
+    run.kernel = key_of(spec);
+    run.problem = ProblemKey{spec.global_size(p), p.text};
+    run.model = r.plan.model;
+    run.makespan_ms = r.makespan_ms;
+    for (const auto& part : r.parts)
+      run.devices.push_back(SplitShare{part.fingerprint, part.share, part.kernel_ms + part.transfer_ms});
+    run.detail = to_json(r);
+    run.detail["source"] = "wstuned";
+    store_.record_split_run(run);
+    // Trials of the tune policy: one session per worker block.
+    for (const auto& part : r.parts) {
+      if (part.trials.is_object() && part.trials.contains("trials")) {
+        record_trials(fingerprint_device(part.fingerprint), spec,
+                      ProblemKey{spec.block_global(p, part.block), p.text + " block"}, part.trials);
+      }
+    }
+  }
+
+  void tuned(const WorkerState& w, const Job& job, const std::string& size, const json& result) override {
+    const KernelSpec& spec = kernel_spec(job.kernel);
+    const Problem p = spec.parse_size(size);
+    record_trials(*w.device, spec, ProblemKey{spec.global_size(p), p.text}, result);
+  }
+
+  void calibrated(const WorkerState& w, const Job& job, const std::string& size, const json& cal) override {
+    const KernelSpec& spec = kernel_spec(job.kernel);
+    json params = cal;
+    params["size"] = size;
+    store_.put_calibration(Calibration{w.device->fingerprint(), key_of(spec), "measured", params, ""});
+  }
+
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel,
+                                        const Extent& global) override {
+    const auto best = store_.exact_best(d.fingerprint(), kernel_spec(kernel).entry_point(), global);
+    if (!best) return std::nullopt;
+    return best->local;
+  }
+
+  json calibration(const DeviceInfo& d, const std::string& kernel) override {
+    const auto c = store_.calibration(d.fingerprint(), kernel_spec(kernel).entry_point(), "measured");
+    return c ? c->params : json(nullptr);
+  }
+
+ private:
+  DeviceInfo fingerprint_device(const std::string& fp) {
+    auto d = store_.device(fp);
+    if (!d) throw StoreError(fmt::format("device {} is not in the database", fp));
+    return *d;
+  }
+
+  // A search's trials (tasks.hpp format) as one session, its best derived.
+  void record_trials(const DeviceInfo& device, const KernelSpec& spec, const ProblemKey& problem,
+                     const json& result) {
+    const json& trials = result.at("trials");
+    SessionSpec sspec{result.value("strategy", "daemon"), static_cast<std::int64_t>(trials.size()), std::nullopt};
+    const SessionRecord s = store_.open_session(device, key_of(spec), problem, sspec, false);
+    std::vector<TrialRecord> records;
+    for (const auto& t : trials) {
+      TrialRecord rec;
+      rec.local = parse_local_size(t.at("local").get<std::string>(), "trial local size");
+      rec.status = parse_trial_status(t.at("status").get<std::string>());
+      rec.error = t.value("error", "");
+      rec.samples_ms = t.value("samples_ms", std::vector<double>{});
+      rec.run_ms = opt_number(t, "run_ms");
+      records.push_back(std::move(rec));
+    }
+    store_.add_trials(s.id, records);
+    const LocalSize rule = parse_local_size(result.value("rule", "null"), "rule local size");
+    store_.derive_best(s.id, rule ? &rule : nullptr);
+    store_.end_session(s.id);
+  }
+
+  Store store_;
+};
+
+}  // namespace
+
+std::pair<std::unique_ptr<ResultSink>, std::string> open_store_sink(const std::string& path) {
+  const std::string where = path.empty() ? default_db_path() : path;
+  auto sink = std::make_unique<StoreSink>(where);
+  std::string opened = sink->path();
+  return {std::move(sink), opened};
 }
 
 }  // namespace wstune::daemon

@@ -1,0 +1,205 @@
+// wstuned's master and real workers (threads, PoCL devices) over the
+// in-memory Communicator: all four kernels split, run, gathered and
+// verified; worker faults handled as docs/daemon.md says; tune and
+// calibrate modes; then the measured split from the calibrations.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "app.hpp"
+#include "communicator.hpp"
+#include "master.hpp"
+#include "worker.hpp"
+
+using namespace wstune;
+using namespace wstune::daemon;
+
+namespace {
+
+// A master on rank 0 and workers on 1..n (each its own thread and device
+// runner on the first OpenCL device), with per-worker faults.
+struct World {
+  explicit World(std::vector<FaultKind> faults, std::chrono::milliseconds job_timeout = std::chrono::seconds(120))
+      : world(static_cast<int>(faults.size()) + 1) {
+    auto [device, why] = open_worker_device("auto", 0);
+    if (!device) throw std::runtime_error("no OpenCL device for the tests: " + why);
+    codes.resize(faults.size(), -1);
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      WorkerOptions wo;
+      wo.host = "test-host";
+      wo.fault = faults[i];
+      wo.welcome_timeout = std::chrono::seconds(30);
+      threads.emplace_back([this, i, wo, d = *device] {
+        Worker w(world.at(static_cast<int>(i) + 1), d, "", wo);
+        codes[i] = w.serve();
+      });
+    }
+    MasterOptions mo;
+    mo.job_timeout = job_timeout;
+    mo.shutdown_timeout = std::chrono::seconds(30);
+    master = std::make_unique<Master>(world.at(0), sink, mo);
+  }
+  ~World() {
+    if (!shut) master->shutdown();
+    for (auto& t : threads) t.join();
+  }
+  bool shutdown() {
+    shut = true;
+    return master->shutdown();
+  }
+  InMemoryWorld world;
+  MemorySink sink;
+  std::unique_ptr<Master> master;
+  std::vector<std::thread> threads;
+  std::vector<int> codes;
+  bool shut = false;
+};
+
+std::vector<Job> small_jobs(const std::string& split, LocalPolicy local) {
+  std::vector<Job> jobs;
+  for (auto [k, s] : {std::pair{"matmul", "64"}, {"bilinear", "32x32:64x64"}, {"sort", "4096"},
+                      {"trapezoid", "8192"}}) {
+    Job j;
+    j.kernel = k;
+    j.size = s;
+    j.repetitions = 2;
+    j.split = split;
+    j.local = local;
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
+  World w({FaultKind::none, FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  for (const char* model : {"even", "pe-ratio"}) {
+    const auto reports = w.master->run_all(Mode::run, small_jobs(model, LocalPolicy::rule));
+    ASSERT_EQ(reports.size(), 4u);
+    for (const auto& r : reports) {
+      SCOPED_TRACE(r.job.kernel + " " + model);
+      EXPECT_TRUE(r.ok()) << r.error;
+      EXPECT_TRUE(r.verdict.ok);
+      EXPECT_TRUE(r.faults.empty());
+      double shares = 0;
+      for (const auto& p : r.parts) {
+        shares += p.share;
+        EXPECT_GT(p.kernel_ms, 0);
+        EXPECT_EQ(p.local_source.rfind("rule", 0) == 0 || p.local_source.rfind("null", 0) == 0, true)
+            << p.local_source;
+      }
+      EXPECT_NEAR(shares, 1.0, 1e-9);
+      EXPECT_GE(r.makespan_ms, r.makespan_ms - r.overhead_ms);
+    }
+  }
+  EXPECT_EQ(w.sink.runs.size(), 8u);
+  EXPECT_TRUE(w.shutdown());
+}
+
+TEST(Daemon, BuildFaultIsReportedAndTheJobIsResplitOverTheHealthyWorker) {
+  World w({FaultKind::none, FaultKind::build});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  const auto reports = w.master->run_all(Mode::run, small_jobs("even", LocalPolicy::null));
+  ASSERT_EQ(reports.size(), 4u);
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r.job.kernel);
+    EXPECT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.attempts, 2u);
+    ASSERT_EQ(r.faults.size(), 1u);
+    EXPECT_NE(r.faults[0].find("rank 2"), std::string::npos) << r.faults[0];
+    EXPECT_NE(r.faults[0].find("(compile)"), std::string::npos) << r.faults[0];
+    ASSERT_EQ(r.parts.size(), 1u);
+    EXPECT_EQ(r.parts[0].rank, 1);
+    EXPECT_DOUBLE_EQ(r.parts[0].share, 1.0);
+  }
+  EXPECT_TRUE(w.shutdown());
+  EXPECT_EQ(w.codes, (std::vector<int>{0, 0}));
+}
+
+TEST(Daemon, KernelFaultOnEveryWorkerFailsEachJobCleanlyAndGoesOn) {
+  World w({FaultKind::kernel, FaultKind::kernel});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  auto jobs = small_jobs("even", LocalPolicy::null);
+  jobs.resize(2);
+  const auto reports = w.master->run_all(Mode::run, jobs);
+  ASSERT_EQ(reports.size(), 2u);
+  for (const auto& r : reports) {
+    EXPECT_EQ(r.status, "failed");
+    EXPECT_EQ(r.error, "no healthy worker left for this job");
+    EXPECT_EQ(r.faults.size(), 2u);
+  }
+  EXPECT_TRUE(w.shutdown());  // workers stay alive: a kernel fault is per job
+}
+
+TEST(Daemon, HangingWorkerIsReportedByRankAndHostAndDropped) {
+  World w({FaultKind::hang, FaultKind::none}, std::chrono::milliseconds(1500));
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  auto jobs = small_jobs("even", LocalPolicy::null);
+  jobs.resize(2);
+  const auto reports = w.master->run_all(Mode::run, jobs);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_TRUE(reports[0].ok()) << reports[0].error;
+  ASSERT_EQ(reports[0].faults.size(), 1u);
+  EXPECT_NE(reports[0].faults[0].find("rank 1 on test-host"), std::string::npos) << reports[0].faults[0];
+  EXPECT_NE(reports[0].faults[0].find("did not answer"), std::string::npos);
+  EXPECT_FALSE(w.master->workers()[0].alive);
+  EXPECT_TRUE(reports[1].ok());
+  EXPECT_TRUE(reports[1].faults.empty());  // the dropped worker is not asked again
+  EXPECT_EQ(reports[1].parts.size(), 1u);
+}
+
+TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit) {
+  World w({FaultKind::none, FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  Job j;
+  j.kernel = "trapezoid";
+  j.size = "4096";
+  j.repetitions = 2;
+  j.max_trials = 4;
+  auto tuned = w.master->run_all(Mode::tune, {j});
+  ASSERT_EQ(tuned.size(), 1u);
+  EXPECT_TRUE(tuned[0].ok()) << tuned[0].error;
+  ASSERT_EQ(w.sink.tune_results.size(), 2u);
+  for (const auto& t : w.sink.tune_results) {
+    const auto& res = t["result"];
+    EXPECT_GE(res["trials"].size(), 2u);  // NULL and the rule at least
+    EXPECT_EQ(res["best"]["status"], "correct");
+    EXPECT_TRUE(res["best"]["verified"].get<bool>());
+  }
+  j.split = "measured";
+  auto before = w.master->run_all(Mode::run, {j});
+  EXPECT_EQ(before[0].status, "failed");  // no calibration yet
+  EXPECT_NE(before[0].error.find("calibrat"), std::string::npos) << before[0].error;
+  auto cal = w.master->run_all(Mode::calibrate, {j});
+  ASSERT_TRUE(cal[0].ok()) << cal[0].error;
+  ASSERT_EQ(w.sink.calibrations.size(), 2u);
+  EXPECT_GE(w.sink.calibrations[0]["calibration"]["points"].size(), 2u);
+  auto after = w.master->run_all(Mode::run, {j});
+  EXPECT_TRUE(after[0].ok()) << after[0].error;
+  EXPECT_EQ(after[0].plan.model, "measured");
+  EXPECT_TRUE(w.shutdown());
+}
+
+TEST(Daemon, ProtocolMismatchWorkerIsRefusedWithAClearReason) {
+  InMemoryWorld world(2);
+  auto [device, why] = open_worker_device("auto", 0);
+  ASSERT_TRUE(device.has_value()) << why;
+  int code = -1;
+  WorkerOptions wo;
+  wo.protocol = kProtocolVersion + 1;
+  std::thread t([&] { code = Worker(world.at(1), device, "", wo).serve(); });
+  MemorySink sink;
+  Master master(world.at(0), sink, MasterOptions{});
+  EXPECT_EQ(master.register_workers(), 0u);
+  t.join();
+  EXPECT_EQ(code, 3);
+  EXPECT_NE(master.workers()[0].problem.find("protocol version mismatch"), std::string::npos);
+}
+
+TEST(Daemon, DeviceSelectorThatMatchesNothingGivesAReason) {
+  auto [device, why] = open_worker_device("no-such-device-xyz", 0);
+  EXPECT_FALSE(device.has_value());
+  EXPECT_NE(why.find("no-such-device-xyz"), std::string::npos) << why;
+}

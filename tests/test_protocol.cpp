@@ -1,0 +1,210 @@
+// wstuned's wire protocol and the in-memory Communicator, without MPI and
+// without OpenCL work: encode/decode, typed payloads, timeouts, and the
+// master's registration checks (version mismatch, no device, silence).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "communicator.hpp"
+#include "master.hpp"
+#include "protocol.hpp"
+
+using namespace wstune;
+using namespace wstune::daemon;
+using nlohmann::json;
+
+TEST(Protocol, EncodeDecodeRoundTripKeepsBodyAndBuffers) {
+  Message m{Tag::run_block, json{{"a", 1}, {"s", "text"}}, {HostBuffer{1.5f, -2.f, 3.25f}, HostBuffer{}}};
+  const auto bytes = encode(m);
+  const Message back = decode(Tag::run_block, bytes);
+  EXPECT_EQ(back.tag, Tag::run_block);
+  EXPECT_EQ(back.body, m.body);
+  ASSERT_EQ(back.buffers.size(), 2u);
+  EXPECT_EQ(back.buffers[0], m.buffers[0]);
+  EXPECT_TRUE(back.buffers[1].empty());
+}
+
+TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
+  const auto bytes = encode(Message{Tag::hello, json{{"protocol", 1}}, {HostBuffer(10, 1.f)}});
+  for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_THROW(decode(Tag::hello, std::span(bytes.data(), cut)), ProtocolError) << "cut at " << cut;
+  }
+  auto padded = bytes;
+  padded.push_back(0);
+  EXPECT_THROW(decode(Tag::hello, padded), ProtocolError);
+}
+
+TEST(Protocol, TagsHaveNamesAndKnownRange) {
+  EXPECT_EQ(to_string(Tag::block_result), "block_result");
+  EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::bye)));
+  EXPECT_FALSE(is_known_tag(0));
+  EXPECT_FALSE(is_known_tag(99));
+  EXPECT_EQ(to_string(static_cast<Tag>(99)), "tag-99");
+}
+
+TEST(Protocol, TypedPayloadsRoundTrip) {
+  RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5};
+  const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer(4, 2.f)}));
+  EXPECT_EQ(rb2.job, 7u);
+  EXPECT_EQ(rb2.attempt, 2u);
+  EXPECT_EQ(rb2.block, (Block{1, 16, 48}));
+  EXPECT_EQ(rb2.policy, LocalPolicy::stored);
+  ASSERT_TRUE(rb2.local.has_value());
+  EXPECT_EQ(*rb2.local, (Extent{8, 4, 2}));
+  EXPECT_EQ(rb2.repetitions, 5u);
+
+  BlockResult br;
+  br.job = 3;
+  br.attempt = 1;
+  br.block = Block{0, 0, 10};
+  br.kernel.ms = {1.0, 2.0, 3.0};
+  br.recv_ms = 0.5;
+  const Message m = br.to_message(HostBuffer(10, 1.f));
+  const BlockResult br2 = BlockResult::from(m);
+  EXPECT_EQ(br2.kernel.ms, br.kernel.ms);
+  EXPECT_DOUBLE_EQ(br2.recv_ms, 0.5);
+  EXPECT_FALSE(br2.local.has_value());
+  EXPECT_EQ(m.buffers.at(0).size(), 10u);
+
+  const WorkerError e2 = WorkerError::from(WorkerError{4, 1, TrialStatus::compile, "log"}.to_message());
+  EXPECT_EQ(e2.status, TrialStatus::compile);
+  EXPECT_EQ(e2.text, "log");
+
+  DeviceInfo d;
+  d.name = "Fake GPU";
+  d.compute_units = 4;
+  d.pe_per_cu = 48;
+  Hello h;
+  h.rank = 2;
+  h.host = "node7";
+  h.device = d;
+  const Hello h2 = Hello::from(h.to_message());
+  ASSERT_TRUE(h2.device.has_value());
+  EXPECT_EQ(h2.device->total_pe(), 192u);
+  EXPECT_EQ(h2.device->fingerprint(), d.fingerprint());
+  EXPECT_EQ(h2.host, "node7");
+}
+
+TEST(Protocol, MalformedBodiesAreProtocolErrors) {
+  EXPECT_THROW(RunBlock::from(Message{Tag::run_block, json{{"job", 1}}, {}}), ProtocolError);
+  EXPECT_THROW(WorkerError::from(Message{Tag::worker_error, json{{"job", 1}, {"status", "exploded"}}, {}}),
+               ProtocolError);
+  EXPECT_THROW(Hello::from(Message{Tag::welcome, json::object(), {}}), ProtocolError);
+  EXPECT_THROW(parse_local_policy("sometimes"), UsageError);
+}
+
+TEST(InMemoryCommunicator, DeliversBySourceAndTimesOut) {
+  InMemoryWorld world(3);
+  world.at(1).send(0, Message{Tag::bye, json::object(), {}});
+  world.at(2).send(0, Message{Tag::hello, json{{"protocol", 1}}, {}});
+  auto p = world.at(0).probe(2);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->second, Tag::hello);
+  auto r = world.at(0).recv(2, std::chrono::milliseconds(10));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->source, 2);
+  r = world.at(0).recv(kAnySource, std::chrono::milliseconds(10));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message.tag, Tag::bye);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(world.at(0).recv(kAnySource, std::chrono::milliseconds(50)).has_value());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(45));
+  EXPECT_THROW(world.at(0).send(5, Message{}), ProtocolError);
+  EXPECT_EQ(world.sent_count(Tag::hello), 1u);
+}
+
+namespace {
+DeviceInfo fake_device(const char* name, unsigned cu, unsigned pe) {
+  DeviceInfo d;
+  d.name = name;
+  d.compute_units = cu;
+  d.pe_per_cu = pe;
+  return d;
+}
+}  // namespace
+
+TEST(MasterRegistration, RefusesVersionMismatchAndMissingDeviceAndReportsSilence) {
+  InMemoryWorld world(4);
+  MemorySink sink;
+  MasterOptions opt;
+  opt.register_timeout = std::chrono::milliseconds(300);
+  Master master(world.at(0), sink, opt);
+  Hello old;
+  old.protocol = kProtocolVersion + 1;
+  old.rank = 1;
+  old.host = "n1";
+  old.device = fake_device("A", 2, 8);
+  world.at(1).send(0, old.to_message());
+  Hello none;
+  none.rank = 2;
+  none.host = "n2";
+  none.error = "no OpenCL platform";
+  world.at(2).send(0, none.to_message());
+  // rank 3 never registers.
+  EXPECT_EQ(master.register_workers(), 0u);
+  const auto& w = master.workers();
+  EXPECT_NE(w[0].problem.find("protocol version mismatch"), std::string::npos) << w[0].problem;
+  EXPECT_NE(w[1].problem.find("no OpenCL device"), std::string::npos) << w[1].problem;
+  EXPECT_NE(w[2].problem.find("did not register"), std::string::npos) << w[2].problem;
+  auto a1 = world.at(1).recv(0, std::chrono::milliseconds(10));
+  ASSERT_TRUE(a1.has_value());
+  EXPECT_FALSE(Welcome::from(a1->message).accepted);
+  EXPECT_EQ(sink.registered.size(), 3u);
+}
+
+TEST(MasterRun, SilentWorkerTimesOutAndTheJobFailsCleanly) {
+  InMemoryWorld world(2);
+  MemorySink sink;
+  MasterOptions opt;
+  opt.job_timeout = std::chrono::milliseconds(300);
+  opt.shutdown_timeout = std::chrono::milliseconds(200);
+  Master master(world.at(0), sink, opt);
+  Hello h;
+  h.rank = 1;
+  h.host = "quiet-node";
+  h.device = fake_device("Quiet", 1, 4);
+  world.at(1).send(0, h.to_message());
+  ASSERT_EQ(master.register_workers(), 1u);
+  Job job;
+  job.kernel = "trapezoid";
+  job.size = "1024";
+  const auto reports = master.run_all(Mode::run, {job, job});
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].status, "failed");
+  ASSERT_EQ(reports[0].faults.size(), 1u);
+  EXPECT_NE(reports[0].faults[0].find("rank 1 on quiet-node"), std::string::npos) << reports[0].faults[0];
+  EXPECT_NE(reports[0].faults[0].find("did not answer"), std::string::npos);
+  EXPECT_EQ(reports[1].status, "failed");  // nobody left: fails at once, no wait
+  EXPECT_FALSE(master.workers()[0].alive);
+  EXPECT_FALSE(master.shutdown());  // the silent worker never says bye
+  EXPECT_EQ(sink.runs.size(), 2u);
+}
+
+TEST(MasterRun, StopRequestInterruptsAndSkipsTheRest) {
+  InMemoryWorld world(2);
+  MemorySink sink;
+  std::atomic<bool> stop{false};
+  MasterOptions opt;
+  opt.stop_requested = [&] { return stop.load(); };
+  Master master(world.at(0), sink, opt);
+  Hello h;
+  h.rank = 1;
+  h.host = "n";
+  h.device = fake_device("D", 1, 4);
+  world.at(1).send(0, h.to_message());
+  ASSERT_EQ(master.register_workers(), 1u);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  Job job;
+  job.kernel = "trapezoid";
+  job.size = "1024";
+  const auto reports = master.run_all(Mode::run, {job, job, job});
+  stopper.join();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].status, "interrupted");
+  EXPECT_TRUE(master.stopped());
+  EXPECT_EQ(sink.runs.size(), 1u);  // recorded even though interrupted
+}
