@@ -72,7 +72,8 @@ void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::strin
   calibrations.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
                               {"kernel", j.kernel}, {"size", size}, {"calibration", c}});
 }
-std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const std::string&, const Extent&) {
+std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const std::string&, const Extent&,
+                                                  const Extent&) {
   return std::nullopt;
 }
 json MemorySink::calibration(const DeviceInfo& d, const std::string& kernel) {
@@ -240,7 +241,8 @@ JobReport Master::run_job(JobReport r) {
       RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
                   r.job.repetitions};
       if (r.job.local == LocalPolicy::stored) {
-        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, r.job.kernel, spec.block_global(p, b)))
+        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, r.job.kernel, spec.block_global(p, b),
+                                        spec.global_size(p)))
           rb.local = *l;
         else
           rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule

@@ -96,9 +96,12 @@ class ResultSink {
   /// One worker's calibration for a job (split.hpp DeviceCalibration JSON).
   virtual void calibrated(const WorkerState& worker, const Job& job, const std::string& size,
                           const nlohmann::json& calibration) = 0;
-  /// The stored best local size for a device, kernel and block NDRange, if any.
+  /// The stored best local size for a device and kernel to run a block with
+  /// NDRange `block`: the best stored for exactly `block`, else the best
+  /// stored for the whole problem's NDRange `whole` when it divides `block`;
+  /// std::nullopt when neither.
   virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const std::string& kernel,
-                                                const Extent& global) = 0;
+                                                const Extent& block, const Extent& whole) = 0;
   /// The stored calibration of a device for a kernel (null when none).
   virtual nlohmann::json calibration(const DeviceInfo& device, const std::string& kernel) = 0;
 };
@@ -110,7 +113,8 @@ class MemorySink : public ResultSink {
   void run(const JobReport& r) override { runs.push_back(r); }
   void tuned(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& r) override;
   void calibrated(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& c) override;
-  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& g) override;
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
+                                        const Extent& whole) override;
   nlohmann::json calibration(const DeviceInfo& d, const std::string& kernel) override;
   std::vector<WorkerState> registered;   ///< from workers()
   std::vector<JobReport> runs;           ///< from run()

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "wstune/json.hpp"
+#include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
 
 namespace wstune::daemon {
@@ -68,11 +69,14 @@ class StoreSink final : public ResultSink {
     store_.put_calibration(Calibration{w.device->fingerprint(), key_of(spec), "measured", params, ""});
   }
 
-  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel,
-                                        const Extent& global) override {
-    const auto best = store_.exact_best(d.fingerprint(), kernel_spec(kernel).entry_point(), global);
-    if (!best) return std::nullopt;
-    return best->local;
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
+                                        const Extent& whole) override {
+    const std::string name(kernel_spec(kernel).entry_point());
+    if (auto best = store_.exact_best(d.fingerprint(), name, block)) return best->local;
+    if (auto best = store_.exact_best(d.fingerprint(), name, whole)) {
+      if (local_fits(best->local, block, d)) return best->local;
+    }
+    return std::nullopt;
   }
 
   json calibration(const DeviceInfo& d, const std::string& kernel) override {

@@ -13,26 +13,26 @@ set(_check ${PROJECT_SOURCE_DIR}/daemon/testdata/check.cmake)
 
 # 3 ranks, two unlike workers (PoCL basic: 1 CU; pthread: 2 CUs) through an
 # MPMD launch, all four kernels, stored into a fresh database, checked by the
-# JSON report and by `wstune query`-independent SQL counts (daemon_check.cmake).
+# JSON report and by the row counts of `wstune db check` (daemon/testdata/check.cmake).
 add_test(NAME daemon_mpi_run_unlike_workers
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
-          -DWSTUNED=$<TARGET_FILE:wstuned> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-run
+          -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-run
           -DCASE=run -P ${_check})
 add_test(NAME daemon_mpi_fault_build
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
-          -DWSTUNED=$<TARGET_FILE:wstuned> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-fault
+          -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-fault
           -DCASE=fault -P ${_check})
 add_test(NAME daemon_mpi_fault_hang
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
-          -DWSTUNED=$<TARGET_FILE:wstuned> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-hang
+          -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-hang
           -DCASE=hang -P ${_check})
 add_test(NAME daemon_mpi_tune_4_ranks
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
-          -DWSTUNED=$<TARGET_FILE:wstuned> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-tune
+          -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-tune
           -DCASE=tune -P ${_check})
 add_test(NAME daemon_mpi_usage_error
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
-          -DWSTUNED=$<TARGET_FILE:wstuned> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-usage
+          -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-usage
           -DCASE=usage -P ${_check})
 set_tests_properties(daemon_mpi_run_unlike_workers daemon_mpi_fault_build daemon_mpi_fault_hang
                      daemon_mpi_tune_4_ranks daemon_mpi_usage_error

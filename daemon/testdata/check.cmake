@@ -1,5 +1,6 @@
 # ctest driver for wstuned under the MPI launcher (tests/daemon.cmake).
-# -DMPIEXEC -DNP (the numproc flag) -DWSTUNED -DJOBS -DWORK -DCASE=run|fault|hang|tune|usage
+# -DMPIEXEC -DNP (the numproc flag) -DWSTUNED -DWSTUNE (the CLI) -DJOBS -DWORK
+# -DCASE=run|fault|hang|tune|usage
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -22,6 +23,17 @@ function(expect what)
 endfunction()
 
 # Checks every job in the JSON report: status ok, verified; sets njobs.
+# The row counts line of `wstune db check` into `rows`.
+function(db_rows)
+  execute_process(COMMAND ${WSTUNE} db check --db ${db} RESULT_VARIABLE drc OUTPUT_VARIABLE dout ERROR_VARIABLE derr)
+  if(NOT drc EQUAL 0)
+    message(FATAL_ERROR "wstune db check failed (${drc}):\n${dout}\n${derr}")
+  endif()
+  string(REGEX MATCH "rows:[^\n]*" line "${dout}")
+  set(rows "${line}" PARENT_SCOPE)
+  message(STATUS "${line}")
+endfunction()
+
 function(check_jobs_ok expected_jobs)
   string(JSON n LENGTH "${out}" jobs)
   if(NOT n EQUAL expected_jobs)
@@ -54,6 +66,8 @@ if(CASE STREQUAL "run")
   expect("database ${db} created" EXISTS ${db})
   string(JSON dbout GET "${out}" db)
   expect("report names the database" dbout STREQUAL db)
+  db_rows()
+  expect("two devices and four split runs stored: ${rows}" rows MATCHES " 2 devices,.* 4 split runs")
 elseif(CASE STREQUAL "fault")
   run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --job ${JOBS} ${common} --inject-fault 2=build)
   expect("jobs re-split over the healthy worker succeed" rc EQUAL 0)
@@ -83,6 +97,9 @@ elseif(CASE STREQUAL "tune")
   expect("three workers tuned" nw EQUAL 3)
   string(JSON best GET "${out}" jobs 0 workers 2 result best status)
   expect("best trial is correct" best STREQUAL "correct")
+  db_rows()
+  expect("one session per worker, trials and a best configuration stored: ${rows}"
+         rows MATCHES " 3 sessions, [1-9][0-9]* trials, [1-9][0-9]* best configurations")
 elseif(CASE STREQUAL "usage")
   run_daemon(${MPIEXEC} ${NP} 2 ${WSTUNED} --kernel matmul --split sideways ${common})
   expect("a usage error fails" NOT rc EQUAL 0)
