@@ -98,15 +98,20 @@ struct Lookup::Impl {
   std::string key;  // reused buffer
 
   // The best valid candidate (smallest distance, newest on ties).
-  std::optional<LookupResult> pick(const std::vector<BestConfig>& cands, const DeviceInfo& device,
+  std::optional<LookupResult> pick(const std::vector<BestCandidate>& cands, const DeviceInfo& device,
                                    const Extent& global, std::size_t max_items, LookupLevel level) const {
-    std::optional<LookupResult> best;
-    for (const BestConfig& c : cands) {
+    const BestCandidate* best = nullptr;
+    double best_d = 0;
+    for (const BestCandidate& c : cands) {
       if (!local_fits(c.local, global, device, max_items)) continue;
-      const double d = problem_distance(c.problem.global, global);
-      if (!best || d < best->distance) best = LookupResult{c.local, level, c, d};
+      const double d = problem_distance(c.global, global);
+      if (!best || d < best_d) {
+        best = &c;
+        best_d = d;
+      }
     }
-    return best;
+    if (!best) return std::nullopt;
+    return LookupResult{best->local, level, store->best_by_id(best->id), best_d};
   }
 
   LookupResult resolve(const DeviceInfo& device, std::string_view kernel, const Extent& global,

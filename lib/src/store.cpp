@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <set>
+#include <array>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -600,6 +602,14 @@ constexpr std::string_view kBestSelect =
     "b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,b.uuid,b.recorded_at "
     "FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k ON k.id=b.kernel_id "
     "JOIN problems p ON p.id=b.problem_id ";
+// The same columns with the join order forced (CROSS JOIN: devices, then
+// kernels, then best_configs through best_key) for the look-up's scoped
+// queries: without it the planner may scan every best row.
+constexpr std::string_view kBestSelectScoped =
+    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
+    "b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,b.uuid,b.recorded_at "
+    "FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND b.kernel_id=k.id "
+    "CROSS JOIN problems p ON p.id=b.problem_id ";
 constexpr std::string_view kCurrentOnly =
     "b.id=(SELECT max(b2.id) FROM best_configs b2 WHERE b2.device_id=b.device_id AND b2.kernel_id=b.kernel_id "
     "AND b2.problem_id=b.problem_id) ";
@@ -685,7 +695,7 @@ std::vector<BestConfig> Store::best_configs(const BestFilter& f) const {
 std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, std::string_view kernel,
                                             const Extent& global) const {
   return impl_->guard("look up a best configuration", [&]() -> std::optional<BestConfig> {
-    auto& q = impl_->stmt(std::string(kBestSelect) +
+    auto& q = impl_->stmt(std::string(kBestSelectScoped) +
                           "WHERE d.fingerprint=? AND k.name=? AND p.dims=? AND p.global_x=? AND p.global_y=? "
                           "ORDER BY b.id DESC LIMIT 1");
     q.bind(1, std::string(fingerprint));
@@ -698,12 +708,16 @@ std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, std::s
   });
 }
 
-std::vector<BestConfig> Store::candidates(std::string_view kernel, unsigned dims, std::string_view fingerprint,
-                                          std::string_view architecture, std::string_view vendor,
-                                          std::string_view type) const {
+std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned dims, std::string_view fingerprint,
+                                             std::string_view architecture, std::string_view vendor,
+                                             std::string_view type) const {
   return impl_->guard("look up best configurations", [&] {
-    std::string sql(kBestSelect);
-    sql += "WHERE k.name=:kernel AND p.dims=:dims AND " + std::string(kCurrentOnly);
+    // Join order forced (CROSS JOIN): devices, kernels, then best_configs via
+    // best_key; the newest row per (device, kernel, problem) is kept in C++.
+    std::string sql =
+        "SELECT b.device_id,b.kernel_id,b.problem_id,b.id,p.dims,p.global_x,p.global_y,b.local_dims,b.local_x,"
+        "b.local_y FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND "
+        "b.kernel_id=k.id CROSS JOIN problems p ON p.id=b.problem_id WHERE k.name=:kernel AND p.dims=:dims ";
     if (!fingerprint.empty()) sql += "AND d.fingerprint=:fp ";
     else if (!architecture.empty()) sql += "AND d.architecture=:arch ";
     else sql += "AND d.vendor=:vendor AND d.type=:type ";
@@ -717,9 +731,28 @@ std::vector<BestConfig> Store::candidates(std::string_view kernel, unsigned dims
       q.bind(":vendor", std::string(vendor));
       q.bind(":type", std::string(type));
     }
-    std::vector<BestConfig> out;
-    while (q.executeStep()) out.push_back(best_from_row(q));
+    std::vector<BestCandidate> out;
+    std::set<std::array<std::int64_t, 3>> seen;
+    while (q.executeStep()) {
+      if (!seen.insert({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}).second) {
+        continue;  // an older history row of a key already seen
+      }
+      out.push_back({q.getColumn(3).getInt64(),
+                     Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
+                            static_cast<std::size_t>(q.getColumn(6).getInt64()),
+                            static_cast<unsigned>(q.getColumn(4).getInt())},
+                     col_local(q, 7)});
+    }
     return out;
+  });
+}
+
+std::optional<BestConfig> Store::best_by_id(std::int64_t id) const {
+  return impl_->guard("read a best configuration", [&]() -> std::optional<BestConfig> {
+    auto& q = impl_->stmt(std::string(kBestSelect) + "WHERE b.id=?");
+    q.bind(1, id);
+    if (!q.executeStep()) return std::nullopt;
+    return best_from_row(q);
   });
 }
 

@@ -125,6 +125,13 @@ struct BestConfig {
   [[nodiscard]] std::optional<double> ratio_to_rule() const;
 };
 
+/// A lean current-best row for ranking in the look-up chain.
+struct BestCandidate {
+  std::int64_t id = 0;  ///< best_configs row id (Store::best_by_id)
+  Extent global;        ///< its problem's NDRange
+  LocalSize local;      ///< its local size
+};
+
 /// Filter for Store::best_configs(); empty fields match everything.
 struct BestFilter {
   std::string device;        ///< fingerprint, or a case-insensitive substring of the device name
@@ -250,14 +257,16 @@ class Store {
   std::optional<BestConfig> derive_best(std::int64_t session_id, const LocalSize* rule_local = nullptr);
   /// Current best configurations (or all history rows), newest first.
   [[nodiscard]] std::vector<BestConfig> best_configs(const BestFilter& filter = {}) const;
-  /// Current best configurations for one kernel name and NDRange
-  /// dimensionality on devices matching one of: a fingerprint, an
-  /// architecture, or a (vendor, type) pair — the scopes of the look-up
-  /// chain. Empty strings mean "any" for architecture/vendor/type only when
-  /// `fingerprint` is set.
-  [[nodiscard]] std::vector<BestConfig> candidates(std::string_view kernel, unsigned dims,
-                                                   std::string_view fingerprint, std::string_view architecture,
-                                                   std::string_view vendor, std::string_view type) const;
+  /// Current best local sizes for one kernel name and NDRange
+  /// dimensionality on the devices of one scope of the look-up chain: a
+  /// fingerprint when `fingerprint` is set, else an architecture when
+  /// `architecture` is set, else a (vendor, type) pair. Lean rows for
+  /// ranking; fetch the winner with best_by_id(). Newest first.
+  [[nodiscard]] std::vector<BestCandidate> candidates(std::string_view kernel, unsigned dims,
+                                                      std::string_view fingerprint, std::string_view architecture,
+                                                      std::string_view vendor, std::string_view type) const;
+  /// One best-configuration row by id, or nullopt.
+  [[nodiscard]] std::optional<BestConfig> best_by_id(std::int64_t id) const;
   /// The current best for one device fingerprint, kernel name and exact
   /// global size (newest row), or nullopt.
   [[nodiscard]] std::optional<BestConfig> exact_best(std::string_view fingerprint, std::string_view kernel,
