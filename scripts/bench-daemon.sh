@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# wstuned benchmark: two unlike workers under MPI, the four kernels, every
+# split model against the best single worker, and the daemon's overhead
+# (makespan − the slowest worker's kernel + transfer time).
+# Usage: scripts/bench-daemon.sh [--small] [--tag TAG] [--dev1 SEL] [--dev2 SEL] [--reps N]
+#   --small   PoCL-sized problems (default: the paper's Table 3 sizes, 4× larger, and matmul 4096)
+#   --dev1/--dev2  device selectors of the two workers (P:D, gpu, cpu or a name substring)
+# Examples:
+#   POCL_DEVICES="basic pthread" scripts/bench-daemon.sh --small --tag pocl --dev1 basic --dev2 pthread
+#   scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu        # the GPU machine
+# Writes docs/results/daemon_<TAG>.csv, daemon_<TAG>.md and daemon_<TAG>_raw/*.json.
+# Every job runs twice in one daemon session; the second (warm: programs
+# built, PoCL's per-local-size compile done) is reported.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+small=0; tag=pocl; dev1=gpu; dev2=cpu; reps=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --small) small=1 ;;
+    --tag) tag=$2; shift ;;
+    --dev1) dev1=$2; shift ;;
+    --dev2) dev2=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+build=${WSTUNE_BUILD_DIR:-$here/build}
+case "$build" in /*) ;; *) build=$here/$build ;; esac
+[ -f "$build/CMakeCache.txt" ] || cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" --target wstuned -j "$(nproc)" >/dev/null
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
+. "$here/daemon/mpi-launch.sh"
+wstuned_launcher
+W=$build/daemon/wstuned
+out=$here/docs/results
+raw=$out/daemon_${tag}_raw
+mkdir -p "$raw"
+db=$build/bench-daemon-$tag.db   # scratch database, not a result
+rm -f "$db" "$db-wal" "$db-shm"
+
+if [ "$small" = 1 ]; then
+  cases="matmul=128 matmul=256 bilinear=128x128:256x256 bilinear=256x256:512x512 sort=16384 sort=65536 trapezoid=65536 trapezoid=262144"
+else
+  cases="matmul=1024 matmul=2048 matmul=4096 bilinear=512x512:1024x1024 bilinear=1024x1024:2048x2048 sort=262144 sort=1048576 trapezoid=262144 trapezoid=1048576"
+fi
+
+jobs_file() {  # jobs_file MODEL FILE: every case twice with that model
+  python3 - "$1" "$reps" $cases > "$2" <<'PY'
+import json, sys
+model, reps, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+jobs = []
+for c in cases:
+    k, s = c.split("=", 1)
+    jobs += [{"kernel": k, "size": s}] * 2
+print(json.dumps({"defaults": {"repetitions": reps, "split": model, "local": "null"}, "jobs": jobs}))
+PY
+}
+
+common=(--db "$db" --json --quiet --timeout 3600 --worker-device "1=$dev1" "2=$dev2")
+echo "== calibrate (for the measured model)"
+jobs_file even "$raw/jobs_cal.json"
+"$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" calibrate --job "$raw/jobs_cal.json" "${common[@]}" -r 3 > "$raw/calibrate.json"
+for model in even proportional pe-ratio measured; do
+  echo "== run, split model $model"
+  jobs_file "$model" "$raw/jobs_$model.json"
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" run --job "$raw/jobs_$model.json" "${common[@]}" > "$raw/run_$model.json"
+done
+for w in 1 2; do
+  sel=$dev1; [ "$w" = 2 ] && sel=$dev2
+  echo "== single worker $sel"
+  jobs_file even "$raw/jobs_single.json"
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 2 "$W" run --job "$raw/jobs_single.json" --db "$db" --json --quiet \
+    --timeout 3600 --worker-device "1=$sel" > "$raw/single_$w.json"
+done
+
+python3 - "$raw" "$out/daemon_$tag" "$tag" "$MPI_FLAVOR" <<'PY'
+import json, sys, os
+raw, stem, tag, flavor = sys.argv[1:]
+def warm(path):
+    """The second (warm) run of every (kernel, size) in a report."""
+    doc = json.load(open(path))
+    got = {}
+    for j in doc["jobs"]:
+        got[(j["job"]["kernel"], j["size"])] = j  # later runs overwrite earlier ones
+    return doc, got
+single = {}
+names = {}
+for w in (1, 2):
+    doc, got = warm(os.path.join(raw, f"single_{w}.json"))
+    names[w] = doc["workers"][0]["device"]["name"] if doc["workers"][0]["device"] else "?"
+    for key, j in got.items():
+        if j["status"] == "ok":
+            single.setdefault(key, {})[w] = j["makespan_ms"]
+rows = []
+for model in ("even", "proportional", "pe-ratio", "measured"):
+    doc, got = warm(os.path.join(raw, f"run_{model}.json"))
+    for (k, s), j in got.items():
+        best = min(single.get((k, s), {}).values(), default=None)
+        ok = j["status"] == "ok"
+        shares = "/".join(f"{100*p['share']:.1f}" for p in j.get("parts", []))
+        slowest = max((p["kernel_ms"] + p["transfer_ms"] for p in j.get("parts", [])), default=0)
+        rows.append({
+            "kernel": k, "size": s, "model": model, "status": j["status"],
+            "makespan_ms": j["makespan_ms"] if ok else None,
+            "slowest_worker_ms": slowest if ok else None,
+            "overhead_ms": j["overhead_ms"] if ok else None,
+            "overhead_pct": 100 * j["overhead_ms"] / j["makespan_ms"] if ok and j["makespan_ms"] > 0 else None,
+            "shares_pct": shares,
+            "best_single_ms": best,
+            "speedup_vs_best_single": best / j["makespan_ms"] if ok and best else None,
+            "verified": j.get("verified", False),
+        })
+order = {"matmul": 0, "bilinear": 1, "sort": 2, "trapezoid": 3}
+rows.sort(key=lambda r: (order[r["kernel"]], r["size"], r["model"]))
+cols = list(rows[0].keys())
+fmt = lambda v: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+with open(stem + ".csv", "w") as f:
+    f.write(",".join(cols) + "\n")
+    for r in rows:
+        f.write(",".join(fmt(r[c]) for c in cols) + "\n")
+with open(stem + ".md", "w") as f:
+    f.write(f"# wstuned: split models vs the best single worker ({tag})\n\n")
+    f.write(f"Workers: rank 1 = {names[1]}, rank 2 = {names[2]}; launcher: {flavor}. "
+            "Makespan: master's wall clock from the first send to the last result (MPI transfer of the "
+            "slices, upload, kernel repetitions, read-back, MPI return). Overhead = makespan − the slowest "
+            "worker's (Σ kernel + MPI receive + h2d + d2h). Warm runs (each job's second run), local size NULL. "
+            "One run per cell, single sample: PoCL noise is 2–3×.\n\n")
+    f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
+    for r in rows:
+        f.write("| " + " | ".join(fmt(r[c]) for c in cols) + " |\n")
+print(f"wrote {stem}.csv and {stem}.md")
+PY
