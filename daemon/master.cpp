@@ -362,7 +362,7 @@ JobReport Master::run_job(JobReport r) {
     r.overhead_ms = r.makespan_ms - slowest;
     const auto v0 = clock_type::now();
     spec.finish(p, placed, full);
-    r.verdict = spec.verify(p, full, spec.reference(p, inputs));
+    r.verdict = spec.verify(p, full, reference(spec, p, r.job.seed, inputs));
     r.verify_ms = ms_since(v0);
     if (!r.verdict.ok) {
       r.status = "failed";
@@ -373,6 +373,16 @@ JobReport Master::run_job(JobReport r) {
   }
   sink_.run(r);
   return r;
+}
+
+const HostBuffer& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
+                                   const std::vector<HostBuffer>& inputs) {
+  const std::string key = fmt::format("{}|{}|{}", spec.name(), p.text, seed);
+  for (const auto& [k, ref] : references_)
+    if (k == key) return ref;
+  if (references_.size() >= 2) references_.erase(references_.begin());
+  references_.emplace_back(key, spec.reference(p, inputs));
+  return references_.back().second;
 }
 
 JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {

@@ -97,7 +97,7 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
     const auto now = clock::now();
     if (now >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::min<clock::duration>(backoff, deadline - now));
-    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(250));
   }
 }
 

@@ -3,7 +3,7 @@
 /// Communicator over MPI point-to-point calls on one communicator (MPI
 /// standard only: works with MPICH and Open MPI). Sends are MPI_Isend of the
 /// encoded bytes with the Tag as the MPI tag; receives poll MPI_Iprobe with
-/// exponential back-off (50 µs doubling to 1 ms) until the timeout, so the
+/// exponential back-off (50 µs doubling to 250 µs) until the timeout, so the
 /// caller never waits forever.
 
 #include <list>

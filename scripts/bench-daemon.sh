@@ -9,8 +9,8 @@
 #   POCL_DEVICES="basic pthread" scripts/bench-daemon.sh --small --tag pocl --dev1 basic --dev2 pthread
 #   scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu        # the GPU machine
 # Writes docs/results/daemon_<TAG>.csv, daemon_<TAG>.md and daemon_<TAG>_raw/*.json.
-# Every job runs twice in one daemon session; the second (warm: programs
-# built, PoCL's per-local-size compile done) is reported.
+# All split models run in one daemon session after an unreported warm-up pass
+# per case (programs built, PoCL's compile per block shape done).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 small=0; tag=pocl; dev1=gpu; dev2=cpu; reps=10
@@ -45,74 +45,77 @@ else
   cases="matmul=1024 matmul=2048 matmul=4096 bilinear=512x512:1024x1024 bilinear=1024x1024:2048x2048 sort=262144 sort=1048576 trapezoid=262144 trapezoid=1048576"
 fi
 
-jobs_file() {  # jobs_file MODEL FILE: every case twice with that model
-  python3 - "$1" "$reps" $cases > "$2" <<'PY'
+# jobs_file FILE MODEL...: per case a warm-up pass over the models (not
+# reported: programs built, PoCL's compile per block shape done), then one
+# job per model.
+jobs_file() {
+  local file=$1; shift
+  python3 - "$reps" "$*" $cases > "$file" <<'PY'
 import json, sys
-model, reps, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+reps, models, cases = int(sys.argv[1]), sys.argv[2].split(), sys.argv[3:]
 jobs = []
 for c in cases:
     k, s = c.split("=", 1)
-    jobs += [{"kernel": k, "size": s}] * 2
-print(json.dumps({"defaults": {"repetitions": reps, "split": model, "local": "null"}, "jobs": jobs}))
+    jobs += [{"kernel": k, "size": s, "split": m, "seed": 1} for m in models]  # warm-up pass
+    jobs += [{"kernel": k, "size": s, "split": m} for m in models]
+print(json.dumps({"defaults": {"repetitions": reps, "local": "null"}, "jobs": jobs}))
 PY
 }
 
-common=(--db "$db" --json --quiet --timeout 3600 --worker-device "1=$dev1" "2=$dev2")
+common=(--db "$db" --json --quiet --timeout 3600)
 echo "== calibrate (for the measured model)"
-jobs_file even "$raw/jobs_cal.json"
-"$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" calibrate --job "$raw/jobs_cal.json" "${common[@]}" -r 3 > "$raw/calibrate.json"
-for model in even proportional pe-ratio measured; do
-  echo "== run, split model $model"
-  jobs_file "$model" "$raw/jobs_$model.json"
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" run --job "$raw/jobs_$model.json" "${common[@]}" > "$raw/run_$model.json"
-done
+jobs_file "$raw/jobs_cal.json" even
+"$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" calibrate --job "$raw/jobs_cal.json" "${common[@]}" -r 3 \
+  --worker-device "1=$dev1" "2=$dev2" > "$raw/calibrate.json"
+echo "== run: every split model, one daemon session"
+jobs_file "$raw/jobs_run.json" even proportional pe-ratio measured
+"$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" run --job "$raw/jobs_run.json" "${common[@]}" \
+  --worker-device "1=$dev1" "2=$dev2" > "$raw/run.json"
 for w in 1 2; do
   sel=$dev1; [ "$w" = 2 ] && sel=$dev2
   echo "== single worker $sel"
-  jobs_file even "$raw/jobs_single.json"
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 2 "$W" run --job "$raw/jobs_single.json" --db "$db" --json --quiet \
-    --timeout 3600 --worker-device "1=$sel" > "$raw/single_$w.json"
+  jobs_file "$raw/jobs_single.json" even
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 2 "$W" run --job "$raw/jobs_single.json" "${common[@]}" \
+    --worker-device "1=$sel" > "$raw/single_$w.json"
 done
 
 python3 - "$raw" "$out/daemon_$tag" "$tag" "$MPI_FLAVOR" <<'PY'
 import json, sys, os
 raw, stem, tag, flavor = sys.argv[1:]
-def warm(path):
-    """The second (warm) run of every (kernel, size) in a report."""
+def reported(path):
+    """Jobs of a report keyed by (kernel, size, model), warm-ups (seed 1) left out."""
     doc = json.load(open(path))
-    got = {}
-    for j in doc["jobs"]:
-        got[(j["job"]["kernel"], j["size"])] = j  # later runs overwrite earlier ones
-    return doc, got
+    return doc, {(j["job"]["kernel"], j["size"], j["job"]["split"]): j
+                 for j in doc["jobs"] if j["job"]["seed"] != 1}
 single = {}
 names = {}
 for w in (1, 2):
-    doc, got = warm(os.path.join(raw, f"single_{w}.json"))
+    doc, got = reported(os.path.join(raw, f"single_{w}.json"))
     names[w] = doc["workers"][0]["device"]["name"] if doc["workers"][0]["device"] else "?"
-    for key, j in got.items():
+    for (k, s, _), j in got.items():
         if j["status"] == "ok":
-            single.setdefault(key, {})[w] = j["makespan_ms"]
+            single.setdefault((k, s), {})[w] = j["makespan_ms"]
 rows = []
-for model in ("even", "proportional", "pe-ratio", "measured"):
-    doc, got = warm(os.path.join(raw, f"run_{model}.json"))
-    for (k, s), j in got.items():
-        best = min(single.get((k, s), {}).values(), default=None)
-        ok = j["status"] == "ok"
-        shares = "/".join(f"{100*p['share']:.1f}" for p in j.get("parts", []))
-        slowest = max((p["kernel_ms"] + p["transfer_ms"] for p in j.get("parts", [])), default=0)
-        rows.append({
-            "kernel": k, "size": s, "model": model, "status": j["status"],
-            "makespan_ms": j["makespan_ms"] if ok else None,
-            "slowest_worker_ms": slowest if ok else None,
-            "overhead_ms": j["overhead_ms"] if ok else None,
-            "overhead_pct": 100 * j["overhead_ms"] / j["makespan_ms"] if ok and j["makespan_ms"] > 0 else None,
-            "shares_pct": shares,
-            "best_single_ms": best,
-            "speedup_vs_best_single": best / j["makespan_ms"] if ok and best else None,
-            "verified": j.get("verified", False),
-        })
+doc, got = reported(os.path.join(raw, "run.json"))
+for (k, s, model), j in got.items():
+    best = min(single.get((k, s), {}).values(), default=None)
+    ok = j["status"] == "ok"
+    shares = "/".join(f"{100*p['share']:.1f}" for p in j.get("parts", []))
+    slowest = max((p["kernel_ms"] + p["transfer_ms"] for p in j.get("parts", [])), default=0)
+    rows.append({
+        "kernel": k, "size": s, "model": model, "status": j["status"],
+        "makespan_ms": j["makespan_ms"] if ok else None,
+        "slowest_worker_ms": slowest if ok else None,
+        "overhead_ms": j["overhead_ms"] if ok else None,
+        "overhead_pct": 100 * j["overhead_ms"] / j["makespan_ms"] if ok and j["makespan_ms"] > 0 else None,
+        "shares_pct": shares,
+        "best_single_ms": best,
+        "speedup_vs_best_single": best / j["makespan_ms"] if ok and best else None,
+        "verified": j.get("verified", False),
+    })
 order = {"matmul": 0, "bilinear": 1, "sort": 2, "trapezoid": 3}
-rows.sort(key=lambda r: (order[r["kernel"]], r["size"], r["model"]))
+models = {"even": 0, "proportional": 1, "pe-ratio": 2, "measured": 3}
+rows.sort(key=lambda r: (order[r["kernel"]], len(r["size"]), r["size"], models[r["model"]]))
 cols = list(rows[0].keys())
 fmt = lambda v: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 with open(stem + ".csv", "w") as f:
@@ -124,7 +127,8 @@ with open(stem + ".md", "w") as f:
     f.write(f"Workers: rank 1 = {names[1]}, rank 2 = {names[2]}; launcher: {flavor}. "
             "Makespan: master's wall clock from the first send to the last result (MPI transfer of the "
             "slices, upload, kernel repetitions, read-back, MPI return). Overhead = makespan − the slowest "
-            "worker's (Σ kernel + MPI receive + h2d + d2h). Warm runs (each job's second run), local size NULL. "
+            "worker's (Σ kernel + MPI receive + h2d + d2h). Warm runs (after an unreported warm-up pass over the models), "
+            "local size NULL. "
             "One run per cell, single sample: PoCL noise is 2–3×.\n\n")
     f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
     for r in rows:

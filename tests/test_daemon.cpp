@@ -41,11 +41,18 @@ struct World {
   }
   ~World() {
     if (!shut) master->shutdown();
-    for (auto& t : threads) t.join();
+    join();
   }
+  // Shuts the workers down and waits for their threads (codes are final then).
   bool shutdown() {
     shut = true;
-    return master->shutdown();
+    const bool ok = master->shutdown();
+    join();
+    return ok;
+  }
+  void join() {
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
   }
   InMemoryWorld world;
   MemorySink sink;
