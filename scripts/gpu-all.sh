@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs wstune's benchmarks on the GPU machine (../shared/gpu/README.md) from
+# the committed tree that scripts/gpu-export.sh put in .gpu/src, and packs
+# docs/results plus logs into $OUT/results.tgz.
+# Usage (device call, carry .gpu):
+#   source .gpu/setup.sh && bash .gpu/src/scripts/gpu-all.sh STEP...
+# Steps: build ctest tune split daemon peers paper store (in the order given).
+# Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core PoCL (0:0).
+set -uo pipefail
+ROOT=$PWD
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+SRC=$ROOT/.gpu/src
+cd "$SRC"
+[ -e .gpu ] || ln -s "$ROOT/.gpu" .gpu          # wheels for bench-peers.sh
+export WSTUNE_BUILD_DIR=$SRC/build-gpu
+export POCL_CACHE_DIR=$SRC/build-gpu/pocl-cache
+export XDG_DATA_HOME=$SRC/build-gpu/xdg-data
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
+step_timeout=${STEP_TIMEOUT:-540}
+for step in "$@"; do
+  log "start $step"
+  case $step in
+    build)
+      cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
+      cmake --build build-gpu -j16 >"$OUT/build.log" 2>&1 || { grep -B2 -A8 error "$OUT/build.log" | head -80; exit 1; } ;;
+    ctest)
+      (cd build-gpu && timeout "$step_timeout" ctest -j8 --timeout 300 >"$OUT/ctest.log" 2>&1); tail -15 "$OUT/ctest.log" ;;
+    tune)
+      timeout "$step_timeout" scripts/bench-tune.sh gpu h100 --case matmul=1024 matmul=1000 bilinear=1024 \
+        bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$OUT/tune.log" 2>&1
+      tail -25 "$OUT/tune.log"
+      timeout "$step_timeout" scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 bilinear=1024 \
+        bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$OUT/tune-cpu.log" 2>&1
+      tail -25 "$OUT/tune-cpu.log" ;;
+    split)
+      timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$OUT/split.log" 2>&1; tail -30 "$OUT/split.log" ;;
+    daemon)
+      timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$OUT/daemon.log" 2>&1; tail -30 "$OUT/daemon.log" ;;
+    peers)
+      timeout "$step_timeout" scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu \
+        --clblast 1024,4096 >"$OUT/peers.log" 2>&1; tail -30 "$OUT/peers.log" ;;
+    paper)
+      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl >"$OUT/paper.log" 2>&1; tail -30 "$OUT/paper.log" ;;
+    store)
+      timeout "$step_timeout" scripts/bench-store.sh h100-host >"$OUT/store.log" 2>&1; tail -10 "$OUT/store.log" ;;
+    *) log "unknown step $step" ;;
+  esac
+  log "end $step"
+done
+tar czf "$OUT/results.tgz" docs/results 2>/dev/null
