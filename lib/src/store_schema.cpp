@@ -121,7 +121,8 @@ CREATE TABLE best_configs (
   ratio_to_rule REAL,                     -- rule_ms / median_ms
   recorded_at   TEXT NOT NULL
 ) STRICT;
-CREATE INDEX best_key ON best_configs(device_id, kernel_id, problem_id, id);
+-- Covers the look-up's scan (device, kernel → problem, newest id, shape).
+CREATE INDEX best_key ON best_configs(device_id, kernel_id, problem_id, id, local_dims, local_x, local_y);
 
 -- Split runs of one NDRange over several devices (the daemon).
 CREATE TABLE split_runs (

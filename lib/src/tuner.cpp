@@ -129,6 +129,8 @@ class AppEvaluator final : public Evaluator {
   TuneTarget target_;
 };
 
+}  // namespace
+
 TrialRecord to_record(const Trial& t) {
   TrialRecord r;
   r.local = t.local;
@@ -149,8 +151,6 @@ Trial from_record(const TrialRecord& r) {
   t.from_store = true;
   return t;
 }
-
-}  // namespace
 
 struct Tuner::Impl {
   std::unique_ptr<Store> owned;
@@ -191,7 +191,10 @@ const DeviceInfo& Tuner::device_info(cl_command_queue queue) {
   auto it = impl_->devices.find(id);
   if (it != impl_->devices.end()) return it->second;
   const cl::Device device(id, true);
-  const cl::Platform platform(device.getInfo<CL_DEVICE_PLATFORM>(), true);
+  // The raw query: opencl.hpp versions differ in the C++ type of CL_DEVICE_PLATFORM.
+  cl_platform_id platform_id = nullptr;
+  WSTUNE_CL_CHECK(clGetDeviceInfo(id, CL_DEVICE_PLATFORM, sizeof platform_id, &platform_id, nullptr));
+  const cl::Platform platform(platform_id, true);
   std::vector<cl::Platform> platforms;
   cl::Platform::get(&platforms);
   unsigned pi = 0, di = 0;

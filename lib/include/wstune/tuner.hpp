@@ -25,6 +25,7 @@
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
 #include "wstune/timing.hpp"
+#include "wstune/trial.hpp"
 
 namespace wstune {
 
@@ -43,6 +44,12 @@ struct TunerOptions {
   std::chrono::milliseconds online_max_time{2000};  ///< and at most this long
   TimingOptions online_timing{1, 3};   ///< warm-up and repetitions per configuration
 };
+
+/// A tuner Trial (trial.hpp) as a store row: local size, status, error,
+/// every kernel sample (ms) and the run's wall time as run_ms.
+TrialRecord to_record(const Trial& t);
+/// A stored row as a Trial (from_store = true), for TuneOptions::lookup.
+Trial from_record(const TrialRecord& r);
 
 /// An NDRange (cl::NDRange) as an Extent; throws UsageError for 0-D or 3-D ranges.
 Extent extent_of(const cl::NDRange& range);
