@@ -2,16 +2,12 @@
 #include "paper_db.hpp"
 
 #include "wstune/store.hpp"
+#include "wstune/tune_session.hpp"
 #include "wstune/tuner.hpp"
 
 namespace wstune::bench {
 
 namespace {
-// The store's identity of one of wstune's kernels, as the daemon writes it:
-// the __kernel name, the hash of the embedded source, DeviceRunner's options.
-KernelKey key_of(const KernelSpec& spec) {
-  return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), "-cl-std=CL1.2"};
-}
 ProblemKey problem_of(const KernelSpec& spec, const Problem& p) { return ProblemKey{spec.global_size(p), p.text}; }
 }  // namespace
 
@@ -29,7 +25,7 @@ void PaperDb::record_tune(const DeviceInfo& device, const KernelSpec& spec, cons
   if (!enabled()) return;
   Store& s = *impl_->store;
   const SessionRecord session =
-      s.open_session(device, key_of(spec), problem_of(spec, p),
+      s.open_session(device, kernel_key(spec), problem_of(spec, p),
                      SessionSpec{r.strategy, static_cast<std::int64_t>(r.evaluations), std::nullopt}, false);
   std::vector<TrialRecord> trials;
   for (const Trial& t : r.trials) trials.push_back(to_record(t));
@@ -44,7 +40,7 @@ void PaperDb::record_run(const KernelSpec& spec, const Problem& p, const std::st
   if (!enabled()) return;
   Store& s = *impl_->store;
   SplitRun run;
-  run.kernel = key_of(spec);
+  run.kernel = kernel_key(spec);
   run.problem = problem_of(spec, p);
   run.model = model;
   run.makespan_ms = makespan_ms;
@@ -60,7 +56,7 @@ void PaperDb::record_calibration(const DeviceInfo& device, const KernelSpec& spe
   if (!enabled()) return;
   Store& s = *impl_->store;
   s.put_device(device);
-  s.put_calibration(Calibration{device.fingerprint(), key_of(spec), "measured", params, ""});
+  s.put_calibration(StoredCalibration{device.fingerprint(), kernel_key(spec), "measured", params, ""});
 }
 
 }  // namespace wstune::bench

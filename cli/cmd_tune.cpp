@@ -11,7 +11,9 @@
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
 #include "wstune/search.hpp"
+#include "wstune/store.hpp"
 #include "wstune/svg.hpp"
+#include "wstune/tune_session.hpp"
 
 namespace po = boost::program_options;
 
@@ -51,7 +53,7 @@ std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v
 
 int tune_main(int argc, char** argv) {
   po::options_description desc("wstune tune options");
-  std::string kernel, size, device, strategy, heatmap_file;
+  std::string kernel, size, device, strategy, heatmap_file, db;
   unsigned max_evals = 0, repeat = 5, warmup = 1;
   double time_limit_s = 0, trial_timeout_s = 60;
   std::uint64_t seed = 42;
@@ -67,6 +69,9 @@ int tune_main(int argc, char** argv) {
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs per trial")
       ("trial-timeout", po::value(&trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
       ("seed", po::value(&seed)->default_value(42), "input and search seed")
+      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("no-store", "do not store the trials (print only)")
+      ("no-resume", "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")
       ("json", "print JSON")
       ("heatmap", po::value(&heatmap_file), "write the x × y table of median times as an SVG heatmap");
   po::variables_map vm;
@@ -75,7 +80,9 @@ int tune_main(int argc, char** argv) {
                      "                   [--max-evals N] [--time-limit SEC] [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
                      "Searches local work sizes / group shapes (every divisor shape the device allows) for one kernel\n"
                      "on one device. NULL (the driver's choice) and the paper's §3.2.3 rule are always measured; the\n"
-                     "answer is never slower than NULL. Trials run in a separate worker process with a timeout.",
+                     "answer is never slower than NULL. Trials run in a separate worker process with a timeout.\n"
+                     "Every trial is committed to the database as it is measured; a killed session resumes without\n"
+                     "measuring a configuration twice (see docs/store.md).",
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (time_limit_s < 0) throw UsageError("--time-limit must be ≥ 0 seconds");
@@ -99,6 +106,21 @@ int tune_main(int argc, char** argv) {
     stop = max_evals ? either(std::move(stop), std::move(tl)) : std::move(tl);
   }
 
+  // The store is opened after the evaluator has forked its worker (the
+  // store never touches OpenCL, so the order only matters for clarity).
+  std::optional<Store> store;
+  std::optional<StoredTuneSession> session;
+  if (!vm.count("no-store")) {
+    store.emplace(db.empty() ? default_db_path() : db);
+    SessionSpec sspec{std::string(searcher->name()), max_evals ? std::optional<std::int64_t>(max_evals) : std::nullopt,
+                      time_limit_s > 0 ? std::optional<double>(time_limit_s) : std::nullopt};
+    session.emplace(*store, spec, tg, sspec, !vm.count("no-resume"));
+    if (session->session().resumed) {
+      std::cerr << fmt::format("wstune tune: resuming session {} with {} stored trial(s) in {}\n", session->session().id,
+                               session->stored_at_start(), store->path());
+    }
+  }
+
   TuneOptions options;
   options.timing = TimingOptions{warmup, repeat};
   const bool progress = stderr_is_tty();
@@ -118,8 +140,13 @@ int tune_main(int argc, char** argv) {
                              best_text, best_ms)
               << std::flush;
   };
+  if (session) session->attach(options);
   const TuneResult r = tune(evaluator, *searcher, *stop, options);
   if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (session) {
+    session->finish(r);
+    std::cerr << fmt::format("wstune tune: stored session {} in {}\n", session->session().id, store->path());
+  }
 
   if (vm.count("heatmap")) {
     std::ofstream out(heatmap_file);

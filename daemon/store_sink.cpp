@@ -5,18 +5,13 @@
 #include "wstune/json.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
+#include "wstune/tune_session.hpp"
 
 namespace wstune::daemon {
 
 using nlohmann::json;
 
 namespace {
-
-// The store's identity of one of wstune's kernels: its __kernel function
-// name, the hash of its embedded source and DeviceRunner's build options.
-KernelKey key_of(const KernelSpec& spec) {
-  return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), "-cl-std=CL1.2"};
-}
 
 std::optional<double> opt_number(const json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
@@ -38,7 +33,7 @@ class StoreSink final : public ResultSink {
     const KernelSpec& spec = kernel_spec(r.job.kernel);
     const Problem p = spec.parse_size(r.size);
     SplitRun run;
-    run.kernel = key_of(spec);
+    run.kernel = kernel_key(spec);
     run.problem = ProblemKey{spec.global_size(p), p.text};
     run.model = r.plan.model;
     run.makespan_ms = r.makespan_ms;
@@ -66,7 +61,7 @@ class StoreSink final : public ResultSink {
     const KernelSpec& spec = kernel_spec(job.kernel);
     json params = cal;
     params["size"] = size;
-    store_.put_calibration(Calibration{w.device->fingerprint(), key_of(spec), "measured", params, ""});
+    store_.put_calibration(StoredCalibration{w.device->fingerprint(), kernel_key(spec), "measured", params, ""});
   }
 
   std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
@@ -96,7 +91,7 @@ class StoreSink final : public ResultSink {
                      const json& result) {
     const json& trials = result.at("trials");
     SessionSpec sspec{result.value("strategy", "daemon"), static_cast<std::int64_t>(trials.size()), std::nullopt};
-    const SessionRecord s = store_.open_session(device, key_of(spec), problem, sspec, false);
+    const SessionRecord s = store_.open_session(device, kernel_key(spec), problem, sspec, false);
     std::vector<TrialRecord> records;
     for (const auto& t : trials) {
       TrialRecord rec;

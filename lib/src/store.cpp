@@ -784,7 +784,7 @@ std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& u
   return id;
 }
 
-std::int64_t Store::Impl::insert_calibration(const Calibration& c, const std::string& uuid) {
+std::int64_t Store::Impl::insert_calibration(const StoredCalibration& c, const std::string& uuid) {
   auto& ins = stmt("INSERT INTO split_calibrations(uuid,device_id,kernel_id,model,params,created_at) "
                    "VALUES(?,?,?,?,?,?)");
   ins.bind(1, uuid);
@@ -844,7 +844,7 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
   });
 }
 
-std::int64_t Store::put_calibration(const Calibration& c) {
+std::int64_t Store::put_calibration(const StoredCalibration& c) {
   return impl_->guard("store a calibration", [&] {
     SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
     const auto id = impl_->insert_calibration(c, new_uuid());
@@ -853,9 +853,9 @@ std::int64_t Store::put_calibration(const Calibration& c) {
   });
 }
 
-std::optional<Calibration> Store::calibration(std::string_view fingerprint, std::string_view kernel,
+std::optional<StoredCalibration> Store::calibration(std::string_view fingerprint, std::string_view kernel,
                                               std::string_view model) const {
-  return impl_->guard("read a calibration", [&]() -> std::optional<Calibration> {
+  return impl_->guard("read a calibration", [&]() -> std::optional<StoredCalibration> {
     auto& q = impl_->stmt("SELECT d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,c.created_at "
                           "FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
                           "ON k.id=c.kernel_id WHERE d.fingerprint=? AND k.name=? AND c.model=? "
@@ -864,7 +864,7 @@ std::optional<Calibration> Store::calibration(std::string_view fingerprint, std:
     q.bind(2, std::string(kernel));
     q.bind(3, std::string(model));
     if (!q.executeStep()) return std::nullopt;
-    return Calibration{q.getColumn(0).getString(),
+    return StoredCalibration{q.getColumn(0).getString(),
                        {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()},
                        q.getColumn(4).getString(), json::parse(q.getColumn(5).getString()),
                        q.getColumn(6).getString()};

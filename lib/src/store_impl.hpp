@@ -56,7 +56,7 @@ struct Store::Impl {
   /// Inserts a split run with its devices; returns its id.
   std::int64_t insert_split(const SplitRun& run, const std::string& uuid);
   /// Inserts a calibration; returns its id.
-  std::int64_t insert_calibration(const Calibration& c, const std::string& uuid);
+  std::int64_t insert_calibration(const StoredCalibration& c, const std::string& uuid);
 };
 
 /// Current UTC time, ISO 8601 with milliseconds ("2025-01-31T12:00:00.123Z").

@@ -244,7 +244,7 @@ struct ImportSplit {
 };
 struct ImportCal {
   std::string uuid;
-  Calibration cal;
+  StoredCalibration cal;
 };
 
 }  // namespace

@@ -55,6 +55,7 @@ class TrialRunner {
     target_.device_name = info.name;
     target_.device_id = info.id();
     target_.device_fingerprint = info.fingerprint();
+    target_.device = info;
   }
 
   const TuneTarget& target() const { return target_; }
@@ -122,7 +123,7 @@ nlohmann::json target_json(const TuneTarget& t) {
           {"kernel_local_mem_bytes", t.limits.kernel_local_mem_bytes},
           {"local_mem_per_item_bytes", t.limits.local_mem_per_item_bytes},
           {"pe_per_cu", t.pe_per_cu}, {"device_name", t.device_name}, {"device_id", t.device_id},
-          {"device_fingerprint", t.device_fingerprint}};
+          {"device_fingerprint", t.device_fingerprint}, {"device", to_json(t.device)}};
 }
 
 TuneTarget target_from(const nlohmann::json& j) {
@@ -142,6 +143,7 @@ TuneTarget target_from(const nlohmann::json& j) {
   t.device_name = j.at("device_name").get<std::string>();
   t.device_id = j.at("device_id").get<std::string>();
   t.device_fingerprint = j.at("device_fingerprint").get<std::string>();
+  if (j.contains("device")) t.device = device_info_from_json(j.at("device"));
   return t;
 }
 

@@ -160,7 +160,7 @@ struct SplitRun {
 };
 
 /// A split-model calibration for one device and kernel.
-struct Calibration {
+struct StoredCalibration {
   std::string device_fingerprint;   ///< the device
   KernelKey kernel;                 ///< the kernel
   std::string model;                ///< the model name
@@ -277,9 +277,9 @@ class Store {
   /// Split runs of a kernel name ("" = all), oldest first.
   [[nodiscard]] std::vector<SplitRun> split_runs(std::string_view kernel = {}) const;
   /// Appends a calibration (history kept); returns its row id.
-  std::int64_t put_calibration(const Calibration& c);
+  std::int64_t put_calibration(const StoredCalibration& c);
   /// The newest calibration of a device fingerprint, kernel name and model.
-  [[nodiscard]] std::optional<Calibration> calibration(std::string_view fingerprint, std::string_view kernel,
+  [[nodiscard]] std::optional<StoredCalibration> calibration(std::string_view fingerprint, std::string_view kernel,
                                                        std::string_view model) const;
 
   /// PRAGMA integrity_check and foreign_key_check, schema version, counts.

@@ -15,6 +15,7 @@
 #include "wstune/kernel.hpp"
 #include "wstune/search_space.hpp"
 #include "wstune/timing.hpp"
+#include "wstune/device.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -47,6 +48,7 @@ struct TuneTarget {
   std::string device_name;   ///< CL_DEVICE_NAME
   std::string device_id;     ///< "P:D" selector
   std::string device_fingerprint;  ///< DeviceInfo::fingerprint()
+  DeviceInfo device;         ///< the whole device model (for the store)
 };
 
 /// Measures configurations. Implementations never throw for a failing

@@ -1,0 +1,55 @@
+#pragma once
+/// @file tune_session.hpp
+/// Binds one tune() run (search.hpp) to the SQLite store (store.hpp): every
+/// trial is committed as soon as it is measured, configurations already
+/// stored in an unfinished session of the same device, kernel, problem and
+/// strategy are taken from the store instead of being measured again (so a
+/// session killed at any point, SIGKILL included, resumes without measuring
+/// a trial twice or losing one), and the best configuration is derived from
+/// the stored trials when tune() ends.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wstune/kernel.hpp"
+#include "wstune/search.hpp"
+#include "wstune/store.hpp"
+
+namespace wstune {
+
+/// The store's identity of one of wstune's kernels: its __kernel function
+/// name, the FNV-1a hash of its embedded source and DeviceRunner's build
+/// options ("-cl-std=CL1.2", plus `extra_build_options` when given).
+KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_options = {});
+
+/// One stored tuning session driven by tune().
+class StoredTuneSession {
+ public:
+  /// Opens a session for `target` (device model, NDRange, size text) of
+  /// `spec`; with `resume`, the newest unfinished session with the same
+  /// device, kernel, problem and strategy is reused and its trials are
+  /// loaded. Throws StoreError when the database refuses.
+  StoredTuneSession(Store& store, const KernelSpec& spec, const TuneTarget& target, const SessionSpec& session,
+                    bool resume = true);
+  /// Installs TuneOptions::lookup (stored trials of this session) and wraps
+  /// TuneOptions::on_trial so each measured trial is committed first (the
+  /// caller's callback still runs after). The session must outlive tune().
+  void attach(TuneOptions& options);
+  /// Derives the best configuration from the stored trials (with its ratios
+  /// to NULL and to the paper's rule) and marks the session finished.
+  std::optional<BestConfig> finish(const TuneResult& result);
+  /// The session row (id, resumed flag, …).
+  [[nodiscard]] const SessionRecord& session() const noexcept { return session_; }
+  /// Trials found in the store when the session was opened (0 unless resumed).
+  [[nodiscard]] std::size_t stored_at_start() const noexcept { return stored_.size(); }
+
+ private:
+  Store& store_;
+  SessionRecord session_;
+  std::map<std::string, TrialRecord> stored_;  // to_string(local) → stored trial
+};
+
+}  // namespace wstune

@@ -1,0 +1,45 @@
+#include "wstune/tune_session.hpp"
+
+#include "wstune/tuner.hpp"
+
+namespace wstune {
+
+KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_options) {
+  std::string options = "-cl-std=CL1.2";
+  if (!extra_build_options.empty()) options += " " + std::string(extra_build_options);
+  return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), options};
+}
+
+StoredTuneSession::StoredTuneSession(Store& store, const KernelSpec& spec, const TuneTarget& target,
+                                     const SessionSpec& session, bool resume)
+    : store_(store),
+      session_(store.open_session(target.device, kernel_key(spec), ProblemKey{target.global, target.size}, session,
+                                  resume)) {
+  if (session_.resumed) {
+    for (auto& t : store_.trials(session_.id)) stored_.emplace(to_string(t.local), std::move(t));
+  }
+}
+
+void StoredTuneSession::attach(TuneOptions& options) {
+  options.lookup = [this](const LocalSize& local) -> std::optional<Trial> {
+    auto it = stored_.find(to_string(local));
+    if (it == stored_.end()) return std::nullopt;
+    return from_record(it->second);
+  };
+  auto user = std::move(options.on_trial);
+  options.on_trial = [this, user = std::move(user)](const Trial& t, TrialPhase phase) {
+    // Tie-break re-measurements of a configuration are not new rows: the
+    // store keeps one trial per configuration and never overwrites it.
+    if (phase != TrialPhase::tiebreak) store_.add_trial(session_.id, to_record(t));
+    if (user) user(t, phase);
+  };
+}
+
+std::optional<BestConfig> StoredTuneSession::finish(const TuneResult& result) {
+  const LocalSize rule = result.rule ? result.rule->local : LocalSize{};
+  auto best = store_.derive_best(session_.id, rule ? &rule : nullptr);
+  store_.end_session(session_.id);
+  return best;
+}
+
+}  // namespace wstune
