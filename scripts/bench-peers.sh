@@ -64,7 +64,8 @@ pylib=$root/$build/peers-pylib
 export PYTHONPATH=$pylib${PYTHONPATH:+:$PYTHONPATH}
 # The minimal set kernel_tuner needs for brute_force and greedy_ils (its other
 # dependencies — scipy, pandas, scikit-learn, pymoo — serve other strategies).
-pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions)
+pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions
+      jsonschema jsonschema-specifications referencing rpds-py attrs xmltodict)
 if ! "$py" -c "import kernel_tuner, pyopencl" 2>/dev/null; then
   wheels=${WSTUNE_PEERS_WHEELS:-}
   for w in "$root/.gpu/wheels" "$root/../wheels"; do
@@ -96,7 +97,7 @@ for k in "${klist[@]}"; do
     tmp=$(mktemp -d)
     t0=$EPOCHREALTIME
     if POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 "$wstune" tune --kernel "$k" --size "${size[$k]}" --device "$device" \
-         --strategy "$s" --seed 42 --json >"$raw/wstune_${k}_$s.json" 2>"$raw/wstune_${k}_$s.log"; then :; else
+         --strategy "$s" --seed 42 --db "$tmp/wstune.db" --no-resume --json >"$raw/wstune_${k}_$s.json" 2>"$raw/wstune_${k}_$s.log"; then :; else
       echo "bench-peers.sh: wstune tune $k $s failed (see $raw/wstune_${k}_$s.log)" >&2
     fi
     t1=$EPOCHREALTIME

@@ -20,7 +20,8 @@ mkdir -p "$dest"
 # Keep in sync with pkgs=(...) in scripts/bench-peers.sh. --no-deps: the full
 # dependency closure of kernel_tuner (scipy, pandas, scikit-learn, pymoo,
 # matplotlib) is over 100 MB and unused by the strategies we run.
-pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions pip)
+pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions
+      jsonschema jsonschema-specifications referencing rpds-py attrs xmltodict pip)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
   --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_27_x86_64 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_39_x86_64 --platform any \
