@@ -84,6 +84,24 @@ if ! "$py" -c "import kernel_tuner, pyopencl" 2>/dev/null; then
 fi
 
 # ---- Kernel Tuner ------------------------------------------------------------
+# pyopencl's wheel brings its own ICD loader, whose platform order can differ
+# from the system loader's (on the GPU machine it lists NVIDIA and PoCL the
+# other way round): map wstune's P:D to pyopencl's indices by device name.
+devname=$("$wstune" devices --json | "$py" -c "import json,sys; d=[x for x in json.load(sys.stdin) if x['id']==sys.argv[1]]; print(d[0]['name'] if d else '')" "$device")
+if [[ -n "$devname" ]]; then
+  read -r kp kd < <("$py" - "$devname" "$platform" "$devidx" <<'PY'
+import sys, pyopencl as cl
+name, p0, d0 = sys.argv[1], sys.argv[2], sys.argv[3]
+for pi, p in enumerate(cl.get_platforms()):
+    for di, d in enumerate(p.get_devices()):
+        if d.name.strip() == name.strip():
+            print(pi, di); sys.exit(0)
+print(p0, d0)
+PY
+)
+  if [[ -n "${kp:-}" && -n "${kd:-}" ]]; then platform=$kp devidx=$kd; fi
+  echo "bench-peers.sh: '$devname' is pyopencl platform $platform device $devidx" >&2
+fi
 ktargs=(--platform "$platform" --device "$devidx" --kernels "$kernels" --out "$raw")
 for k in matmul bilinear sort trapezoid; do ktargs+=(--size "$k=${size[$k]}"); done
 echo "== Kernel Tuner ($device) ==" >&2

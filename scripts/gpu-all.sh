@@ -40,7 +40,7 @@ for step in "$@"; do
       timeout "$step_timeout" scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu \
         --clblast 1024,4096 >"$OUT/peers.log" 2>&1; tail -30 "$OUT/peers.log" ;;
     paper)
-      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl >"$OUT/paper.log" 2>&1; tail -30 "$OUT/paper.log" ;;
+      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} >"$OUT/paper.log" 2>&1; tail -30 "$OUT/paper.log" ;;
     store)
       timeout "$step_timeout" scripts/bench-store.sh h100-host >"$OUT/store.log" 2>&1; tail -10 "$OUT/store.log" ;;
     *) log "unknown step $step" ;;
