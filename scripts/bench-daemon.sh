@@ -62,13 +62,21 @@ print(json.dumps({"defaults": {"repetitions": reps, "local": "null"}, "jobs": jo
 PY
 }
 
+# WSTUNE_DAEMON_CASES / WSTUNE_DAEMON_MODELS narrow the run (e.g. leave out
+# the measured model, whose calibration of a CPU worker at matmul 4096 takes
+# minutes).
+[ -n "${WSTUNE_DAEMON_CASES:-}" ] && cases=$WSTUNE_DAEMON_CASES
+models=${WSTUNE_DAEMON_MODELS:-}
+[ -n "$models" ] || models="even proportional pe-ratio measured"
 common=(--db "$db" --json --quiet --timeout 3600)
-echo "== calibrate (for the measured model)"
-jobs_file "$raw/jobs_cal.json" even
-"$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" calibrate --job "$raw/jobs_cal.json" "${common[@]}" -r 3 \
-  --worker-device "1=$dev1" "2=$dev2" > "$raw/calibrate.json"
-echo "== run: every split model, one daemon session"
-jobs_file "$raw/jobs_run.json" even proportional pe-ratio measured
+if [[ " $models " == *" measured "* ]]; then
+  echo "== calibrate (for the measured model)"
+  jobs_file "$raw/jobs_cal.json" even
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" calibrate --job "$raw/jobs_cal.json" "${common[@]}" -r 3 \
+    --worker-device "1=$dev1" "2=$dev2" > "$raw/calibrate.json"
+fi
+echo "== run: split models $models, one daemon session"
+jobs_file "$raw/jobs_run.json" $models
 "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" run --job "$raw/jobs_run.json" "${common[@]}" \
   --worker-device "1=$dev1" "2=$dev2" > "$raw/run.json"
 for w in 1 2; do
@@ -114,7 +122,7 @@ for (k, s, model), j in got.items():
         "verified": j.get("verified", False),
     })
 order = {"matmul": 0, "bilinear": 1, "sort": 2, "trapezoid": 3}
-models = {"even": 0, "proportional": 1, "pe-ratio": 2, "measured": 3}
+models = {"even": 0, "proportional": 1, "pe-ratio": 2, "measured": 3}  # order of the table
 rows.sort(key=lambda r: (order[r["kernel"]], len(r["size"]), r["size"], models[r["model"]]))
 cols = list(rows[0].keys())
 fmt = lambda v: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))

@@ -35,7 +35,7 @@ for step in "$@"; do
     split)
       timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$OUT/split.log" 2>&1; tail -30 "$OUT/split.log" ;;
     daemon)
-      timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$OUT/daemon.log" 2>&1; tail -30 "$OUT/daemon.log" ;;
+      WSTUNE_DAEMON_CASES=${DAEMON_CASES:-} WSTUNE_DAEMON_MODELS=${DAEMON_MODELS:-} timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$OUT/daemon.log" 2>&1; tail -30 "$OUT/daemon.log" ;;
     peers)
       timeout "$step_timeout" scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu \
         --clblast 1024,4096 >"$OUT/peers.log" 2>&1; tail -30 "$OUT/peers.log" ;;
