@@ -1,7 +1,7 @@
 -- wstune store, schema version 1 (PRAGMA user_version = 1).
 -- Applied by wstune::Store when a database is created; later versions add
 -- forward migrations (see docs/store.md). The library embeds this text
--- (lib/src/store_schema.cpp); tests/test_store.cpp checks both are equal.
+-- (generated at build time by lib/CMakeLists.txt).
 -- Every table is STRICT; history tables are insert-only (nothing is
 -- overwritten): the current best configuration is the newest row.
 

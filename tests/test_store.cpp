@@ -32,7 +32,7 @@ const ProblemKey kP1024{Extent{1024, 1024, 2}, "1024"};
 
 TEST(Store, EmbeddedSchemaEqualsShareFile) {
   EXPECT_EQ(std::string(schema_sql()), read_file(std::string(WSTUNE_SOURCE_SHARE_DIR) + "/schema.sql"))
-      << "lib/src/store_schema.cpp must hold the text of share/schema.sql";
+      << "the embedded schema (generated from share/schema.sql) differs from the file";
 }
 
 TEST(Store, FreshFileIsWalStrictWithVersionAndForeignKeys) {
