@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "paper_db.hpp"
+#include "bench_util.hpp"
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
 #include "wstune/search.hpp"
@@ -44,22 +45,8 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto end = std::min(text.find(sep, pos), text.size());
-    if (end > pos) out.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!(f << text)) throw Error(fmt::format("cannot write {}; check that the directory exists", path));
-  std::cerr << "wrote " << path << "\n";
-}
+using bench::split_list;
+using bench::write;
 
 // The problem with `factor` times the work-items of `base` (see the file comment).
 Problem scale_problem(const KernelSpec& k, const Problem& base, unsigned factor) {

@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "bench_util.hpp"
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
 
@@ -19,22 +20,8 @@ using namespace wstune;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto end = std::min(text.find(sep, pos), text.size());
-    if (end > pos) out.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!(f << text)) throw Error(fmt::format("cannot write {}", path));
-  std::cerr << "wrote " << path << "\n";
-}
+using bench::split_list;
+using bench::write;
 
 struct Row {
   std::string kernel, size, method;

@@ -20,23 +20,7 @@ namespace {
 class BlockEvaluator final : public Evaluator {
  public:
   BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, const HostBuffer* reference)
-      : runner_(runner), p_(p), b_(b), reference_(reference) {
-    const KernelSpec& spec = runner.spec();
-    const DeviceInfo& info = runner.device().info;
-    target_.kernel = std::string(spec.name());
-    target_.size = p.text;
-    target_.global = spec.block_global(p, b);
-    target_.priority = spec.priority();
-    target_.limits.max_work_group_size = info.max_work_group_size;
-    target_.limits.kernel_work_group_size = runner.kernel_work_group_size();
-    target_.limits.max_work_item_sizes = info.max_work_item_sizes;
-    target_.limits.local_mem_bytes = info.local_mem_bytes;
-    target_.limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
-    target_.pe_per_cu = info.pe_per_cu;
-    target_.device_name = info.name;
-    target_.device_id = info.id();
-    target_.device_fingerprint = info.fingerprint();
-  }
+      : runner_(runner), p_(p), b_(b), reference_(reference), target_(make_tune_target(runner, p, b)) {}
   const TuneTarget& target() const override { return target_; }
   Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
     const auto t0 = std::chrono::steady_clock::now();

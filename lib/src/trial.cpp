@@ -33,6 +33,31 @@ double ms_since(Clock::time_point t0) {
 
 // ---- the part that owns OpenCL (runs in-process or in the worker) ----------
 
+}  // namespace
+
+TuneTarget make_tune_target(const DeviceRunner& runner, const Problem& p, const Block& b) {
+  const KernelSpec& spec = runner.spec();
+  const DeviceInfo& info = runner.device().info;
+  TuneTarget t;
+  t.kernel = std::string(spec.name());
+  t.size = p.text;
+  t.global = spec.block_global(p, b);
+  t.priority = spec.priority();
+  t.limits.max_work_group_size = info.max_work_group_size;
+  t.limits.kernel_work_group_size = runner.kernel_work_group_size();
+  t.limits.max_work_item_sizes = info.max_work_item_sizes;
+  t.limits.local_mem_bytes = info.local_mem_bytes;
+  t.limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
+  t.pe_per_cu = info.pe_per_cu;
+  t.device_name = info.name;
+  t.device_id = info.id();
+  t.device_fingerprint = info.fingerprint();
+  t.device = info;
+  return t;
+}
+
+namespace {
+
 class TrialRunner {
  public:
   TrialRunner(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg)
@@ -41,21 +66,7 @@ class TrialRunner {
     const auto inputs = spec.generate_inputs(p, cfg.seed);
     runner_.upload(p, whole_, spec.block_inputs(p, inputs, whole_));
     ref_ = spec.reference(p, inputs);
-    const DeviceInfo& info = runner_.device().info;
-    target_.kernel = std::string(spec.name());
-    target_.size = p.text;
-    target_.global = spec.global_size(p);
-    target_.priority = spec.priority();
-    target_.limits.max_work_group_size = info.max_work_group_size;
-    target_.limits.kernel_work_group_size = runner_.kernel_work_group_size();
-    target_.limits.max_work_item_sizes = info.max_work_item_sizes;
-    target_.limits.local_mem_bytes = info.local_mem_bytes;
-    target_.limits.kernel_local_mem_bytes = runner_.kernel_local_mem_bytes();
-    target_.pe_per_cu = info.pe_per_cu;
-    target_.device_name = info.name;
-    target_.device_id = info.id();
-    target_.device_fingerprint = info.fingerprint();
-    target_.device = info;
+    target_ = make_tune_target(runner_, p, whole_);
   }
 
   const TuneTarget& target() const { return target_; }

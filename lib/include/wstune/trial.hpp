@@ -13,6 +13,7 @@
 #include <string>
 
 #include "wstune/kernel.hpp"
+#include "wstune/runner.hpp"
 #include "wstune/search_space.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/device.hpp"
@@ -50,6 +51,11 @@ struct TuneTarget {
   std::string device_fingerprint;  ///< DeviceInfo::fingerprint()
   DeviceInfo device;         ///< the whole device model (for the store)
 };
+
+/// The target of tuning block `b` of problem `p` on `runner`'s device and
+/// built kernel (the whole problem when `b` is the whole block): the block's
+/// NDRange, the device's and the kernel's limits, and the device model.
+TuneTarget make_tune_target(const DeviceRunner& runner, const Problem& p, const Block& b);
 
 /// Measures configurations. Implementations never throw for a failing
 /// configuration: they return a Trial whose status says why.
