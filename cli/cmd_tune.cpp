@@ -1,5 +1,6 @@
 // wstune tune: measured search for the local work size / group shape of one
 // kernel on one device, never slower than the driver default (NULL).
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -85,8 +86,10 @@ int tune_main(int argc, char** argv) {
                      "measuring a configuration twice (see docs/store.md).",
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
-  if (time_limit_s < 0) throw UsageError("--time-limit must be ≥ 0 seconds");
-  if (trial_timeout_s <= 0) throw UsageError("--trial-timeout must be > 0 seconds, e.g. --trial-timeout 60");
+  if (!std::isfinite(time_limit_s) || time_limit_s < 0 || time_limit_s > 1e7)
+    throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
+  if (!std::isfinite(trial_timeout_s) || trial_timeout_s <= 0 || trial_timeout_s > 1e6)
+    throw UsageError("--trial-timeout must be > 0 and at most 1e6 seconds, e.g. --trial-timeout 60");
   const KernelSpec& spec = kernel_spec(kernel);
   const Problem p = vm.count("size") ? spec.parse_size(size) : spec.paper_size();
   auto searcher = make_searcher(strategy, seed);

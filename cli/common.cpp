@@ -32,6 +32,22 @@ bool parse_options(int argc, char** argv, const std::string& usage,
                    const boost::program_options::positional_options_description* positional,
                    const std::vector<std::string>& env_options) {
   namespace po = boost::program_options;
+  // No wstune option takes a negative number, and Boost converts "-1" for an
+  // unsigned option to 4294967295: refuse negative numbers up front.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto eq = a.find('=');
+    const bool inline_negative = a.rfind("--", 0) == 0 && eq != std::string::npos &&
+                                 a.compare(eq + 1, 1, "-") == 0 && eq + 2 < a.size() &&
+                                 std::isdigit(static_cast<unsigned char>(a[eq + 2]));
+    const bool separate_negative = a.size() > 1 && a[0] == '-' && std::isdigit(static_cast<unsigned char>(a[1])) &&
+                                   i > 1 && argv[i - 1][0] == '-';
+    if (inline_negative || separate_negative) {
+      const std::string opt = inline_negative ? a.substr(0, eq) : std::string(argv[i - 1]);
+      throw UsageError(fmt::format("{} {}: negative values are not allowed; give a number >= 0 (see 'wstune {} --help')",
+                                   opt, inline_negative ? a.substr(eq + 1) : a, argv[0]));
+    }
+  }
   po::options_description all(desc);
   all.add_options()("help,h", "print this help and exit");
   try {

@@ -1,6 +1,7 @@
 #include "jobs.hpp"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -52,6 +53,19 @@ void check_job(const Job& job, const std::string& where) {
 
 }  // namespace
 
+namespace {
+// A non-negative integer that fits T; nlohmann's get<unsigned> would wrap -1.
+template <typename T>
+T counted(const json& v, const std::string& key) {
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0) ||
+      v.get<std::uint64_t>() > std::numeric_limits<T>::max()) {
+    throw UsageError(fmt::format("'{}' must be a whole number from 0 to {}, got {}", key,
+                                 std::numeric_limits<T>::max(), v.dump()));
+  }
+  return static_cast<T>(v.get<std::uint64_t>());
+}
+}  // namespace
+
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, j.dump()));
   static const std::set<std::string> keys{"kernel", "size", "repetitions", "warmup", "split", "direction",
@@ -65,13 +79,13 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
     try {
       if (key == "kernel") job.kernel = value.get<std::string>();
       else if (key == "size") job.size = value.is_number() ? value.dump() : value.get<std::string>();
-      else if (key == "repetitions") job.repetitions = value.get<unsigned>();
-      else if (key == "warmup") job.warmup = value.get<unsigned>();
+      else if (key == "repetitions") job.repetitions = counted<unsigned>(value, key);
+      else if (key == "warmup") job.warmup = counted<unsigned>(value, key);
       else if (key == "split") job.split = value.get<std::string>();
       else if (key == "direction") job.direction = value.get<std::string>();
       else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
-      else if (key == "seed") job.seed = value.get<std::uint64_t>();
-      else if (key == "max_trials") job.max_trials = value.get<unsigned>();
+      else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
+      else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
     } catch (const json::exception& e) {
       throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, value.dump(), e.what()));
     } catch (const UsageError& e) {

@@ -36,7 +36,8 @@ class Trapezoid final : public KernelSpec {
     if (v.size() != 2) {
       throw UsageError(fmt::format("trapezoid size '{}' has {} numbers: write {}", text, v.size(), size_syntax()));
     }
-    detail::require_at_most(v[0] * v[1], 0xffffffffu, name(), text, "N*S (sub-intervals)");
+    detail::require_at_most(v[0], 0xffffffffu, name(), text, "N (work-items)");
+    detail::require_at_most(v[1], 0xffffffffu / v[0], name(), text, "S for this N (N*S sub-intervals must fit 32 bits)");
     return Problem{std::string(name()), v,
                    v[1] == default_steps ? fmt::format("{}", v[0]) : fmt::format("{}:{}", v[0], v[1])};
   }

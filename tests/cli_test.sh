@@ -36,6 +36,10 @@ expect 2 "does not divide" -- "$W" run --kernel matmul --size 64 --local 7,7
 expect 2 "not a valid local size" -- "$W" run --kernel matmul --size 64 --local 0
 expect 2 "matches no OpenCL device" -- "$W" run --kernel matmul --size 64 --device no-such-gpu
 expect 2 "repeat" -- "$W" run --kernel matmul --size 64 --repeat 0
+expect 2 "negative values are not allowed" -- "$W" run --kernel matmul --size 64 --repeat -1
+expect 2 "negative values are not allowed" -- "$W" tune --kernel matmul --size 64 --max-evals=-3 --no-store
+expect 2 "trial-timeout" -- "$W" tune --kernel matmul --size 64 --trial-timeout nan --no-store
+expect 2 "trapezoid size" -- "$W" run --kernel trapezoid --size 8589934592:2147483648
 expect 2 "kernel" -- "$W" run --size 64
 expect 2 "unrecognised|unrecognized" -- "$W" run --kernel matmul --bogus
 WSTUNE_DEVICE=no-such-gpu expect 2 "no-such-gpu" -- "$W" run --kernel matmul --size 32

@@ -94,6 +94,9 @@ TEST(Descriptors, SizeParsing) {
   EXPECT_THROW((void)kernel_spec("sort").parse_size("1"), UsageError);
   EXPECT_THROW((void)kernel_spec("sort").parse_size("4294967296"), UsageError);
   EXPECT_THROW((void)kernel_spec("trapezoid").parse_size("4000000000:128"), UsageError);
+  // N*S would wrap a 64-bit size_t to 0: refused, not allocated.
+  EXPECT_THROW((void)kernel_spec("trapezoid").parse_size("8589934592:2147483648"), UsageError);
+  EXPECT_THROW((void)kernel_spec("trapezoid").parse_size("65536:65537"), UsageError);
   try {
     (void)m.parse_size("12q");
   } catch (const UsageError& e) {

@@ -67,6 +67,15 @@ TEST(PeRatio, FloorOfEquationThree) {
 // Hand-worked: PEs 600, 100, 300, medium (k = 0.75).
 // Pair (100, 300): ratio 1/4 → 0.1875 → 3 : 13. Pair (300, 600): 1/3 → 0.25 → 1 : 3.
 // Continued ratio 3 : 13 : 39 (sum 55), listed in the input order 39, 3, 13.
+TEST(PeRatio, FloorOfEquationThreeWhenTheFractionIsAboveOneHalf) {
+  // PE 2:8, medium: 0.2 × 0.75 = 0.15 of 1024 = 153.6 → floor 153 (eq. 3),
+  // the larger device gets the rest, 871 (eq. 4) — never 154 / 870.
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({2, 8}, 1e9), 1024, 1, {1, 1})),
+            (std::vector<std::size_t>{153, 871}));
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({2, 8}, 1e9), 13, 1, {1, 1})),
+            (std::vector<std::size_t>{1, 12}));
+}
+
 TEST(PeRatio, ThreeDevicesContinuedRatio) {
   const auto f = pe_ratio_fractions({600, 100, 300}, 1e10);
   ASSERT_EQ(f.size(), 3u);

@@ -166,8 +166,9 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
     for (int pass = 0; pass < 2 && !best; ++pass) {
       for (std::size_t i = 0; i < n; ++i) {
         if (gran[i] > rem || (pass == 0 && fractions[i] <= 0)) continue;
-        const double deficit = target[i] - static_cast<double>(units[i]);
-        if (!best || deficit > target[*best] - static_cast<double>(units[*best])) best = i;
+        // The rest goes to the device with the largest share (eq. 4: global_L =
+        // total − global_S), so the smaller devices keep floor(share × total).
+        if (!best || fractions[i] > fractions[*best]) best = i;
       }
     }
     if (!best) {

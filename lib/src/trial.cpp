@@ -172,7 +172,8 @@ bool send_all(int fd, const char* data, std::size_t n) {
 }
 
 bool send_msg(int fd, const nlohmann::json& j) {
-  const std::string text = j.dump();
+  // replace: a build log or device name with invalid UTF-8 must not throw.
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const auto len = static_cast<std::uint32_t>(text.size());
   return send_all(fd, reinterpret_cast<const char*>(&len), sizeof len) && send_all(fd, text.data(), text.size());
 }
@@ -219,6 +220,8 @@ TimingOptions timing_from(const nlohmann::json& j) {
 [[noreturn]] void worker_main(int fd, const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tuner
   ::signal(SIGPIPE, SIG_IGN);
+  // Nothing may unwind out of here into the parent's code (copied by fork).
+  try {
   std::unique_ptr<TrialRunner> runner;
   nlohmann::json hello;
   try {
@@ -230,6 +233,8 @@ TimingOptions timing_from(const nlohmann::json& j) {
     hello = {{"ok", false}, {"kind", "usage"}, {"error", e.what()}};
   } catch (const std::exception& e) {
     hello = {{"ok", false}, {"kind", "error"}, {"error", e.what()}};
+  } catch (...) {
+    hello = {{"ok", false}, {"kind", "error"}, {"error", "unknown exception in the tuning worker"}};
   }
   if (!send_msg(fd, hello) || !runner) ::_exit(0);
   try {
@@ -239,6 +244,9 @@ TimingOptions timing_from(const nlohmann::json& j) {
       const Trial t = runner->run(local_from_json(req.at("local")), timing_from(req.at("timing")));
       if (!send_msg(fd, trial_json(t))) ::_exit(0);
     }
+  } catch (...) {
+    ::_exit(3);
+  }
   } catch (...) {
     ::_exit(3);
   }
