@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
@@ -29,6 +30,24 @@ inline void write(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   if (!(f << text)) throw Error(fmt::format("cannot write {}; check that the directory exists", path));
   std::cerr << "wrote " << path << "\n";
+}
+
+/// Runs a benchmark's main body: usage errors exit 2, other failures 1, each
+/// with one line naming the program.
+template <typename Body>
+int guarded_main(const char* program, Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::cerr << program << ": " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace wstune::bench

@@ -419,16 +419,5 @@ int bench_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return bench_main(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "bench_paper: " << e.what() << "\n";
-    return 2;
-  } catch (const po::error& e) {
-    std::cerr << "bench_paper: " << e.what() << " (see --help)\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "bench_paper: " << e.what() << "\n";
-    return 1;
-  }
+  return wstune::bench::guarded_main("bench_paper", [&] { return bench_main(argc, argv); });
 }

@@ -129,13 +129,5 @@ int bench_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return bench_main(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "bench_split: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "bench_split: " << e.what() << "\n";
-    return 1;
-  }
+  return wstune::bench::guarded_main("bench_split", [&] { return bench_main(argc, argv); });
 }
