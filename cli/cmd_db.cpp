@@ -16,7 +16,7 @@ int db_main(int argc, char** argv) {
   po::options_description desc("wstune db options");
   std::string db, action;
   desc.add_options()
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("action", po::value(&action)->required(), "check (integrity and schema version) or path");
   po::positional_options_description pos;
   pos.add("action", 1);
@@ -26,7 +26,7 @@ int db_main(int argc, char** argv) {
                      "it), runs PRAGMA integrity_check and foreign_key_check and reports the schema version and "
                      "row counts; exit 1 when something is wrong.\npath: prints the database path in use.",
                      desc, vm, &pos)) return 0;
-  const std::string path = db.empty() ? default_db_path() : db;
+  const std::string path = database_path(db);
   if (action == "path") {
     std::cout << path << "\n";
     return 0;

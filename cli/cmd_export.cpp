@@ -18,7 +18,7 @@ int export_main(int argc, char** argv) {
   po::options_description desc("wstune export options");
   std::string db, file;
   desc.add_options()
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("file", po::value(&file)->required(), "output file (JSON), - for standard output");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -27,7 +27,7 @@ int export_main(int argc, char** argv) {
                      "usage: wstune export FILE.json [--db FILE]\n\nWrites devices, sessions with every trial, "
                      "best configurations, split runs and calibrations as one JSON document (docs/store.md); "
                      "'wstune import' merges it elsewhere.", desc, vm, &pos)) return 0;
-  Store store(db.empty() ? default_db_path() : db, {.read_only = true, .busy_timeout_ms = 5000});
+  Store store(database_path(db), {.read_only = true, .busy_timeout_ms = 5000});
   const nlohmann::json doc = store.export_json();
   if (file == "-") {
     std::cout << doc.dump(1) << "\n";

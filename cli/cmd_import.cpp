@@ -17,7 +17,7 @@ int import_main(int argc, char** argv) {
   po::options_description desc("wstune import options");
   std::string db, file;
   desc.add_options()
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("file", po::value(&file)->required(), "a file written by 'wstune export'");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -35,7 +35,7 @@ int import_main(int argc, char** argv) {
     throw UsageError(fmt::format("{} is not valid JSON (truncated or damaged?): {}; nothing was imported", file,
                                  e.what()));
   }
-  Store store(db.empty() ? default_db_path() : db);
+  Store store(database_path(db));
   const ImportStats st = store.import_json(doc);
   std::cout << fmt::format("imported {} devices, {} sessions, {} trials, {} best configurations, {} split runs, "
                            "{} calibrations; {} already present\n", st.devices, st.sessions, st.trials,

@@ -63,7 +63,7 @@ int query_main(int argc, char** argv) {
   po::options_description desc("wstune query options");
   std::string db, device, kernel, size, format;
   desc.add_options()
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("device,d", po::value(&device), "device: fingerprint or name substring of a stored device, or a selector "
                                         "(P:D, cpu, gpu) of a live one")
       ("kernel,k", po::value(&kernel), "kernel function name (CL_KERNEL_FUNCTION_NAME)")
@@ -79,7 +79,7 @@ int query_main(int argc, char** argv) {
   if (format != "table" && format != "json" && format != "csv") {
     throw UsageError(fmt::format("--format {}: use table, json or csv", format));
   }
-  Store store(db.empty() ? default_db_path() : db, {.read_only = false, .busy_timeout_ms = 5000});
+  Store store(database_path(db), {.read_only = false, .busy_timeout_ms = 5000});
   if (vm.count("size")) {
     if (kernel.empty()) throw UsageError("--size needs --kernel K (the kernel's function name)");
     LocalSize g = parse_local_size(size, "--size");

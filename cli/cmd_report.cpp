@@ -18,7 +18,7 @@ int report_main(int argc, char** argv) {
   po::options_description desc("wstune report options");
   std::string db, out, title;
   desc.add_options()
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("out,o", po::value(&out), "output directory (created): index.html and the *.svg charts")
       ("title", po::value(&title)->default_value("wstune report"), "page title");
   po::variables_map vm;
@@ -30,7 +30,7 @@ int report_main(int argc, char** argv) {
                      desc, vm, nullptr, {"db"}))
     return 0;
   if (out.empty()) throw UsageError("--out DIR is required: the directory to write index.html and the charts into");
-  if (db.empty()) db = default_db_path();
+  db = database_path(db);
   if (db != ":memory:" && !std::filesystem::exists(db)) {
     throw StoreError(fmt::format("database {} does not exist; give --db FILE of an existing store (fill one with "
                                  "scripts/bench-paper.sh or wstune split)", db));

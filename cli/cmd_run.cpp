@@ -36,7 +36,7 @@ int run_main(int argc, char** argv) {
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = vm.count("size") ? spec.parse_size(size) : spec.paper_size();
+  const Problem p = problem_option(spec, vm, size);
   const LocalSize local = parse_local_size(local_text);
   const Device dev = select_device(enumerate_devices(), device);
   DeviceRunner runner(dev, spec);

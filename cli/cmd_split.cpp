@@ -83,7 +83,7 @@ int split_main(int argc, char** argv) {
                      desc, vm, nullptr, {"devices"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = vm.count("size") ? spec.parse_size(size) : spec.paper_size();
+  const Problem p = problem_option(spec, vm, size);
   const SplitModel model = parse_split_model(model_text);
   const unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
   const auto all = enumerate_devices();

@@ -70,7 +70,7 @@ int tune_main(int argc, char** argv) {
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs per trial")
       ("trial-timeout", po::value(&trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
       ("seed", po::value(&seed)->default_value(42), "input and search seed")
-      ("db", po::value(&db), "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)")
+      ("db", po::value(&db), db_option_help)
       ("no-store", "do not store the trials (print only)")
       ("no-resume", "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")
       ("json", "print JSON")
@@ -91,7 +91,7 @@ int tune_main(int argc, char** argv) {
   if (!std::isfinite(trial_timeout_s) || trial_timeout_s <= 0 || trial_timeout_s > 1e6)
     throw UsageError("--trial-timeout must be > 0 and at most 1e6 seconds, e.g. --trial-timeout 60");
   const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = vm.count("size") ? spec.parse_size(size) : spec.paper_size();
+  const Problem p = problem_option(spec, vm, size);
   auto searcher = make_searcher(strategy, seed);
 
   EvaluatorConfig cfg;
@@ -114,7 +114,7 @@ int tune_main(int argc, char** argv) {
   std::optional<Store> store;
   std::optional<StoredTuneSession> session;
   if (!vm.count("no-store")) {
-    store.emplace(db.empty() ? default_db_path() : db);
+    store.emplace(database_path(db));
     SessionSpec sspec{std::string(searcher->name()), max_evals ? std::optional<std::int64_t>(max_evals) : std::nullopt,
                       time_limit_s > 0 ? std::optional<double>(time_limit_s) : std::nullopt};
     session.emplace(*store, spec, tg, sspec, !vm.count("no-resume"));

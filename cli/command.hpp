@@ -7,6 +7,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "wstune/kernel.hpp"
+
 namespace wstune::cli {
 
 /// One subcommand: `wstune NAME ...`. `run` gets argv from the subcommand on
@@ -36,6 +38,18 @@ bool parse_options(int argc, char** argv, const std::string& usage,
                    boost::program_options::variables_map& vm,
                    const boost::program_options::positional_options_description* positional = nullptr,
                    const std::vector<std::string>& env_options = {});
+
+/// Help text of every command's --db option.
+inline constexpr const char* db_option_help =
+    "database file (default: $WSTUNE_DB, else $XDG_DATA_HOME/wstune/wstune.db)";
+
+/// The database a command uses: `db` when given, else default_db_path().
+std::string database_path(const std::string& db);
+
+/// The problem a command runs: `size` parsed by the kernel when the --size
+/// option was given, else the paper's Table 3 size. Throws UsageError.
+Problem problem_option(const KernelSpec& spec, const boost::program_options::variables_map& vm,
+                       const std::string& size);
 
 /// True when stderr is a terminal (progress lines are only drawn then).
 bool stderr_is_tty();

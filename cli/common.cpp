@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune::cli {
 
@@ -22,6 +23,13 @@ Register::Register(std::string name, std::string summary, std::function<int(int,
   auto& all = commands();
   all.push_back(Command{std::move(name), std::move(summary), std::move(run)});
   std::sort(all.begin(), all.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+}
+
+std::string database_path(const std::string& db) { return db.empty() ? default_db_path() : db; }
+
+Problem problem_option(const KernelSpec& spec, const boost::program_options::variables_map& vm,
+                       const std::string& size) {
+  return vm.count("size") ? spec.parse_size(size) : spec.paper_size();
 }
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }

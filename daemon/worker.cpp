@@ -49,7 +49,7 @@ DeviceRunner& Worker::runner_for(const KernelSpec& spec, double* build_ms) {
   // clBuildProgram failure (CL_INVALID_BUILD_OPTIONS).
   const std::string options = opt_.fault == FaultKind::build ? "-cl-wstune-injected-build-fault" : "";
   auto runner = std::make_unique<DeviceRunner>(*device_, spec, options);
-  if (build_ms) *build_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+  if (build_ms) *build_ms = ms_since(t0);
   return *runners_.emplace(key, std::move(runner)).first->second;
 }
 
@@ -110,7 +110,7 @@ void Worker::handle_run(Received& got) {
     res.kernel = std::move(r.kernel);
     res.h2d = std::move(r.h2d);
     res.d2h = std::move(r.d2h);
-    res.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    res.busy_ms = ms_since(t0);
     comm_.send(0, res.to_message(std::move(r.output)));
   } catch (const std::exception& e) {
     say(fmt::format("job {} failed: {}", job.job, e.what()));

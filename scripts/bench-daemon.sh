@@ -25,11 +25,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-build=${WSTUNE_BUILD_DIR:-$here/build}
-case "$build" in /*) ;; *) build=$here/$build ;; esac
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" --target wstuned -j "$(nproc)" >/dev/null
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
+. "$here/scripts/bench-common.sh"
+wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
 W=$build/daemon/wstuned

@@ -15,12 +15,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 devices=${1:-0:0,0:1}
 tag=${2:-pocl}
 shift $(( $# > 2 ? 2 : $# )) || true
-build=${WSTUNE_BUILD_DIR:-$here/build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$build" --target bench_paper wstune_cli -j "$(nproc)" >/dev/null
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
+. "$here/scripts/bench-common.sh"
+wstune_build_targets bench_paper wstune_cli
 out=$here/docs/results
 mkdir -p "$out"
 db=${WSTUNE_PAPER_DB:-$out/paper_$tag.db}

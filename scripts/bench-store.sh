@@ -8,11 +8,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 tag=${1:-bench}
 shift $(( $# > 0 ? 1 : 0 )) || true
-build=${WSTUNE_BUILD_DIR:-$here/build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$build" --target bench_store -j "$(nproc)" >/dev/null
+. "$here/scripts/bench-common.sh"
+wstune_build_targets bench_store
 mkdir -p "$here/docs/results"
 "$build/bench/bench_store" --trials 1000000 --batch 1000 --lookups 20000 --tag "$tag" \
   --out-dir "$here/docs/results" "$@"

@@ -13,11 +13,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 device=${1:-default}
 tag=${2:-pocl}
 shift $(( $# > 2 ? 2 : $# )) || true
-build=${WSTUNE_BUILD_DIR:-$here/build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$build" --target bench_tune -j "$(nproc)" >/dev/null
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
+. "$here/scripts/bench-common.sh"
+wstune_build_targets bench_tune
 mkdir -p "$here/docs/results"
 "$build/bench/bench_tune" --device "$device" --tag "$tag" --out-dir "$here/docs/results" "$@"

@@ -14,12 +14,7 @@
 
 namespace wstune {
 
-namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-}  // namespace
 
 struct MultiDeviceRunner::Impl {
   const KernelSpec* spec = nullptr;

@@ -123,9 +123,6 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   RunResult r;
   r.local = local;
   r.h2d = m.h2d;
-  auto wall = [&] {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  };
   if (!m.has_upload || !(m.uploaded == b)) {
     r.status = TrialStatus::runtime;
     r.error = "run() called before upload() of this block";
@@ -134,7 +131,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   if (std::string why = check_local(p, b, local); !why.empty()) {
     r.status = TrialStatus::constraints;
     r.error = why;
-    r.wall_ms = wall();
+    r.wall_ms = ms_since(t0);
     return r;
   }
   try {
@@ -154,7 +151,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
   }
-  r.wall_ms = wall();
+  r.wall_ms = ms_since(t0);
   return r;
 }
 

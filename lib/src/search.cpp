@@ -343,7 +343,7 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   } else {
     res.best = ok.empty() ? baseline : *ok.front();
   }
-  res.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  res.wall_ms = ms_since(t0);
   return res;
 }
 

@@ -17,6 +17,10 @@ double Samples::median() const {
 double Samples::min() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
 double Samples::max() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 double event_span_ms(const cl::Event& first, const cl::Event& last) {
   cl_ulong start = 0, end = 0;
   WSTUNE_CL_CHECK(first.getProfilingInfo(CL_PROFILING_COMMAND_START, &start));

@@ -118,7 +118,7 @@ class AppEvaluator final : public Evaluator {
       const cl::Event event(ev, false);
       if (i >= timing.warmup) t.kernel.ms.push_back(event_span_ms(event, event));
     }
-    t.run_wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    t.run_wall_ms = ms_since(t0);
     t.wall_ms = t.run_wall_ms;
     return t;
   }

@@ -4,6 +4,7 @@
 /// (CL_PROFILING_COMMAND_END − CL_PROFILING_COMMAND_START, OpenCL 1.2
 /// §5.12), after warm-up runs; every sample is kept.
 
+#include <chrono>
 #include <vector>
 
 #include <CL/opencl.hpp>
@@ -28,6 +29,9 @@ struct TimingOptions {
   unsigned warmup = 1;       ///< untimed runs first (PoCL compiles a new local size on first use)
   unsigned repetitions = 5;  ///< timed runs, each one sample
 };
+
+/// Milliseconds of wall clock since `t0` (std::chrono::steady_clock).
+double ms_since(std::chrono::steady_clock::time_point t0);
 
 /// ms between the START of `first` and the END of `last` (profiling events of
 /// a queue created with CL_QUEUE_PROFILING_ENABLE). Throws ClError.
