@@ -257,3 +257,85 @@ TEST(Measured, CalibrationSizes) {
   EXPECT_EQ(calibration_sizes(1000, 16), (std::vector<std::size_t>{112, 240, 496, 736, 992}));
   EXPECT_EQ(calibration_sizes(8, 8), (std::vector<std::size_t>{8}));
 }
+
+TEST(Measured, CalibrationLadder) {
+  EXPECT_EQ(calibration_ladder(1024, 1), (std::vector<std::size_t>{16, 32, 64, 128, 256, 512, 768, 1024}));
+  EXPECT_EQ(calibration_ladder(1000, 16), (std::vector<std::size_t>{16, 48, 112, 240, 496, 736, 992}));
+  EXPECT_EQ(calibration_ladder(8, 8), (std::vector<std::size_t>{8}));
+  EXPECT_TRUE(calibration_ladder(0, 1).empty());
+}
+
+namespace {
+// A synthetic device: t = a + b·units ms per slice; records what was measured.
+struct LinearDevice {
+  LinearDevice(double a_ms, double b_ms) : a(a_ms), b(b_ms) {}
+  double a, b;
+  std::vector<std::size_t> asked;
+  double operator()(std::size_t u) {
+    asked.push_back(u);
+    return a + b * static_cast<double>(u);
+  }
+};
+std::vector<std::size_t> capped(std::size_t total, double cap, LinearDevice& dev) {
+  return capped_calibration_sizes(total, 1, cap, [&](std::size_t u) { return dev(u); });
+}
+}  // namespace
+
+TEST(Measured, CappedCalibrationSizes) {
+  {  // no cap: exactly calibration_sizes(), every one measured
+    LinearDevice d{1, 1};
+    EXPECT_EQ(capped(1024, 0, d), calibration_sizes(1024, 1));
+    EXPECT_EQ(d.asked, calibration_sizes(1024, 1));
+  }
+  {  // a fast device never reaches the cap: the whole ladder
+    LinearDevice d{0.05, 1e-4};
+    EXPECT_EQ(capped(1024, 250, d), calibration_ladder(1024, 1));
+  }
+  {  // 1 ms per unit, cap 100 ms: 16, 32, 64 measured; 128 is predicted at
+     // 64 × 2 = 128 ms > 100 and not run
+    LinearDevice d{0, 1};
+    EXPECT_EQ(capped(1024, 100, d), (std::vector<std::size_t>{16, 32, 64}));
+    EXPECT_EQ(d.asked, (std::vector<std::size_t>{16, 32, 64}));
+  }
+  {  // a large fixed cost makes the proportional prediction pessimistic:
+     // t(32) = 90 ms, so 64 is predicted at 180 ms and not run
+    LinearDevice d{80, 0.3125};
+    EXPECT_EQ(capped(1024, 100, d), (std::vector<std::size_t>{16, 32}));
+  }
+  {  // even the 1/64 slice is over the cap: the two smallest slices, no more
+    LinearDevice d{0, 10};
+    EXPECT_EQ(capped(1024, 100, d), (std::vector<std::size_t>{16, 32}));
+  }
+  {  // a slice measured over the cap (under-predicted: t grows as n²) ends it
+    std::vector<std::size_t> asked;
+    const auto got = capped_calibration_sizes(1024, 1, 130, [&](std::size_t u) {
+      asked.push_back(u);
+      return static_cast<double>(u * u) / 64;  // 4, 16, 64, then 256 ms at 128 (predicted 128)
+    });
+    EXPECT_EQ(got, (std::vector<std::size_t>{16, 32, 64, 128}));
+    EXPECT_EQ(asked, got);
+  }
+  {  // slices that cannot run are skipped, not counted
+    std::vector<std::size_t> asked;
+    const auto got = capped_calibration_sizes(1024, 1, 100, [&](std::size_t u) {
+      asked.push_back(u);
+      return u == 32 ? -1.0 : static_cast<double>(u);
+    });
+    EXPECT_EQ(got, (std::vector<std::size_t>{16, 64}));
+    EXPECT_EQ(asked, (std::vector<std::size_t>{16, 32, 64}));
+  }
+}
+
+TEST(Measured, CappedCalibrationPredictsTheFullSizeOfALinearDevice) {
+  // The fit over the capped points extrapolates to the whole range.
+  const double a = 2, b = 0.5;  // ms, ms per work-item
+  DeviceCalibration d;
+  const auto sizes = capped_calibration_sizes(4096, 1, 200, [&](std::size_t u) {
+    const double w = static_cast<double>(u);
+    d.points.push_back(CalibrationPoint{u, w, a + b * w, 0, 0});
+    return a + b * w;
+  });
+  ASSERT_EQ(sizes, (std::vector<std::size_t>{64, 128, 256}));
+  d.fit = fit_linear(d.points);
+  EXPECT_NEAR(d.predict_ms(4096), a + b * 4096, 1e-6);
+}

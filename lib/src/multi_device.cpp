@@ -155,27 +155,52 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
 }
 
 DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, const LocalSize& local,
-                                               const TimingOptions& timing) {
+                                               const TimingOptions& timing, const CalibrationBudget& budget) {
   auto& m = *impl_;
   DeviceRunner& dr = runner(i);
   const auto& info = dr.device().info;
   DeviceCalibration c{info.id(), info.name, info.fingerprint(), to_string(local), {}, {}, 1.0};
   const std::size_t total = m.spec->split_units(m.problem, dim);
   std::string last_error;
-  for (std::size_t u : calibration_sizes(total, split_granularity(*m.spec, dim, local))) {
+  // One slice: uploaded, run, read back; its time, or -1 when it cannot run.
+  // Under a cap the first timed run decides whether the others are worth it.
+  auto measure = [&](std::size_t u) -> double {
     const Block b{dim, 0, u};
     if (std::string why = dr.check_local(m.problem, b, local); !why.empty()) {
       last_error = why;
-      continue;
+      return -1;
     }
     dr.upload(m.problem, b, m.spec->block_inputs(m.problem, m.inputs, b));
-    const RunResult r = dr.run(m.problem, b, local, timing);
+    TimingOptions first = timing;
+    if (budget.capped()) {
+      first.repetitions = 1;
+      first.min_timed_ms = 0;
+    }
+    RunResult r = dr.run(m.problem, b, local, first);
     if (!r.ok()) {
       last_error = r.error;
-      continue;
+      return -1;
     }
-    c.points.push_back(CalibrationPoint{u, work_items(dim, u), r.kernel.median(), r.h2d.median(), r.d2h.median()});
-  }
+    const auto point = [&] {
+      return CalibrationPoint{u, work_items(dim, u), r.kernel.median(), r.h2d.median(), r.d2h.median()};
+    };
+    if (budget.capped() && !r.kernel.ms.empty() && point().total_ms() <= budget.max_slice_ms &&
+        timing.more(1, r.kernel.ms.front())) {
+      TimingOptions rest = timing;
+      rest.warmup = 0;
+      rest.repetitions = timing.repetitions > 1 ? timing.repetitions - 1 : 0;
+      rest.min_timed_ms = std::max(0.0, timing.min_timed_ms - r.kernel.ms.front());
+      if (rest.max_repetitions > 0) --rest.max_repetitions;
+      const RunResult more = dr.run(m.problem, b, local, rest);
+      if (more.ok()) {
+        r.kernel.ms.insert(r.kernel.ms.end(), more.kernel.ms.begin(), more.kernel.ms.end());
+        r.d2h.ms.insert(r.d2h.ms.end(), more.d2h.ms.begin(), more.d2h.ms.end());
+      }
+    }
+    c.points.push_back(point());
+    return c.points.back().total_ms();
+  };
+  capped_calibration_sizes(total, split_granularity(*m.spec, dim, local), budget.max_slice_ms, measure);
   if (c.points.empty()) {
     throw Error(fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", m.spec->name(), info.name, info.id(),
                             last_error));
@@ -185,12 +210,12 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
 }
 
 Calibration MultiDeviceRunner::calibrate_all(unsigned dim, const std::vector<LocalSize>& locals,
-                                             const TimingOptions& timing) {
+                                             const TimingOptions& timing, const CalibrationBudget& budget) {
   if (locals.size() != size()) {
     throw UsageError(fmt::format("calibration: {} devices but {} local sizes", size(), locals.size()));
   }
   Calibration cal{std::string(spec().name()), problem().text, dim, {}};
-  for (std::size_t i = 0; i < size(); ++i) cal.devices.push_back(calibrate(i, dim, locals[i], timing));
+  for (std::size_t i = 0; i < size(); ++i) cal.devices.push_back(calibrate(i, dim, locals[i], timing, budget));
   return cal;
 }
 

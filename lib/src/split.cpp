@@ -315,15 +315,42 @@ Calibration calibration_from_json(const nlohmann::json& j) {
   return c;
 }
 
-std::vector<std::size_t> calibration_sizes(std::size_t total, std::size_t g) {
+namespace {
+// Positive multiples of g at the fractions of total, deduplicated, ascending.
+std::vector<std::size_t> sizes_at(std::size_t total, std::size_t g, std::initializer_list<double> fractions) {
   std::vector<std::size_t> out;
   if (total == 0 || g == 0) return out;
-  for (double f : {0.125, 0.25, 0.5, 0.75, 1.0}) {
+  for (double f : fractions) {
     std::size_t u = static_cast<std::size_t>(f * static_cast<double>(total)) / g * g;
     if (u == 0) u = std::min(g, total / g * g);
     if (u > 0 && (out.empty() || out.back() != u)) out.push_back(u);
   }
   return out;
+}
+}  // namespace
+
+std::vector<std::size_t> calibration_sizes(std::size_t total, std::size_t g) {
+  return sizes_at(total, g, {0.125, 0.25, 0.5, 0.75, 1.0});
+}
+
+std::vector<std::size_t> calibration_ladder(std::size_t total, std::size_t g) {
+  return sizes_at(total, g, {1.0 / 64, 1.0 / 32, 1.0 / 16, 0.125, 0.25, 0.5, 0.75, 1.0});
+}
+
+std::vector<std::size_t> capped_calibration_sizes(std::size_t total, std::size_t g, double cap,
+                                                  const std::function<double(std::size_t)>& measure) {
+  const bool capped = cap > 0;
+  std::vector<std::size_t> done;
+  double last_ms = 0;
+  for (std::size_t u : capped ? calibration_ladder(total, g) : calibration_sizes(total, g)) {
+    if (capped && done.size() >= 2 && last_ms * static_cast<double>(u) / static_cast<double>(done.back()) > cap) break;
+    const double t = measure(u);
+    if (!(t >= 0)) continue;  // could not run (negative or NaN)
+    done.push_back(u);
+    last_ms = t;
+    if (capped && done.size() >= 2 && t > cap) break;
+  }
+  return done;
 }
 
 double predicted_makespan_ms(const Calibration& cal, const std::vector<Block>& blocks,

@@ -93,15 +93,19 @@ class MultiDeviceRunner {
   SplitRunResult run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
                      const TimingOptions& timing);
 
-  /// Calibrates device i alone along `dim` with `local`: each slice size of
-  /// calibration_sizes() (granularity from split_granularity()) uploaded,
-  /// run (kernel median of timing.repetitions after timing.warmup) and read
-  /// back. Slices the local size cannot run are left out; throws Error when
-  /// none runs.
-  DeviceCalibration calibrate(std::size_t i, unsigned dim, const LocalSize& local, const TimingOptions& timing);
+  /// Calibrates device i alone along `dim` with `local`: each slice size
+  /// (granularity from split_granularity()) uploaded, run (kernel median of
+  /// timing.repetitions after timing.warmup) and read back. The sizes are
+  /// calibration_sizes(), or under a capped `budget` those
+  /// capped_calibration_sizes() picks (ascending from 1/64 of the range,
+  /// stopping at the cap; a slice over the cap gets one timed run). Slices the
+  /// local size cannot run are left out; throws Error when none runs.
+  DeviceCalibration calibrate(std::size_t i, unsigned dim, const LocalSize& local, const TimingOptions& timing,
+                              const CalibrationBudget& budget = {});
 
   /// calibrate() for every device, as one Calibration.
-  Calibration calibrate_all(unsigned dim, const std::vector<LocalSize>& locals, const TimingOptions& timing);
+  Calibration calibrate_all(unsigned dim, const std::vector<LocalSize>& locals, const TimingOptions& timing,
+                            const CalibrationBudget& budget = {});
 
   /// The NDRange size (work-items) of an n-unit slice along `dim`, for
   /// measured_blocks().

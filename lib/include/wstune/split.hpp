@@ -187,6 +187,37 @@ Calibration calibration_from_json(const nlohmann::json& j);
 /// `granularity`, deduplicated, ascending.
 std::vector<std::size_t> calibration_sizes(std::size_t total_units, std::size_t granularity);
 
+/// A limit on what one device's calibration costs (MultiDeviceRunner::calibrate).
+struct CalibrationBudget {
+  /// Cap (ms) on one slice's time (kernel median + upload + read-back). 0 =
+  /// no cap: every size of calibration_sizes(), all repetitions. With a cap:
+  /// see capped_calibration_sizes(); a slice whose first timed run exceeds the
+  /// cap gets no further repetitions.
+  double max_slice_ms = 0;
+  /// True when max_slice_ms > 0.
+  [[nodiscard]] bool capped() const noexcept { return max_slice_ms > 0; }
+};
+
+/// The ladder of a capped calibration: 1/64, 1/32, 1/16, 1/8, 1/4, 1/2, 3/4
+/// and all of `total_units`, each a positive multiple of `granularity`,
+/// deduplicated, ascending (calibration_sizes() with three smaller rungs).
+std::vector<std::size_t> calibration_ladder(std::size_t total_units, std::size_t granularity);
+
+/// Chooses and measures the slice sizes of a calibration. `measure(units)`
+/// runs one slice and returns its time in ms (kernel + transfers), or a
+/// negative value when the slice could not run (it is skipped). Without a cap
+/// (`max_slice_ms` ≤ 0) it measures every size of calibration_sizes(). With
+/// one it climbs calibration_ladder() and, once two slices are measured,
+/// stops before a slice predicted over the cap (the last slice's time × the
+/// size ratio, an upper bound for t = a + b·n with a ≥ 0) and after a slice
+/// measured over it; the linear fit covers the sizes left out
+/// (DeviceCalibration::predict_ms extrapolates). A device so slow that even
+/// the 1/64 slice exceeds the cap gets the two smallest slices. Returns the
+/// sizes measured, ascending.
+std::vector<std::size_t> capped_calibration_sizes(std::size_t total_units, std::size_t granularity,
+                                                  double max_slice_ms,
+                                                  const std::function<double(std::size_t units)>& measure);
+
 /// The measured model: blocks that minimise the predicted makespan
 /// max_i predict_i(slice_i). Water-filling on the time T: the smallest T at
 /// which the largest granularity-aligned slices each device finishes within
