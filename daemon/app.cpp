@@ -65,6 +65,9 @@ po::options_description describe(Options& o) {
       ("local", po::value(&o.local)->default_value("stored"), "local-size policy: stored, tune, rule or null")
       ("seed", po::value(&o.defaults.seed)->default_value(42), "input seed")
       ("max-trials", po::value(&o.defaults.max_trials)->default_value(0), "tune: trials per worker (0: default)")
+      ("calibrate-budget-ms", po::value(&o.defaults.calibrate_budget_ms)->default_value(250),
+       "calibrate: cap on one slice's time; slices grow from 1/64 of the range and stop at the cap, "
+       "the fit covers the rest (0: no cap, 1/8 ... all of the range)")
       ("db", po::value(&o.db), "database file (default: the store's default path; WSTUNE_DB)")
       ("no-store", po::bool_switch(&o.no_store), "keep results in memory only")
       ("device", po::value(&o.device)->default_value("auto"),
@@ -97,7 +100,7 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
       });
       // Only the daemon's own settings; WSTUNE_PE_* etc. belong to the library.
       static const std::vector<std::string> allowed{"db", "device", "timeout", "split", "local", "repetitions",
-                                                    "register-timeout", "job"};
+                                                    "register-timeout", "job", "calibrate-budget-ms"};
       return std::find(allowed.begin(), allowed.end(), opt) != allowed.end() ? opt : std::string{};
     }), vm);
     po::notify(vm);
@@ -163,7 +166,10 @@ void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode
           what = fmt::format("best {} {:.4f} ms over {} trials", res["best"].value("local", "?"),
                              res["best"].value("median_ms", 0.0), res["trials"].size());
         } else {
-          what = fmt::format("{} points", res.value("points", json::array()).size());
+          const auto& pts = res.value("points", json::array());
+          what = fmt::format("{} points up to {} of {} units, full {:.3f} ms, took {:.0f} ms", pts.size(),
+                             pts.empty() ? 0 : pts.back().value("units", 0), res.value("total_units", 0),
+                             res.value("full_ms", 0.0), res.value("wall_ms", 0.0));
         }
         rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status,
                         fmt::format("{}", w["rank"].get<int>()), w["device"].get<std::string>(), what});

@@ -31,7 +31,7 @@ Mode parse_mode(std::string_view text) {
 json to_json(const Job& j) {
   return json{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
               {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
-              {"seed", j.seed}, {"max_trials", j.max_trials}};
+              {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms}};
 }
 
 namespace {
@@ -42,6 +42,10 @@ void check_job(const Job& job, const std::string& where) {
   const KernelSpec& spec = kernel_spec(job.kernel);
   if (!job.size.empty()) (void)spec.parse_size(job.size);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
+  if (!(job.calibrate_budget_ms >= 0)) {
+    throw UsageError(fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where,
+                                 job.calibrate_budget_ms));
+  }
   if (!kSplitModels.count(job.split)) {
     throw UsageError(fmt::format("{}: unknown split model '{}': use even, proportional, pe-ratio or measured",
                                  where, job.split));
@@ -69,12 +73,12 @@ T counted(const json& v, const std::string& key) {
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, j.dump()));
   static const std::set<std::string> keys{"kernel", "size", "repetitions", "warmup", "split", "direction",
-                                          "local", "seed", "max_trials"};
+                                          "local", "seed", "max_trials", "calibrate_budget_ms"};
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
     if (!keys.count(key)) {
       throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed or max_trials", where, key));
+                                   "direction, local, seed, max_trials or calibrate_budget_ms", where, key));
     }
     try {
       if (key == "kernel") job.kernel = value.get<std::string>();
@@ -86,6 +90,7 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
       else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
       else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
       else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
+      else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
     } catch (const json::exception& e) {
       throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, value.dump(), e.what()));
     } catch (const UsageError& e) {

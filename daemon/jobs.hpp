@@ -36,9 +36,12 @@ struct Job {
   LocalPolicy local = LocalPolicy::null;  ///< local-size policy
   std::uint64_t seed = 42;         ///< input seed
   unsigned max_trials = 0;         ///< tune: search budget per worker (0 = the search's default)
+  /// calibrate: cap (ms) on one calibration slice's time (CalibrationBudget; 0 = no cap)
+  double calibrate_budget_ms = 250;
 };
 
-/// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..}
+/// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
+/// "calibrate_budget_ms":..}
 nlohmann::json to_json(const Job& j);
 
 /// Reads one job object over `defaults`. Unknown keys and bad values throw

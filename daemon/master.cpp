@@ -390,7 +390,7 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
   r.attempts = 1;
   for (const auto& w : workers_) {
     if (!w.usable()) continue;
-    WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials};
+    WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, r.job.calibrate_budget_ms};
     comm_.send(w.rank, req.to_message(request));
     pending.insert(w.rank);
   }

@@ -258,7 +258,7 @@ WorkerError WorkerError::from(const Message& m) {
 Message WorkRequest::to_message(Tag tag) const {
   return Message{tag,
                  json{{"job", job}, {"kernel", kernel}, {"size", size}, {"repetitions", repetitions},
-                      {"max_trials", max_trials}},
+                      {"max_trials", max_trials}, {"calibrate_budget_ms", calibrate_budget_ms}},
                  {}};
 }
 
@@ -273,6 +273,7 @@ WorkRequest WorkRequest::from(const Message& m) {
     w.size = j.at("size").get<std::string>();
     w.repetitions = j.value("repetitions", 3u);
     w.max_trials = j.value("max_trials", 0u);
+    w.calibrate_budget_ms = j.value("calibrate_budget_ms", 0.0);
     return w;
   });
 }

@@ -146,6 +146,7 @@ struct WorkRequest {
   std::string size;             ///< problem size text
   unsigned repetitions = 3;     ///< timed runs per trial
   unsigned max_trials = 0;      ///< search budget (0: the search's default)
+  double calibrate_budget_ms = 0;  ///< calibrate: per-slice cap in ms (0 or absent: no cap)
   [[nodiscard]] Message to_message(Tag tag) const;
   static WorkRequest from(const Message& m);
 };

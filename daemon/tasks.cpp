@@ -104,10 +104,20 @@ json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repetitions, un
 }
 
 json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
-                      unsigned repetitions, std::uint64_t seed) {
+                      unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget) {
+  const auto t0 = std::chrono::steady_clock::now();
   MultiDeviceRunner runner({device}, spec, p, seed);
-  DeviceCalibration cal = runner.calibrate(0, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)});
-  return to_json(cal);
+  const DeviceCalibration cal =
+      runner.calibrate(0, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)}, budget);
+  json j = to_json(cal);
+  const std::size_t total = spec.split_units(p, dim);
+  const double full = runner.work_items(dim, total);
+  j["budget_ms"] = budget.max_slice_ms;
+  j["total_units"] = total;
+  j["full_work_items"] = full;
+  j["full_ms"] = cal.predict_ms(full);
+  j["wall_ms"] = ms_since(t0);
+  return j;
 }
 
 }  // namespace wstune::daemon

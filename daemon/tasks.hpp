@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wstune/runner.hpp"
+#include "wstune/split.hpp"
 
 namespace wstune::daemon {
 
@@ -34,10 +35,13 @@ nlohmann::json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repet
                           std::uint64_t seed);
 
 /// Calibration for the `measured` split model on one device:
-/// MultiDeviceRunner::calibrate (slices of calibration_sizes(), driver
-/// default local size). Returns to_json(DeviceCalibration) (split.hpp).
-/// Throws BuildError/ClError/Error as MultiDeviceRunner does.
+/// MultiDeviceRunner::calibrate (driver default local size; the slices of
+/// calibration_sizes(), or under a capped `budget` those
+/// capped_calibration_sizes() picks). Returns to_json(DeviceCalibration)
+/// (split.hpp) plus "budget_ms", "total_units", "full_work_items", "full_ms"
+/// (predict_ms of the whole problem) and "wall_ms" (the calibration's wall
+/// clock). Throws BuildError/ClError/Error as MultiDeviceRunner does.
 nlohmann::json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
-                                unsigned repetitions, std::uint64_t seed);
+                                unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget = {});
 
 }  // namespace wstune::daemon

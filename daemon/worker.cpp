@@ -138,7 +138,8 @@ void Worker::handle_work(const Received& got) {
     if (answer == Tag::tune_result) {
       data = tune_whole(runner, p, req.repetitions, req.max_trials, 42);
     } else {
-      data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, 42);
+      data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, 42,
+                              CalibrationBudget{req.calibrate_budget_ms});
     }
     comm_.send(0, WorkResult{req.job, data}.to_message(answer));
   } catch (const std::exception& e) {

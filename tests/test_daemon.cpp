@@ -9,7 +9,10 @@
 #include "app.hpp"
 #include "communicator.hpp"
 #include "master.hpp"
+#include "split_plan.hpp"
+#include "tasks.hpp"
 #include "worker.hpp"
+#include "wstune/multi_device.hpp"
 
 using namespace wstune;
 using namespace wstune::daemon;
@@ -187,6 +190,48 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   EXPECT_TRUE(after[0].ok()) << after[0].error;
   EXPECT_EQ(after[0].plan.model, "measured");
   EXPECT_TRUE(w.shutdown());
+}
+
+// A device that is slow for the cap (the cap is 1/6 of what the whole problem
+// takes) stops calibrating early and still predicts the whole problem: matmul
+// rows cost the same each, so t = a + b·rows holds and the fit extrapolates.
+// Tolerance: within a factor of 2 of the whole run (measured before and after
+// the calibration, median of both; PoCL on a loaded 2-core machine swings by
+// ±40 % between runs; a calibration that did not extrapolate is off by the
+// factor of the slices it left out, 4× or more).
+TEST(Daemon, CappedCalibrationStopsEarlyAndPredictsTheWholeProblem) {
+  auto [device, why] = open_worker_device("auto", 0);
+  ASSERT_TRUE(device.has_value()) << why;
+  const KernelSpec& k = kernel_spec("matmul");
+  const Problem p = k.parse_size("512");
+  const unsigned dim = split_dim(k, "auto");
+  const std::size_t total = k.split_units(p, dim);
+  MultiDeviceRunner whole({*device}, k, p);
+  Samples full;
+  auto run_whole = [&] {
+    const auto r = whole.run({Block{dim, 0, total}}, {std::nullopt}, TimingOptions{1, 3});
+    ASSERT_TRUE(r.ok()) << r.error;
+    const auto& s = r.slices.at(0);
+    for (double ms : s.kernel.ms) full.ms.push_back(ms + s.h2d.median() + s.d2h.median());
+  };
+  run_whole();
+  const CalibrationBudget budget{full.median() / 6};
+  const auto cal = calibrate_device(*device, k, p, dim, 3, 42, budget);
+  run_whole();
+  const double full_ms = full.median();
+  const auto points = device_calibration_from_json(cal).points;
+  ASSERT_GE(points.size(), 2u) << cal.dump();
+  EXPECT_LE(points.back().units, total / 4) << "the calibration did not stop at the cap: " << cal.dump();
+  EXPECT_EQ(points.front().units, calibration_ladder(total, 1).front());
+  EXPECT_DOUBLE_EQ(cal["budget_ms"].get<double>(), budget.max_slice_ms);
+  EXPECT_EQ(cal["total_units"].get<std::size_t>(), total);
+  const double predicted = cal["full_ms"].get<double>();
+  EXPECT_GT(predicted, full_ms / 2) << "measured " << full_ms << " ms; " << cal.dump();
+  EXPECT_LT(predicted, full_ms * 2) << "measured " << full_ms << " ms; " << cal.dump();
+  // No cap: the classic five slices up to the whole range.
+  const auto uncapped = device_calibration_from_json(calibrate_device(*device, k, k.parse_size("64"), dim, 1, 42));
+  ASSERT_EQ(uncapped.points.size(), calibration_sizes(64, 1).size());
+  EXPECT_EQ(uncapped.points.back().units, 64u);
 }
 
 TEST(Daemon, ProtocolMismatchWorkerIsRefusedWithAClearReason) {

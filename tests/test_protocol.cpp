@@ -67,6 +67,14 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   EXPECT_FALSE(br2.local.has_value());
   EXPECT_EQ(m.buffers.at(0).size(), 10u);
 
+  const WorkRequest wr = WorkRequest::from(WorkRequest{9, "sort", "4096", 3, 0, 125.5}.to_message(Tag::calibrate));
+  EXPECT_EQ(wr.job, 9u);
+  EXPECT_DOUBLE_EQ(wr.calibrate_budget_ms, 125.5);
+  // A master that does not send a budget asks for the uncapped calibration.
+  EXPECT_DOUBLE_EQ(WorkRequest::from(Message{Tag::calibrate, json{{"job", 1}, {"kernel", "sort"}, {"size", "64"}}, {}})
+                       .calibrate_budget_ms,
+                   0.0);
+
   const WorkerError e2 = WorkerError::from(WorkerError{4, 1, TrialStatus::compile, "log"}.to_message());
   EXPECT_EQ(e2.status, TrialStatus::compile);
   EXPECT_EQ(e2.text, "log");
@@ -84,6 +92,20 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   EXPECT_EQ(h2.device->total_pe(), 192u);
   EXPECT_EQ(h2.device->fingerprint(), d.fingerprint());
   EXPECT_EQ(h2.host, "node7");
+}
+
+TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
+  EXPECT_DOUBLE_EQ(Job{}.calibrate_budget_ms, 250.0);
+  const auto jobs = parse_jobs(json{{"defaults", {{"calibrate_budget_ms", 0}}},
+                                    {"jobs", json::array({json{{"kernel", "sort"}},
+                                                          json{{"kernel", "sort"}, {"calibrate_budget_ms", 40.5}}})}},
+                               Job{}, "t.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ(jobs[0].calibrate_budget_ms, 0.0);
+  EXPECT_DOUBLE_EQ(jobs[1].calibrate_budget_ms, 40.5);
+  EXPECT_DOUBLE_EQ(to_json(jobs[1])["calibrate_budget_ms"].get<double>(), 40.5);
+  EXPECT_THROW(parse_jobs(json::array({json{{"kernel", "sort"}, {"calibrate_budget_ms", -1}}}), Job{}, "t.json"),
+               UsageError);
 }
 
 TEST(Protocol, MalformedBodiesAreProtocolErrors) {
