@@ -1,12 +1,15 @@
 // Multi-device split execution on real OpenCL: two PoCL devices in one
 // process (POCL_DEVICES="pthread pthread"), every kernel split and verified
-// against the CPU reference, calibration for the measured model, and a sweep.
+// against the CPU reference, calibration for the measured model, its online
+// refinement, and a sweep.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
+#include "wstune/split_refine.hpp"
 
 using namespace wstune;
 
@@ -122,4 +125,60 @@ TEST_F(SplitMulti, SweepFindsABestRatio) {
   ASSERT_NE(best, nullptr);
   for (const auto& p : sweep) EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
   EXPECT_THROW((void)sweep_two(mr, 0, {std::nullopt, std::nullopt}, quick, 0), UsageError);
+}
+
+// The measured model refined online on two real devices: every probe ran and
+// was verified, the budget holds, what it learned is folded into the
+// calibration, and the chosen split, measured again interleaved with each
+// device alone, is not worse than the better device alone (beyond a margin
+// for the noise of a shared 2-core machine).
+TEST_F(SplitMulti, RefinementIsVerifiedAndNotWorseThanTheBestDeviceAlone) {
+  const KernelSpec& k = kernel_spec("trapezoid");
+  MultiDeviceRunner mr(devices, k, k.parse_size("262144"));
+  const std::vector<LocalSize> locals{std::nullopt, std::nullopt};
+  const std::size_t total = 262144;
+  Calibration cal = mr.calibrate_all(0, locals, quick);
+  const Calibration solo = cal;
+  RefineOptions opt;
+  opt.max_points = 6;
+  const TimingOptions probe_timing{1, 3};
+  const SplitRefinement ref = refine_split(mr, cal, locals, probe_timing, opt);
+  ASSERT_TRUE(ref.search.found());
+  std::size_t distinct = 0;
+  for (const auto& p : ref.search.probes) distinct += p.role != "confirm";
+  EXPECT_LE(distinct, 6u);
+  EXPECT_LE(ref.search.probes.size(), 6u + 2 * opt.confirm);
+  EXPECT_GE(distinct, 3u);  // start and both endpoints at least (equal devices)
+  EXPECT_EQ(ref.concurrent_rounds, ref.search.probes.size() * 4);
+  for (const auto& p : ref.search.probes) EXPECT_TRUE(std::isfinite(p.makespan_ms)) << p.units_first;
+  ASSERT_EQ(ref.blocks.size(), 2u);
+  EXPECT_EQ(ref.blocks[0].size(), ref.search.units_first);
+  EXPECT_EQ(ref.blocks[1].end, total);
+  ASSERT_TRUE(ref.search.best_alone_ms.has_value());
+  EXPECT_LE(ref.search.makespan_ms, *ref.search.best_alone_ms);
+  if (ref.blocks[0].size() > 0 && ref.blocks[1].size() > 0) {
+    // Both devices ran at once at the best split: their concurrency scales moved.
+    EXPECT_NE(cal.devices[0].concurrency_scale, solo.devices[0].concurrency_scale);
+    EXPECT_NE(cal.devices[1].concurrency_scale, solo.devices[1].concurrency_scale);
+  }
+
+  // Interleaved re-measurement: the chosen split and each device alone.
+  const std::vector<std::vector<Block>> cands{ref.blocks, two_blocks(0, total, total), two_blocks(0, 0, total)};
+  std::vector<Samples> med(cands.size());
+  for (int round = 0; round < 5; ++round) {
+    for (std::size_t j = 0; j < cands.size(); ++j) {
+      const std::size_t c = (j + static_cast<std::size_t>(round)) % cands.size();
+      const SplitRunResult r = mr.run(cands[c], locals, probe_timing);
+      ASSERT_TRUE(r.ok()) << r.error;
+      EXPECT_TRUE(r.verdict.ok);
+      med[c].ms.push_back(r.makespan.median());
+    }
+  }
+  const double alone = std::min(med[1].median(), med[2].median());
+  EXPECT_LE(med[0].median(), 1.5 * alone) << "refined split " << ref.search.units_first << " of " << total
+                                           << ": " << med[0].median() << " ms, best alone " << alone << " ms";
+  // Refinement needs two devices.
+  Calibration three = cal;
+  three.devices.push_back(cal.devices[0]);
+  EXPECT_THROW((void)refine_split(mr, three, locals, probe_timing, opt), UsageError);
 }
