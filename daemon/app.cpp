@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -48,6 +50,7 @@ struct Options {
   double register_timeout_s = 60;
   bool json_out = false;
   bool quiet = false;
+  std::string pid_file;
 };
 
 po::options_description describe(Options& o) {
@@ -79,6 +82,8 @@ po::options_description describe(Options& o) {
       ("register-timeout", po::value(&o.register_timeout_s)->default_value(60),
        "seconds to wait for the workers to register")
       ("json", po::bool_switch(&o.json_out), "print the reports as JSON on stdout")
+      ("pid-file", po::value(&o.pid_file),
+       "the master writes its process id to FILE (removed when it exits), e.g. to send it SIGINT or SIGTERM")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress lines")
       ("version", "print the version and exit")
       ("help,h", "print this help and exit");
@@ -134,6 +139,29 @@ std::string hostname() {
 }
 
 std::string cell(double ms) { return fmt::format("{:.3f}", ms); }
+
+// --pid-file: the master's pid, written at start, removed when the master is
+// done (before main() may call MPI_Abort).
+class PidFile {
+ public:
+  explicit PidFile(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    std::ofstream out(path_);
+    out << getpid() << '\n';
+    if (!out) {
+      std::cerr << "wstuned: cannot write --pid-file " << path_ << std::endl;
+      path_.clear();
+    }
+  }
+  ~PidFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  PidFile(const PidFile&) = delete;
+  PidFile& operator=(const PidFile&) = delete;
+
+ private:
+  std::string path_;
+};
 
 void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode mode) {
   std::vector<std::vector<std::string>> rows;
@@ -194,6 +222,7 @@ void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode
 
 int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& comm,
                std::function<bool()> stop_requested) {
+  const PidFile pid_file(o.pid_file);
   std::unique_ptr<ResultSink> sink;
   std::string db_path;
   bool store_failed = false;
@@ -249,9 +278,9 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
     print_summary(std::cout, reports, mode);
   }
   if (!db_path.empty() && !o.quiet) std::cerr << "wstuned: results stored in " << db_path << std::endl;
+  if (stopped) return kAbortStoppedCode;
   if (!all_bye) return kAbortCode;
   if (store_failed) return 1;
-  if (stopped) return 130;
   if (usable == 0) return 3;
   const bool all_ok = std::all_of(reports.begin(), reports.end(), [](const JobReport& r) { return r.ok(); });
   return all_ok && reports.size() == jobs.size() ? 0 : 1;

@@ -18,8 +18,22 @@
 namespace wstune::daemon {
 
 /// run_rank()'s return on the master when a worker did not acknowledge the
-/// shutdown: main() then calls MPI_Abort so mpiexec does not hang.
+/// shutdown: main() then calls MPI_Abort (status 5) so mpiexec does not hang.
 inline constexpr int kAbortCode = 1000;
+/// run_rank()'s return on the master after a SIGINT/SIGTERM stopped the run,
+/// once the workers were shut down (or did not answer within the shutdown
+/// timeout, still busy with a block) and everything was recorded: main()
+/// ends the job with MPI_Abort(130). An abort's status survives the launcher;
+/// a plain exit status of 130 does not always (MPICH 4.0's hydra reports 0
+/// now and then for ranks it forwarded a Ctrl-C to).
+inline constexpr int kAbortStoppedCode = 1130;
+/// The exit status main() passes to MPI_Abort for run_rank()'s `code`, or
+/// std::nullopt when `code` asks for no abort.
+constexpr std::optional<int> abort_status(int code) noexcept {
+  if (code == kAbortCode) return 5;
+  if (code == kAbortStoppedCode) return 130;
+  return std::nullopt;
+}
 /// run_rank()'s usage-error status (exit status 2); on a worker rank main()
 /// then aborts the job, on the master every worker was shut down first.
 inline constexpr int kUsageCode = 2;
@@ -42,7 +56,7 @@ std::pair<std::optional<Device>, std::string> open_worker_device(const std::stri
 /// Parses argv and runs rank comm.rank() (master on 0, worker elsewhere).
 /// Returns the exit status: 0 all jobs ok, 1 some job failed, 2 usage error,
 /// 3 no usable worker (master) or refused (worker), 4 master vanished
-/// (worker), 130 stopped by a signal, kAbortCode (see above).
+/// (worker), 130 stopped by a signal, kAbortCode / kAbortStoppedCode (see above).
 int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested);
 
 }  // namespace wstune::daemon

@@ -29,11 +29,13 @@ int main(int argc, char** argv) {
     const int local_index = node_local_worker_index(MPI_COMM_WORLD);
     code = run_rank(argc, argv, comm, local_index, [] { return g_stop != 0; });
     if (code == kUsageCode && rank != 0) MPI_Abort(MPI_COMM_WORLD, kUsageCode);  // a worker's own usage error
-    if (code == kAbortCode) {
-      // The master could not shut a worker down (it hangs): end the job so
-      // mpiexec does not wait forever. Everything was recorded before.
+    if (const auto status = abort_status(code)) {
+      // The master could not shut a worker down (it hangs), or a signal
+      // stopped the run: end the job so mpiexec neither waits forever nor
+      // loses the status. Everything was recorded (and the database closed)
+      // before; after a stop the workers that answered said bye already.
       std::cerr.flush();
-      MPI_Abort(MPI_COMM_WORLD, 5);
+      MPI_Abort(MPI_COMM_WORLD, *status);
     }
   }
   MPI_Finalize();

@@ -163,16 +163,20 @@ int Worker::serve() {
   bool welcomed = false;
   for (;;) {
     if (!stop_seen && opt_.stop_requested && opt_.stop_requested()) stop_seen = clock_type::now();
-    if (stop_seen && clock_type::now() - *stop_seen > opt_.stop_grace) {
-      say("signal received and no shutdown from the master; exiting");
-      return 4;
-    }
-    if (!welcomed && clock_type::now() > welcome_deadline) {
-      say("no welcome from the master; exiting");
-      return 4;
-    }
+    // A message already waiting comes first: after a long block the master's
+    // shutdown may be there, and it deserves a bye rather than a silent exit.
     auto got = comm_.recv(0, std::chrono::milliseconds(100));
-    if (!got) continue;
+    if (!got) {
+      if (stop_seen && clock_type::now() - *stop_seen > opt_.stop_grace) {
+        say("signal received and no shutdown from the master; exiting");
+        return 4;
+      }
+      if (!welcomed && clock_type::now() > welcome_deadline) {
+        say("no welcome from the master; exiting");
+        return 4;
+      }
+      continue;
+    }
     try {
       switch (got->message.tag) {
         case Tag::welcome: {

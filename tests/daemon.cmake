@@ -37,3 +37,17 @@ add_test(NAME daemon_mpi_usage_error
 set_tests_properties(daemon_mpi_run_unlike_workers daemon_mpi_fault_build daemon_mpi_fault_hang
                      daemon_mpi_tune_4_ranks daemon_mpi_usage_error
                      PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+
+# SIGINT at the launcher (Ctrl-C: MPICH's hydra forwards it to every rank) and
+# SIGTERM at the master alone (its pid from --pid-file), each once the first
+# of nine jobs is in the database: every process gone within 60 s, status
+# 130, the report interrupted, the finished jobs' rows kept (tests/daemon_signal_test.sh).
+foreach(_case IN ITEMS "sigint;INT;launcher" "sigterm_master;TERM;master")
+  list(GET _case 0 _name)
+  list(GET _case 1 _sig)
+  list(GET _case 2 _target)
+  add_test(NAME daemon_mpi_${_name}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_signal_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+            $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${_sig} ${_target})
+  set_tests_properties(daemon_mpi_${_name} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+endforeach()

@@ -234,6 +234,29 @@ TEST(Daemon, CappedCalibrationStopsEarlyAndPredictsTheWholeProblem) {
   EXPECT_EQ(uncapped.points.back().units, 64u);
 }
 
+// mpiexec forwards a Ctrl-C to every rank; a worker busy with a long block
+// sees the signal only afterwards, when the master's shutdown is already
+// waiting: it must answer it (bye, status 0), not leave silently after the
+// grace time. With nothing waiting it does leave (status 4).
+TEST(Daemon, SignalledWorkerAnswersAWaitingShutdownAndLeavesWithoutOne) {
+  WorkerOptions wo;
+  wo.stop_requested = [] { return true; };
+  wo.stop_grace = std::chrono::milliseconds(0);
+  {
+    InMemoryWorld world(2);
+    world.at(0).send(1, Welcome{}.to_message());
+    world.at(0).send(1, Message{Tag::shutdown, nlohmann::json::object(), {}});
+    EXPECT_EQ(Worker(world.at(1), std::nullopt, "none", wo).serve(), 0);
+    EXPECT_EQ(world.sent_count(Tag::bye), 1u);
+  }
+  {
+    InMemoryWorld world(2);
+    world.at(0).send(1, Welcome{}.to_message());
+    EXPECT_EQ(Worker(world.at(1), std::nullopt, "none", wo).serve(), 4);
+    EXPECT_EQ(world.sent_count(Tag::bye), 0u);
+  }
+}
+
 TEST(Daemon, ProtocolMismatchWorkerIsRefusedWithAClearReason) {
   InMemoryWorld world(2);
   auto [device, why] = open_worker_device("auto", 0);
