@@ -65,7 +65,12 @@ struct RefineOptions {
   /// alone: when the best split uses both devices, it and the better measured
   /// endpoint are each measured this many times more (alternating), and the
   /// medians decide. At most max_points + 2·confirm measurements in all.
-  unsigned confirm = 2;
+  unsigned confirm = 3;
+  /// A split using both devices is chosen only when its median beats the
+  /// better measured device alone by this fraction (0 ≤ margin < 1); near
+  /// ties go to the single device. The targets allow 5 % to the oracle but
+  /// nothing to the better device alone, and noise decides near-ties.
+  double alone_margin = 0.04;
   /// First bracketing step as a fraction of the range (0 < step ≤ 1).
   double initial_step = 0.1;
   /// A device alone is measured when its predicted solo time is at most this
@@ -79,7 +84,7 @@ struct RefineProbe {
   std::size_t units_first = 0;  ///< the first device's slice (split units)
   /// Measured concurrent makespan (ms); +infinity when the run failed.
   double makespan_ms = 0;
-  /// Why it was measured: "start", "alone", "bracket", "golden" or "confirm"
+  /// Why it was measured: "start", "alone", "bracket", "golden", "explore" or "confirm"
   /// (a repeated measurement of a split already probed).
   std::string role;
   friend bool operator==(const RefineProbe&, const RefineProbe&) = default;
@@ -114,8 +119,9 @@ struct RefineOutcome {
 /// spent or the bracket has no untried split left; a winning split that uses
 /// both devices is then confirmed against the better endpoint
 /// (RefineOptions::confirm). Returns the split with the smallest median of
-/// its measurements: since the measured endpoints are candidates, the result
-/// is never measured worse than the best measured single device. `measure(units_first)`
+/// its measurements, the better device alone unless that split beats it by
+/// RefineOptions::alone_margin: since the measured endpoints are candidates,
+/// the result is never measured worse than the best measured single device. `measure(units_first)`
 /// returns the concurrent makespan in ms (a non-finite or negative value, or an
 /// exception derived from wstune::Error, marks a failed split, which is never
 /// chosen; other exceptions propagate). Throws UsageError when the domain is
