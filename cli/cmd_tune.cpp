@@ -55,7 +55,8 @@ std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v
 int tune_main(int argc, char** argv) {
   po::options_description desc("wstune tune options");
   std::string kernel, size, device, strategy, heatmap_file, db;
-  unsigned max_evals = 0, repeat = 5, warmup = 1;
+  unsigned max_evals = 0, repeat = 5, warmup = 1, max_repeat = 100;
+  double min_time_ms = 2.0;
   double time_limit_s = 0, trial_timeout_s = 60;
   std::uint64_t seed = 42;
   desc.add_options()
@@ -68,6 +69,9 @@ int tune_main(int argc, char** argv) {
       ("time-limit", po::value(&time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")
       ("repeat,r", po::value(&repeat)->default_value(5), "timed repetitions per trial")
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs per trial")
+      ("min-time", po::value(&min_time_ms)->default_value(2.0),
+       "keep repeating a trial until its samples sum to MS milliseconds (short kernels get stable medians; 0: off)")
+      ("max-repeat", po::value(&max_repeat)->default_value(100), "at most this many timed repetitions with --min-time")
       ("trial-timeout", po::value(&trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
       ("seed", po::value(&seed)->default_value(42), "input and search seed")
       ("db", po::value(&db), db_option_help)
@@ -80,12 +84,15 @@ int tune_main(int argc, char** argv) {
                      "usage: wstune tune --kernel K [--size S] [--device D] [--strategy exhaustive|random|guided|rule]\n"
                      "                   [--max-evals N] [--time-limit SEC] [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
                      "Searches local work sizes / group shapes (every divisor shape the device allows) for one kernel\n"
-                     "on one device. NULL (the driver's choice) and the paper's §3.2.3 rule are always measured; the\n"
-                     "answer is never slower than NULL. Trials run in a separate worker process with a timeout.\n"
+                     "on one device. NULL (the driver's choice) is always measured and the answer is never slower than\n"
+                     "it; the paper's §3.2.3 rule is measured too (by guided after its prior's first guesses, and only\n"
+                     "if the budget has room). Trials run in a separate worker process with a timeout.\n"
                      "Every trial is committed to the database as it is measured; a killed session resumes without\n"
                      "measuring a configuration twice (see docs/store.md).",
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
+  if (!std::isfinite(min_time_ms) || min_time_ms > 60'000)
+    throw UsageError(fmt::format("--min-time {}: give milliseconds between 0 and 60000, e.g. --min-time 2", min_time_ms));
   if (!std::isfinite(time_limit_s) || time_limit_s < 0 || time_limit_s > 1e7)
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(trial_timeout_s) || trial_timeout_s <= 0 || trial_timeout_s > 1e6)
@@ -125,7 +132,7 @@ int tune_main(int argc, char** argv) {
   }
 
   TuneOptions options;
-  options.timing = TimingOptions{warmup, repeat};
+  options.timing = TimingOptions{warmup, repeat, min_time_ms, max_repeat};
   const bool progress = stderr_is_tty();
   unsigned n = 0;
   double best_ms = 0;
@@ -191,6 +198,7 @@ int tune_main(int argc, char** argv) {
     row("NULL", r.baseline);
     if (r.rule) row("rule", *r.rule);
     t.print(std::cout);
+    if (!r.rule) std::cout << "rule: not measured (no rule shape, or no evaluation left in the budget)\n";
     unsigned failed = 0;
     for (const auto& tr : r.trials) failed += !tr.ok();
     std::cout << fmt::format("best/NULL {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "

@@ -205,6 +205,13 @@ TEST(LocalSizes, RefusedShapesAreConstraintsNotCrashes) {
   EXPECT_GT(r.kernel.median(), 0);
   EXPECT_EQ(r.d2h.size(), 1u);
   EXPECT_EQ(r.h2d.size(), 1u);
+  // Adaptive repetitions: samples until they sum to 1 s, capped at 12.
+  r = runner.run(p, whole, LocalSize{Extent{8, 8, 2}}, TimingOptions{0, 3, 1000.0, 12});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.kernel.size(), 12u);
+  // A tiny time target: the minimum of 3 samples only.
+  r = runner.run(p, whole, LocalSize{Extent{8, 8, 2}}, TimingOptions{0, 3, 1e-9, 12});
+  EXPECT_EQ(r.kernel.size(), 3u);
 }
 
 TEST(Build, BadOptionsThrowWithName) {

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -183,6 +184,77 @@ TEST(Tune, ObserverSeesEveryTrialAndLookupAvoidsRemeasuring) {
   EXPECT_EQ(second.evaluations, second.space.size() + 1 - 10);
   for (const auto& [k, n] : ev.calls) EXPECT_EQ(n, 1) << k;
   EXPECT_EQ(*second.best.local, (Extent{32, 2, 2}));
+}
+
+TEST(Timing, AdaptiveRepetitionsStopAtTheTimeTargetOrTheCap) {
+  const TimingOptions plain{1, 5};
+  EXPECT_TRUE(plain.more(4, 1e9));
+  EXPECT_FALSE(plain.more(5, 0));
+  const TimingOptions adaptive{1, 5, 2.0, 100};
+  EXPECT_TRUE(adaptive.more(3, 10.0));   // the minimum count first
+  EXPECT_TRUE(adaptive.more(5, 1.99));   // below 2 ms: more
+  EXPECT_FALSE(adaptive.more(5, 2.0));   // reached
+  EXPECT_FALSE(adaptive.more(100, 0.5)); // the cap
+}
+
+namespace {
+TuneTarget gpu_target(Extent global, Priority pri) {
+  TuneTarget t;
+  t.global = global;
+  t.priority = pri;
+  t.limits.max_work_group_size = 1024;
+  t.limits.max_work_item_sizes = {1024, 1024, 64};
+  t.device.type = "gpu";
+  t.device.preferred_wg_multiple = 32;
+  return t;
+}
+}  // namespace
+
+TEST(Prior, GpuPrefersWarpMultiplesNear256WithCoalescedRows) {
+  const auto t1 = gpu_target(Extent{524288, 1, 1}, Priority::none);
+  const auto o1 = prior_order(enumerate_local_sizes(t1.global, t1.limits), t1);
+  ASSERT_FALSE(o1.empty());
+  EXPECT_EQ(o1.front().x, 256u);
+  EXPECT_EQ(o1.back().x, 1u);  // 1 work-item: 1/32 of a warp used
+  const auto t2 = gpu_target(Extent{1024, 1024, 2}, Priority::x);
+  const auto o2 = prior_order(enumerate_local_sizes(t2.global, t2.limits), t2);
+  EXPECT_EQ(o2.front(), (Extent{64, 4, 2}));
+  // 1000 has no divisor that is a multiple of 32: the first choice wastes
+  // little of its last warp (50x5 = 250 of 256) and keeps rows coalesced.
+  const auto t3 = gpu_target(Extent{1000, 1000, 2}, Priority::x);
+  const auto o3 = prior_order(enumerate_local_sizes(t3.global, t3.limits), t3);
+  const std::size_t n = o3.front().count();
+  EXPECT_GE(static_cast<double>(n) / static_cast<double>((n + 31) / 32 * 32), 0.95) << to_string(LocalSize(o3.front()));
+  EXPECT_GE(o3.front().x, 32u);
+  // A shape that uses 1 of 32 lanes comes after every full-warp shape.
+  auto pos = [&](Extent e) { return std::find(o3.begin(), o3.end(), e) - o3.begin(); };
+  EXPECT_LT(pos(Extent{40, 4, 2}), pos(Extent{1, 1, 2}));
+}
+
+TEST(Prior, CpuPrefersTheVectorWidthAlongX) {
+  TuneTarget t = gpu_target(Extent{1024, 1024, 2}, Priority::y);
+  t.device.type = "cpu";
+  t.device.preferred_wg_multiple = 8;
+  t.limits.max_work_group_size = 4096;
+  t.limits.max_work_item_sizes = {4096, 4096, 4096};
+  const auto o = prior_order(enumerate_local_sizes(t.global, t.limits), t);
+  EXPECT_EQ(o.front(), (Extent{8, 32, 2}));
+}
+
+TEST(Tune, GuidedSpendsATwoEvaluationBudgetOnNullAndItsPrior) {
+  FakeEvaluator ev(Extent{4096, 1, 1}, 1024, 5.0);
+  ev.best_lx = 8;  // the bowl's minimum at 256
+  auto s = make_guided_searcher(1);
+  const TuneResult r = tune(ev, *s, *max_evaluations(2), quick());
+  EXPECT_EQ(r.evaluations, 2u);
+  ASSERT_TRUE(r.best.local);
+  EXPECT_EQ(r.best.local->x, 256u);  // no GPU info: 256 is still the prior's size
+  EXPECT_FALSE(r.rule);              // no room left for the rule
+  // With room, the rule is measured for the report.
+  auto s2 = make_guided_searcher(1);
+  const TuneResult r2 = tune(ev, *s2, *max_evaluations(6), quick());
+  EXPECT_TRUE(r2.rule);
+  EXPECT_LE(r2.evaluations, 6u);
 }
 
 TEST(Searchers, UnknownNameIsAUsageError) {

@@ -135,10 +135,17 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     return r;
   }
   try {
-    for (unsigned i = 0; i < timing.warmup + timing.repetitions; ++i) {
+    for (unsigned i = 0; i < timing.warmup; ++i) {
+      m.spec->enqueue(m.queue, m.kernel, p, b, m.inputs, m.output, local);
+      WSTUNE_CL_CHECK(m.queue.finish());
+    }
+    double sum = 0;
+    while (timing.more(r.kernel.ms.size(), sum)) {
       auto events = m.spec->enqueue(m.queue, m.kernel, p, b, m.inputs, m.output, local);
       WSTUNE_CL_CHECK(m.queue.finish());
-      if (i >= timing.warmup && !events.empty()) r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
+      if (events.empty()) break;  // nothing to time
+      r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
+      sum += r.kernel.ms.back();
     }
     r.output.resize(m.spec->block_output_size(p, b));
     cl::Event ev;

@@ -25,7 +25,7 @@ class ListSearcher : public Searcher {
   ListSearcher(std::string name, std::optional<std::uint64_t> shuffle_seed)
       : name_(std::move(name)), seed_(shuffle_seed) {}
   std::string_view name() const override { return name_; }
-  void initialize(const std::vector<Extent>& space, const LocalSize&) override {
+  void initialize(const std::vector<Extent>& space, const LocalSize&, const TuneTarget&) override {
     order_ = space;
     if (seed_) {
       std::mt19937_64 rng(*seed_);
@@ -49,7 +49,7 @@ class ListSearcher : public Searcher {
 class RuleSearcher final : public Searcher {
  public:
   std::string_view name() const override { return "rule"; }
-  void initialize(const std::vector<Extent>&, const LocalSize&) override {}
+  void initialize(const std::vector<Extent>&, const LocalSize&, const TuneTarget&) override {}
   std::optional<Extent> next() override { return std::nullopt; }
   void report(const Trial&) override {}
 };
@@ -60,7 +60,9 @@ class GuidedSearcher final : public Searcher {
   explicit GuidedSearcher(std::uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "guided"; }
 
-  void initialize(const std::vector<Extent>& space, const LocalSize& rule) override {
+  bool rule_first() const override { return false; }
+
+  void initialize(const std::vector<Extent>& space, const LocalSize& rule, const TuneTarget& target) override {
     space_ = space;
     std::set<std::size_t> xs, ys;
     for (const auto& e : space) {
@@ -70,26 +72,27 @@ class GuidedSearcher final : public Searcher {
     }
     xs_.assign(xs.begin(), xs.end());
     ys_.assign(ys.begin(), ys.end());
-    // Seeds: the x-major shape (largest x for its size) at the largest size
-    // and at sizes 1/3 and 2/3 of the way up in log scale. The rule is
-    // measured by tune() before the search and reported.
-    std::size_t max_items = 1;
-    for (const auto& e : space) max_items = std::max(max_items, e.count());
-    const double lmax = std::log(static_cast<double>(max_items));
-    for (double f : {1.0, 2.0 / 3.0, 1.0 / 3.0}) {
-      const double target = std::exp(lmax * f);
+    // Seeds: the prior's best shape at the preferred group size, at half of
+    // it, and at double (or a quarter when double does not fit), then the rule.
+    const auto order = prior_order(space, target);
+    const auto n_star = static_cast<double>(prior_group_size(target));
+    for (double f : {1.0, 0.5, 2.0, 0.25}) {
+      if (seeds_.size() == 3) break;
       const Extent* pick = nullptr;
       double dist = std::numeric_limits<double>::max();
-      for (const auto& e : space) {
-        const double d = std::abs(std::log(static_cast<double>(e.count())) - std::log(target));
-        if (d < dist - 1e-9 || (std::abs(d - dist) <= 1e-9 && pick && e.x > pick->x)) {
+      for (const auto& e : order) {  // best prior first: the first of the closest size wins
+        const double d = std::abs(std::log2(static_cast<double>(e.count()) / (n_star * f)));
+        if (d < dist - 1e-9) {
           dist = d;
           pick = &e;
         }
       }
-      if (pick) seeds_.push_back(*pick);
+      if (pick && dist < 0.5 &&
+          std::none_of(seeds_.begin(), seeds_.end(), [&](const Extent& s) { return key(s) == key(*pick); }))
+        seeds_.push_back(*pick);
     }
-    if (rule) seeds_.insert(seeds_.begin(), Extent{rule->x, rule->y, rule->dims});
+    if (seeds_.empty() && !order.empty()) seeds_.push_back(order.front());
+    if (rule) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
   }
 
   std::optional<Extent> next() override {
@@ -198,6 +201,51 @@ class Never final : public StopCondition {
 
 }  // namespace
 
+std::size_t prior_group_size(const TuneTarget& t) {
+  std::size_t cap = t.limits.max_work_group_size;
+  if (t.limits.kernel_work_group_size) cap = cap ? std::min(cap, t.limits.kernel_work_group_size) : t.limits.kernel_work_group_size;
+  const std::size_t n = 256;
+  return cap ? std::min(n, cap) : n;
+}
+
+std::vector<Extent> prior_order(const std::vector<Extent>& space, const TuneTarget& t) {
+  const bool gpu = t.device.type == "gpu";
+  std::size_t w = t.device.preferred_wg_multiple;
+  if (!w) w = gpu ? 32 : 1;
+  std::size_t max_n = 1;
+  for (const auto& e : space) max_n = std::max(max_n, e.count());
+  const double n_star = static_cast<double>(std::min(prior_group_size(t), max_n));
+  const double wd = static_cast<double>(w);
+  auto score = [&](const Extent& e) {
+    const double n = static_cast<double>(e.count());
+    const double eff = n / (std::ceil(n / wd) * wd);
+    double s = 3.0 * (1.0 - eff) + std::abs(std::log2(n / n_star));
+    if (e.dims == 2) {
+      const double x = static_cast<double>(e.x);
+      if (gpu) {
+        const double want = std::min(wd, static_cast<double>(t.global.x));
+        if (x < want) s += std::log2(want / x);
+        s += 0.2 * std::abs(std::log2(x / 64.0));
+      } else {
+        s += 0.3 * std::abs(std::log2(x / wd));
+      }
+    }
+    return s;
+  };
+  std::vector<std::pair<double, Extent>> scored;
+  scored.reserve(space.size());
+  for (const auto& e : space) scored.emplace_back(score(e), e);
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    if (std::abs(a.first - b.first) > 1e-9) return a.first < b.first;
+    if (a.second.x != b.second.x) return a.second.x > b.second.x;
+    return a.second.y < b.second.y;
+  });
+  std::vector<Extent> out;
+  out.reserve(scored.size());
+  for (const auto& [sc, e] : scored) out.push_back(e);
+  return out;
+}
+
 std::unique_ptr<Searcher> make_exhaustive_searcher() { return std::make_unique<ListSearcher>("exhaustive", std::nullopt); }
 std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed) { return std::make_unique<ListSearcher>("random", seed); }
 std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed) { return std::make_unique<GuidedSearcher>(seed); }
@@ -246,7 +294,7 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   const TuneTarget& tg = res.target;
   res.space = enumerate_local_sizes(tg.global, tg.limits);
   const LocalSize rule = paper_rule(tg.global, res.space, tg.priority, tg.pe_per_cu);
-  searcher.initialize(res.space, rule);
+  searcher.initialize(res.space, rule, tg);
 
   std::map<std::string, std::size_t> index;  // to_string(local) -> trials
   auto& trials = res.trials;
@@ -271,12 +319,14 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   };
 
   measure(std::nullopt, TrialPhase::baseline);
-  if (rule) searcher.report(measure(rule, TrialPhase::rule));
+  if (rule && searcher.rule_first()) searcher.report(measure(rule, TrialPhase::rule));
+  auto progress_now = [&] {
+    return SearchProgress{res.evaluations, static_cast<unsigned>(res.space.size()), Clock::now() - t0};
+  };
 
   std::size_t skips = 0;
   for (;;) {
-    const SearchProgress progress{res.evaluations, static_cast<unsigned>(res.space.size()), Clock::now() - t0};
-    if (stop.reached(progress)) {
+    if (stop.reached(progress_now())) {
       res.stop_reason = stop.describe();
       break;
     }
@@ -294,8 +344,12 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
       continue;
     }
     skips = 0;
-    searcher.report(measure(*s, TrialPhase::search));
+    const bool is_rule = rule && LocalSize(*s) == rule;
+    searcher.report(measure(*s, is_rule ? TrialPhase::rule : TrialPhase::search));
   }
+  // A searcher that did not want the rule first: the rule for the report,
+  // only if the budget has room for it.
+  if (rule && !find(rule) && !stop.reached(progress_now())) searcher.report(measure(rule, TrialPhase::rule));
 
   // Ties: configurations within the tolerance of the best median get more
   // samples until one is clearly best or the rounds run out.
@@ -335,7 +389,8 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
 
   const Trial& baseline = *find(std::nullopt);
   res.baseline = baseline;
-  if (rule) res.rule = *find(rule);
+  if (rule)
+    if (const Trial* r = find(rule)) res.rule = *r;
   const auto ok = ranked_ok();
   if (baseline.ok()) {
     res.best = baseline;

@@ -209,7 +209,8 @@ Recv recv_msg(int fd, nlohmann::json& out, std::optional<Clock::time_point> dead
 }
 
 TimingOptions timing_from(const nlohmann::json& j) {
-  return TimingOptions{j.at("warmup").get<unsigned>(), j.at("repetitions").get<unsigned>()};
+  return TimingOptions{j.at("warmup").get<unsigned>(), j.at("repetitions").get<unsigned>(),
+                       j.value("min_timed_ms", 0.0), j.value("max_repetitions", 0u)};
 }
 
 // The worker process: start, say hello, answer trial requests until EOF.
@@ -384,7 +385,8 @@ Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& t
     return t;
   }
   const nlohmann::json req = {{"local", to_json(local)},
-                              {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions}}}};
+                              {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions},
+                                                         {"min_timed_ms", timing.min_timed_ms}, {"max_repetitions", timing.max_repetitions}}}};
   nlohmann::json answer;
   Recv r = send_msg(m.fd, req) ? recv_msg(m.fd, answer, t0 + m.cfg.trial_timeout) : Recv::eof;
   if (r == Recv::ok) {

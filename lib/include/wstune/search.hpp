@@ -29,9 +29,16 @@ class Searcher {
   virtual ~Searcher() = default;
   /// "exhaustive", "random", "guided" or "rule".
   [[nodiscard]] virtual std::string_view name() const = 0;
-  /// Called once before next(): the valid shapes (search_space.hpp) and the
-  /// paper's rule shape (nullopt when it has none).
-  virtual void initialize(const std::vector<Extent>& space, const LocalSize& rule) = 0;
+  /// Called once before next(): the valid shapes (search_space.hpp), the
+  /// paper's rule shape (nullopt when it has none) and the target (device
+  /// model, NDRange, the kernel's priority), for searchers with a prior.
+  virtual void initialize(const std::vector<Extent>& space, const LocalSize& rule, const TuneTarget& target) = 0;
+  /// True (the default): tune() measures the paper's rule right after NULL,
+  /// before next(). False: the searcher proposes the rule itself when it
+  /// wants it; if the search ends without it, tune() measures it afterwards
+  /// only when the stop condition still allows one more evaluation (so a
+  /// budget of 2 can go to NULL and the searcher's best first guess).
+  [[nodiscard]] virtual bool rule_first() const { return true; }
   /// The next shape to measure, or nullopt when there is nothing left to try.
   /// Shapes already reported are skipped by tune() without cost.
   virtual std::optional<Extent> next() = 0;
@@ -43,12 +50,35 @@ class Searcher {
 std::unique_ptr<Searcher> make_exhaustive_searcher();
 /// Shapes in a seeded random order (without repetition).
 std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
-/// Guided: starts from the paper's rule and a spread of work-group sizes,
-/// then hill-climbs from the best shape over neighbouring shapes (the next
-/// smaller and larger divisor in x, in y, and both, including the
-/// same-size reshapes), restarting from a seeded random shape when the
-/// neighbourhood of the best is measured.
+/// Guided: first the best shapes of prior_order() at three work-group
+/// sizes (the target size, half and double or a quarter of it), then the
+/// paper's rule, then best-first hill-climbing from the fastest measured
+/// shapes over neighbouring shapes (the next smaller and larger divisor in
+/// x, in y, and both, and the same-size reshapes), moves along x first.
+/// rule_first() is false: under a budget of two evaluations it measures
+/// NULL and the prior's first shape.
 std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed);
+
+/// Preferred work-group size of the prior (work-items): 256 on GPUs (a
+/// multiple of the warp/wavefront that leaves several groups resident per
+/// compute unit: NVIDIA CUDA C++ Best Practices Guide §10.2 "Thread and
+/// Block Heuristics", AMD ROCm HIP performance guidelines), and 256 on
+/// CPUs as well (PoCL runs a work-group as a vectorised work-item loop on
+/// one thread, so small groups pay the per-group cost), capped by the
+/// largest shape in the space.
+std::size_t prior_group_size(const TuneTarget& target);
+
+/// The shapes of `space` ordered by a device-aware prior score, most
+/// promising first (ties broken by larger x, then smaller y). The score adds:
+/// the SIMD efficiency loss of a group size that is not a multiple of the
+/// device's preferred work-group multiple (CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+/// OpenCL 1.2 §5.7.3; 32 assumed on a GPU without one); the log2 distance
+/// of the group size from prior_group_size(); and, for 2-D shapes, on a GPU
+/// the distance of x from 64 with a penalty for x below the multiple
+/// (coalesced rows, memory is row-major along x), on a CPU the distance of
+/// x from the multiple (PoCL vectorises the work-item loop along x).
+/// A prior, not a measurement: the measured search decides.
+std::vector<Extent> prior_order(const std::vector<Extent>& space, const TuneTarget& target);
 /// Only the paper's rule (and the NULL baseline): no search.
 std::unique_ptr<Searcher> make_rule_searcher();
 /// By name: "exhaustive", "random", "guided", "rule"; throws UsageError
@@ -93,7 +123,9 @@ std::string_view to_string(TrialPhase p) noexcept;
 
 /// How tune() measures.
 struct TuneOptions {
-  TimingOptions timing{1, 5};     ///< warm-up and repetitions of each trial
+  /// Warm-up and repetitions of each trial: at least 5 samples, more until
+  /// they sum to 2 ms (at most 100), so a 10 µs kernel gets a stable median.
+  TimingOptions timing{1, 5, 2.0, 100};
   double tie_tolerance = 0.03;    ///< medians within this fraction of the best are ties
   unsigned tiebreak_rounds = 2;   ///< at most this many rounds of extra samples for ties
   unsigned tiebreak_candidates = 4;  ///< at most this many tied configurations get extra samples
@@ -124,7 +156,8 @@ struct TuneResult {
 };
 
 /// Tunes the local work size of `evaluator`'s target: measures NULL, the
-/// paper's rule, then the searcher's proposals until `stop` or the searcher
+/// paper's rule (after the search instead, and only within the budget, for
+/// a searcher whose rule_first() is false), the searcher's proposals until `stop` or the searcher
 /// ends; configurations whose medians are within options.tie_tolerance of
 /// the best get more samples (samples are merged) until one is clearly best
 /// or the rounds run out; the answer is the fastest median, and NULL unless

@@ -4,6 +4,7 @@
 /// (CL_PROFILING_COMMAND_END − CL_PROFILING_COMMAND_START, OpenCL 1.2
 /// §5.12), after warm-up runs; every sample is kept.
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -27,7 +28,19 @@ struct Samples {
 /// How to time a configuration.
 struct TimingOptions {
   unsigned warmup = 1;       ///< untimed runs first (PoCL compiles a new local size on first use)
-  unsigned repetitions = 5;  ///< timed runs, each one sample
+  unsigned repetitions = 5;  ///< timed runs, each one sample (the minimum when min_timed_ms is set)
+  /// Adaptive repetitions: after `repetitions` samples, keep taking samples
+  /// until their sum reaches this many ms (or max_repetitions). Short
+  /// kernels (≈10 µs on a GPU) need hundreds of samples for a median
+  /// stable to 1 %; long ones keep `repetitions`. 0 = off.
+  double min_timed_ms = 0;
+  /// Upper bound on timed runs when min_timed_ms is set (0 = repetitions).
+  unsigned max_repetitions = 0;
+  /// Whether another sample is due after `taken` samples summing to `sum_ms`.
+  [[nodiscard]] bool more(std::size_t taken, double sum_ms) const noexcept {
+    if (taken < repetitions) return true;
+    return min_timed_ms > 0 && sum_ms < min_timed_ms && taken < std::max(repetitions, max_repetitions);
+  }
 };
 
 /// Milliseconds of wall clock since `t0` (std::chrono::steady_clock).
