@@ -204,20 +204,19 @@ RefineOutcome refine_split_search(const RefineDomain& domain, std::size_t start_
   }
 
   // Confirm a split that beat the best device alone: measure both again,
-  // alternating, and compare medians (one lucky sample must not decide).
+  // alternating, and compare their medians (one lucky sample must not
+  // decide). Only these two remain candidates; near-ties go to the single
+  // device: the split must beat it by alone_margin.
   if (const auto e = best_alone(); best && e && !is_alone(*best)) {
     const std::size_t b = *best;
     for (unsigned i = 0; i < o.confirm; ++i) {
       run(b, "confirm");
       run(*e, "confirm");
     }
-    choose();
-  }
-  // Near-ties go to the single device: the split must beat it by alone_margin.
-  if (const auto e = best_alone(); best && e && !is_alone(*best) &&
-                                   !(value(*best) < (1 - o.alone_margin) * value(*e))) {
-    out.units_first = domain.units(*e);
-    out.makespan_ms = value(*e);
+    const auto alone = best_alone();  // e, or the other endpoint if e fared worse now
+    const std::size_t pick = !alone || value(b) < (1 - o.alone_margin) * value(*alone) ? b : *alone;
+    out.units_first = domain.units(pick);
+    out.makespan_ms = value(pick);
   }
   if (const auto e = best_alone()) out.best_alone_ms = value(*e);
   return out;

@@ -115,13 +115,14 @@ struct RefineOutcome {
 /// RefineOptions::endpoint_margin; both measured without them), then brackets
 /// the minimum around the best point so far (steps growing by the golden
 /// ratio from initial_step of the range) and narrows the bracket by
-/// golden-section probes until the budget (max_points distinct splits) is
-/// spent or the bracket has no untried split left; a winning split that uses
-/// both devices is then confirmed against the better endpoint
-/// (RefineOptions::confirm). Returns the split with the smallest median of
-/// its measurements, the better device alone unless that split beats it by
-/// RefineOptions::alone_margin: since the measured endpoints are candidates,
-/// the result is never measured worse than the best measured single device. `measure(units_first)`
+/// golden-section probes (while a device alone leads, it bisects the widest
+/// gap between measured splits instead) until the budget (max_points distinct
+/// splits) is spent or the bracket has no untried split left. A lowest split
+/// that uses both devices is then confirmed against the better endpoint
+/// (RefineOptions::confirm) and kept only if its median beats that device
+/// alone by RefineOptions::alone_margin; otherwise the device alone is the
+/// result. Since the measured endpoints are candidates, the result is never
+/// measured worse than the best measured single device. `measure(units_first)`
 /// returns the concurrent makespan in ms (a non-finite or negative value, or an
 /// exception derived from wstune::Error, marks a failed split, which is never
 /// chosen; other exceptions propagate). Throws UsageError when the domain is
