@@ -19,6 +19,11 @@ struct DeviceRunner::Impl {
   cl_ulong kernel_lmem = 0;
   std::vector<cl::Buffer> inputs;
   cl::Buffer output;
+  // Device buffers are kept between uploads and reused while they are big
+  // enough: allocating (and, on NVIDIA, first-touch mapping) on every
+  // upload costs more than a small kernel.
+  std::vector<std::pair<cl::Buffer, std::size_t>> input_pool;  // buffer, bytes
+  std::size_t output_bytes = 0;
   Samples h2d;
   Block uploaded{};
   bool has_upload = false;
@@ -94,8 +99,12 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.h2d.ms.clear();
   const bool in_place = m.spec->in_place();
   const std::size_t out_floats = m.spec->device_output_size(p, b);
-  m.output = cl::Buffer(m.context, CL_MEM_READ_WRITE, out_floats * sizeof(float), nullptr, &err);
-  check(err, "clCreateBuffer(output)");
+  const std::size_t out_bytes = std::max<std::size_t>(1, out_floats) * sizeof(float);
+  if (!m.output() || m.output_bytes < out_bytes) {
+    m.output = cl::Buffer(m.context, CL_MEM_READ_WRITE, out_bytes, nullptr, &err);
+    check(err, "clCreateBuffer(output)");
+    m.output_bytes = out_bytes;
+  }
   std::vector<cl::Event> events;
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
     const auto& host = block_inputs[i];
@@ -104,8 +113,15 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
       if (host.size() != out_floats) throw Error("in-place kernel input size differs from its output buffer");
       WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(m.output, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
     } else {
-      cl::Buffer buf(m.context, CL_MEM_READ_ONLY, std::max<std::size_t>(1, host.size()) * sizeof(float), nullptr, &err);
-      check(err, "clCreateBuffer(input)");
+      const std::size_t bytes = std::max<std::size_t>(1, host.size()) * sizeof(float);
+      const std::size_t slot = m.inputs.size();
+      if (slot >= m.input_pool.size()) m.input_pool.emplace_back(cl::Buffer(), 0);
+      auto& [buf, cap] = m.input_pool[slot];
+      if (!buf() || cap < bytes) {
+        buf = cl::Buffer(m.context, CL_MEM_READ_ONLY, bytes, nullptr, &err);
+        check(err, "clCreateBuffer(input)");
+        cap = bytes;
+      }
       WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
       m.inputs.push_back(buf);
     }
