@@ -4,12 +4,20 @@
 # docs/results plus logs into $OUT/results.tgz.
 # Usage (device call, carry .gpu):
 #   source .gpu/setup.sh && bash .gpu/src/scripts/gpu-all.sh STEP...
-# Steps: build ctest tune split daemon peers paper store (in the order given).
+#   source .gpu/setup.sh && GPU_SRC=. bash scripts/gpu-all.sh STEP...
+# GPU_SRC=. builds the device's copy of the working tree itself into
+# ./build-gpu (git-ignored, so it stays between calls while the machine is
+# warm): several calls of a few steps each share one build.
+# Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
+# Steps: build ctest tune (= tune-gpu tune-cpu) split daemon peers paper store
+# (in the order given). STEP_TIMEOUT (540 s) bounds each benchmark.
 # Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core PoCL (0:0).
 set -uo pipefail
 ROOT=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-SRC=$ROOT/.gpu/src
+LOGS=/tmp/gpu-logs; mkdir -p "$LOGS"
+SRC=${GPU_SRC:-$ROOT/.gpu/src}
+SRC=$(cd "$SRC" && pwd)
 cd "$SRC"
 [ -e .gpu ] || ln -s "$ROOT/.gpu" .gpu          # wheels for bench-peers.sh
 export WSTUNE_BUILD_DIR=$SRC/build-gpu
@@ -21,30 +29,37 @@ for step in "$@"; do
   log "start $step"
   case $step in
     build)
-      cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
-      cmake --build build-gpu -j16 >"$OUT/build.log" 2>&1 || { grep -B2 -A8 error "$OUT/build.log" | head -80; exit 1; } ;;
+      cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >"$LOGS/cmake.log" 2>&1 &&
+      cmake --build build-gpu -j16 >"$LOGS/build.log" 2>&1 || { grep -B2 -A8 error "$LOGS/build.log" | head -80; exit 1; } ;;
     ctest)
-      (cd build-gpu && timeout "$step_timeout" ctest -j8 --timeout 300 >"$OUT/ctest.log" 2>&1); tail -15 "$OUT/ctest.log" ;;
-    tune)
-      timeout "$step_timeout" scripts/bench-tune.sh gpu h100 --case matmul=1024 matmul=1000 bilinear=1024 \
-        bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$OUT/tune.log" 2>&1
-      tail -25 "$OUT/tune.log"
-      timeout "$step_timeout" scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 bilinear=1024 \
-        bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$OUT/tune-cpu.log" 2>&1
-      tail -25 "$OUT/tune-cpu.log" ;;
+      (cd build-gpu && timeout "$step_timeout" ctest -j8 --timeout 300 >"$LOGS/ctest.log" 2>&1); tail -15 "$LOGS/ctest.log" ;;
+    tune|tune-gpu|tune-cpu)
+      if [ "$step" != tune-cpu ]; then
+        timeout "$step_timeout" scripts/bench-tune.sh gpu h100 --case matmul=1024 matmul=1000 bilinear=1024 \
+          bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$LOGS/tune.log" 2>&1
+        tail -25 "$LOGS/tune.log"
+      fi
+      if [ "$step" != tune-gpu ]; then
+        timeout "$step_timeout" scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 bilinear=1024 \
+          bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$LOGS/tune-cpu.log" 2>&1
+        tail -25 "$LOGS/tune-cpu.log"
+      fi ;;
     split)
-      timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$OUT/split.log" 2>&1; tail -30 "$OUT/split.log" ;;
+      timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$LOGS/split.log" 2>&1; tail -30 "$LOGS/split.log" ;;
     daemon)
-      WSTUNE_DAEMON_CASES=${DAEMON_CASES:-} WSTUNE_DAEMON_MODELS=${DAEMON_MODELS:-} timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$OUT/daemon.log" 2>&1; tail -30 "$OUT/daemon.log" ;;
+      WSTUNE_DAEMON_CASES=${DAEMON_CASES:-} WSTUNE_DAEMON_MODELS=${DAEMON_MODELS:-} timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$LOGS/daemon.log" 2>&1; tail -30 "$LOGS/daemon.log" ;;
     peers)
       timeout "$step_timeout" scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu \
-        --clblast 1024,4096 >"$OUT/peers.log" 2>&1; tail -30 "$OUT/peers.log" ;;
+        --clblast 1024,4096 >"$LOGS/peers.log" 2>&1; tail -30 "$LOGS/peers.log" ;;
     paper)
-      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} >"$OUT/paper.log" 2>&1; tail -30 "$OUT/paper.log" ;;
+      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} >"$LOGS/paper.log" 2>&1; tail -30 "$LOGS/paper.log" ;;
     store)
-      timeout "$step_timeout" scripts/bench-store.sh h100-host >"$OUT/store.log" 2>&1; tail -10 "$OUT/store.log" ;;
+      timeout "$step_timeout" scripts/bench-store.sh h100-host >"$LOGS/store.log" 2>&1; tail -10 "$LOGS/store.log" ;;
     *) log "unknown step $step" ;;
   esac
   log "end $step"
+  # Packed after every step: a call cut off at its limit still returns the
+  # steps that finished.
+  tar czf "$OUT/results.tgz" docs/results 2>/dev/null
+  tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null
 done
-tar czf "$OUT/results.tgz" docs/results 2>/dev/null
