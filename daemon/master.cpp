@@ -42,7 +42,7 @@ json to_json(const JobReport& r) {
     parts.push_back(json{{"rank", p.rank}, {"host", p.host}, {"device", p.device}, {"fingerprint", p.fingerprint},
                          {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
                          {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
-                         {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms},
+                         {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
                          {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
@@ -259,6 +259,7 @@ JobReport Master::run_job(JobReport r) {
     }
     outs.clear();
     std::map<int, std::pair<BlockResult, HostBuffer>> results;
+    std::map<int, double> return_ms;  // the master's receive of each result message
     bool failed_attempt = false;
     const auto deadline = t0 + opt_.job_timeout;
     while (!pending.empty()) {
@@ -290,6 +291,7 @@ JobReport Master::run_job(JobReport r) {
                                             spec.block_output_size(p, pending[src])));
           }
           results[src] = {std::move(br), std::move(out)};
+          return_ms[src] = got->recv_ms;
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
           const WorkerError e = WorkerError::from(got->message);
@@ -352,7 +354,8 @@ JobReport Master::run_job(JobReport r) {
       part.local_source = br.local_source;
       part.kernel_ms = sum(br.kernel);
       part.kernel_median_ms = br.kernel.median();
-      part.transfer_ms = br.recv_ms + sum(br.h2d) + sum(br.d2h);
+      part.return_ms = return_ms[rank];
+      part.transfer_ms = br.recv_ms + sum(br.h2d) + sum(br.d2h) + part.return_ms;
       part.busy_ms = br.busy_ms;
       part.build_ms = br.build_ms;
       part.trials = br.trials;

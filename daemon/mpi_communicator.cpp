@@ -21,14 +21,18 @@ void mpi_check(int rc, const char* call) {
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   mpi_check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  mpi_check(MPI_Comm_dup(comm_, &data_comm_), "MPI_Comm_dup");
 }
 
 MpiCommunicator::~MpiCommunicator() {
   try {
     if (!flush(std::chrono::seconds(5))) {
       for (auto& p : pending_) {
-        MPI_Cancel(&p.request);
-        MPI_Request_free(&p.request);
+        for (auto& r : p.requests) {
+          if (r == MPI_REQUEST_NULL) continue;
+          MPI_Cancel(&r);
+          MPI_Request_free(&r);
+        }
       }
     }
   } catch (...) {
@@ -38,7 +42,8 @@ MpiCommunicator::~MpiCommunicator() {
 void MpiCommunicator::reap() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
-    mpi_check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    mpi_check(MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
     it = done ? pending_.erase(it) : std::next(it);
   }
 }
@@ -47,17 +52,32 @@ void MpiCommunicator::send(int dest, Message m) {
   if (dest < 0 || dest >= size_) {
     throw ProtocolError(fmt::format("send to rank {}: the communicator has ranks 0..{}", dest, size_ - 1));
   }
-  reap();
-  Pending& p = pending_.emplace_back();
-  p.bytes = encode(m);
-  if (p.bytes.size() > static_cast<std::size_t>(INT_MAX)) {
-    pending_.pop_back();
-    throw ProtocolError(fmt::format("a {} message of {} bytes exceeds MPI's 2 GiB count limit; use a smaller "
-                                    "size or more workers", to_string(m.tag), p.bytes.size()));
+  for (const auto& b : m.buffers) {
+    if (b.size() > static_cast<std::size_t>(INT_MAX)) {
+      throw ProtocolError(fmt::format("a {} message buffer of {} floats exceeds MPI's count limit ({}); use a "
+                                      "smaller size or more workers", to_string(m.tag), b.size(), INT_MAX));
+    }
   }
-  mpi_check(MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, static_cast<int>(m.tag),
-                      comm_, &p.request),
+  reap();
+  Pending p;
+  p.header = encode_header(m);
+  if (p.header.size() > static_cast<std::size_t>(INT_MAX)) {
+    throw ProtocolError(fmt::format("a {} message header of {} bytes exceeds MPI's count limit", to_string(m.tag),
+                                    p.header.size()));
+  }
+  p.buffers = std::move(m.buffers);
+  Pending& q = pending_.emplace_back(std::move(p));  // buffers keep their addresses from here on
+  q.requests.reserve(1 + q.buffers.size());
+  q.requests.push_back(MPI_REQUEST_NULL);
+  mpi_check(MPI_Isend(q.header.data(), static_cast<int>(q.header.size()), MPI_BYTE, dest, static_cast<int>(m.tag),
+                      comm_, &q.requests.back()),
             "MPI_Isend");
+  for (auto& b : q.buffers) {
+    if (b.empty()) continue;
+    q.requests.push_back(MPI_REQUEST_NULL);
+    mpi_check(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_FLOAT, dest, 0, data_comm_, &q.requests.back()),
+              "MPI_Isend(buffer)");
+  }
 }
 
 std::optional<std::pair<int, Tag>> MpiCommunicator::probe(int source) {
@@ -90,12 +110,32 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
       if (!is_known_tag(st.MPI_TAG)) {
         throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
       }
-      Received r{st.MPI_SOURCE, decode(static_cast<Tag>(st.MPI_TAG), bytes), 0};
+      auto [message, sizes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
+      for (const std::uint64_t n : sizes) {
+        if (n > static_cast<std::uint64_t>(INT_MAX)) {
+          throw ProtocolError(fmt::format("rank {} announced a buffer of {} floats (over MPI's count limit)",
+                                          st.MPI_SOURCE, n));
+        }
+        HostBuffer b(n);
+        if (n) {
+          mpi_check(MPI_Recv(b.data(), static_cast<int>(n), MPI_FLOAT, st.MPI_SOURCE, 0, data_comm_,
+                             MPI_STATUS_IGNORE),
+                    "MPI_Recv(buffer)");
+        }
+        message.buffers.push_back(std::move(b));
+      }
+      Received r{st.MPI_SOURCE, std::move(message), 0};
       r.recv_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
       return r;
     }
     const auto now = clock::now();
     if (now >= deadline) return std::nullopt;
+    if (!pending_.empty()) {
+      // Own sends in flight: keep MPI progressing them instead of sleeping.
+      std::this_thread::yield();
+      backoff = std::chrono::microseconds(50);
+      continue;
+    }
     std::this_thread::sleep_for(std::min<clock::duration>(backoff, deadline - now));
     backoff = std::min(backoff * 2, std::chrono::microseconds(250));
   }
@@ -107,7 +147,7 @@ bool MpiCommunicator::flush(std::chrono::milliseconds timeout) {
     reap();
     if (pending_.empty()) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::yield();  // a rendezvous send advances only inside MPI calls
   }
 }
 

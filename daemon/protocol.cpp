@@ -81,10 +81,14 @@ auto parse_body(const Message& m, Tag expected, F&& parse) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode(const Message& m) {
+namespace {
+
+// The body and the buffer count; the buffers' float counts and, with
+// `with_data`, their floats follow.
+std::vector<std::uint8_t> encode_impl(const Message& m, bool with_data) {
   const std::vector<std::uint8_t> body = json::to_cbor(m.body);
   std::size_t total = 8 + body.size();
-  for (const auto& b : m.buffers) total += 8 + b.size() * sizeof(float);
+  for (const auto& b : m.buffers) total += 8 + (with_data ? b.size() * sizeof(float) : 0);
   std::vector<std::uint8_t> out;
   out.reserve(total);
   put(out, static_cast<std::uint32_t>(body.size()));
@@ -92,6 +96,7 @@ std::vector<std::uint8_t> encode(const Message& m) {
   put(out, static_cast<std::uint32_t>(m.buffers.size()));
   for (const auto& b : m.buffers) {
     put(out, static_cast<std::uint64_t>(b.size()));
+    if (!with_data) continue;
     const auto at = out.size();
     out.resize(at + b.size() * sizeof(float));
     if (!b.empty()) std::memcpy(out.data() + at, b.data(), b.size() * sizeof(float));
@@ -99,7 +104,10 @@ std::vector<std::uint8_t> encode(const Message& m) {
   return out;
 }
 
-Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
+// Reads the body and the buffer count; `each(i, n, reader)` reads buffer i
+// of n floats.
+template <typename F>
+Message decode_impl(Tag tag, std::span<const std::uint8_t> bytes, F&& each) {
   Message m;
   m.tag = tag;
   Reader r{bytes, 0, tag};
@@ -112,8 +120,19 @@ Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
   }
   r.at += body_len;
   const auto count = r.get<std::uint32_t>("the buffer count");
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const auto n = r.get<std::uint64_t>("a buffer length");
+  for (std::uint32_t i = 0; i < count; ++i) each(i, r.get<std::uint64_t>("a buffer length"), r, m);
+  if (r.at != bytes.size()) {
+    throw ProtocolError(fmt::format("{} message has {} trailing bytes", to_string(tag), bytes.size() - r.at));
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode(const Message& m) { return encode_impl(m, true); }
+
+Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
+  return decode_impl(tag, bytes, [&](std::uint32_t i, std::uint64_t n, Reader& r, Message& m) {
     if (n > (bytes.size() - r.at) / sizeof(float)) {
       throw ProtocolError(fmt::format("truncated {} message: buffer {} claims {} floats", to_string(tag), i, n));
     }
@@ -121,11 +140,15 @@ Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
     if (n) std::memcpy(b.data(), bytes.data() + r.at, n * sizeof(float));
     r.at += n * sizeof(float);
     m.buffers.push_back(std::move(b));
-  }
-  if (r.at != bytes.size()) {
-    throw ProtocolError(fmt::format("{} message has {} trailing bytes", to_string(tag), bytes.size() - r.at));
-  }
-  return m;
+  });
+}
+
+std::vector<std::uint8_t> encode_header(const Message& m) { return encode_impl(m, false); }
+
+std::pair<Message, std::vector<std::uint64_t>> decode_header(Tag tag, std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint64_t> sizes;
+  Message m = decode_impl(tag, bytes, [&](std::uint32_t, std::uint64_t n, Reader&, Message&) { sizes.push_back(n); });
+  return {std::move(m), std::move(sizes)};
 }
 
 std::string_view to_string(LocalPolicy p) noexcept {

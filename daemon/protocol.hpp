@@ -66,6 +66,13 @@ struct Message {
 std::vector<std::uint8_t> encode(const Message& m);
 /// Inverse of encode(). Throws ProtocolError naming what is wrong.
 Message decode(Tag tag, std::span<const std::uint8_t> bytes);
+/// The header of a message whose buffers travel separately (MpiCommunicator
+/// sends each buffer as its own MPI message, straight from its memory): as
+/// encode(), but each buffer is only its u64 float count, no floats.
+std::vector<std::uint8_t> encode_header(const Message& m);
+/// Inverse of encode_header(): the message with no buffers, and the float
+/// count of each buffer that follows. Throws ProtocolError naming what is wrong.
+std::pair<Message, std::vector<std::uint64_t>> decode_header(Tag tag, std::span<const std::uint8_t> bytes);
 
 /// The local-size policy of a job: stored (the database's best for the
 /// device, else the rule), tune (measured search on the worker first), rule

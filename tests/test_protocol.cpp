@@ -35,6 +35,23 @@ TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
   EXPECT_THROW(decode(Tag::hello, padded), ProtocolError);
 }
 
+TEST(Protocol, HeaderCarriesBodyAndBufferSizesButNoFloats) {
+  Message m{Tag::block_result, json{{"job", 7}}, {HostBuffer(1000, 2.f), HostBuffer{}, HostBuffer{4.f}}};
+  const auto header = encode_header(m);
+  EXPECT_LT(header.size(), encode(m).size() - 1000 * sizeof(float) + 1);  // no floats in it
+  const auto [back, sizes] = decode_header(Tag::block_result, header);
+  EXPECT_EQ(back.tag, Tag::block_result);
+  EXPECT_EQ(back.body, m.body);
+  EXPECT_TRUE(back.buffers.empty());
+  EXPECT_EQ(sizes, (std::vector<std::uint64_t>{1000, 0, 1}));
+  for (std::size_t cut : {std::size_t{0}, header.size() / 2, header.size() - 1}) {
+    EXPECT_THROW(decode_header(Tag::block_result, std::span(header.data(), cut)), ProtocolError) << "cut at " << cut;
+  }
+  auto padded = header;
+  padded.push_back(0);
+  EXPECT_THROW(decode_header(Tag::block_result, padded), ProtocolError);
+}
+
 TEST(Protocol, TagsHaveNamesAndKnownRange) {
   EXPECT_EQ(to_string(Tag::block_result), "block_result");
   EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::bye)));
