@@ -83,7 +83,7 @@ std::string ratio(double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.
 int bench_main(int argc, char** argv) {
   std::string devices_text, out_dir, tag, sizes_text, kernels_text;
   unsigned repeat = 5, warmup = 1, rounds = 7, round_repeat = 3, refine_points = 8, refine_repeat = 5;
-  double step = 5, fine = 1, cal_cap_ms = 250;
+  double step = 5, fine = 1, cal_cap_ms = 250, refine_min_ms = 20, round_min_ms = 10;
   po::options_description desc("bench_split options");
   desc.add_options()("help,h", "help")
       ("devices", po::value(&devices_text)->default_value("0:0,0:1"), "two device selectors D1,D2")
@@ -99,6 +99,10 @@ int bench_main(int argc, char** argv) {
       ("round-repeat", po::value(&round_repeat)->default_value(3), "timed runs per split and round")
       ("refine-points", po::value(&refine_points)->default_value(8), "measured model: splits the refinement may measure")
       ("refine-repeat", po::value(&refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
+      ("refine-min-ms", po::value(&refine_min_ms)->default_value(20),
+       "measured model: more runs per probe until they sum to MS (at most 50; 0: off)")
+      ("round-min-ms", po::value(&round_min_ms)->default_value(10),
+       "comparison: more runs per split and round until they sum to MS (at most 30; 0: off)")
       ("calibration-cap-ms", po::value(&cal_cap_ms)->default_value(250),
        "measured model: cap on one calibration slice's time (CalibrationBudget; 0: no cap)");
   po::variables_map vm;
@@ -108,6 +112,7 @@ int bench_main(int argc, char** argv) {
     std::cout << desc << "\n";
     return 0;
   }
+  if (!(refine_min_ms >= 0) || !(round_min_ms >= 0)) throw UsageError("--refine-min-ms and --round-min-ms: give 0 (off) or a positive number of ms");
   if (rounds == 0 || round_repeat == 0 || repeat == 0 || refine_repeat == 0) {
     throw UsageError("--rounds, --round-repeat, --repeat and --refine-repeat must be at least 1");
   }
@@ -122,8 +127,8 @@ int bench_main(int argc, char** argv) {
   for (const auto& s : split_list(devices_text, ',')) devices.push_back(select_device(all, s));
   if (devices.size() != 2) throw UsageError("--devices: give exactly two devices");
   const TimingOptions timing{warmup, repeat};
-  const TimingOptions round_timing{warmup, round_repeat};
-  const TimingOptions refine_timing{warmup, refine_repeat};
+  const TimingOptions round_timing{warmup, round_repeat, round_min_ms, 30};
+  const TimingOptions refine_timing{warmup, refine_repeat, refine_min_ms, 50};
   RefineOptions refine_options;
   refine_options.max_points = refine_points;
   const std::vector<LocalSize> locals{std::nullopt, std::nullopt};
@@ -138,18 +143,19 @@ int bench_main(int argc, char** argv) {
       "rounds; its best point is the oracle's split (curve: `split_{}_<kernel>.svg`). (2) Each model chooses its "
       "split; `measured` calibrates each device alone (slices of the range, {} timed runs each, capped at {} ms a "
       "slice), predicts "
-      "(water-filling), then refines online: at most {} splits measured concurrently ({} timed runs each) by "
+      "(water-filling), then refines online: at most {} splits measured concurrently ({} timed runs each, more "
+      "until they sum to {} ms, at most 50) by "
       "bracketing and golden-section search around the prediction, the single-device endpoints that can win "
       "included, a winner that uses both devices re-measured twice against the better device alone, best median "
       "kept; `measured (model only)` is its prediction before refinement. (3) "
       "Comparison, interleaved: {} rounds, each running every distinct split once ({} warm-up + {} timed runs, "
-      "median) in an order rotated per round; a method's makespan is the median of its round medians, spread = "
+      "more until they sum to {} ms, at most 30; median) in an order rotated per round; a method's makespan is the median of its round medians, spread = "
       "interquartile range ÷ median of the round medians. Identical splits are measured once, so they compare "
       "equal. ÷ oracle and ÷ better alone use these interleaved medians; `sweep ms` is the sweep's own median at "
       "that split, for the drift between phases.\n\n",
       tag, devices[0].info.name, devices[0].info.id(), devices[0].info.total_pe(), devices[1].info.name,
       devices[1].info.id(), devices[1].info.total_pe(), step, fine, repeat, tag, repeat, cal_cap_ms, refine_points,
-      refine_repeat, rounds, warmup, round_repeat);
+      refine_repeat, refine_min_ms, rounds, warmup, round_repeat, round_min_ms);
   md += "| kernel | size | method | share of first % | makespan ms | spread % | ÷ oracle | ÷ better alone | "
         "sweep ms | note |\n|---|---|---|---|---|---|---|---|---|---|\n";
   std::string notes;

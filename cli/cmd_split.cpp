@@ -186,6 +186,7 @@ int split_main(int argc, char** argv) {
   po::options_description desc("wstune split options");
   std::string kernel, size, devices_text, model_text, direction_text, local_text, csv_path, svg_path, cal_path, db;
   unsigned repeat = 5, warmup = 1, refine = 8, refine_repeat = 5;
+  double refine_min_ms = 20;
   double sweep = 0, cal_cap_ms = 250;
   std::uint64_t seed = 42;
   desc.add_options()
@@ -207,6 +208,8 @@ int split_main(int argc, char** argv) {
        "prediction (bracketing + golden-section search) and keep the best; three or more devices: at most N "
        "concurrency-correction rounds; 0: the model's prediction as it is")
       ("refine-repeat", po::value(&refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
+      ("refine-min-ms", po::value(&refine_min_ms)->default_value(20),
+       "measured model: more runs per refinement probe until they sum to MS (at most 50; 0: off)")
       ("calibration-cap-ms", po::value(&cal_cap_ms)->default_value(250),
        "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")
       ("db", po::value(&db), db_option_help)
@@ -228,6 +231,7 @@ int split_main(int argc, char** argv) {
                      desc, vm, nullptr, {"devices"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
+  if (!(refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
   const KernelSpec& spec = kernel_spec(kernel);
   const Problem p = problem_option(spec, vm, size);
   const SplitModel model = parse_split_model(model_text);
@@ -346,7 +350,7 @@ int split_main(int argc, char** argv) {
         if (!json) std::cerr << "refining: measuring a few splits on both devices at once...\n";
         RefineOptions ro;
         ro.max_points = refine;
-        const SplitRefinement r = refine_split(runner, plan.cal, locals, TimingOptions{warmup, refine_repeat}, ro);
+        const SplitRefinement r = refine_split(runner, plan.cal, locals, TimingOptions{warmup, refine_repeat, refine_min_ms, 50}, ro);
         plan.blocks = r.blocks;
         plan.refinement = r.search;
         plan.concurrent_rounds = r.concurrent_rounds;

@@ -125,7 +125,12 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     return ms_since(t0);
   };
   for (unsigned w = 0; w < timing.warmup; ++w) round(false);
-  for (unsigned r = 0; r < std::max(1u, timing.repetitions); ++r) res.makespan.ms.push_back(round(true));
+  // At least one timed round; adaptive (TimingOptions::min_timed_ms) when set.
+  double timed_sum = 0;
+  do {
+    res.makespan.ms.push_back(round(true));
+    timed_sum += res.makespan.ms.back();
+  } while (timing.more(res.makespan.ms.size(), timed_sum));
 
   for (const auto& s : res.slices) {
     if (s.status != TrialStatus::correct) {

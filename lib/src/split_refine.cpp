@@ -279,7 +279,7 @@ SplitRefinement refine_split(MultiDeviceRunner& runner, Calibration& cal, const 
   std::string last_error;
   auto measure = [&](std::size_t u) {
     const SplitRunResult r = runner.run(two_blocks(dim, u, total), locals, timing);
-    res.concurrent_rounds += timing.warmup + std::max(1u, timing.repetitions);
+    res.concurrent_rounds += timing.warmup + r.makespan.size();
     if (!r.ok()) {
       last_error = r.error;
       return inf;
