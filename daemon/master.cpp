@@ -355,7 +355,11 @@ JobReport Master::run_job(JobReport r) {
       part.kernel_ms = sum(br.kernel);
       part.kernel_median_ms = br.kernel.median();
       part.return_ms = return_ms[rank];
-      part.transfer_ms = br.recv_ms + sum(br.h2d) + sum(br.d2h) + part.return_ms;
+      // Transfers as the host sees them: the wall clock of upload and
+      // read-back (pageable memory is staged by the host before the device's
+      // copy that the events time), never less than the events.
+      part.transfer_ms = br.recv_ms + std::max(sum(br.h2d), br.h2d_wall_ms) + std::max(sum(br.d2h), br.d2h_wall_ms) +
+                         part.return_ms;
       part.busy_ms = br.busy_ms;
       part.build_ms = br.build_ms;
       part.trials = br.trials;

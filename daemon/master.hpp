@@ -52,7 +52,7 @@ struct WorkerPart {
   std::string local_source;   ///< where that local size came from
   double kernel_ms = 0;       ///< sum of its timed kernel runs (profiling events)
   double kernel_median_ms = 0;///< median kernel run
-  double transfer_ms = 0;     ///< input message receive (at the worker) + h2d + d2h + return_ms
+  double transfer_ms = 0;     ///< input message receive (at the worker) + upload + read-back (wall clock, host staging included) + return_ms
   double return_ms = 0;       ///< the result message's receive at the master (MPI transfer back), ms
   double busy_ms = 0;         ///< worker wall clock, receipt to reply
   double build_ms = 0;        ///< program build on this job (0 when cached)

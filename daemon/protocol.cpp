@@ -230,7 +230,8 @@ Message BlockResult::to_message(HostBuffer output) const {
   Message m{Tag::block_result,
             json{{"job", job}, {"attempt", attempt}, {"block", to_json(block)}, {"local", to_json(local)},
                  {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
-                 {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"build_ms", build_ms}, {"busy_ms", busy_ms},
+                 {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"h2d_wall_ms", h2d_wall_ms}, {"d2h_wall_ms", d2h_wall_ms},
+                 {"build_ms", build_ms}, {"busy_ms", busy_ms},
                  {"trials", trials}},
             {}};
   m.buffers.push_back(std::move(output));
@@ -249,6 +250,8 @@ BlockResult BlockResult::from(const Message& m) {
     r.h2d = samples_from_json(j.value("h2d", json::object()));
     r.d2h = samples_from_json(j.value("d2h", json::object()));
     r.recv_ms = j.value("recv_ms", 0.0);
+    r.h2d_wall_ms = j.value("h2d_wall_ms", 0.0);
+    r.d2h_wall_ms = j.value("d2h_wall_ms", 0.0);
     r.build_ms = j.value("build_ms", 0.0);
     r.busy_ms = j.value("busy_ms", 0.0);
     r.trials = j.value("trials", json::array());

@@ -129,6 +129,8 @@ struct BlockResult {
   Samples h2d;                 ///< host→device upload (profiling events)
   Samples d2h;                 ///< device→host read-back (profiling events)
   double recv_ms = 0;          ///< time the worker spent receiving the input message
+  double h2d_wall_ms = 0;      ///< wall clock of the upload, host staging included (ms)
+  double d2h_wall_ms = 0;      ///< wall clock of the read-back, host staging included (ms)
   double build_ms = 0;         ///< program build (0 when cached)
   double busy_ms = 0;          ///< worker wall clock from receipt to reply
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)

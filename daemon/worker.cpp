@@ -110,6 +110,8 @@ void Worker::handle_run(Received& got) {
     res.kernel = std::move(r.kernel);
     res.h2d = std::move(r.h2d);
     res.d2h = std::move(r.d2h);
+    res.h2d_wall_ms = r.h2d_wall_ms;
+    res.d2h_wall_ms = r.d2h_wall_ms;
     res.busy_ms = ms_since(t0);
     comm_.send(0, res.to_message(std::move(r.output)));
   } catch (const std::exception& e) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # wstuned benchmark: two unlike workers under MPI, the four kernels, every
 # split model against the best single worker, and the daemon's overhead
-# (makespan − the slowest worker's kernel + transfer time), within a time budget.
+# (makespan − the slowest worker's kernel + transfer time: MPI in, upload,
+# read-back, MPI out), within a time budget.
 # Usage: scripts/bench-daemon.sh [--small] [--tag TAG] [--dev1 SEL] [--dev2 SEL] [--reps N]
 #                                [--cell-s S] [--budget-s S] [--calibrate-budget-ms MS]
 #   --small     PoCL-sized problems (default: the paper's Table 3 sizes, 4× their
@@ -329,7 +330,9 @@ with open(stem + ".md", "w") as f:
     f.write(f"Workers: rank 1 = {names.get('1', '?')}, rank 2 = {names.get('2', '?')}; launcher: {flavor}. "
             "Makespan: master's wall clock from the first send to the last result (MPI transfer of the "
             "slices, upload, kernel repetitions, read-back, MPI return). Overhead = makespan − the slowest "
-            "worker's (Σ kernel + MPI receive + h2d + d2h). Each cell: a warm-up job (1 run: programs built, "
+            "worker's (Σ kernel + MPI receive of its slice + upload + read-back + MPI return of its result; "
+            "upload and read-back as wall clock, host staging of pageable memory included, never less than "
+            "their profiling events; the return as the master's receive time). Each cell: a warm-up job (1 run: programs built, "
             "PoCL's compile per block shape done) before the reported job of `reps` timed runs, local size "
             "NULL, one sample per cell. Cells and run counts come from the plan below "
             "(calibration-predicted times; see docs/daemon.md, Benchmark).\n\n")

@@ -77,10 +77,14 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   br.block = Block{0, 0, 10};
   br.kernel.ms = {1.0, 2.0, 3.0};
   br.recv_ms = 0.5;
+  br.h2d_wall_ms = 1.25;
+  br.d2h_wall_ms = 2.5;
   const Message m = br.to_message(HostBuffer(10, 1.f));
   const BlockResult br2 = BlockResult::from(m);
   EXPECT_EQ(br2.kernel.ms, br.kernel.ms);
   EXPECT_DOUBLE_EQ(br2.recv_ms, 0.5);
+  EXPECT_DOUBLE_EQ(br2.h2d_wall_ms, 1.25);
+  EXPECT_DOUBLE_EQ(br2.d2h_wall_ms, 2.5);
   EXPECT_FALSE(br2.local.has_value());
   EXPECT_EQ(m.buffers.at(0).size(), 10u);
 

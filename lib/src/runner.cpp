@@ -25,6 +25,7 @@ struct DeviceRunner::Impl {
   std::vector<std::pair<cl::Buffer, std::size_t>> input_pool;  // buffer, bytes
   std::size_t output_bytes = 0;
   Samples h2d;
+  double h2d_wall_ms = 0;  // wall clock of the last upload()
   Block uploaded{};
   bool has_upload = false;
 };
@@ -95,6 +96,7 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
 void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
   auto& m = *impl_;
   cl_int err = CL_SUCCESS;
+  const auto t_up = std::chrono::steady_clock::now();
   m.inputs.clear();
   m.h2d.ms.clear();
   const bool in_place = m.spec->in_place();
@@ -129,6 +131,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   }
   WSTUNE_CL_CHECK(m.queue.finish());
   if (!events.empty()) m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
+  m.h2d_wall_ms = ms_since(t_up);
   m.uploaded = b;
   m.has_upload = true;
 }
@@ -139,6 +142,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   RunResult r;
   r.local = local;
   r.h2d = m.h2d;
+  r.h2d_wall_ms = m.h2d_wall_ms;
   if (!m.has_upload || !(m.uploaded == b)) {
     r.status = TrialStatus::runtime;
     r.error = "run() called before upload() of this block";
@@ -165,7 +169,9 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     }
     r.output.resize(m.spec->block_output_size(p, b));
     cl::Event ev;
+    const auto t_read = std::chrono::steady_clock::now();
     WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(m.output, CL_TRUE, 0, r.output.size() * sizeof(float), r.output.data(), nullptr, &ev));
+    r.d2h_wall_ms = ms_since(t_read);
     r.d2h.ms.push_back(event_span_ms(ev, ev));
   } catch (const ClError& e) {
     r.status = e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_INVALID_WORK_ITEM_SIZE

@@ -24,6 +24,11 @@ struct RunResult {
   Samples kernel;           ///< kernel time per repetition (ms, profiling events)
   Samples h2d;              ///< host→device transfer of the block's inputs (ms)
   Samples d2h;              ///< device→host transfer of the block's output (ms)
+  /// Wall clock of the upload() this run used, host staging of pageable
+  /// memory included (the events above time only the device's copy), ms.
+  double h2d_wall_ms = 0;
+  /// Wall clock of the blocking read-back, host staging included, ms.
+  double d2h_wall_ms = 0;
   double wall_ms = 0;       ///< wall clock of the whole call (ms)
   HostBuffer output;        ///< the block's output (block_output_size floats)
   /// True when status is TrialStatus::correct.
