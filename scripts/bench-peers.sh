@@ -7,7 +7,8 @@
 #
 # usage: scripts/bench-peers.sh [--device P:D] [--preset pocl|gpu]
 #          [--size KERNEL=SIZE ...] [--kernels k1,k2] [--build DIR] [--tag TAG]
-#          [--out DIR] [--rounds N] [--clblast SIZES] [--clblast-local X,Y]
+#          [--out DIR] [--rounds N] [--clblast SIZES] [--clblast-local X,Y|N=X,Y|tuned]
+#          [--only-clblast]
 # Defaults: --device 0:0 --preset pocl --build build --out docs/results.
 # Python: kernel_tuner + pyopencl are used when importable; otherwise they are
 # installed with pip --target into BUILD/peers-pylib, from .gpu/wheels when that
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 device=0:0 preset=pocl build=build tag="" out=docs/results rounds=3 kernels=matmul,bilinear,sort,trapezoid
-clblast_sizes="" clblast_local=""
+clblast_sizes="" clblast_local="" only_clblast=0
 declare -A size def
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
@@ -33,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --clblast) clblast_sizes=$2; shift 2 ;;
     --clblast-local) clblast_local=$2; shift 2 ;;
+    --only-clblast) only_clblast=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench-peers.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -56,6 +58,47 @@ fi
 suffix=${tag:+_$tag}
 raw=$out/peers_raw$suffix
 mkdir -p "$raw"
+
+# ---- CLBlast (optional) ------------------------------------------------------
+# --clblast-local tuned: wstune's guided search (24 evaluations) picks the
+# matmul local size per N first, so CLBlast meets our tuned matmul.
+run_clblast() {
+  [[ -n "$clblast_sizes" ]] || return 0
+  if [[ ! -x "$build/bench/bench_clblast" ]]; then
+    echo "bench-peers.sh: $build/bench/bench_clblast not built (cmake --build $build --target bench_clblast)" >&2
+    return 0
+  fi
+  local cb=(--device "$device" --sizes "$clblast_sizes" --out "$raw/clblast")
+  if [[ "$clblast_local" = tuned ]]; then
+    local n best ns
+    IFS=, read -r -a ns <<<"$clblast_sizes"
+    mkdir -p "$raw/clblast"
+    : >"$raw/clblast/tuned.txt"
+    for n in "${ns[@]}"; do
+      best=$("$wstune" tune --kernel matmul --size "$n" --device "$device" --strategy guided --max-evals 24 --json \
+               --db "$raw/clblast/tune.db" | python3 -c '
+import json, sys
+b = json.load(sys.stdin)["best"]
+l = b.get("local")
+if isinstance(l, str): l = l.replace("x", ",")
+elif isinstance(l, list): l = ",".join(map(str, l))
+print(l or "", b["kernel"]["median_ms"])')
+      echo "matmul $n tuned: local ${best% *} (${best#* } ms; empty = NULL)" | tee -a "$raw/clblast/tuned.txt" >&2
+      [[ -n "${best% *}" ]] && cb+=(--local "$n=${best% *}")
+    done
+    rm -f "$raw/clblast/tune.db"*
+  elif [[ -n "$clblast_local" ]]; then
+    cb+=(--local "$clblast_local")
+  fi
+  "$build/bench/bench_clblast" "${cb[@]}"
+  cp "$raw/clblast/peers_clblast.csv" "$out/peers_clblast$suffix.csv"
+  cp "$raw/clblast/peers_clblast.md" "$out/peers_clblast$suffix.md"
+}
+if [[ "$only_clblast" = 1 ]]; then
+  run_clblast
+  exit 0
+fi
+
 
 # ---- Python side: kernel_tuner + pyopencl ----------------------------------
 py=${PYTHON:-python3}
@@ -146,16 +189,5 @@ done
   --csv "$out/peers_kernel_tuner$suffix.csv" --md "$out/peers_kernel_tuner$suffix.md" --device "$device" \
   --sizes "$(for k in "${klist[@]}"; do printf '%s=%s ' "$k" "${size[$k]}"; done)"
 
-# ---- CLBlast (optional) ------------------------------------------------------
-if [[ -n "$clblast_sizes" ]]; then
-  if [[ -x "$build/bench/bench_clblast" ]]; then
-    cb=(--device "$device" --sizes "$clblast_sizes" --out "$raw/clblast")
-    [[ -n "$clblast_local" ]] && cb+=(--local "$clblast_local")
-    "$build/bench/bench_clblast" "${cb[@]}"
-    cp "$raw/clblast/peers_clblast.csv" "$out/peers_clblast$suffix.csv"
-    cp "$raw/clblast/peers_clblast.md" "$out/peers_clblast$suffix.md"
-  else
-    echo "bench-peers.sh: $build/bench/bench_clblast not built (cmake --build $build --target bench_clblast)" >&2
-  fi
-fi
+run_clblast
 echo "wrote $out/peers_kernel_tuner$suffix.csv and .md" >&2
