@@ -82,6 +82,7 @@ b = json.load(sys.stdin)["best"]
 l = b.get("local")
 if isinstance(l, str): l = l.replace("x", ",")
 elif isinstance(l, list): l = ",".join(map(str, l))
+elif isinstance(l, dict): l = "%d,%d" % (l["x"], l["y"]) if l.get("dims", 1) == 2 else str(l["x"])
 print(l or "", b["kernel"]["median_ms"])')
       echo "matmul $n tuned: local ${best% *} (${best#* } ms; empty = NULL)" | tee -a "$raw/clblast/tuned.txt" >&2
       [[ -n "${best% *}" ]] && cb+=(--local "$n=${best% *}")
