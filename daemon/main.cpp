@@ -3,7 +3,12 @@
 #include <mpi.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
+#include <string_view>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "app.hpp"
 #include "mpi_communicator.hpp"
@@ -19,6 +24,18 @@ int main(int argc, char** argv) {
   if (auto early = early_exit(argc, argv)) return *early;
 
   MPI_Init(&argc, &argv);
+#if defined(__GLIBC__)
+  // Bulk buffers (slices, results: tens to hundreds of MB per job) come from
+  // the heap and stay mapped when freed, so the next job of that size reuses
+  // pages that are already faulted in. glibc would otherwise mmap every block
+  // over 32 MB and unmap it on free: each job then pays first-touch page
+  // faults on its output (about 20 ms for 64 MB), which is daemon overhead.
+  // The price: the process keeps its peak heap. WSTUNE_KEEP_HEAP=0 turns it off.
+  if (const char* keep = std::getenv("WSTUNE_KEEP_HEAP"); !keep || std::string_view(keep) != "0") {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+#endif
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   int rank = 0;
