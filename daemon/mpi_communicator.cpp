@@ -34,6 +34,10 @@ MpiCommunicator::~MpiCommunicator() {
           MPI_Request_free(&r);
         }
       }
+      // A send that had matched may still be reading its buffers after the
+      // cancel (MPI_Request_free lets it finish): leak them rather than free
+      // memory MPI may still read before MPI_Finalize.
+      new std::list<Pending>(std::move(pending_));  // NOLINT: deliberate leak at shutdown
     }
   } catch (...) {
   }
@@ -44,6 +48,7 @@ void MpiCommunicator::reap() {
     int done = 0;
     mpi_check(MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE),
               "MPI_Testall");
+    if (done) spin_since_ = std::chrono::steady_clock::now();  // progress: keep spinning a while
     it = done ? pending_.erase(it) : std::next(it);
   }
 }
@@ -67,6 +72,7 @@ void MpiCommunicator::send(int dest, Message m) {
   }
   p.buffers = std::move(m.buffers);
   Pending& q = pending_.emplace_back(std::move(p));  // buffers keep their addresses from here on
+  spin_since_ = std::chrono::steady_clock::now();
   q.requests.reserve(1 + q.buffers.size());
   q.requests.push_back(MPI_REQUEST_NULL);
   mpi_check(MPI_Isend(q.header.data(), static_cast<int>(q.header.size()), MPI_BYTE, dest, static_cast<int>(m.tag),
@@ -107,9 +113,13 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
       std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max(count, 0)));
       mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
                 "MPI_Recv");
-      if (!is_known_tag(st.MPI_TAG)) {
-        throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
-      }
+      // A header that cannot be read leaves its buffers (if any) queued on
+      // data_comm_: the stream from that rank is then lost, and the
+      // ProtocolError is fatal for the callers. A readable header's buffers
+      // are always received, even when the message is then refused, so the
+      // next message from that rank starts clean. The buffers were sent
+      // together with the header, so these receives wait only for the data
+      // in flight.
       auto [message, sizes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
       for (const std::uint64_t n : sizes) {
         if (n > static_cast<std::uint64_t>(INT_MAX)) {
@@ -124,14 +134,19 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
         }
         message.buffers.push_back(std::move(b));
       }
+      if (!is_known_tag(st.MPI_TAG)) {
+        throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
+      }
       Received r{st.MPI_SOURCE, std::move(message), 0};
       r.recv_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
       return r;
     }
     const auto now = clock::now();
     if (now >= deadline) return std::nullopt;
-    if (!pending_.empty()) {
-      // Own sends in flight: keep MPI progressing them instead of sleeping.
+    if (!pending_.empty() && now - spin_since_ < kSpinAfterProgress) {
+      // Own sends in flight and moving: keep MPI progressing them instead of
+      // sleeping. A send whose peer never receives stops the spinning after
+      // kSpinAfterProgress without progress (back-off as usual).
       std::this_thread::yield();
       backoff = std::chrono::microseconds(50);
       continue;

@@ -11,7 +11,9 @@
 /// back-off (50 µs doubling to 250 µs) until the timeout, so the caller never
 /// waits forever; while sends of this rank are in flight the polling does not
 /// sleep, since a rendezvous send advances only inside MPI calls (a sleeping
-/// sender would move 100 MB at well under 1 GB/s).
+/// sender would move 100 MB at well under 1 GB/s); after 1 s without
+/// progress of an own send the usual back-off returns (a peer that never
+/// receives costs no core).
 
 #include <list>
 
@@ -47,6 +49,9 @@ class MpiCommunicator final : public Communicator {
     std::vector<MPI_Request> requests;   // header first, then one per non-empty buffer
   };
   void reap();  // completes finished sends
+  /// How long polling spins (no sleep) after the last progress of an own send.
+  static constexpr std::chrono::seconds kSpinAfterProgress{1};
+  std::chrono::steady_clock::time_point spin_since_{};  // last send posted or completed
   MPI_Comm comm_;
   MPI_Comm data_comm_ = MPI_COMM_NULL;  // bulk buffers; freed by MPI_Finalize
   int rank_ = 0;

@@ -74,9 +74,10 @@ run_clblast() {
     IFS=, read -r -a ns <<<"$clblast_sizes"
     mkdir -p "$raw/clblast"
     : >"$raw/clblast/tuned.txt"
+    rm -f "$raw/clblast/tune.db"*   # a fresh tune, never a resumed one
     for n in "${ns[@]}"; do
       best=$("$wstune" tune --kernel matmul --size "$n" --device "$device" --strategy guided --max-evals 24 --json \
-               --db "$raw/clblast/tune.db" | python3 -c '
+               --no-resume --db "$raw/clblast/tune.db" | python3 -c '
 import json, sys
 b = json.load(sys.stdin)["best"]
 l = b.get("local")
@@ -95,6 +96,10 @@ print(l or "", b["kernel"]["median_ms"])')
   cp "$raw/clblast/peers_clblast.csv" "$out/peers_clblast$suffix.csv"
   cp "$raw/clblast/peers_clblast.md" "$out/peers_clblast$suffix.md"
 }
+if [[ "$only_clblast" = 1 && -z "$clblast_sizes" ]]; then
+  echo "bench-peers.sh: --only-clblast needs --clblast SIZES, e.g. --clblast 1024,4096" >&2
+  exit 2
+fi
 if [[ "$only_clblast" = 1 ]]; then
   run_clblast
   exit 0

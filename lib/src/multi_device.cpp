@@ -130,7 +130,9 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   do {
     res.makespan.ms.push_back(round(true));
     timed_sum += res.makespan.ms.back();
-  } while (timing.more(res.makespan.ms.size(), timed_sum));
+  } while (timing.more(res.makespan.ms.size(), timed_sum) &&
+           std::all_of(res.slices.begin(), res.slices.end(),
+                       [](const auto& s) { return s.status == TrialStatus::correct; }));
 
   for (const auto& s : res.slices) {
     if (s.status != TrialStatus::correct) {
