@@ -258,8 +258,12 @@ JobReport Master::run_job(JobReport r) {
       ++k;
     }
     outs.clear();
-    std::map<int, std::pair<BlockResult, HostBuffer>> results;
-    std::map<int, double> return_ms;  // the master's receive of each result message
+    struct Answer {
+      BlockResult result;
+      HostBuffer output;
+      double return_ms = 0;  // the master's receive of the result message
+    };
+    std::map<int, Answer> results;
     bool failed_attempt = false;
     const auto deadline = t0 + opt_.job_timeout;
     while (!pending.empty()) {
@@ -290,8 +294,7 @@ JobReport Master::run_job(JobReport r) {
             throw ProtocolError(fmt::format("block output has {} floats, expected {}", out.size(),
                                             spec.block_output_size(p, pending[src])));
           }
-          results[src] = {std::move(br), std::move(out)};
-          return_ms[src] = got->recv_ms;
+          results[src] = {std::move(br), std::move(out), got->recv_ms};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
           const WorkerError e = WorkerError::from(got->message);
@@ -339,8 +342,8 @@ JobReport Master::run_job(JobReport r) {
       const int rank = healthy[i].rank;
       auto it = results.find(rank);
       if (it == results.end()) continue;
-      const BlockResult& br = it->second.first;
-      spec.place_block(p, br.block, it->second.second, full);
+      const BlockResult& br = it->second.result;
+      spec.place_block(p, br.block, it->second.output, full);
       placed.push_back(br.block);
       const WorkerState& w = worker(rank);
       WorkerPart part;
@@ -354,7 +357,7 @@ JobReport Master::run_job(JobReport r) {
       part.local_source = br.local_source;
       part.kernel_ms = sum(br.kernel);
       part.kernel_median_ms = br.kernel.median();
-      part.return_ms = return_ms[rank];
+      part.return_ms = it->second.return_ms;
       // Transfers as the host sees them: the wall clock of upload and
       // read-back (pageable memory is staged by the host before the device's
       // copy that the events time), never less than the events.

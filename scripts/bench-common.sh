@@ -9,3 +9,21 @@ wstune_build_targets() {
   cmake --build "$build" --target "$@" -j "$(nproc)" >/dev/null
   export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
 }
+
+# wstuned_bench_setup NAME: for the wstuned benchmarks. Builds wstuned, finds
+# the MPI launcher (daemon/mpi-launch.sh: MPI_LAUNCHER, MPI_FLAGS,
+# MPI_FLAVOR), and sets W (the wstuned binary), out (docs/results), raw (a
+# fresh docs/results/NAME_raw) and db (a fresh scratch database in the build,
+# not a result). Needs $here.
+wstuned_bench_setup() {
+  wstune_build_targets wstuned
+  . "$here/daemon/mpi-launch.sh"
+  wstuned_launcher
+  W=$build/daemon/wstuned
+  out=$here/docs/results
+  raw=$out/${1}_raw
+  rm -rf "$raw"
+  mkdir -p "$raw"
+  db=$build/bench-$1.db
+  rm -f "$db" "$db-wal" "$db-shm"
+}

@@ -39,16 +39,7 @@ for v in "$reps" "$rounds" "$max_trials"; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench-daemon-paper.sh: --reps, --rounds and --max-trials take a positive integer, not '$v'" >&2; exit 2; }
 done
 . "$here/scripts/bench-common.sh"
-wstune_build_targets wstuned
-. "$here/daemon/mpi-launch.sh"
-wstuned_launcher
-W=$build/daemon/wstuned
-out=$here/docs/results
-raw=$out/daemon_paper_${tag}_raw
-rm -rf "$raw"
-mkdir -p "$raw"
-db=$build/bench-daemon-paper-$tag.db   # scratch database, not a result
-rm -f "$db" "$db-wal" "$db-shm"
+wstuned_bench_setup "daemon_paper_${tag}"
 if [ "$small" = 1 ]; then
   cases="matmul=128 bilinear=128x128:256x256 sort=16384 trapezoid=65536"
 else

@@ -51,16 +51,7 @@ while [ $# -gt 0 ]; do
 done
 start=$SECONDS
 . "$here/scripts/bench-common.sh"
-wstune_build_targets wstuned
-. "$here/daemon/mpi-launch.sh"
-wstuned_launcher
-W=$build/daemon/wstuned
-out=$here/docs/results
-raw=$out/daemon_${tag}_raw
-rm -rf "$raw"
-mkdir -p "$raw"
-db=$build/bench-daemon-$tag.db   # scratch database, not a result
-rm -f "$db" "$db-wal" "$db-shm"
+wstuned_bench_setup "daemon_${tag}"
 
 if [ "$small" = 1 ]; then
   cases="matmul=128 matmul=256 bilinear=128x128:256x256 bilinear=256x256:512x512 sort=16384 sort=65536 trapezoid=65536 trapezoid=262144"

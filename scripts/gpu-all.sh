@@ -25,6 +25,11 @@ export POCL_CACHE_DIR=$SRC/build-gpu/pocl-cache
 export XDG_DATA_HOME=$SRC/build-gpu/xdg-data
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
 step_timeout=${STEP_TIMEOUT:-540}
+tune_on() {  # DEVICE TAG LOG CASE...: scripts/bench-tune.sh into $LOGS/LOG.log
+  local dev=$1 tag=$2 log=$3; shift 3
+  timeout "$step_timeout" scripts/bench-tune.sh "$dev" "$tag" --case "$@" >"$LOGS/$log.log" 2>&1
+  tail -25 "$LOGS/$log.log"
+}
 for step in "$@"; do
   log "start $step"
   case $step in
@@ -34,16 +39,10 @@ for step in "$@"; do
     ctest)
       (cd build-gpu && timeout "$step_timeout" ctest -j8 --timeout 300 >"$LOGS/ctest.log" 2>&1); tail -15 "$LOGS/ctest.log" ;;
     tune|tune-gpu|tune-cpu)
-      if [ "$step" != tune-cpu ]; then
-        timeout "$step_timeout" scripts/bench-tune.sh gpu h100 --case matmul=1024 matmul=1000 bilinear=1024 \
-          bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$LOGS/tune.log" 2>&1
-        tail -25 "$LOGS/tune.log"
-      fi
-      if [ "$step" != tune-gpu ]; then
-        timeout "$step_timeout" scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 bilinear=1024 \
-          bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000 >"$LOGS/tune-cpu.log" 2>&1
-        tail -25 "$LOGS/tune-cpu.log"
-      fi ;;
+      # the two sizes per kernel, one not a power of two; the CPU's matmul smaller
+      sizes="bilinear=1024 bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000"
+      [ "$step" = tune-cpu ] || tune_on gpu h100 tune matmul=1024 matmul=1000 $sizes
+      [ "$step" = tune-gpu ] || tune_on cpu h100-host-pocl tune-cpu matmul=256 matmul=250 $sizes ;;
     split)
       timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$LOGS/split.log" 2>&1; tail -30 "$LOGS/split.log" ;;
     daemon)
