@@ -29,6 +29,7 @@ class FakeEvaluator final : public Evaluator {
     null_ms_ = null_ms;
   }
   const TuneTarget& target() const override { return target_; }
+  TuneTarget& target_mut() { return target_; }
   Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
     ++calls[to_string(local)];
     Trial t;
@@ -255,6 +256,29 @@ TEST(Tune, GuidedSpendsATwoEvaluationBudgetOnNullAndItsPrior) {
   const TuneResult r2 = tune(ev, *s2, *max_evaluations(6), quick());
   EXPECT_TRUE(r2.rule);
   EXPECT_LE(r2.evaluations, 6u);
+}
+
+TEST(Tune, GuidedOnACpuIn1DSpendsATwoEvaluationBudgetOnNullAndTheRule) {
+  FakeEvaluator ev(Extent{4096, 1, 1}, 1024, 5.0);
+  ev.best_lx = 8;  // the bowl's minimum at 256, as in the GPU test above
+  ev.target_mut().device.type = "cpu";
+  auto s = make_guided_searcher(1);
+  const TuneResult r = tune(ev, *s, *max_evaluations(2), quick());
+  EXPECT_EQ(r.evaluations, 2u);
+  ASSERT_TRUE(r.rule);  // the second evaluation was the rule: pe_per_cu 8 -> 8
+  EXPECT_EQ(r.rule->local, LocalSize(Extent{8, 1, 1}));
+  EXPECT_EQ(ev.calls.count("256"), 0u);
+  // A larger budget still reaches the bowl's minimum from the prior's seeds.
+  auto s2 = make_guided_searcher(1);
+  const TuneResult r2 = tune(ev, *s2, *max_evaluations(8), quick());
+  ASSERT_TRUE(r2.best.local);
+  EXPECT_EQ(r2.best.local->x, 256u);
+  // 2-D on a CPU keeps the prior's seeds first.
+  FakeEvaluator ev2(Extent{64, 64, 2}, 1024, 5.0);
+  ev2.target_mut().device.type = "cpu";
+  auto s3 = make_guided_searcher(1);
+  const TuneResult r3 = tune(ev2, *s3, *max_evaluations(2), quick());
+  EXPECT_FALSE(r3.rule);
 }
 
 TEST(Searchers, UnknownNameIsAUsageError) {

@@ -72,12 +72,20 @@ class GuidedSearcher final : public Searcher {
     }
     xs_.assign(xs.begin(), xs.end());
     ys_.assign(ys.begin(), ys.end());
-    // Seeds: the prior's best shape at the preferred group size, at half of
+    // On a CPU in 1-D the first seed is the paper's rule: the smallest group
+    // that fills the SIMD lanes. NULL (measured first by tune()) is PoCL's
+    // large default group, so under a two-evaluation budget the pair covers
+    // both ends of the size range; the measured 1-D CPU optima run from 4 to
+    // 4096 work-items (docs/tuning.md).
+    const bool rule_seed_first = rule && target.device.type == "cpu" && target.global.dims == 1;
+    if (rule_seed_first) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
+    // Then the prior's best shape at the preferred group size, at half of
     // it, and at double (or a quarter when double does not fit), then the rule.
     const auto order = prior_order(space, target);
     const auto n_star = static_cast<double>(prior_group_size(target));
+    const std::size_t prior_seeds = seeds_.size() + 3;
     for (double f : {1.0, 0.5, 2.0, 0.25}) {
-      if (seeds_.size() == 3) break;
+      if (seeds_.size() == prior_seeds) break;
       const Extent* pick = nullptr;
       double dist = std::numeric_limits<double>::max();
       for (const auto& e : order) {  // best prior first: the first of the closest size wins
@@ -92,7 +100,7 @@ class GuidedSearcher final : public Searcher {
         seeds_.push_back(*pick);
     }
     if (seeds_.empty() && !order.empty()) seeds_.push_back(order.front());
-    if (rule) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
+    if (rule && !rule_seed_first) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
   }
 
   std::optional<Extent> next() override {

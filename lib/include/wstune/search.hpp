@@ -52,11 +52,13 @@ std::unique_ptr<Searcher> make_exhaustive_searcher();
 std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
 /// Guided: first the best shapes of prior_order() at three work-group
 /// sizes (the target size, half and double or a quarter of it), then the
-/// paper's rule, then best-first hill-climbing from the fastest measured
+/// paper's rule (on a CPU device with a 1-D NDRange the rule comes first:
+/// the smallest group that fills the SIMD lanes, the other end of the size
+/// range from PoCL's large NULL choice), then best-first hill-climbing from the fastest measured
 /// shapes over neighbouring shapes (the next smaller and larger divisor in
 /// x, in y, and both, and the same-size reshapes), moves along x first.
 /// rule_first() is false: under a budget of two evaluations it measures
-/// NULL and the prior's first shape.
+/// NULL and its first seed.
 std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed);
 
 /// Preferred work-group size of the prior (work-items): 256 on GPUs (a
