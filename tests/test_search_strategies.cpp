@@ -44,6 +44,8 @@ class FakeEvaluator final : public Evaluator {
     for (unsigned i = 0; i < timing.repetitions; ++i) {
       double v = ms;
       if (auto s = script.find(to_string(local)); s != script.end()) v = call == 1 ? s->second.first : s->second.second;
+      if (auto sp = spread.find(to_string(local)); sp != spread.end() && timing.repetitions > 1)
+        v *= 1 + sp->second * (2.0 * i / (timing.repetitions - 1) - 1);  // evenly from v(1-s) to v(1+s)
       t.kernel.ms.push_back(v);
     }
     return t;
@@ -58,6 +60,7 @@ class FakeEvaluator final : public Evaluator {
   std::map<std::string, double> table;                        // explicit costs
   std::map<std::string, std::pair<double, double>> script;    // first call, later calls
   std::map<std::string, TrialStatus> fail;
+  std::map<std::string, double> spread;                       // samples spread ±this fraction
   std::map<std::string, int> calls;
 
  private:
@@ -159,6 +162,41 @@ TEST(Tune, TiesAreResolvedByMoreSamples) {
   ev.calls.clear();  // a fresh device: the first samples again
   auto s2 = make_exhaustive_searcher();
   EXPECT_EQ(tune(ev, *s2, *never_stop(), o).best.local->x, 2u);  // noise wins without the tie-break
+}
+
+TEST(Tune, TheTieWindowWidensToTheBestTrialsOwnSpread) {
+  FakeEvaluator ev(Extent{4, 1, 1}, 256, 5.0);
+  ev.table = {{"1", 9.0}};
+  ev.script["2"] = {1.00, 1.00};
+  ev.spread["2"] = 0.10;          // samples 0.9, 1.0, 1.1: relative IQR 10 %
+  ev.script["4"] = {1.06, 0.90};  // 6 % slower at first, faster in truth
+  TuneOptions o = quick();
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *never_stop(), o);
+  ASSERT_TRUE(r.best.local);
+  EXPECT_EQ(r.best.local->x, 4u);
+  EXPECT_GT(r.tiebreak_trials, 0u);
+  // With the window held at 3 %, 1.06 is not a tie and the first look wins.
+  o.tie_tolerance_max = o.tie_tolerance;
+  ev.calls.clear();
+  auto s2 = make_exhaustive_searcher();
+  const TuneResult r2 = tune(ev, *s2, *never_stop(), o);
+  ASSERT_TRUE(r2.best.local);
+  EXPECT_EQ(r2.best.local->x, 2u);
+}
+
+TEST(Samples, QuantilesInterpolateBetweenOrderStatistics) {
+  const Samples s{{4, 1, 3, 2}};
+  EXPECT_DOUBLE_EQ(s.quantile(0), 1);
+  EXPECT_DOUBLE_EQ(s.quantile(0.25), 1.75);
+  EXPECT_DOUBLE_EQ(s.quantile(0.5), s.median());
+  EXPECT_DOUBLE_EQ(s.quantile(1), 4);
+  EXPECT_DOUBLE_EQ(s.relative_iqr(), (3.25 - 1.75) / 2.5);
+  EXPECT_EQ(Samples{}.quantile(0.5), 0);
+  EXPECT_EQ(Samples{}.relative_iqr(), 0);
+  EXPECT_DOUBLE_EQ(Samples{{7}}.quantile(0.9), 7);
+  EXPECT_THROW((void)s.quantile(1.5), std::invalid_argument);
+  EXPECT_THROW((void)s.quantile(-0.1), std::invalid_argument);
 }
 
 TEST(Tune, ObserverSeesEveryTrialAndLookupAvoidsRemeasuring) {

@@ -371,7 +371,9 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   for (unsigned round = 0; round < options.tiebreak_rounds; ++round) {
     const auto ok = ranked_ok();
     if (ok.size() < 2) break;
-    const double limit = ok.front()->median_ms() * (1 + options.tie_tolerance);
+    const double window =
+        std::max(options.tie_tolerance, std::min(options.tie_tolerance_max, ok.front()->kernel.relative_iqr()));
+    const double limit = ok.front()->median_ms() * (1 + window);
     std::vector<Trial*> tied;
     for (Trial* t : ok)
       if (t->median_ms() <= limit && tied.size() < options.tiebreak_candidates) tied.push_back(t);

@@ -1,6 +1,7 @@
 #include "wstune/timing.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "wstune/error.hpp"
 
@@ -16,6 +17,22 @@ double Samples::median() const {
 
 double Samples::min() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
 double Samples::max() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
+
+double Samples::quantile(double q) const {
+  if (!(q >= 0 && q <= 1)) throw std::invalid_argument("Samples::quantile: q must be in [0, 1]");
+  if (ms.empty()) return 0;
+  std::vector<double> v = ms;
+  std::sort(v.begin(), v.end());
+  const double h = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(h);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+double Samples::relative_iqr() const {
+  const double m = median();
+  return m > 0 ? (quantile(0.75) - quantile(0.25)) / m : 0;
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -128,8 +128,13 @@ struct TuneOptions {
   /// Warm-up and repetitions of each trial: at least 5 samples, more until
   /// they sum to 2 ms (at most 100), so a 10 µs kernel gets a stable median.
   TimingOptions timing{1, 5, 2.0, 100};
-  double tie_tolerance = 0.03;    ///< medians within this fraction of the best are ties
-  unsigned tiebreak_rounds = 2;   ///< at most this many rounds of extra samples for ties
+  /// Medians within this fraction of the best are ties (at least).
+  double tie_tolerance = 0.03;
+  /// The tie window widens to the best trial's own spread (its samples'
+  /// relative_iqr()) up to this fraction: medians closer than the
+  /// measurement resolves are ties too (PoCL's trials spread 5–10 %).
+  double tie_tolerance_max = 0.10;
+  unsigned tiebreak_rounds = 3;   ///< at most this many rounds of extra samples for ties
   unsigned tiebreak_candidates = 4;  ///< at most this many tied configurations get extra samples
   /// Called after every measured trial (every phase), e.g. to store it.
   std::function<void(const Trial&, TrialPhase)> on_trial;
@@ -160,8 +165,9 @@ struct TuneResult {
 /// Tunes the local work size of `evaluator`'s target: measures NULL, the
 /// paper's rule (after the search instead, and only within the budget, for
 /// a searcher whose rule_first() is false), the searcher's proposals until `stop` or the searcher
-/// ends; configurations whose medians are within options.tie_tolerance of
-/// the best get more samples (samples are merged) until one is clearly best
+/// ends; configurations whose medians are within the tie window of the best
+/// (options.tie_tolerance, widened to the best's own sample spread up to
+/// options.tie_tolerance_max) get more samples (samples are merged) until one is clearly best
 /// or the rounds run out; the answer is the fastest median, and NULL unless
 /// that is strictly faster than NULL's. Failing trials are kept as data.
 /// Throws only what the evaluator's constructor would (never for a trial).

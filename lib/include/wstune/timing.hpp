@@ -21,6 +21,13 @@ struct Samples {
   [[nodiscard]] double min() const;
   /// The largest sample; 0 if empty.
   [[nodiscard]] double max() const;
+  /// The q-quantile, q in [0, 1], interpolated linearly between order
+  /// statistics (Hyndman & Fan type 7, as R and NumPy by default); 0 if
+  /// empty. Throws std::invalid_argument for q outside [0, 1].
+  [[nodiscard]] double quantile(double q) const;
+  /// Interquartile range over the median, (q3 − q1) / median: the spread of
+  /// one trial's samples as a fraction; 0 if empty or the median is 0.
+  [[nodiscard]] double relative_iqr() const;
   /// Number of samples.
   [[nodiscard]] std::size_t size() const noexcept { return ms.size(); }
 };
