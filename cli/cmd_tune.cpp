@@ -56,7 +56,7 @@ int tune_main(int argc, char** argv) {
   po::options_description desc("wstune tune options");
   std::string kernel, size, device, strategy, heatmap_file, db;
   unsigned max_evals = 0, repeat = 5, warmup = 1, max_repeat = 100;
-  double min_time_ms = 2.0;
+  double min_time_ms = 2.0, median_error = 0.01;
   double time_limit_s = 0, trial_timeout_s = 60;
   std::uint64_t seed = 42;
   desc.add_options()
@@ -71,7 +71,11 @@ int tune_main(int argc, char** argv) {
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs per trial")
       ("min-time", po::value(&min_time_ms)->default_value(2.0),
        "keep repeating a trial until its samples sum to MS milliseconds (short kernels get stable medians; 0: off)")
-      ("max-repeat", po::value(&max_repeat)->default_value(100), "at most this many timed repetitions with --min-time")
+      ("median-error", po::value(&median_error)->default_value(0.01),
+       "keep repeating a trial while its median's estimated relative standard error (0.93·IQR/median/√n) "
+       "is above this fraction (noisy devices get more samples; 0: off)")
+      ("max-repeat", po::value(&max_repeat)->default_value(100),
+       "at most this many timed repetitions with --min-time or --median-error")
       ("trial-timeout", po::value(&trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
       ("seed", po::value(&seed)->default_value(42), "input and search seed")
       ("db", po::value(&db), db_option_help)
@@ -93,6 +97,9 @@ int tune_main(int argc, char** argv) {
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (!std::isfinite(min_time_ms) || min_time_ms > 60'000)
     throw UsageError(fmt::format("--min-time {}: give milliseconds between 0 and 60000, e.g. --min-time 2", min_time_ms));
+  if (!std::isfinite(median_error) || median_error < 0 || median_error >= 1)
+    throw UsageError(fmt::format("--median-error {}: give a fraction from 0 (off) to below 1, e.g. --median-error 0.01",
+                                 median_error));
   if (!std::isfinite(time_limit_s) || time_limit_s < 0 || time_limit_s > 1e7)
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(trial_timeout_s) || trial_timeout_s <= 0 || trial_timeout_s > 1e6)
@@ -132,7 +139,7 @@ int tune_main(int argc, char** argv) {
   }
 
   TuneOptions options;
-  options.timing = TimingOptions{warmup, repeat, min_time_ms, max_repeat};
+  options.timing = TimingOptions{warmup, repeat, min_time_ms, max_repeat, median_error};
   const bool progress = stderr_is_tty();
   unsigned n = 0;
   double best_ms = 0;

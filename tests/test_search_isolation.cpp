@@ -126,6 +126,12 @@ TEST(IsolatedEvaluator, TunesAndVerifiesMatmul) {
   EXPECT_GT(ev.target().limits.max_items(), 1u);
   const Trial bad = ev.evaluate(Extent{5, 1, 2}, TimingOptions{0, 1});
   EXPECT_EQ(bad.status, TrialStatus::constraints);
+  // The noise criterion reaches the worker: a median error no real spread
+  // meets takes samples up to the cap; without it the minimum count stays.
+  const Trial capped = ev.evaluate(Extent{8, 8, 2}, TimingOptions{0, 3, 0, 9, 1e-12});
+  ASSERT_TRUE(capped.ok()) << capped.error;
+  EXPECT_EQ(capped.kernel.size(), 9u);
+  EXPECT_EQ(ev.evaluate(Extent{8, 8, 2}, TimingOptions{0, 3, 0, 9}).kernel.size(), 3u);
   auto s = make_guided_searcher(1);
   TuneOptions o;
   o.timing = {1, 3};

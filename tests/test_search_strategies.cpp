@@ -236,6 +236,23 @@ TEST(Timing, AdaptiveRepetitionsStopAtTheTimeTargetOrTheCap) {
   EXPECT_FALSE(adaptive.more(100, 0.5)); // the cap
 }
 
+TEST(Timing, NoisySamplesGetMoreRepetitionsUntilTheMedianIsPreciseOrTheCap) {
+  const TimingOptions noisy{1, 5, 2.0, 100, 0.01};
+  EXPECT_NEAR(TimingOptions::median_error(0.4, 16), 0.093, 1e-12);
+  EXPECT_EQ(TimingOptions::median_error(0.4, 0), 0);
+  EXPECT_TRUE(noisy.more(5, 3.0, 0.40));     // 2 ms reached, but 40 % spread: error 17 %
+  EXPECT_TRUE(noisy.more(99, 40.0, 0.40));   // still 3.7 %
+  EXPECT_FALSE(noisy.more(100, 40.0, 0.40)); // the cap
+  EXPECT_FALSE(noisy.more(5, 3.0, 0.02));    // quiet: 0.93 * 2 % / sqrt(5) = 0.8 %
+  EXPECT_TRUE(noisy.more(5, 1.0, 0.0));      // the time target still applies
+  EXPECT_TRUE(noisy.more(4, 9.0, 0.0));      // and the minimum count
+  const TimingOptions off{1, 5, 2.0, 100};
+  EXPECT_FALSE(off.more(5, 3.0, 0.40));      // 0 turns the noise criterion off
+  const TimingOptions error_only{1, 5, 0, 50, 0.05};
+  EXPECT_TRUE(error_only.more(5, 100.0, 0.5));
+  EXPECT_FALSE(error_only.more(50, 100.0, 0.5));
+}
+
 namespace {
 TuneTarget gpu_target(Extent global, Priority pri) {
   TuneTarget t;

@@ -51,7 +51,8 @@ std::unique_ptr<Searcher> make_exhaustive_searcher();
 /// Shapes in a seeded random order (without repetition).
 std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
 /// Guided: first the best shapes of prior_order() at three work-group
-/// sizes (the target size, half and double or a quarter of it), then the
+/// sizes (the target size, half and double or a quarter of it; on a CPU
+/// device an eighth and eight times it), then the
 /// paper's rule (on a CPU device with a 1-D NDRange the rule comes first:
 /// the smallest group that fills the SIMD lanes, the other end of the size
 /// range from PoCL's large NULL choice), then best-first hill-climbing from the fastest measured
@@ -126,8 +127,10 @@ std::string_view to_string(TrialPhase p) noexcept;
 /// How tune() measures.
 struct TuneOptions {
   /// Warm-up and repetitions of each trial: at least 5 samples, more until
-  /// they sum to 2 ms (at most 100), so a 10 µs kernel gets a stable median.
-  TimingOptions timing{1, 5, 2.0, 100};
+  /// they sum to 2 ms and the median's estimated relative standard error is
+  /// at most 1 % (at most 100 samples), so a 10 µs kernel and a noisy one
+  /// get a stable median.
+  TimingOptions timing{1, 5, 2.0, 100, 0.01};
   /// Medians within this fraction of the best are ties (at least).
   double tie_tolerance = 0.03;
   /// The tie window widens to the best trial's own spread (its samples'
