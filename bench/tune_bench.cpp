@@ -47,7 +47,7 @@ int main(int argc, char** argv) try {
   std::string device = "default", out_dir = "docs/results", tag = "pocl";
   std::vector<std::string> cases;
   unsigned repeat = 5, warmup = 1, max_repeat = 100, verify_rounds = 10;
-  double budget = 0.2, trial_timeout = 60, min_time = 2.0, median_error = 0.01;
+  double budget = 0.2, trial_timeout = 60, min_time = 2.0, median_error = 0.01, max_time = 50.0;
   std::uint64_t seed = 1;
   po::options_description desc("bench_tune options");
   desc.add_options()("help,h", "help")
@@ -60,6 +60,7 @@ int main(int argc, char** argv) try {
       ("min-time", po::value(&min_time), "repeat a trial until its samples sum to MS (0: off)")
       ("median-error", po::value(&median_error),
        "repeat a trial while its median's estimated relative standard error is above this (0: off)")
+      ("max-time", po::value(&max_time), "--median-error adds samples only until they sum to MS (0: no bound)")
       ("max-repeat", po::value(&max_repeat), "cap on repetitions with --min-time or --median-error")
       ("verify-rounds", po::value(&verify_rounds),
        "rounds of interleaved re-measurement of optimum, guided answer, NULL and rule (0: off)")
@@ -82,7 +83,7 @@ int main(int argc, char** argv) try {
   cfg.device = device;
   cfg.trial_timeout = std::chrono::milliseconds(static_cast<long long>(trial_timeout * 1000));
   TuneOptions opt;
-  opt.timing = TimingOptions{warmup, repeat, min_time, max_repeat, median_error};
+  opt.timing = TimingOptions{warmup, repeat, min_time, max_repeat, median_error, max_time};
 
   std::vector<Row> rows;
   std::vector<std::string> trial_rows;
@@ -181,7 +182,7 @@ int main(int argc, char** argv) try {
   md << fmt::format("# Local work size search: guided vs exhaustive ({})\n\n", tag);
   md << fmt::format(
       "Device: {}. Each trial: {} warm-up, then at least {} timed runs, more until they sum to {} ms and the median's estimated relative standard error "
-      "is at most {} (at most {}); "
+      "is at most {} or they sum to {} ms (at most {}); "
       "medians of kernel time (OpenCL profiling events). Guided budget: {:.0f} % of the exhaustive evaluations "
       "(NULL included). The exhaustive optimum is the smallest of many noisy medians, so it is biased low; the "
       "optimum, the guided answer, NULL and the rule are therefore re-measured side by side in {} interleaved "
@@ -190,7 +191,8 @@ int main(int argc, char** argv) try {
       "in its own run (≤ 1 by construction). `overhead` is tuning wall time per measured trial (tie-break trials "
       "included) minus the worker's time running the configuration (warm-up, repetitions, read-back; on PoCL that "
       "includes compiling each new local size). Every exhaustive trial is in tune_{}_trials.csv.\n\n",
-      rows.empty() ? device : rows.front().device, warmup, repeat, min_time, median_error, max_repeat, budget * 100,
+      rows.empty() ? device : rows.front().device, warmup, repeat, min_time, median_error, max_time, max_repeat,
+      budget * 100,
       verify_rounds,
       tag);
   md << "| kernel | size | shapes | optimum | opt ms | NULL/opt | rule | rule/opt | guided evals | guided | "

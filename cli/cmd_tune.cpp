@@ -56,7 +56,7 @@ int tune_main(int argc, char** argv) {
   po::options_description desc("wstune tune options");
   std::string kernel, size, device, strategy, heatmap_file, db;
   unsigned max_evals = 0, repeat = 5, warmup = 1, max_repeat = 100;
-  double min_time_ms = 2.0, median_error = 0.01;
+  double min_time_ms = 2.0, median_error = 0.01, max_time_ms = 50.0;
   double time_limit_s = 0, trial_timeout_s = 60;
   std::uint64_t seed = 42;
   desc.add_options()
@@ -74,6 +74,8 @@ int tune_main(int argc, char** argv) {
       ("median-error", po::value(&median_error)->default_value(0.01),
        "keep repeating a trial while its median's estimated relative standard error (0.93·IQR/median/√n) "
        "is above this fraction (noisy devices get more samples; 0: off)")
+      ("max-time", po::value(&max_time_ms)->default_value(50.0),
+       "--median-error adds samples only until they sum to MS milliseconds (0: no bound)")
       ("max-repeat", po::value(&max_repeat)->default_value(100),
        "at most this many timed repetitions with --min-time or --median-error")
       ("trial-timeout", po::value(&trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
@@ -100,6 +102,8 @@ int tune_main(int argc, char** argv) {
   if (!std::isfinite(median_error) || median_error < 0 || median_error >= 1)
     throw UsageError(fmt::format("--median-error {}: give a fraction from 0 (off) to below 1, e.g. --median-error 0.01",
                                  median_error));
+  if (!std::isfinite(max_time_ms) || max_time_ms < 0 || max_time_ms > 600'000)
+    throw UsageError(fmt::format("--max-time {}: give milliseconds between 0 and 600000, e.g. --max-time 50", max_time_ms));
   if (!std::isfinite(time_limit_s) || time_limit_s < 0 || time_limit_s > 1e7)
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(trial_timeout_s) || trial_timeout_s <= 0 || trial_timeout_s > 1e6)
@@ -139,7 +143,7 @@ int tune_main(int argc, char** argv) {
   }
 
   TuneOptions options;
-  options.timing = TimingOptions{warmup, repeat, min_time_ms, max_repeat, median_error};
+  options.timing = TimingOptions{warmup, repeat, min_time_ms, max_repeat, median_error, max_time_ms};
   const bool progress = stderr_is_tty();
   unsigned n = 0;
   double best_ms = 0;

@@ -87,7 +87,15 @@ TEST(Tune, ExhaustiveMeasuresEveryShapeOnceAndFindsTheMinimum) {
   auto s = make_exhaustive_searcher();
   const TuneResult r = tune(ev, *s, *never_stop(), quick());
   EXPECT_EQ(r.evaluations, r.space.size() + 1);
-  for (const auto& [k, n] : ev.calls) EXPECT_EQ(n, 1) << k;
+  // Every shape once in the search; the confirmation rounds add two trials
+  // to each of the 4 fastest and NULL (all distinct here), nothing else.
+  int extra = 0;
+  for (const auto& [k, n] : ev.calls) {
+    EXPECT_TRUE(n == 1 || n == 3) << k << ": " << n;
+    extra += n - 1;
+  }
+  EXPECT_EQ(extra, 10);
+  EXPECT_EQ(r.tiebreak_trials, 10u);
   ASSERT_TRUE(r.best.local);
   EXPECT_EQ(*r.best.local, (Extent{32, 2, 2}));
   EXPECT_DOUBLE_EQ(r.best.median_ms(), space_min(ev, r.space));
@@ -176,13 +184,34 @@ TEST(Tune, TheTieWindowWidensToTheBestTrialsOwnSpread) {
   ASSERT_TRUE(r.best.local);
   EXPECT_EQ(r.best.local->x, 4u);
   EXPECT_GT(r.tiebreak_trials, 0u);
-  // With the window held at 3 %, 1.06 is not a tie and the first look wins.
+  // With the window held at 3 % (and no confirmation rounds), 1.06 is not a
+  // tie and the first look wins.
   o.tie_tolerance_max = o.tie_tolerance;
+  o.confirm_rounds = 0;
   ev.calls.clear();
   auto s2 = make_exhaustive_searcher();
   const TuneResult r2 = tune(ev, *s2, *never_stop(), o);
   ASSERT_TRUE(r2.best.local);
   EXPECT_EQ(r2.best.local->x, 2u);
+}
+
+TEST(Tune, ConfirmationRoundsDoNotLetOneLuckyTrialOfNullWin) {
+  FakeEvaluator ev(Extent{4, 1, 1}, 256, 1.0);
+  ev.script["null"] = {0.50, 1.00};  // measured at a lucky moment first
+  ev.table = {{"1", 2.0}, {"2", 0.95}, {"4", 0.90}};
+  TuneOptions o = quick();
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *never_stop(), o);
+  ASSERT_TRUE(r.best.local);
+  EXPECT_EQ(r.best.local->x, 4u);
+  EXPECT_EQ(ev.calls["null"], 3);  // the first trial and two confirmations
+  EXPECT_NEAR(*r.ratio_to_baseline(), 0.9, 1e-9);
+  // Without confirmation, NULL's first trial is 45 % faster than any shape:
+  // no tie, and the lucky trial decides.
+  o.confirm_rounds = 0;
+  ev.calls.clear();
+  auto s2 = make_exhaustive_searcher();
+  EXPECT_FALSE(tune(ev, *s2, *never_stop(), o).best.local);
 }
 
 TEST(Samples, QuantilesInterpolateBetweenOrderStatistics) {

@@ -366,8 +366,13 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   // only if the budget has room for it.
   if (rule && !find(rule) && !stop.reached(progress_now())) searcher.report(measure(rule, TrialPhase::rule));
 
-  // Ties: configurations within the tolerance of the best median get more
-  // samples until one is clearly best or the rounds run out.
+  // Confirmation, then ties. One trial's samples are taken back to back, so
+  // a trial that ran at a lucky (or unlucky) moment shifts all of them: on
+  // PoCL whole trials of the same shape differ by up to 2x. The first
+  // confirm_rounds rounds therefore give the tiebreak_candidates best shapes
+  // and NULL one more trial each, interleaved, whatever their medians; later
+  // rounds only the shapes still within the tie window of the best. Samples
+  // are merged, so a shape's median is over all its trials.
   auto ranked_ok = [&] {
     std::vector<Trial*> ok;
     for (auto& t : trials)
@@ -378,14 +383,15 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
   for (unsigned round = 0; round < options.tiebreak_rounds; ++round) {
     const auto ok = ranked_ok();
     if (ok.size() < 2) break;
+    const bool confirming = round < options.confirm_rounds;
     const double window =
         std::max(options.tie_tolerance, std::min(options.tie_tolerance_max, ok.front()->kernel.relative_iqr()));
     const double limit = ok.front()->median_ms() * (1 + window);
     std::vector<Trial*> tied;
     for (Trial* t : ok)
-      if (t->median_ms() <= limit && tied.size() < options.tiebreak_candidates) tied.push_back(t);
+      if ((confirming || t->median_ms() <= limit) && tied.size() < options.tiebreak_candidates) tied.push_back(t);
     Trial* null_trial = find(std::nullopt);
-    if (null_trial && null_trial->ok() && null_trial->median_ms() <= limit &&
+    if (null_trial && null_trial->ok() && (confirming || null_trial->median_ms() <= limit) &&
         std::find(tied.begin(), tied.end(), null_trial) == tied.end())
       tied.push_back(null_trial);
     if (tied.size() < 2) break;

@@ -211,7 +211,7 @@ Recv recv_msg(int fd, nlohmann::json& out, std::optional<Clock::time_point> dead
 TimingOptions timing_from(const nlohmann::json& j) {
   return TimingOptions{j.at("warmup").get<unsigned>(), j.at("repetitions").get<unsigned>(),
                        j.value("min_timed_ms", 0.0), j.value("max_repetitions", 0u),
-                       j.value("max_median_error", 0.0)};
+                       j.value("max_median_error", 0.0), j.value("max_timed_ms", 0.0)};
 }
 
 // The worker process: start, say hello, answer trial requests until EOF.
@@ -388,7 +388,8 @@ Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& t
   const nlohmann::json req = {{"local", to_json(local)},
                               {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions},
                                                          {"min_timed_ms", timing.min_timed_ms}, {"max_repetitions", timing.max_repetitions},
-                                                          {"max_median_error", timing.max_median_error}}}};
+                                                          {"max_median_error", timing.max_median_error},
+                                                          {"max_timed_ms", timing.max_timed_ms}}}};
   nlohmann::json answer;
   Recv r = send_msg(m.fd, req) ? recv_msg(m.fd, answer, t0 + m.cfg.trial_timeout) : Recv::eof;
   if (r == Recv::ok) {

@@ -127,18 +127,28 @@ std::string_view to_string(TrialPhase p) noexcept;
 /// How tune() measures.
 struct TuneOptions {
   /// Warm-up and repetitions of each trial: at least 5 samples, more until
-  /// they sum to 2 ms and the median's estimated relative standard error is
-  /// at most 1 % (at most 100 samples), so a 10 µs kernel and a noisy one
-  /// get a stable median.
-  TimingOptions timing{1, 5, 2.0, 100, 0.01};
+  /// they sum to 2 ms, and while the median's estimated relative standard
+  /// error is above 1 % until they sum to 50 ms (at most 100 samples), so a
+  /// 10 µs kernel and a noisy short one get a stable median.
+  TimingOptions timing{1, 5, 2.0, 100, 0.01, 50.0};
   /// Medians within this fraction of the best are ties (at least).
   double tie_tolerance = 0.03;
   /// The tie window widens to the best trial's own spread (its samples'
   /// relative_iqr()) up to this fraction: medians closer than the
   /// measurement resolves are ties too (PoCL's trials spread 5–10 %).
   double tie_tolerance_max = 0.10;
-  unsigned tiebreak_rounds = 3;   ///< at most this many rounds of extra samples for ties
-  unsigned tiebreak_candidates = 4;  ///< at most this many tied configurations get extra samples
+  /// At most this many rounds of extra trials after the search (0: none,
+  /// the first measurement of each shape decides).
+  unsigned tiebreak_rounds = 4;
+  /// The first this many of those rounds confirm: the tiebreak_candidates
+  /// fastest shapes and NULL get one more trial each, interleaved, whatever
+  /// their medians (one trial's samples share its moment's luck: on PoCL
+  /// whole trials of one shape differ by up to 2×). Later rounds only
+  /// re-measure shapes within the tie window.
+  unsigned confirm_rounds = 2;
+  /// At most this many of the fastest configurations get an extra trial per
+  /// round; NULL is added when it is not among them.
+  unsigned tiebreak_candidates = 4;
   /// Called after every measured trial (every phase), e.g. to store it.
   std::function<void(const Trial&, TrialPhase)> on_trial;
   /// "Already measured" lookup: a returned Trial is used instead of measuring
@@ -168,9 +178,10 @@ struct TuneResult {
 /// Tunes the local work size of `evaluator`'s target: measures NULL, the
 /// paper's rule (after the search instead, and only within the budget, for
 /// a searcher whose rule_first() is false), the searcher's proposals until `stop` or the searcher
-/// ends; configurations whose medians are within the tie window of the best
-/// (options.tie_tolerance, widened to the best's own sample spread up to
-/// options.tie_tolerance_max) get more samples (samples are merged) until one is clearly best
+/// ends; then the fastest shapes and NULL get options.confirm_rounds more
+/// interleaved trials, and configurations whose medians are within the tie
+/// window of the best (options.tie_tolerance, widened to the best's own
+/// sample spread up to options.tie_tolerance_max) get more samples (samples are merged) until one is clearly best
 /// or the rounds run out; the answer is the fastest median, and NULL unless
 /// that is strictly faster than NULL's. Failing trials are kept as data.
 /// Throws only what the evaluator's constructor would (never for a trial).

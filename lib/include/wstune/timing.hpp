@@ -52,6 +52,10 @@ struct TimingOptions {
   /// on a 16-thread PoCL device whose samples spread 40 % gets up to
   /// max_repetitions instead of 5. 0 = off.
   double max_median_error = 0;
+  /// Noise-driven samples (max_median_error) stop once the samples sum to
+  /// this many ms, so a noisy 35 ms kernel keeps its minimum count while a
+  /// noisy 0.4 ms one gets up to max_repetitions. 0 = no time bound.
+  double max_timed_ms = 0;
 
   /// Estimated relative standard error of the median of `n` samples whose
   /// interquartile range is `relative_iqr` of their median: 0.93 · IQR/√n,
@@ -68,7 +72,8 @@ struct TimingOptions {
     if (taken < repetitions) return true;
     if (taken >= std::max(repetitions, max_repetitions)) return false;
     if (min_timed_ms > 0 && sum_ms < min_timed_ms) return true;
-    return max_median_error > 0 && median_error(relative_iqr, taken) > max_median_error;
+    return max_median_error > 0 && (max_timed_ms <= 0 || sum_ms < max_timed_ms) &&
+           median_error(relative_iqr, taken) > max_median_error;
   }
 };
 
