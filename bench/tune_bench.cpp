@@ -46,7 +46,7 @@ std::string fmt_ratio(double a, double b) { return b > 0 && a > 0 ? fmt::format(
 int main(int argc, char** argv) try {
   std::string device = "default", out_dir = "docs/results", tag = "pocl";
   std::vector<std::string> cases;
-  unsigned repeat = 5, warmup = 1, max_repeat = 100, verify_rounds = 10;
+  unsigned repeat = 5, warmup = 1, max_repeat = 100, verify_rounds = 30;
   double budget = 0.2, trial_timeout = 60, min_time = 2.0, median_error = 0.01, max_time = 50.0;
   std::uint64_t seed = 1;
   po::options_description desc("bench_tune options");

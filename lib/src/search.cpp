@@ -380,13 +380,17 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
     std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
     return ok;
   };
+  // The window: the tolerance, widened to the best's sample spread. After
+  // the confirmation rounds its samples come from several trials, so the
+  // spread includes the between-trial noise too.
+  auto window_of = [&](const Trial& best) {
+    return std::max(options.tie_tolerance, std::min(options.tie_tolerance_max, best.kernel.relative_iqr()));
+  };
   for (unsigned round = 0; round < options.tiebreak_rounds; ++round) {
     const auto ok = ranked_ok();
     if (ok.size() < 2) break;
     const bool confirming = round < options.confirm_rounds;
-    const double window =
-        std::max(options.tie_tolerance, std::min(options.tie_tolerance_max, ok.front()->kernel.relative_iqr()));
-    const double limit = ok.front()->median_ms() * (1 + window);
+    const double limit = ok.front()->median_ms() * (1 + window_of(*ok.front()));
     std::vector<Trial*> tied;
     for (Trial* t : ok)
       if ((confirming || t->median_ms() <= limit) && tied.size() < options.tiebreak_candidates) tied.push_back(t);

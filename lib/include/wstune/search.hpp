@@ -133,13 +133,16 @@ struct TuneOptions {
   TimingOptions timing{1, 5, 2.0, 100, 0.01, 50.0};
   /// Medians within this fraction of the best are ties (at least).
   double tie_tolerance = 0.03;
-  /// The tie window widens to the best trial's own spread (its samples'
-  /// relative_iqr()) up to this fraction: medians closer than the
-  /// measurement resolves are ties too (PoCL's trials spread 5–10 %).
+  /// The tie window widens to the best configuration's sample spread (its
+  /// merged samples' relative_iqr(), which after the confirmation rounds
+  /// spans several trials) up to this fraction: medians closer than the
+  /// measurement resolves are ties too (on PoCL one trial's samples spread
+  /// 5–10 %, and the same shape re-measured in another process differs by a
+  /// median 4–7 %, 12–29 % on a 2-vCPU machine).
   double tie_tolerance_max = 0.10;
   /// At most this many rounds of extra trials after the search (0: none,
   /// the first measurement of each shape decides).
-  unsigned tiebreak_rounds = 4;
+  unsigned tiebreak_rounds = 8;
   /// The first this many of those rounds confirm: the tiebreak_candidates
   /// fastest shapes and NULL get one more trial each, interleaved, whatever
   /// their medians (one trial's samples share its moment's luck: on PoCL
