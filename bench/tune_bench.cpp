@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
+#include <tuple>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -30,6 +32,7 @@ struct Row {
   double ex_wall_s = 0, g_wall_s = 0, ms_per_eval = 0, run_ms_per_eval = 0, overhead_ms_per_eval = 0;
   // Interleaved re-measurement of the optimum, the guided answer, NULL and the rule.
   double v_opt_ms = 0, v_g_ms = 0, v_null_ms = 0, v_rule_ms = 0;
+  double v_ci_lo = 0, v_ci_hi = 0;  // 95 % bootstrap interval of guided/opt over the rounds
   std::size_t v_samples = 0;
   unsigned failed = 0;
 };
@@ -41,6 +44,30 @@ TuneResult run(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& 
 }
 
 std::string fmt_ratio(double a, double b) { return b > 0 && a > 0 ? fmt::format("{:.3f}", a / b) : "-"; }
+
+// 95 % percentile-bootstrap interval of median(b) / median(a), resampling
+// whole interleaved rounds (a round's two trials ran side by side, so they
+// are drawn together). a[i] and b[i] hold round i's samples.
+std::pair<double, double> bootstrap_ratio(const std::vector<std::vector<double>>& a,
+                                          const std::vector<std::vector<double>>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  if (n == 0) return {0, 0};
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+  std::vector<double> ratios;
+  for (int rep = 0; rep < 2000; ++rep) {
+    Samples sa, sb;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t k = pick(rng);
+      sa.ms.insert(sa.ms.end(), a[k].begin(), a[k].end());
+      sb.ms.insert(sb.ms.end(), b[k].begin(), b[k].end());
+    }
+    if (sa.median() > 0 && sb.median() > 0) ratios.push_back(sb.median() / sa.median());
+  }
+  if (ratios.empty()) return {0, 0};
+  const Samples rs{ratios};
+  return {rs.quantile(0.025), rs.quantile(0.975)};
+}
 
 }  // namespace
 
@@ -143,13 +170,17 @@ int main(int argc, char** argv) try {
       for (const LocalSize& l : {ex.best.local, g.best.local, LocalSize{}, ex.rule ? ex.rule->local : LocalSize{}})
         if (std::find(cand.begin(), cand.end(), l) == cand.end()) cand.push_back(l);
       std::map<std::string, Samples> merged;
+      std::map<std::string, std::vector<std::vector<double>>> by_round;
       IsolatedEvaluator ev(spec, p, cfg);
       for (unsigned round = 0; round < verify_rounds; ++round)
         for (const auto& l : cand) {
           const Trial t = ev.evaluate(l, opt.timing);
           auto& m = merged[to_string(l)].ms;
           if (t.ok()) m.insert(m.end(), t.kernel.ms.begin(), t.kernel.ms.end());
+          by_round[to_string(l)].push_back(t.ok() ? t.kernel.ms : std::vector<double>{});
         }
+      std::tie(r.v_ci_lo, r.v_ci_hi) =
+          bootstrap_ratio(by_round[to_string(ex.best.local)], by_round[to_string(g.best.local)]);
       auto med = [&](const LocalSize& l) { return merged[to_string(l)].median(); };
       r.v_opt_ms = med(ex.best.local);
       r.v_g_ms = med(g.best.local);
@@ -172,6 +203,7 @@ int main(int argc, char** argv) try {
          "rule_over_opt,guided_budget,guided_evals,guided_eval_fraction,guided_best,guided_ms_in_exhaustive,"
          "guided_over_opt_in_exhaustive,guided_own_ms,guided_null_ms,guided_not_slower_than_null,"
          "verified_samples,verified_opt_ms,verified_guided_ms,verified_null_ms,verified_rule_ms,verified_guided_over_opt,"
+         "verified_guided_over_opt_ci95_lo,verified_guided_over_opt_ci95_hi,"
          "verified_null_over_opt,verified_rule_over_opt,guided_within_3pct,"
          "exhaustive_wall_s,guided_wall_s,wall_ms_per_eval,run_ms_per_eval,tuner_overhead_ms_per_eval,failed_trials\n";
   {
@@ -187,7 +219,8 @@ int main(int argc, char** argv) try {
       "medians of kernel time (OpenCL profiling events). Guided budget: {:.0f} % of the exhaustive evaluations "
       "(NULL included). The exhaustive optimum is the smallest of many noisy medians, so it is biased low; the "
       "optimum, the guided answer, NULL and the rule are therefore re-measured side by side in {} interleaved "
-      "rounds on a fresh worker (`verified`), and the 3 % target is judged on those medians. `in-ex` is the "
+      "rounds on a fresh worker (`verified`), and the 3 % target is judged on those medians; `95 % CI` is the "
+      "percentile-bootstrap interval of guided/opt over those rounds (whole rounds resampled). `in-ex` is the "
       "guided answer's median from the exhaustive run over the optimum's; `own/NULL` is the guided answer over NULL "
       "in its own run (≤ 1 by construction). `overhead` is tuning wall time per measured trial (tie-break trials "
       "included) minus the worker's time running the configuration (warm-up, repetitions, read-back; on PoCL that "
@@ -197,8 +230,8 @@ int main(int argc, char** argv) try {
       verify_rounds,
       tag);
   md << "| kernel | size | shapes | optimum | opt ms | NULL/opt | rule | rule/opt | guided evals | guided | "
-        "guided/opt | in-ex | own/NULL | ≤3 % | ms/eval | run ms/eval | overhead ms/eval |\n";
-  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "guided/opt | 95 % CI | in-ex | own/NULL | ≤3 % | ms/eval | run ms/eval | overhead ms/eval |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   unsigned within = 0;
   for (const auto& r : rows) {
     const bool verified = r.v_opt_ms > 0 && r.v_g_ms > 0;
@@ -210,18 +243,19 @@ int main(int argc, char** argv) try {
     const double nul = verified ? r.v_null_ms : r.null_ms;
     const double rul = verified ? r.v_rule_ms : r.rule_ms;
     csv << fmt::format("\"{}\",{},{},{},{},{},{},{:.5f},{:.5f},{},{},{:.5f},{},{},{},{:.3f},{},{:.5f},{},{:.5f},{:.5f},{},"
-                       "{},{:.5f},{:.5f},{:.5f},{:.5f},{},{},{},{},"
+                       "{},{:.5f},{:.5f},{:.5f},{:.5f},{},{:.4f},{:.4f},{},{},{},"
                        "{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{}\n",
                        r.device, r.kernel, r.size, r.global, r.space, r.ex_evals, r.ex_best, r.opt_ms, r.null_ms,
                        fmt_ratio(r.null_ms, r.opt_ms), r.rule, r.rule_ms, fmt_ratio(r.rule_ms, r.opt_ms), r.g_budget,
                        r.g_evals, static_cast<double>(r.g_evals) / r.ex_evals, r.g_best, r.g_ms_in_ex,
                        fmt_ratio(r.g_ms_in_ex, r.opt_ms), r.g_ms_own, r.g_null_ms, not_slower ? 1 : 0, r.v_samples,
                        r.v_opt_ms, r.v_g_ms, r.v_null_ms, r.v_rule_ms, fmt_ratio(r.v_g_ms, r.v_opt_ms),
-                       fmt_ratio(r.v_null_ms, r.v_opt_ms), fmt_ratio(r.v_rule_ms, r.v_opt_ms), ok3 ? 1 : 0,
+                       r.v_ci_lo, r.v_ci_hi, fmt_ratio(r.v_null_ms, r.v_opt_ms), fmt_ratio(r.v_rule_ms, r.v_opt_ms), ok3 ? 1 : 0,
                        r.ex_wall_s, r.g_wall_s, r.ms_per_eval, r.run_ms_per_eval, r.overhead_ms_per_eval, r.failed);
-    md << fmt::format("| {} | {} | {} | {} | {:.4f} | {} | {} | {} | {}/{} | {} | {:.3f} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} |\n",
+    md << fmt::format("| {} | {} | {} | {} | {:.4f} | {} | {} | {} | {}/{} | {} | {:.3f} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} |\n",
                       r.kernel, r.size, r.space, r.ex_best, o, fmt_ratio(nul, o), r.rule, fmt_ratio(rul, o), r.g_evals,
-                      r.ex_evals, r.g_best, g_over, fmt_ratio(r.g_ms_in_ex, r.opt_ms), fmt_ratio(r.g_ms_own, r.g_null_ms),
+                      r.ex_evals, r.g_best, g_over,
+                      r.v_ci_hi > 0 ? fmt::format("{:.3f}–{:.3f}", r.v_ci_lo, r.v_ci_hi) : std::string("-"), fmt_ratio(r.g_ms_in_ex, r.opt_ms), fmt_ratio(r.g_ms_own, r.g_null_ms),
                       ok3 ? "yes" : "no", r.ms_per_eval, r.run_ms_per_eval, r.overhead_ms_per_eval);
   }
   md << fmt::format("\nGuided within 3 % of the exhaustive optimum: {} of {} cases. Never slower than NULL in its own "
