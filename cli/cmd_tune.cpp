@@ -91,10 +91,11 @@ int tune_main(int argc, char** argv) {
                      "                   [--max-evals N] [--time-limit SEC] [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
                      "Searches local work sizes / group shapes (every divisor shape the device allows) for one kernel\n"
                      "on one device. NULL (the driver's choice) is always measured and the answer is never slower than\n"
-                     "it; the paper's §3.2.3 rule is measured too (by guided after its prior's first guesses, and only\n"
-                     "if the budget has room). Trials run in a separate worker process with a timeout.\n"
-                     "Every trial is committed to the database as it is measured; a killed session resumes without\n"
-                     "measuring a configuration twice (see docs/store.md).",
+                     "it; the paper's §3.2.3 rule is measured too (by guided after its prior's first guesses, first on\n"
+                     "a CPU in 1-D, and only if the budget has room). The fastest few and NULL then get two more trials\n"
+                     "each, and ties more (not bounded by --max-evals or --time-limit). Trials run in a separate worker\n"
+                     "process with a timeout. Every trial is committed to the database as it is measured; a killed\n"
+                     "session resumes without searching a configuration twice (see docs/store.md).",
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (!std::isfinite(min_time_ms) || min_time_ms > 60'000)

@@ -179,20 +179,67 @@ TEST(Tune, TheTieWindowWidensToTheBestTrialsOwnSpread) {
   ev.spread["2"] = 0.10;          // samples 0.9, 1.0, 1.1: relative IQR 10 %
   ev.script["4"] = {1.06, 0.90};  // 6 % slower at first, faster in truth
   TuneOptions o = quick();
+  o.confirm_rounds = 0;  // only the tie window can bring "4" back
   auto s = make_exhaustive_searcher();
   const TuneResult r = tune(ev, *s, *never_stop(), o);
   ASSERT_TRUE(r.best.local);
   EXPECT_EQ(r.best.local->x, 4u);
   EXPECT_GT(r.tiebreak_trials, 0u);
-  // With the window held at 3 % (and no confirmation rounds), 1.06 is not a
-  // tie and the first look wins.
+  // With the window held at 3 %, 1.06 is not a tie and the first look wins.
   o.tie_tolerance_max = o.tie_tolerance;
-  o.confirm_rounds = 0;
   ev.calls.clear();
   auto s2 = make_exhaustive_searcher();
   const TuneResult r2 = tune(ev, *s2, *never_stop(), o);
   ASSERT_TRUE(r2.best.local);
   EXPECT_EQ(r2.best.local->x, 2u);
+}
+
+TEST(Tune, AFailedReMeasurementOfNullKeepsTheBaseline) {
+  FakeEvaluator ev(Extent{4, 1, 1}, 256, 0.5);  // NULL beats every shape
+  auto s = make_exhaustive_searcher();
+  TuneOptions o = quick();
+  o.on_trial = [&](const Trial&, TrialPhase phase) {
+    if (phase == TrialPhase::baseline) ev.fail["null"] = TrialStatus::timeout;  // every later NULL trial fails
+  };
+  const TuneResult r = tune(ev, *s, *never_stop(), o);
+  EXPECT_GT(ev.calls["null"], 1);  // it was re-measured, and that failed
+  EXPECT_TRUE(r.baseline.ok());
+  EXPECT_FALSE(r.best.local);      // NULL is still the answer
+  ASSERT_TRUE(r.ratio_to_baseline());
+  // A shape whose re-measurement fails is not an answer.
+  FakeEvaluator ev2(Extent{4, 1, 1}, 256, 5.0);
+  ev2.table = {{"1", 2.0}, {"2", 1.5}, {"4", 1.0}};
+  TuneOptions o2 = quick();
+  o2.on_trial = [&](const Trial& t, TrialPhase) {
+    if (t.local && t.local->x == 4) ev2.fail["4"] = TrialStatus::runtime;
+  };
+  auto s2 = make_exhaustive_searcher();
+  const TuneResult r2 = tune(ev2, *s2, *never_stop(), o2);
+  ASSERT_TRUE(r2.best.local);
+  EXPECT_EQ(r2.best.local->x, 2u);
+}
+
+TEST(Tune, GuidedOnACpuSeedsGroupSizesEightTimesApart) {
+  FakeEvaluator ev(Extent{64, 64, 2}, 4096, 5.0);
+  ev.target_mut().device.type = "cpu";
+  ev.target_mut().device.preferred_wg_multiple = 8;
+  std::vector<std::size_t> sizes;
+  TuneOptions o = quick();
+  o.tiebreak_rounds = 0;
+  o.on_trial = [&](const Trial& t, TrialPhase phase) {
+    if (t.local && (phase == TrialPhase::search || phase == TrialPhase::rule)) sizes.push_back(t.local->count());
+  };
+  auto s = make_guided_searcher(1);
+  (void)tune(ev, *s, *max_evaluations(4), o);  // NULL and the three seeds
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{256, 32, 2048}));
+  // On a GPU: 256, 128, 512.
+  FakeEvaluator gpu(Extent{64, 64, 2}, 1024, 5.0);
+  gpu.target_mut().device.type = "gpu";
+  gpu.target_mut().device.preferred_wg_multiple = 32;
+  sizes.clear();
+  auto s2 = make_guided_searcher(1);
+  (void)tune(gpu, *s2, *max_evaluations(4), o);
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{256, 128, 512}));
 }
 
 TEST(Tune, ConfirmationRoundsDoNotLetOneLuckyTrialOfNullWin) {
@@ -277,6 +324,10 @@ TEST(Timing, NoisySamplesGetMoreRepetitionsUntilTheMedianIsPreciseOrTheCap) {
   EXPECT_TRUE(noisy.more(4, 9.0, 0.0));      // and the minimum count
   const TimingOptions off{1, 5, 2.0, 100};
   EXPECT_FALSE(off.more(5, 3.0, 0.40));      // 0 turns the noise criterion off
+  const TimingOptions bounded{1, 5, 2.0, 100, 0.01, 50.0};
+  EXPECT_TRUE(bounded.more(20, 49.0, 0.40));   // noisy, below 50 ms: more
+  EXPECT_FALSE(bounded.more(20, 50.0, 0.40));  // noisy, but the time bound is reached
+  EXPECT_TRUE(bounded.more(20, 1.5, 0.0));     // the 2 ms minimum is not bounded by it
   const TimingOptions error_only{1, 5, 0, 50, 0.05};
   EXPECT_TRUE(error_only.more(5, 100.0, 0.5));
   EXPECT_FALSE(error_only.more(50, 100.0, 0.5));

@@ -8,7 +8,9 @@
 
 #include "test_store_util.hpp"
 #include "wstune/json.hpp"
+#include "wstune/kernel.hpp"
 #include "wstune/store.hpp"
+#include "wstune/tune_session.hpp"
 #include "wstune_config.hpp"
 
 using namespace wstune;
@@ -351,4 +353,55 @@ TEST(StoreBadInput, DefaultPathFollowsEnvironment) {
   unsetenv("XDG_DATA_HOME");
   setenv("HOME", "/home/u", 1);
   EXPECT_EQ(default_db_path(), "/home/u/.local/share/wstune/wstune.db");
+}
+
+// The stored best is tune()'s answer with its medians over every trial
+// (confirmation rounds included), not the fastest first trial in the store.
+TEST(StoredTuneSession, FinishRecordsTheAnswerOfTuneWithMergedMedians) {
+  Store s(":memory:");
+  TuneTarget t;
+  t.kernel = "trapezoid";
+  t.size = "4";
+  t.global = Extent{4, 1, 1};
+  t.device = test::fake_device("H100");
+  StoredTuneSession session(s, kernel_spec("trapezoid"), t, SessionSpec{"exhaustive", {}, {}}, false);
+  TuneOptions o;
+  session.attach(o);
+  Trial null_first;  // NULL's first trial ran at a lucky moment
+  null_first.kernel.ms = {0.5, 0.5, 0.5};
+  o.on_trial(null_first, TrialPhase::baseline);
+  Trial four;
+  four.local = Extent{4, 1, 1};
+  four.kernel.ms = {0.9, 0.9, 0.9};
+  o.on_trial(four, TrialPhase::search);
+  Trial null_again = null_first;
+  null_again.kernel.ms = {1.0, 1.0, 1.0};
+  o.on_trial(null_again, TrialPhase::tiebreak);  // not a new row
+  EXPECT_EQ(s.trials(session.session().id).size(), 2u);
+
+  TuneResult r;
+  r.baseline = null_first;
+  r.baseline.kernel.ms = {0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};  // merged: median 1.0
+  r.best = four;
+  const auto best = session.finish(r);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->local, LocalSize(Extent{4, 1, 1}));
+  EXPECT_DOUBLE_EQ(best->median_ms, 0.9);
+  ASSERT_TRUE(best->null_ms);
+  EXPECT_DOUBLE_EQ(*best->null_ms, 1.0);
+  const auto stored = s.best_configs();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored.front().local, LocalSize(Extent{4, 1, 1}));
+  // Without a correct answer from tune(), the best is derived from the rows
+  // (there: NULL's first trial, 0.5 ms).
+  StoredTuneSession other(s, kernel_spec("trapezoid"), t, SessionSpec{"random", {}, {}}, false);
+  TuneOptions o2;
+  other.attach(o2);
+  o2.on_trial(null_first, TrialPhase::baseline);
+  TuneResult failed;
+  failed.best.status = TrialStatus::runtime;
+  const auto derived = other.finish(failed);
+  ASSERT_TRUE(derived);
+  EXPECT_FALSE(derived->local);
+  EXPECT_DOUBLE_EQ(derived->median_ms, 0.5);
 }

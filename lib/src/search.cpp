@@ -407,10 +407,10 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
       Trial& target = *find(l);  // trials does not grow here; the pointer stays valid
       if (extra.ok()) {
         target.kernel.ms.insert(target.kernel.ms.end(), extra.kernel.ms.begin(), extra.kernel.ms.end());
-      } else {
+      } else if (l) {
         target.status = extra.status;  // a flaky configuration is not an answer
         target.error = extra.error;
-      }
+      }  // NULL keeps its earlier samples: the baseline (and the never-slower guarantee) stays
     }
   }
 

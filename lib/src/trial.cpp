@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -385,11 +386,15 @@ Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& t
     t.wall_ms = ms_since(t0);
     return t;
   }
+  // JSON has no NaN or infinity (nlohmann writes null, which the worker
+  // would refuse): a non-finite or negative bound means "off" (0).
+  auto bound = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
   const nlohmann::json req = {{"local", to_json(local)},
                               {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions},
-                                                         {"min_timed_ms", timing.min_timed_ms}, {"max_repetitions", timing.max_repetitions},
-                                                          {"max_median_error", timing.max_median_error},
-                                                          {"max_timed_ms", timing.max_timed_ms}}}};
+                                          {"min_timed_ms", bound(timing.min_timed_ms)},
+                                          {"max_repetitions", timing.max_repetitions},
+                                          {"max_median_error", bound(timing.max_median_error)},
+                                          {"max_timed_ms", bound(timing.max_timed_ms)}}}};
   nlohmann::json answer;
   Recv r = send_msg(m.fd, req) ? recv_msg(m.fd, answer, t0 + m.cfg.trial_timeout) : Recv::eof;
   if (r == Recv::ok) {

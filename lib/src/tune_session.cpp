@@ -36,8 +36,25 @@ void StoredTuneSession::attach(TuneOptions& options) {
 }
 
 std::optional<BestConfig> StoredTuneSession::finish(const TuneResult& result) {
-  const LocalSize rule = result.rule ? result.rule->local : LocalSize{};
-  auto best = store_.derive_best(session_.id, rule ? &rule : nullptr);
+  std::optional<BestConfig> best;
+  if (result.best.ok() && result.best.kernel.size()) {
+    // tune()'s answer, with the medians over all its trials (the confirmation
+    // and tie rounds included), not the fastest first trial in the store.
+    BestConfig b;
+    b.device_fingerprint = session_.device_fingerprint;
+    b.kernel = session_.kernel;
+    b.problem = session_.problem;
+    b.local = result.best.local;
+    b.median_ms = result.best.median_ms();
+    if (result.baseline.ok() && result.baseline.kernel.size()) b.null_ms = result.baseline.median_ms();
+    if (result.rule && result.rule->ok() && result.rule->kernel.size()) b.rule_ms = result.rule->median_ms();
+    b.session_id = session_.id;
+    b.id = store_.record_best(b);
+    best = std::move(b);
+  } else {
+    const LocalSize rule = result.rule ? result.rule->local : LocalSize{};
+    best = store_.derive_best(session_.id, rule ? &rule : nullptr);
+  }
   store_.end_session(session_.id);
   return best;
 }

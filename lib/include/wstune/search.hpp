@@ -3,9 +3,10 @@
 /// Measured search for the local work size / group shape, never worse than
 /// the driver's default: strategies behind a small Searcher interface, stop
 /// conditions behind StopCondition (after KTT's searcher and stop-condition
-/// interfaces), and tune(), which measures the driver default (NULL) and
-/// the paper's rule first, then what the strategy proposes, resolves ties
-/// with more samples and answers NULL unless something is faster.
+/// interfaces), and tune(), which measures the driver default (NULL), the
+/// paper's rule and what the strategy proposes, confirms the fastest and
+/// resolves ties with more trials, and answers NULL unless something is
+/// faster.
 /// See docs/tuning.md.
 
 #include <chrono>
@@ -95,7 +96,11 @@ struct SearchProgress {
   std::chrono::steady_clock::duration elapsed{};  ///< since tune() started
 };
 
-/// When to stop searching (the baseline, the rule and the tie-break always run).
+/// When to stop searching. The baseline always runs; the rule runs first
+/// for searchers with rule_first(), otherwise only within the budget; the
+/// confirmation and tie rounds run after the search whatever the condition
+/// (at most TuneOptions::tiebreak_rounds × (tiebreak_candidates + 1) trials,
+/// counted in TuneResult::tiebreak_trials, not in evaluations).
 class StopCondition {
  public:
   virtual ~StopCondition() = default;
@@ -119,7 +124,7 @@ enum class TrialPhase {
   baseline,  ///< the driver's choice (NULL)
   rule,      ///< the paper's rule
   search,    ///< proposed by the searcher
-  tiebreak   ///< more samples for configurations within the tie tolerance
+  tiebreak   ///< an extra trial of a measured configuration (confirmation and tie rounds)
 };
 /// "baseline", "rule", "search", "tiebreak".
 std::string_view to_string(TrialPhase p) noexcept;
@@ -144,7 +149,8 @@ struct TuneOptions {
   /// the first measurement of each shape decides).
   unsigned tiebreak_rounds = 8;
   /// The first this many of those rounds confirm: the tiebreak_candidates
-  /// fastest shapes and NULL get one more trial each, interleaved, whatever
+  /// fastest configurations (NULL counts if it is among them) and NULL get
+  /// one more trial each, interleaved, whatever
   /// their medians (one trial's samples share its moment's luck: on PoCL
   /// whole trials of one shape differ by up to 2×). Later rounds only
   /// re-measure shapes within the tie window.
@@ -169,7 +175,7 @@ struct TuneResult {
   std::optional<Trial> rule;     ///< the paper's rule, if it has a shape
   std::vector<Trial> trials;     ///< every distinct configuration, merged samples, in first-measured order
   unsigned evaluations = 0;      ///< configurations measured (lookups excluded)
-  unsigned tiebreak_trials = 0;  ///< extra trials spent on ties
+  unsigned tiebreak_trials = 0;  ///< extra trials of measured configurations (confirmation and tie rounds)
   double wall_ms = 0;            ///< wall time of tune() (ms)
   std::string stop_reason;       ///< "space exhausted", "searcher done" or the stop condition
   /// best / NULL median (≤ 1 whenever the baseline ran); nullopt if either failed.

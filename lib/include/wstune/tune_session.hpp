@@ -38,8 +38,12 @@ class StoredTuneSession {
   /// TuneOptions::on_trial so each measured trial is committed first (the
   /// caller's callback still runs after). The session must outlive tune().
   void attach(TuneOptions& options);
-  /// Derives the best configuration from the stored trials (with its ratios
-  /// to NULL and to the paper's rule) and marks the session finished.
+  /// Records tune()'s answer as the best configuration, with its ratios to
+  /// NULL and to the paper's rule, all medians over every trial of the
+  /// configuration (confirmation and tie rounds included; those extra trials
+  /// are not stored as rows). If tune() has no correct answer, derives it
+  /// from the stored trials. Marks the session finished. Throws StoreError
+  /// when the database refuses.
   std::optional<BestConfig> finish(const TuneResult& result);
   /// The session row (id, resumed flag, …).
   [[nodiscard]] const SessionRecord& session() const noexcept { return session_; }
