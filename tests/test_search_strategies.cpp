@@ -242,6 +242,26 @@ TEST(Tune, GuidedOnACpuSeedsGroupSizesEightTimesApart) {
   EXPECT_EQ(sizes, (std::vector<std::size_t>{256, 128, 512}));
 }
 
+TEST(Tune, ExtraTrialsTakeAsManySamplesAsTheFirstTrial) {
+  FakeEvaluator ev(Extent{2, 1, 1}, 256, 5.0);
+  ev.table = {{"1", 9.0}, {"2", 1.0}};
+  TuneOptions o = quick();  // 3 repetitions
+  o.lookup = [](const LocalSize& l) -> std::optional<Trial> {
+    if (!l || l->x != 2) return std::nullopt;
+    Trial t;  // stored from an earlier session with 7 samples
+    t.local = l;
+    t.kernel.ms.assign(7, 1.0);
+    return t;
+  };
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *never_stop(), o);
+  std::map<std::string, std::size_t> n;
+  for (const auto& t : r.trials) n[to_string(t.local)] = t.kernel.size();
+  EXPECT_EQ(n["2"], 21u);     // 7 stored + 2 confirmations of 7
+  EXPECT_EQ(n["1"], 9u);      // 3 + 2 x 3
+  EXPECT_EQ(n["null"], 9u);
+}
+
 TEST(Tune, ConfirmationRoundsDoNotLetOneLuckyTrialOfNullWin) {
   FakeEvaluator ev(Extent{4, 1, 1}, 256, 1.0);
   ev.script["null"] = {0.50, 1.00};  // measured at a lucky moment first

@@ -380,6 +380,10 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
     std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
     return ok;
   };
+  // Each configuration's first-trial sample count: every extra trial takes
+  // the same, so all of its trials weigh the same in the merged median.
+  std::map<std::string, std::size_t> first_samples;
+  for (const auto& t : trials) first_samples[to_string(t.local)] = t.kernel.size();
   // The window: the tolerance, widened to the best's sample spread. After
   // the confirmation rounds its samples come from several trials, so the
   // spread includes the between-trial noise too.
@@ -401,7 +405,14 @@ TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& s
     if (tied.size() < 2) break;
     for (Trial* t : tied) {
       const LocalSize l = t->local;
-      Trial extra = evaluator.evaluate(l, options.timing);
+      // As many samples as the configuration's first trial, and no more: a
+      // noisy trial would otherwise take up to max_repetitions samples and
+      // outweigh the others in the merged median.
+      TimingOptions again = options.timing;
+      again.repetitions = static_cast<unsigned>(std::max<std::size_t>(1, first_samples[to_string(l)]));
+      again.min_timed_ms = 0;
+      again.max_median_error = 0;
+      Trial extra = evaluator.evaluate(l, again);
       ++res.tiebreak_trials;
       if (options.on_trial) options.on_trial(extra, TrialPhase::tiebreak);
       Trial& target = *find(l);  // trials does not grow here; the pointer stays valid

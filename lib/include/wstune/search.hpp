@@ -146,7 +146,10 @@ struct TuneOptions {
   /// median 4–7 %, 12–29 % on a 2-vCPU machine).
   double tie_tolerance_max = 0.10;
   /// At most this many rounds of extra trials after the search (0: none,
-  /// the first measurement of each shape decides).
+  /// the first measurement of each shape decides). An extra trial takes as
+  /// many samples as the configuration's first trial (timing.repetitions =
+  /// that count, no adaptive repetitions), so every trial weighs the same
+  /// in the merged median.
   unsigned tiebreak_rounds = 8;
   /// The first this many of those rounds confirm: the tiebreak_candidates
   /// fastest configurations (NULL counts if it is among them) and NULL get
