@@ -42,18 +42,7 @@ struct Candidate {
   std::string error;
   [[nodiscard]] double median() const { return Samples{round_ms}.median(); }
   // Interquartile range of the round medians ÷ their median (the noise).
-  [[nodiscard]] double spread() const {
-    if (round_ms.size() < 2) return 0;
-    auto v = round_ms;
-    std::sort(v.begin(), v.end());
-    auto q = [&](double f) {
-      const double pos = f * static_cast<double>(v.size() - 1);
-      const auto lo = static_cast<std::size_t>(std::floor(pos));
-      const auto hi = std::min(lo + 1, v.size() - 1);
-      return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-    };
-    return (q(0.75) - q(0.25)) / median();
-  }
+  [[nodiscard]] double spread() const { return Samples{round_ms}.relative_iqr(); }
 };
 
 // What the measured model cost.

@@ -62,7 +62,8 @@ std::pair<double, double> bootstrap_ratio(const std::vector<std::vector<double>>
       sa.ms.insert(sa.ms.end(), a[k].begin(), a[k].end());
       sb.ms.insert(sb.ms.end(), b[k].begin(), b[k].end());
     }
-    if (sa.median() > 0 && sb.median() > 0) ratios.push_back(sb.median() / sa.median());
+    const double ma = sa.median(), mb = sb.median();
+    if (ma > 0 && mb > 0) ratios.push_back(mb / ma);
   }
   if (ratios.empty()) return {0, 0};
   const Samples rs{ratios};
@@ -169,24 +170,26 @@ int main(int argc, char** argv) try {
       std::vector<LocalSize> cand;
       for (const LocalSize& l : {ex.best.local, g.best.local, LocalSize{}, ex.rule ? ex.rule->local : LocalSize{}})
         if (std::find(cand.begin(), cand.end(), l) == cand.end()) cand.push_back(l);
-      std::map<std::string, Samples> merged;
-      std::map<std::string, std::vector<std::vector<double>>> by_round;
+      std::map<std::string, std::vector<std::vector<double>>> by_round;  // a failed round: no samples
       IsolatedEvaluator ev(spec, p, cfg);
       for (unsigned round = 0; round < verify_rounds; ++round)
         for (const auto& l : cand) {
           const Trial t = ev.evaluate(l, opt.timing);
-          auto& m = merged[to_string(l)].ms;
-          if (t.ok()) m.insert(m.end(), t.kernel.ms.begin(), t.kernel.ms.end());
           by_round[to_string(l)].push_back(t.ok() ? t.kernel.ms : std::vector<double>{});
         }
       std::tie(r.v_ci_lo, r.v_ci_hi) =
           bootstrap_ratio(by_round[to_string(ex.best.local)], by_round[to_string(g.best.local)]);
-      auto med = [&](const LocalSize& l) { return merged[to_string(l)].median(); };
+      auto merged = [&](const LocalSize& l) {  // every round's samples
+        Samples s;
+        for (const auto& round : by_round[to_string(l)]) s.ms.insert(s.ms.end(), round.begin(), round.end());
+        return s;
+      };
+      auto med = [&](const LocalSize& l) { return merged(l).median(); };
       r.v_opt_ms = med(ex.best.local);
       r.v_g_ms = med(g.best.local);
       r.v_null_ms = med(std::nullopt);
       r.v_rule_ms = ex.rule ? med(ex.rule->local) : 0;
-      r.v_samples = merged[to_string(ex.best.local)].size();
+      r.v_samples = merged(ex.best.local).size();
     }
     // Every exhaustive trial, for plots and for whoever doubts the table.
     for (const auto& t : ex.trials)

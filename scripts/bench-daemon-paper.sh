@@ -77,16 +77,16 @@ json.dump({"jobs": jobs}, open(os.path.join(raw, "jobs_run.json"), "w"), indent=
 json.dump(plan, open(os.path.join(raw, "plan.json"), "w"), indent=1)
 PY
 
-run_session() {  # NAME MODE [wstuned options...]
-  local name=$1 mode=$2; shift 2
+run_session() {  # NAME (also the wstuned mode) [wstuned options...]
+  local name=$1; shift
   echo "== $name" >&2
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" "$mode" --job "$raw/jobs_$name.json" --db "$db" --json \
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 3 "$W" "$name" --job "$raw/jobs_$name.json" --db "$db" --json \
     --worker-device "1=$dev1" "2=$dev2" "$@" </dev/null >"$raw/$name.json" 2>"$raw/$name.err" || {
     echo "bench-daemon-paper.sh: the $name session exited with $? (see $raw/$name.err)" >&2; return 1; }
 }
-run_session calibrate calibrate
-run_session tune tune
-run_session run run
+run_session calibrate
+run_session tune
+run_session run
 
 python3 - "$raw" "$out" "$tag" "$reps" "$rounds" "$max_trials" "$MPI_FLAVOR" <<'PY'
 import json, os, statistics, sys

@@ -63,18 +63,17 @@ fi
 [ -n "${WSTUNE_DAEMON_CASES:-}" ] && cases=$WSTUNE_DAEMON_CASES
 models=${WSTUNE_DAEMON_MODELS:-}
 [ -n "$models" ] || models="even proportional pe-ratio measured"
-: >"$raw/sessions.txt"
 
 # session NAME LIMIT_S NP JOBS TIMEOUT_S [wstuned options...]: one daemon
-# session into $raw/NAME.json (stderr: NAME.err) under a watchdog that stops
+# session (wstuned calibrate for NAME calibrate, else wstuned run) into $raw/NAME.json (stderr: NAME.err) under a watchdog that stops
 # the master with SIGINT after LIMIT_S seconds (it then shuts the workers
 # down within 10 s, reports what finished and exits 130); the launcher is
 # killed if it is still there 20 s later. Appends "NAME limit wall status" to sessions.txt.
 session() {
   local name=$1 limit=$2 np=$3 jobs=$4 timeout=$5; shift 5
-  local pidf=$raw/$name.pid t0=$SECONDS stopped=0 killed=0 rc=0
-  rm -f "$pidf"
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$np" "$W" "${mode:-run}" --job "$jobs" --db "$db" --json \
+  local pidf=$raw/$name.pid t0=$SECONDS stopped=0 killed=0 rc=0 mode=run
+  if [ "$name" = calibrate ]; then mode=calibrate; fi
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$np" "$W" "$mode" --job "$jobs" --db "$db" --json \
     --timeout "$timeout" --pid-file "$pidf" "$@" </dev/null >"$raw/$name.json" 2>"$raw/$name.err" &
   local launcher=$!
   while kill -0 "$launcher" 2>/dev/null; do
@@ -101,7 +100,7 @@ import json, sys
 jobs = [{"kernel": c.split("=", 1)[0], "size": c.split("=", 1)[1]} for c in sys.argv[2:]]
 json.dump({"defaults": {"repetitions": 3, "local": "null"}, "jobs": jobs}, open(sys.argv[1], "w"), indent=1)
 PY
-mode=calibrate session calibrate 150 3 "$raw/jobs_cal.json" 300 --calibrate-budget-ms "$cal_ms" \
+session calibrate 150 3 "$raw/jobs_cal.json" 300 --calibrate-budget-ms "$cal_ms" \
   --worker-device "1=$dev1" "2=$dev2"
 
 echo "== plan"
@@ -257,10 +256,10 @@ def report(name):
     """Reported (not warm-up) jobs of a session keyed by (kernel, size, model), via the plan's job list."""
     path = os.path.join(raw, f"{name}.json")
     if not os.path.exists(path):
-        return None, {}
+        return {}
     text = open(path).read()
     if "{" not in text:
-        return None, {}
+        return {}
     doc = json.loads(text[text.index("{"):])
     planned = plan["sessions"][name]["jobs"]
     got = {}
@@ -268,12 +267,12 @@ def report(name):
         p = planned[j["id"] - 1]
         if not p["warmup"]:
             got[(p["kernel"], p["size"], p["split"])] = j
-    return doc, got
+    return got
 
-_, run = report("run")
-single, single_src = {}, {}
+run = report("run")
+single = {}
 for w in (1, 2):
-    _, got = report(f"single_{w}")
+    got = report(f"single_{w}")
     for (k, s, _), j in got.items():
         if j["status"] == "ok":
             single.setdefault((k, s), {})[w] = j["makespan_ms"]
@@ -283,8 +282,8 @@ for c in plan["cells"]:
         continue
     k, s, model = c["kernel"], c["size"], c["model"]
     j = run.get((k, s, model))
-    best = min(single.get((k, s), {}).values(), default=None)
     alone = single.get((k, s), {})
+    best = min(alone.values(), default=None)
     note = ""
     skipped_alone = [x for x in plan["cells"] if x["session"].startswith("single") and x["kernel"] == k
                      and x["size"] == s and x["skip"]]

@@ -74,16 +74,13 @@ run_clblast() {
     IFS=, read -r -a ns <<<"$clblast_sizes"
     mkdir -p "$raw/clblast"
     : >"$raw/clblast/tuned.txt"
-    rm -f "$raw/clblast/tune.db"*   # a fresh tune, never a resumed one
     for n in "${ns[@]}"; do
       best=$("$wstune" tune --kernel matmul --size "$n" --device "$device" --strategy guided --max-evals 24 --json \
                --no-resume --db "$raw/clblast/tune.db" | python3 -c '
 import json, sys
 b = json.load(sys.stdin)["best"]
-l = b.get("local")
-if isinstance(l, str): l = l.replace("x", ",")
-elif isinstance(l, list): l = ",".join(map(str, l))
-elif isinstance(l, dict): l = "%d,%d" % (l["x"], l["y"]) if l.get("dims", 1) == 2 else str(l["x"])
+l = b.get("local")  # {x, y, dims} or null (NULL)
+if l: l = "%d,%d" % (l["x"], l["y"]) if l.get("dims", 1) == 2 else str(l["x"])
 print(l or "", b["kernel"]["median_ms"])')
       echo "matmul $n tuned: local ${best% *} (${best#* } ms; empty = NULL)" | tee -a "$raw/clblast/tuned.txt" >&2
       [[ -n "${best% *}" ]] && cb+=(--local "$n=${best% *}")
@@ -96,11 +93,11 @@ print(l or "", b["kernel"]["median_ms"])')
   cp "$raw/clblast/peers_clblast.csv" "$out/peers_clblast$suffix.csv"
   cp "$raw/clblast/peers_clblast.md" "$out/peers_clblast$suffix.md"
 }
-if [[ "$only_clblast" = 1 && -z "$clblast_sizes" ]]; then
-  echo "bench-peers.sh: --only-clblast needs --clblast SIZES, e.g. --clblast 1024,4096" >&2
-  exit 2
-fi
 if [[ "$only_clblast" = 1 ]]; then
+  if [[ -z "$clblast_sizes" ]]; then
+    echo "bench-peers.sh: --only-clblast needs --clblast SIZES, e.g. --clblast 1024,4096" >&2
+    exit 2
+  fi
   run_clblast
   exit 0
 fi

@@ -25,10 +25,10 @@ export POCL_CACHE_DIR=$SRC/build-gpu/pocl-cache
 export XDG_DATA_HOME=$SRC/build-gpu/xdg-data
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
 step_timeout=${STEP_TIMEOUT:-540}
-tune_on() {  # DEVICE TAG LOG CASE...: scripts/bench-tune.sh into $LOGS/LOG.log
-  local dev=$1 tag=$2 log=$3; shift 3
-  timeout "$step_timeout" scripts/bench-tune.sh "$dev" "$tag" --case "$@" >"$LOGS/$log.log" 2>&1
-  tail -25 "$LOGS/$log.log"
+logged() {  # LOG LINES COMMAND...: COMMAND (bounded by STEP_TIMEOUT) into $LOGS/LOG.log, then its last LINES
+  local log=$1 lines=$2; shift 2
+  timeout "$step_timeout" "$@" >"$LOGS/$log.log" 2>&1
+  tail -"$lines" "$LOGS/$log.log"
 }
 for step in "$@"; do
   log "start $step"
@@ -41,19 +41,19 @@ for step in "$@"; do
     tune|tune-gpu|tune-cpu)
       # the two sizes per kernel, one not a power of two; the CPU's matmul smaller
       sizes="bilinear=1024 bilinear=1920x1080:1280x720 sort=262144 sort=1000000 trapezoid=262144 trapezoid=3000000"
-      [ "$step" = tune-cpu ] || tune_on gpu h100 tune matmul=1024 matmul=1000 $sizes
-      [ "$step" = tune-gpu ] || tune_on cpu h100-host-pocl tune-cpu matmul=256 matmul=250 $sizes ;;
+      [ "$step" = tune-cpu ] || logged tune 25 scripts/bench-tune.sh gpu h100 --case matmul=1024 matmul=1000 $sizes
+      [ "$step" = tune-gpu ] || logged tune-cpu 25 scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 $sizes ;;
     split)
-      timeout "$step_timeout" scripts/bench-split.sh gpu,cpu h100-pocl >"$LOGS/split.log" 2>&1; tail -30 "$LOGS/split.log" ;;
+      logged split 30 scripts/bench-split.sh gpu,cpu h100-pocl ;;
     daemon)
-      WSTUNE_DAEMON_CASES=${DAEMON_CASES:-} WSTUNE_DAEMON_MODELS=${DAEMON_MODELS:-} timeout "$step_timeout" scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu >"$LOGS/daemon.log" 2>&1; tail -30 "$LOGS/daemon.log" ;;
+      logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
+        scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
     peers)
-      timeout "$step_timeout" scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu \
-        --clblast 1024,4096 >"$LOGS/peers.log" 2>&1; tail -30 "$LOGS/peers.log" ;;
+      logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
     paper)
-      timeout "$step_timeout" scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} >"$LOGS/paper.log" 2>&1; tail -30 "$LOGS/paper.log" ;;
+      logged paper 30 scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} ;;
     store)
-      timeout "$step_timeout" scripts/bench-store.sh h100-host >"$LOGS/store.log" 2>&1; tail -10 "$LOGS/store.log" ;;
+      logged store 10 scripts/bench-store.sh h100-host ;;
     *) log "unknown step $step" ;;
   esac
   log "end $step"

@@ -101,12 +101,15 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.h2d.ms.clear();
   const bool in_place = m.spec->in_place();
   const std::size_t out_floats = m.spec->device_output_size(p, b);
-  const std::size_t out_bytes = std::max<std::size_t>(1, out_floats) * sizeof(float);
-  if (!m.output() || m.output_bytes < out_bytes) {
-    m.output = cl::Buffer(m.context, CL_MEM_READ_WRITE, out_bytes, nullptr, &err);
-    check(err, "clCreateBuffer(output)");
-    m.output_bytes = out_bytes;
-  }
+  // A kept buffer is reused while it holds at least `floats` floats.
+  auto fit = [&](cl::Buffer& buf, std::size_t& cap, cl_mem_flags flags, std::size_t floats, const char* call) {
+    const std::size_t bytes = std::max<std::size_t>(1, floats) * sizeof(float);
+    if (buf() && cap >= bytes) return;
+    buf = cl::Buffer(m.context, flags, bytes, nullptr, &err);
+    check(err, call);
+    cap = bytes;
+  };
+  fit(m.output, m.output_bytes, CL_MEM_READ_WRITE, out_floats, "clCreateBuffer(output)");
   std::vector<cl::Event> events;
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
     const auto& host = block_inputs[i];
@@ -115,15 +118,10 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
       if (host.size() != out_floats) throw Error("in-place kernel input size differs from its output buffer");
       WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(m.output, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
     } else {
-      const std::size_t bytes = std::max<std::size_t>(1, host.size()) * sizeof(float);
       const std::size_t slot = m.inputs.size();
       if (slot >= m.input_pool.size()) m.input_pool.emplace_back(cl::Buffer(), 0);
       auto& [buf, cap] = m.input_pool[slot];
-      if (!buf() || cap < bytes) {
-        buf = cl::Buffer(m.context, CL_MEM_READ_ONLY, bytes, nullptr, &err);
-        check(err, "clCreateBuffer(input)");
-        cap = bytes;
-      }
+      fit(buf, cap, CL_MEM_READ_ONLY, host.size(), "clCreateBuffer(input)");
       WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
       m.inputs.push_back(buf);
     }
@@ -160,10 +158,12 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       WSTUNE_CL_CHECK(m.queue.finish());
     }
     double sum = 0;
-    auto spread = [&] {  // sorted copies only when the noise criterion can apply
-      return timing.max_median_error > 0 && r.kernel.size() >= timing.repetitions ? r.kernel.relative_iqr() : 0.0;
+    // The spread (a sort) only once the count and time targets are met.
+    auto more = [&] {
+      const std::size_t n = r.kernel.size();
+      return timing.more(n, sum) || (timing.max_median_error > 0 && timing.more(n, sum, r.kernel.relative_iqr()));
     };
-    while (timing.more(r.kernel.ms.size(), sum, spread())) {
+    while (more()) {
       auto events = m.spec->enqueue(m.queue, m.kernel, p, b, m.inputs, m.output, local);
       WSTUNE_CL_CHECK(m.queue.finish());
       if (events.empty()) break;  // nothing to time

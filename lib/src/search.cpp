@@ -78,8 +78,9 @@ class GuidedSearcher final : public Searcher {
     // large default group, so under a two-evaluation budget the pair covers
     // both ends of the size range; the measured 1-D CPU optima run from 4 to
     // 4096 work-items (docs/tuning.md).
-    const bool rule_seed_first = rule && target.device.type == "cpu" && target.global.dims == 1;
-    if (rule_seed_first) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
+    const bool cpu = target.device.type == "cpu";
+    const bool rule_seed_first = rule && cpu && target.global.dims == 1;
+    if (rule_seed_first) seeds_.push_back(*rule);
     // Then the prior's best shape at the preferred group size, at half of
     // it, and at double (or a quarter when double does not fit), then the
     // rule. On a CPU the seeds are 8x apart (32, 256, 2048 work-items): the
@@ -90,7 +91,6 @@ class GuidedSearcher final : public Searcher {
     const std::size_t prior_seeds = seeds_.size() + 3;
     static constexpr double gpu_factors[] = {1.0, 0.5, 2.0, 0.25};
     static constexpr double cpu_factors[] = {1.0, 0.125, 8.0, 0.25, 4.0, 0.5, 2.0};
-    const bool cpu = target.device.type == "cpu";
     for (double f : cpu ? std::span<const double>(cpu_factors) : std::span<const double>(gpu_factors)) {
       if (seeds_.size() == prior_seeds) break;
       const Extent* pick = nullptr;
@@ -107,7 +107,7 @@ class GuidedSearcher final : public Searcher {
         seeds_.push_back(*pick);
     }
     if (seeds_.empty() && !order.empty()) seeds_.push_back(order.front());
-    if (rule && !rule_seed_first) seeds_.push_back(Extent{rule->x, rule->y, rule->dims});
+    if (rule && !rule_seed_first) seeds_.push_back(*rule);
   }
 
   std::optional<Extent> next() override {
