@@ -45,6 +45,9 @@ TEST(LocalSizeText, ParsesAndRejects) {
   EXPECT_EQ(parse_local_size("32,8"), (Extent{32, 8, 2}));
   EXPECT_EQ(parse_local_size("32x8"), (Extent{32, 8, 2}));
   EXPECT_EQ(to_string(parse_local_size("32,8")), "32x8");
+  EXPECT_EQ(parse_local_size("8,4,2"), (Extent{8, 4, 2, 3}));
+  EXPECT_EQ(to_string(parse_local_size("8x4x2")), "8x4x2");
+  EXPECT_THROW((void)parse_local_size("8,4,2,1"), UsageError);
   EXPECT_EQ(to_string(LocalSize{}), "null");
   EXPECT_THROW((void)parse_local_size("0"), UsageError);
   EXPECT_THROW((void)parse_local_size("8,"), UsageError);

@@ -73,6 +73,28 @@ TEST(SearchSpace, LocalMemoryMustFit) {
   EXPECT_EQ(space.back(), g1(128));
 }
 
+TEST(SearchSpace, ThreeDimensionsAgainstBruteForce) {  // OpenCL 1.2 §3.2: up to three dimensions
+  SpaceLimits l = device_limits(64, 16);
+  l.max_work_item_sizes = {16, 8, 4};
+  const Extent g{12, 8, 6, 3};
+  const auto space = enumerate_local_sizes(g, l);
+  std::set<std::tuple<std::size_t, std::size_t, std::size_t>> want;
+  for (std::size_t z = 1; z <= 6; ++z)
+    for (std::size_t y = 1; y <= 8; ++y)
+      for (std::size_t x = 1; x <= 12; ++x)
+        if (12 % x == 0 && 8 % y == 0 && 6 % z == 0 && x <= 16 && y <= 8 && z <= 4 && x * y * z <= 64)
+          want.emplace(x, y, z);
+  std::set<std::tuple<std::size_t, std::size_t, std::size_t>> got;
+  for (const auto& e : space) {
+    EXPECT_EQ(e.dims, 3u);
+    EXPECT_TRUE(fits(e, g, l));
+    got.emplace(e.x, e.y, e.z);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_FALSE(fits(Extent{4, 2, 1}, g, l));  // a 2-D shape cannot run a 3-D NDRange
+  EXPECT_FALSE(fits(Extent{4, 2, 5, 3}, g, l));  // 5 does not divide 6
+}
+
 TEST(Rule2D, PaperSizeOnA1024Device) {  // NOTES.md: 512×1 (x), 1×512 (y) on the H100
   EXPECT_EQ(rule2(g2(1024, 1024), device_limits(1024), Priority::x), g2(512, 1));
   EXPECT_EQ(rule2(g2(1024, 1024), device_limits(1024), Priority::y), g2(1, 512));

@@ -4,10 +4,15 @@ namespace wstune {
 
 using nlohmann::json;
 
-json to_json(const Extent& e) { return json{{"x", e.x}, {"y", e.y}, {"dims", e.dims}}; }
+json to_json(const Extent& e) {
+  json j{{"x", e.x}, {"y", e.y}, {"dims", e.dims}};
+  if (e.dims == 3) j["z"] = e.z;
+  return j;
+}
 
 Extent extent_from_json(const json& j) {
-  return Extent{j.at("x").get<std::size_t>(), j.value("y", std::size_t{1}), j.value("dims", 1u)};
+  return Extent{j.at("x").get<std::size_t>(), j.value("y", std::size_t{1}), j.value("z", std::size_t{1}),
+                j.value("dims", 1u)};
 }
 
 json to_json(const LocalSize& l) { return l ? to_json(*l) : json(nullptr); }

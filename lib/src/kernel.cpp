@@ -28,6 +28,11 @@ std::string_view KernelSpec::source() const {
   return embedded_kernel_source(fmt::format("{}.cl", name()));
 }
 
+cl::NDRange ndrange(const Extent& e, unsigned dims) {
+  if (dims == 0) dims = e.dims;
+  return dims == 1 ? cl::NDRange(e.x) : dims == 2 ? cl::NDRange(e.x, e.y) : cl::NDRange(e.x, e.y, e.z);
+}
+
 Block KernelSpec::whole(const Problem& p, unsigned dim) const {
   if (dim >= dims()) dim = 0;
   return Block{dim, 0, split_units(p, dim)};
@@ -42,9 +47,8 @@ std::vector<cl::Event> KernelSpec::enqueue(cl::CommandQueue& queue, cl::Kernel& 
                                            const cl::Buffer& out, const LocalSize& local) const {
   set_args(kernel, p, b, in, out);
   const Extent g = block_global(p, b);
-  cl::NDRange global = g.dims == 1 ? cl::NDRange(g.x) : cl::NDRange(g.x, g.y);
-  cl::NDRange loc = cl::NullRange;
-  if (local) loc = g.dims == 1 ? cl::NDRange(local->x) : cl::NDRange(local->x, local->y);
+  const cl::NDRange global = ndrange(g);
+  const cl::NDRange loc = local ? ndrange(*local, g.dims) : cl::NullRange;
   cl::Event ev;
   WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, loc, nullptr, &ev));
   return {ev};

@@ -139,7 +139,7 @@ class GuidedSearcher final : public Searcher {
     if (!t.local) return;
     measured_.insert(key(*t.local));
     const double ms = t.ok() ? t.median_ms() : std::numeric_limits<double>::infinity();
-    if (std::isfinite(ms)) done_.emplace_back(ms, Extent{t.local->x, t.local->y, t.local->dims});
+    if (std::isfinite(ms)) done_.emplace_back(ms, *t.local);
   }
 
  private:

@@ -35,28 +35,34 @@ bool lmem_fits(std::size_t items, const SpaceLimits& l) noexcept {
 }  // namespace
 
 bool fits(const Extent& local, const Extent& global, const SpaceLimits& limits) noexcept {
-  if (local.dims != global.dims && !(global.dims == 1 && local.y == 1)) return false;
-  if (global.dims == 1 && local.y != 1) return false;
+  if (local.dims < global.dims) return false;
+  for (unsigned d = global.dims; d < 3; ++d)
+    if (local[d] != 1) return false;  // e.g. a 2-D shape (x, 1) runs a 1-D NDRange
   for (unsigned d = 0; d < global.dims; ++d) {
     if (local[d] == 0 || global[d] == 0 || global[d] % local[d] != 0) return false;
     if (!within_item_size(local[d], d, limits)) return false;
   }
-  const std::size_t n = local.x * local.y;
+  const std::size_t n = local.count();
   return n <= limits.max_items() && lmem_fits(n, limits);
 }
 
 std::vector<Extent> enumerate_local_sizes(const Extent& global, const SpaceLimits& limits) {
   std::vector<Extent> out;
-  if (global.x == 0 || global.y == 0) return out;
-  const auto xs = divisors(global.x);
-  const std::vector<std::size_t> ys = global.dims == 2 ? divisors(global.y) : std::vector<std::size_t>{1};
+  if (global.count() == 0) return out;
+  auto divisors_along = [&](unsigned d) {
+    return global.dims > d ? divisors(global[d]) : std::vector<std::size_t>{1};
+  };
+  const auto xs = divisors_along(0), ys = divisors_along(1), zs = divisors_along(2);
   const std::size_t cap = limits.max_items();
-  for (std::size_t y : ys) {
-    if (global.dims == 2 && !within_item_size(y, 1, limits)) break;
-    for (std::size_t x : xs) {
-      if (!within_item_size(x, 0, limits) || x > cap / y) break;  // divisors ascend
-      if (!lmem_fits(x * y, limits)) break;
-      out.push_back(Extent{x, y, global.dims});
+  for (std::size_t z : zs) {
+    if (!within_item_size(z, 2, limits) || z > cap) break;  // divisors ascend
+    for (std::size_t y : ys) {
+      if (!within_item_size(y, 1, limits) || y > cap / z) break;
+      for (std::size_t x : xs) {
+        if (!within_item_size(x, 0, limits) || x > cap / (y * z)) break;
+        if (!lmem_fits(x * y * z, limits)) break;
+        out.push_back(Extent{x, y, z, global.dims});
+      }
     }
   }
   return out;

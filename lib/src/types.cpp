@@ -18,30 +18,38 @@ std::string_view to_string(Priority p) noexcept {
 }
 
 std::string to_string(const Extent& e) {
-  return e.dims == 1 ? fmt::format("{}", e.x) : fmt::format("{}x{}", e.x, e.y);
+  if (e.dims == 1) return fmt::format("{}", e.x);
+  return e.dims == 2 ? fmt::format("{}x{}", e.x, e.y) : fmt::format("{}x{}x{}", e.x, e.y, e.z);
 }
 
 std::string to_string(const LocalSize& l) { return l ? to_string(*l) : std::string("null"); }
 
 namespace {
+[[noreturn]] void bad_local(std::string_view whole, std::string_view what) {
+  throw UsageError(fmt::format("{} '{}' is not a valid local size: use 'null', X, X,Y or X,Y,Z with "
+                               "positive integers (work-items), e.g. --local 16,16",
+                               what, whole));
+}
 std::size_t parse_positive(std::string_view s, std::string_view whole, std::string_view what) {
   std::size_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v == 0) {
-    throw UsageError(fmt::format("{} '{}' is not a valid local size: use 'null', X or X,Y with "
-                                 "positive integers (work-items), e.g. --local 16,16",
-                                 what, whole));
-  }
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v == 0) bad_local(whole, what);
   return v;
 }
 }  // namespace
 
 LocalSize parse_local_size(std::string_view text, std::string_view what) {
   if (text == "null" || text == "NULL" || text == "default") return std::nullopt;
-  auto sep = text.find_first_of(",x");
-  if (sep == std::string_view::npos) return Extent{parse_positive(text, text, what), 1, 1};
-  return Extent{parse_positive(text.substr(0, sep), text, what),
-                parse_positive(text.substr(sep + 1), text, what), 2};
+  Extent e;
+  std::size_t pos = 0;
+  for (unsigned d = 0;; ++d) {
+    if (d == 3) bad_local(text, what);
+    const auto sep = text.find_first_of(",x", pos);
+    e.at(d) = parse_positive(text.substr(pos, sep == std::string_view::npos ? sep : sep - pos), text, what);
+    e.dims = d + 1;
+    if (sep == std::string_view::npos) return e;
+    pos = sep + 1;
+  }
 }
 
 std::string_view to_string(TrialStatus s) noexcept {

@@ -12,7 +12,7 @@
 
 namespace wstune {
 
-/// {"x":..,"y":..,"dims":..}
+/// {"x":..,"y":..,"dims":..}, and "z" when dims is 3
 nlohmann::json to_json(const Extent& e);
 /// Inverse of to_json(Extent); throws nlohmann::json::exception when malformed.
 Extent extent_from_json(const nlohmann::json& j);

@@ -125,6 +125,10 @@ class KernelSpec {
                         const std::vector<cl::Buffer>& in, const cl::Buffer& out) const = 0;
 };
 
+/// `e` as a cl::NDRange of `dims` dimensions (0: e.dims), for
+/// clEnqueueNDRangeKernel's global or local work size (OpenCL 1.2 §5.8).
+cl::NDRange ndrange(const Extent& e, unsigned dims = 0);
+
 /// The descriptor for a kernel name; throws UsageError listing the names.
 const KernelSpec& kernel_spec(std::string_view name);
 /// All kernel names, in the paper's Table 3 order.

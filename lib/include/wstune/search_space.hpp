@@ -1,7 +1,8 @@
 #pragma once
 /// @file search_space.hpp
 /// The local-work-size search space of one kernel on one device for one
-/// global work size: every (x) or (x, y) with x | global.x and y | global.y
+/// global work size: every (x), (x, y) or (x, y, z) with x | global.x,
+/// y | global.y and z | global.z
 /// (all divisors, not only powers of two), within the device's max work-item
 /// sizes, x·y ≤ min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE),
 /// and the work-group's local memory fitting. Pure: no OpenCL calls.
@@ -34,13 +35,14 @@ struct SpaceLimits {
 /// All divisors of n in ascending order; empty for n == 0. O(√n).
 std::vector<std::size_t> divisors(std::size_t n);
 
-/// True when `local` can run `global` under `limits`: same dims (a 1-D local
-/// size has y == 1), each dimension non-zero and dividing the global one,
+/// True when `local` can run `global` under `limits`: at least global.dims
+/// dimensions and 1 beyond them (a shape (x, 1) runs a 1-D NDRange), each
+/// dimension non-zero and dividing the global one,
 /// within max_work_item_sizes, count ≤ max_items(), local memory fitting.
 bool fits(const Extent& local, const Extent& global, const SpaceLimits& limits) noexcept;
 
-/// Every local size that fits(), ordered by y then x (ascending). For a 1-D
-/// global size the extents are {x, 1, 1}. Empty when global has a zero.
+/// Every local size that fits(), ordered by z, then y, then x (ascending),
+/// with global.dims dimensions. Empty when global has a zero.
 std::vector<Extent> enumerate_local_sizes(const Extent& global, const SpaceLimits& limits);
 
 /// The shapes in `space` with exactly `items` work-items, ordered by x

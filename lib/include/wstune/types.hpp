@@ -21,22 +21,33 @@ enum class Priority { none, x, y };
 /// "none", "x" or "y".
 std::string_view to_string(Priority p) noexcept;
 
-/// An NDRange extent in work-items: x, y (y = 1 for 1-D). `dims` is 1 or 2;
-/// 3-D NDRanges are out of scope (paper §3.2.3).
+/// An NDRange extent in work-items: x, y, z (1 beyond `dims`). `dims` is 1,
+/// 2 or 3 (OpenCL 1.2 §3.2: an NDRange has up to three dimensions).
 struct Extent {
   std::size_t x = 1;  ///< work-items along dimension 0
-  std::size_t y = 1;  ///< work-items along dimension 1 (1 when dims == 1)
-  unsigned dims = 1;  ///< 1 or 2
+  std::size_t y = 1;  ///< work-items along dimension 1 (1 when dims < 2)
+  std::size_t z = 1;  ///< work-items along dimension 2 (1 when dims < 3)
+  unsigned dims = 1;  ///< 1, 2 or 3
 
-  /// x·y, the number of work-items.
-  [[nodiscard]] std::size_t count() const noexcept { return x * y; }
-  /// The extent along dimension `d` (0 = x, 1 = y).
-  [[nodiscard]] std::size_t operator[](unsigned d) const noexcept { return d == 0 ? x : y; }
+  /// 1 work-item, 1-D.
+  constexpr Extent() = default;
+  /// A 1-D or 2-D extent: (x, y) with `dims` 1 or 2 (y = 1 for 1-D), z = 1.
+  constexpr Extent(std::size_t x_, std::size_t y_, unsigned dims_) noexcept : x(x_), y(y_), dims(dims_) {}
+  /// An extent of any dimensionality: (x, y, z) with `dims` 1, 2 or 3.
+  constexpr Extent(std::size_t x_, std::size_t y_, std::size_t z_, unsigned dims_) noexcept
+      : x(x_), y(y_), z(z_), dims(dims_) {}
+
+  /// x·y·z, the number of work-items.
+  [[nodiscard]] constexpr std::size_t count() const noexcept { return x * y * z; }
+  /// The extent along dimension `d` (0 = x, 1 = y, 2 = z).
+  [[nodiscard]] constexpr std::size_t operator[](unsigned d) const noexcept { return d == 0 ? x : d == 1 ? y : z; }
+  /// The extent along dimension `d`, writable (d < 3).
+  [[nodiscard]] constexpr std::size_t& at(unsigned d) noexcept { return d == 0 ? x : d == 1 ? y : z; }
   friend bool operator==(const Extent&, const Extent&) = default;
   friend auto operator<=>(const Extent&, const Extent&) = default;
 };
 
-/// "1024" for 1-D, "1024x768" for 2-D.
+/// "1024" for 1-D, "1024x768" for 2-D, "64x64x8" for 3-D.
 std::string to_string(const Extent& e);
 
 /// A local work size: a group shape, or std::nullopt for the driver's choice
@@ -46,7 +57,7 @@ using LocalSize = std::optional<Extent>;
 /// "null" or the shape, e.g. "32x8".
 std::string to_string(const LocalSize& l);
 
-/// Parses "null", "X" or "X,Y" / "XxY" (work-items). Throws UsageError naming
+/// Parses "null", "X", "X,Y" / "XxY" or "X,Y,Z" / "XxYxZ" (work-items). Throws UsageError naming
 /// `what` when malformed or zero.
 LocalSize parse_local_size(std::string_view text, std::string_view what = "--local");
 
