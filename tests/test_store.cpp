@@ -100,6 +100,85 @@ TEST(Store, TrialsAreStoredOnceWithEverySample) {
   EXPECT_FALSE(ts[2].local);
 }
 
+TEST(Store, ParametersThreeDimensionsAndNDRangePerTrial) {
+  Store s(":memory:");
+  const ProblemKey p3{Extent{64, 32, 8, 3}, "ProblemSize=64x32x8"};
+  const auto sess = s.open_session(fake_device("H100"), kMatmul, p3, {"random", {}, {}});
+  EXPECT_EQ(sess.problem, p3);
+  EXPECT_TRUE(sess.pid) << "the writing process is recorded";
+  EXPECT_TRUE(sess.heartbeat_at);
+  TrialRecord a = trial(1, 2.0);
+  a.params = {{"TILE", 16}, {"VEC", true}, {"MODE", "a"}};
+  a.local = Extent{8, 4, 2, 3};
+  a.global = Extent{16, 32, 8, 3};
+  TrialRecord b = a;
+  b.params["TILE"] = 32;  // another configuration with the same local size
+  b.samples_ms = {1.0};
+  EXPECT_TRUE(s.add_trial(sess.id, a));
+  EXPECT_TRUE(s.add_trial(sess.id, b));
+  EXPECT_FALSE(s.add_trial(sess.id, a)) << "same parameters and local size: already measured";
+  EXPECT_TRUE(s.measured(sess.id, a.local, a.params));
+  EXPECT_FALSE(s.measured(sess.id, a.local)) << "without parameters it is another configuration";
+  const auto ts = s.trials(sess.id);
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].params, a.params);
+  EXPECT_EQ(ts[0].local, a.local);
+  EXPECT_EQ(ts[0].global, a.global);
+  const auto best = s.derive_best(sess.id);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->params, b.params);
+  EXPECT_EQ(best->local, b.local);
+  EXPECT_EQ(best->global, b.global);
+  const auto back = s.best_configs({});
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].params, b.params);
+  EXPECT_EQ(back[0].local, b.local);
+  EXPECT_EQ(back[0].problem, p3);
+  // Export and import into a fresh store keep parameters, 3-D sizes and NDRanges.
+  Store t(":memory:");
+  t.import_json(s.export_json());
+  const auto ts2 = t.trials(t.sessions().at(0).id);
+  ASSERT_EQ(ts2.size(), 2u);
+  EXPECT_EQ(ts2[1].params, b.params);
+  EXPECT_EQ(ts2[1].global, b.global);
+  EXPECT_EQ(t.best_configs({}).at(0).params, b.params);
+}
+
+TEST(Store, ConfigurationKeys) {
+  EXPECT_EQ(configuration_key(nlohmann::json::object(), std::nullopt), "null");
+  EXPECT_EQ(configuration_key(nlohmann::json::object(), Extent{32, 8, 2}), "32x8");
+  EXPECT_EQ(configuration_key({{"VEC", true}, {"TILE", 16}, {"MODE", "a"}}, Extent{8, 4, 2, 3}),
+            "MODE=\"a\",TILE=16,VEC=true;8x4x2");
+  EXPECT_NE(configuration_key({{"A", 1}}, std::nullopt), configuration_key({{"A", "1"}}, std::nullopt));
+}
+
+TEST(Store, VersionOneDatabaseMigrates) {
+  TempDir tmp;
+  const std::string path = tmp.file("v1.db");
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec(std::string(schema_sql()));
+    raw.exec("PRAGMA user_version=1");
+    raw.exec("INSERT INTO devices VALUES(1,'fp','n','v','gpu','p','d','o','a',1,1,'table','',1,1,'[1]',1,1,1,1,"
+             "'[]','{\"name\":\"n\",\"compute_units\":1,\"pe_per_cu\":1}','t')");
+    raw.exec("INSERT INTO kernels VALUES(1,'matmul','h','')");
+    raw.exec("INSERT INTO problems VALUES(1,2,64,64,1,'64')");
+    raw.exec("INSERT INTO sessions VALUES(1,'u',1,1,1,'random',NULL,NULL,'t',NULL,'v','h')");
+    raw.exec("INSERT INTO trials(id,session_id,config,local_dims,local_x,local_y,status,error,samples_ms,median_ms,"
+             "created_at) VALUES(1,1,'8x8',2,8,8,'correct','','[1.0]',1.0,'t')");
+  }
+  Store s(path);
+  EXPECT_EQ(s.schema_version(), 2);
+  const auto ts = s.trials(1);
+  ASSERT_EQ(ts.size(), 1u);
+  EXPECT_EQ(ts[0].local, (Extent{8, 8, 2}));
+  EXPECT_TRUE(ts[0].params.empty());
+  EXPECT_FALSE(ts[0].global);
+  EXPECT_TRUE(s.measured(1, Extent{8, 8, 2})) << "a version 1 configuration key is still found";
+  EXPECT_FALSE(s.session(1)->pid);
+  EXPECT_TRUE(s.check().ok);
+}
+
 TEST(Store, SessionsResumeUntilEnded) {
   Store s(":memory:");
   const DeviceInfo d = fake_device("H100");

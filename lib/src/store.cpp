@@ -54,7 +54,15 @@ std::string host_name() {
   return buf;
 }
 
-std::string config_text(const LocalSize& l) { return to_string(l); }
+std::string configuration_key(const json& params, const LocalSize& local) {
+  if (params.empty()) return to_string(local);
+  std::string key;
+  for (const auto& [name, value] : params.items()) {
+    if (!key.empty()) key += ',';
+    key += name + '=' + value.dump();
+  }
+  return key + ';' + to_string(local);
+}
 
 std::string fnv1a_hex(std::string_view text) {
   std::uint64_t h = 1469598103934665603ull;
@@ -156,29 +164,47 @@ std::optional<std::int64_t> col_opt_int(const SQLite::Column& c) {
   if (c.isNull()) return std::nullopt;
   return c.getInt64();
 }
-// Binds local_dims, local_x, local_y at i, i+1, i+2.
-void bind_local(SQLite::Statement& s, int i, const LocalSize& l) {
-  if (!l) {
-    s.bind(i); s.bind(i + 1); s.bind(i + 2);
-    return;
-  }
-  s.bind(i, static_cast<int>(l->dims));
-  s.bind(i + 1, static_cast<std::int64_t>(l->x));
-  s.bind(i + 2, static_cast<std::int64_t>(l->y));
-}
-LocalSize col_local(const SQLite::Statement& s, int i) {
-  if (s.getColumn(i).isNull()) return std::nullopt;
-  return Extent{static_cast<std::size_t>(s.getColumn(i + 1).getInt64()),
-                static_cast<std::size_t>(s.getColumn(i + 2).getInt64()),
-                static_cast<unsigned>(s.getColumn(i).getInt())};
-}
-
 // Forward migrations: migrations[v] takes user_version v to v + 1.
-std::vector<std::string_view> migrations() { return {schema_sql()}; }
+std::vector<std::string_view> migrations() {
+  std::vector<std::string_view> steps{schema_sql()};
+  for (std::string_view m : schema_migrations()) steps.push_back(m);
+  return steps;
+}
 
 bool is_memory(const std::string& path) { return path == ":memory:" || path.empty() || path.rfind("file:", 0) == 0; }
 
 }  // namespace
+
+void bind_local(SQLite::Statement& s, int i, const LocalSize& l) {
+  bind_extent(s, i, l);
+  if (l && l->dims < 3) s.bind(i + 3);  // local_z is NULL below three dimensions (schema v1 rows)
+}
+
+LocalSize col_local(const SQLite::Statement& s, int i) { return col_extent(s, i); }
+
+void bind_extent(SQLite::Statement& s, int i, const std::optional<Extent>& e) {
+  if (!e) {
+    for (int k = 0; k < 4; ++k) s.bind(i + k);
+    return;
+  }
+  s.bind(i, static_cast<int>(e->dims));
+  s.bind(i + 1, static_cast<std::int64_t>(e->x));
+  s.bind(i + 2, static_cast<std::int64_t>(e->y));
+  s.bind(i + 3, static_cast<std::int64_t>(e->z));
+}
+
+std::optional<Extent> col_extent(const SQLite::Statement& s, int i) {
+  if (s.getColumn(i).isNull()) return std::nullopt;
+  return col_problem_extent(s, i);
+}
+
+Extent col_problem_extent(const SQLite::Statement& s, int i) {
+  const auto z = s.getColumn(i + 3);
+  return Extent{static_cast<std::size_t>(s.getColumn(i + 1).getInt64()),
+                static_cast<std::size_t>(s.getColumn(i + 2).getInt64()),
+                z.isNull() ? std::size_t{1} : static_cast<std::size_t>(z.getInt64()),
+                static_cast<unsigned>(s.getColumn(i).getInt())};
+}
 
 std::int64_t Store::Impl::insert_device(const DeviceInfo& d) {
   auto& ins = stmt(
@@ -239,22 +265,25 @@ std::int64_t Store::Impl::kernel_id(const KernelKey& k) {
 }
 
 std::int64_t Store::Impl::problem_id(const ProblemKey& p) {
-  if (p.global.x == 0 || p.global.y == 0 || p.global.dims < 1 || p.global.dims > 2) {
-    throw UsageError(fmt::format("global size {} is not a valid 1-D or 2-D NDRange", to_string(p.global)));
+  if (p.global.count() == 0 || p.global.dims < 1 || p.global.dims > 3) {
+    throw UsageError(fmt::format("global size {} is not a valid 1-, 2- or 3-D NDRange", to_string(p.global)));
   }
-  const std::size_t y = p.global.dims == 1 ? 1 : p.global.y;
-  auto& ins = stmt("INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(?,?,?,1,?) "
+  const std::size_t y = p.global.dims < 2 ? 1 : p.global.y;
+  const std::size_t z = p.global.dims < 3 ? 1 : p.global.z;
+  auto& ins = stmt("INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(?,?,?,?,?) "
                    "ON CONFLICT DO NOTHING");
   ins.bind(1, static_cast<int>(p.global.dims));
   ins.bind(2, static_cast<std::int64_t>(p.global.x));
   ins.bind(3, static_cast<std::int64_t>(y));
-  ins.bind(4, p.size_text);
+  ins.bind(4, static_cast<std::int64_t>(z));
+  ins.bind(5, p.size_text);
   ins.exec();
-  auto& q = stmt("SELECT id FROM problems WHERE dims=? AND global_x=? AND global_y=? AND global_z=1 AND size_text=?");
+  auto& q = stmt("SELECT id FROM problems WHERE dims=? AND global_x=? AND global_y=? AND global_z=? AND size_text=?");
   q.bind(1, static_cast<int>(p.global.dims));
   q.bind(2, static_cast<std::int64_t>(p.global.x));
   q.bind(3, static_cast<std::int64_t>(y));
-  q.bind(4, p.size_text);
+  q.bind(4, static_cast<std::int64_t>(z));
+  q.bind(5, p.size_text);
   q.executeStep();
   return q.getColumn(0).getInt64();
 }
@@ -386,7 +415,8 @@ std::int64_t Store::put_problem(const ProblemKey& p) {
 namespace {
 constexpr std::string_view kSessionSelect =
     "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
-    "p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,s.ended_at,s.wstune_version,s.host "
+    "p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,s.ended_at,s.wstune_version,"
+    "s.host,s.pid,s.heartbeat_at "
     "FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k ON k.id=s.kernel_id "
     "JOIN problems p ON p.id=s.problem_id ";
 
@@ -396,17 +426,17 @@ SessionRecord session_from_row(SQLite::Statement& q) {
   r.uuid = q.getColumn(1).getString();
   r.device_fingerprint = q.getColumn(2).getString();
   r.kernel = {q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getString()};
-  r.problem.global = Extent{static_cast<std::size_t>(q.getColumn(7).getInt64()),
-                            static_cast<std::size_t>(q.getColumn(8).getInt64()),
-                            static_cast<unsigned>(q.getColumn(6).getInt())};
-  r.problem.size_text = q.getColumn(9).getString();
-  r.spec.strategy = q.getColumn(10).getString();
-  r.spec.budget_trials = col_opt_int(q.getColumn(11));
-  r.spec.budget_seconds = col_opt_double(q.getColumn(12));
-  r.started_at = q.getColumn(13).getString();
-  if (!q.getColumn(14).isNull()) r.ended_at = q.getColumn(14).getString();
-  r.wstune_version = q.getColumn(15).getString();
-  r.host = q.getColumn(16).getString();
+  r.problem.global = col_problem_extent(q, 6);
+  r.problem.size_text = q.getColumn(10).getString();
+  r.spec.strategy = q.getColumn(11).getString();
+  r.spec.budget_trials = col_opt_int(q.getColumn(12));
+  r.spec.budget_seconds = col_opt_double(q.getColumn(13));
+  r.started_at = q.getColumn(14).getString();
+  if (!q.getColumn(15).isNull()) r.ended_at = q.getColumn(15).getString();
+  r.wstune_version = q.getColumn(16).getString();
+  r.host = q.getColumn(17).getString();
+  r.pid = col_opt_int(q.getColumn(18));
+  if (!q.getColumn(19).isNull()) r.heartbeat_at = q.getColumn(19).getString();
   return r;
 }
 }  // namespace
@@ -435,7 +465,8 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
     }
     if (!id) {
       auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-                         "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,NULL,?,?)");
+                         "budget_seconds,started_at,ended_at,wstune_version,host,pid,heartbeat_at) "
+                         "VALUES(?,?,?,?,?,?,?,?,NULL,?,?,?,?)");
       ins.bind(1, new_uuid());
       ins.bind(2, static_cast<std::int64_t>(dev));
       ins.bind(3, static_cast<std::int64_t>(ker));
@@ -446,6 +477,8 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
       ins.bind(8, utc_now());
       ins.bind(9, std::string(wstune::version()));
       ins.bind(10, host_name());
+      ins.bind(11, static_cast<std::int64_t>(getpid()));
+      ins.bind(12, utc_now());
       ins.exec();
       id = m.db->getLastInsertRowid();
     }
@@ -490,20 +523,22 @@ std::vector<SessionRecord> Store::sessions() const {
 
 bool Store::Impl::insert_trial(std::int64_t session_id, const TrialRecord& t, const std::string& created_at) {
   auto& ins = stmt(
-      "INSERT INTO trials(session_id,config,local_dims,local_x,local_y,status,error,samples_ms,median_ms,"
-      "compile_ms,run_ms,verify_ms,created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) "
-      "ON CONFLICT(session_id,config) DO NOTHING");
+      "INSERT INTO trials(session_id,config,local_dims,local_x,local_y,local_z,status,error,samples_ms,median_ms,"
+      "compile_ms,run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id,config) DO NOTHING");
   ins.bind(1, static_cast<std::int64_t>(session_id));
-  ins.bind(2, config_text(t.local));
+  ins.bind(2, configuration_key(t.params, t.local));
   bind_local(ins, 3, t.local);
-  ins.bind(6, std::string(to_string(t.status)));
-  ins.bind(7, t.error);
-  ins.bind(8, json(t.samples_ms).dump());
-  bind_opt(ins, 9, t.median_ms());
-  bind_opt(ins, 10, t.compile_ms);
-  bind_opt(ins, 11, t.run_ms);
-  bind_opt(ins, 12, t.verify_ms);
-  ins.bind(13, created_at.empty() ? utc_now() : created_at);
+  ins.bind(7, std::string(to_string(t.status)));
+  ins.bind(8, t.error);
+  ins.bind(9, json(t.samples_ms).dump());
+  bind_opt(ins, 10, t.median_ms());
+  bind_opt(ins, 11, t.compile_ms);
+  bind_opt(ins, 12, t.run_ms);
+  bind_opt(ins, 13, t.verify_ms);
+  ins.bind(14, created_at.empty() ? utc_now() : created_at);
+  ins.bind(15, t.params.dump());
+  bind_extent(ins, 16, t.global);
   return ins.exec() == 1;
 }
 
@@ -527,11 +562,11 @@ std::size_t Store::add_trials(std::int64_t session_id, const std::vector<TrialRe
   });
 }
 
-bool Store::measured(std::int64_t session_id, const LocalSize& local) const {
+bool Store::measured(std::int64_t session_id, const LocalSize& local, const json& params) const {
   return impl_->guard("look up a trial", [&] {
     auto& q = impl_->stmt("SELECT 1 FROM trials WHERE session_id=? AND config=?");
     q.bind(1, static_cast<std::int64_t>(session_id));
-    q.bind(2, config_text(local));
+    q.bind(2, configuration_key(params, local));
     return q.executeStep();
   });
 }
@@ -539,20 +574,23 @@ bool Store::measured(std::int64_t session_id, const LocalSize& local) const {
 std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
   return impl_->guard("read trials", [&] {
     std::vector<TrialRecord> out;
-    auto& q = impl_->stmt("SELECT local_dims,local_x,local_y,status,error,samples_ms,compile_ms,run_ms,verify_ms,id,"
-                          "created_at FROM trials WHERE session_id=? ORDER BY id");
+    auto& q = impl_->stmt("SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,run_ms,"
+                          "verify_ms,id,created_at,params,global_dims,global_x,global_y,global_z FROM trials "
+                          "WHERE session_id=? ORDER BY id");
     q.bind(1, static_cast<std::int64_t>(session_id));
     while (q.executeStep()) {
       TrialRecord t;
       t.local = col_local(q, 0);
-      t.status = parse_trial_status(q.getColumn(3).getString());
-      t.error = q.getColumn(4).getString();
-      t.samples_ms = json::parse(q.getColumn(5).getString()).get<std::vector<double>>();
-      t.compile_ms = col_opt_double(q.getColumn(6));
-      t.run_ms = col_opt_double(q.getColumn(7));
-      t.verify_ms = col_opt_double(q.getColumn(8));
-      t.id = q.getColumn(9).getInt64();
-      t.created_at = q.getColumn(10).getString();
+      t.status = parse_trial_status(q.getColumn(4).getString());
+      t.error = q.getColumn(5).getString();
+      t.samples_ms = json::parse(q.getColumn(6).getString()).get<std::vector<double>>();
+      t.compile_ms = col_opt_double(q.getColumn(7));
+      t.run_ms = col_opt_double(q.getColumn(8));
+      t.verify_ms = col_opt_double(q.getColumn(9));
+      t.id = q.getColumn(10).getInt64();
+      t.created_at = q.getColumn(11).getString();
+      t.params = json::parse(q.getColumn(12).getString());
+      t.global = col_extent(q, 13);
       out.push_back(std::move(t));
     }
     return out;
@@ -576,20 +614,23 @@ std::int64_t Store::Impl::insert_best(const BestConfig& b, const std::string& uu
   const auto pro = problem_id(b.problem);
   auto& ins = stmt(
       "INSERT INTO best_configs(uuid,device_id,kernel_id,problem_id,session_id,config,local_dims,local_x,local_y,"
-      "median_ms,null_ms,rule_ms,ratio_to_null,ratio_to_rule,recorded_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "local_z,median_ms,null_ms,rule_ms,ratio_to_null,ratio_to_rule,recorded_at,params,global_dims,global_x,"
+      "global_y,global_z) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, uuid);
   ins.bind(2, static_cast<std::int64_t>(dev));
   ins.bind(3, static_cast<std::int64_t>(ker));
   ins.bind(4, static_cast<std::int64_t>(pro));
   bind_opt(ins, 5, b.session_id);
-  ins.bind(6, config_text(b.local));
+  ins.bind(6, configuration_key(b.params, b.local));
   bind_local(ins, 7, b.local);
-  ins.bind(10, b.median_ms);
-  bind_opt(ins, 11, b.null_ms);
-  bind_opt(ins, 12, b.rule_ms);
-  bind_opt(ins, 13, b.ratio_to_null());
-  bind_opt(ins, 14, b.ratio_to_rule());
-  ins.bind(15, at);
+  ins.bind(11, b.median_ms);
+  bind_opt(ins, 12, b.null_ms);
+  bind_opt(ins, 13, b.rule_ms);
+  bind_opt(ins, 14, b.ratio_to_null());
+  bind_opt(ins, 15, b.ratio_to_rule());
+  ins.bind(16, at);
+  ins.bind(17, b.params.dump());
+  bind_extent(ins, 18, b.global);
   ins.exec();
   ++generation;
   return db->getLastInsertRowid();
@@ -598,16 +639,18 @@ std::int64_t Store::Impl::insert_best(const BestConfig& b, const std::string& uu
 namespace {
 
 constexpr std::string_view kBestSelect =
-    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
-    "b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,b.uuid,b.recorded_at "
+    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,"
+    "p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,"
+    "b.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,b.global_z "
     "FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k ON k.id=b.kernel_id "
     "JOIN problems p ON p.id=b.problem_id ";
 // The same columns with the join order forced (CROSS JOIN: devices, then
 // kernels, then best_configs through best_key) for the look-up's scoped
 // queries: without it the planner may scan every best row.
 constexpr std::string_view kBestSelectScoped =
-    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
-    "b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,b.uuid,b.recorded_at "
+    "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,"
+    "p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,b.null_ms,b.rule_ms,b.session_id,b.id,"
+    "b.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,b.global_z "
     "FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND b.kernel_id=k.id "
     "CROSS JOIN problems p ON p.id=b.problem_id ";
 constexpr std::string_view kCurrentOnly =
@@ -618,18 +661,18 @@ BestConfig best_from_row(SQLite::Statement& q) {
   BestConfig b;
   b.device_fingerprint = q.getColumn(0).getString();
   b.kernel = {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()};
-  b.problem.global = Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
-                            static_cast<std::size_t>(q.getColumn(6).getInt64()),
-                            static_cast<unsigned>(q.getColumn(4).getInt())};
-  b.problem.size_text = q.getColumn(7).getString();
-  b.local = col_local(q, 8);
-  b.median_ms = q.getColumn(11).getDouble();
-  b.null_ms = col_opt_double(q.getColumn(12));
-  b.rule_ms = col_opt_double(q.getColumn(13));
-  b.session_id = col_opt_int(q.getColumn(14));
-  b.id = q.getColumn(15).getInt64();
-  b.uuid = q.getColumn(16).getString();
-  b.recorded_at = q.getColumn(17).getString();
+  b.problem.global = col_problem_extent(q, 4);
+  b.problem.size_text = q.getColumn(8).getString();
+  b.local = col_local(q, 9);
+  b.median_ms = q.getColumn(13).getDouble();
+  b.null_ms = col_opt_double(q.getColumn(14));
+  b.rule_ms = col_opt_double(q.getColumn(15));
+  b.session_id = col_opt_int(q.getColumn(16));
+  b.id = q.getColumn(17).getInt64();
+  b.uuid = q.getColumn(18).getString();
+  b.recorded_at = q.getColumn(19).getString();
+  b.params = json::parse(q.getColumn(20).getString());
+  b.global = col_extent(q, 21);
   return b;
 }
 }  // namespace
@@ -651,7 +694,7 @@ std::optional<BestConfig> Store::derive_best(std::int64_t session_id, const Loca
   std::optional<double> null_ms, rule_ms;
   for (const TrialRecord& t : ts) {
     if (t.status != TrialStatus::correct || !t.median_ms()) continue;
-    if (!t.local) null_ms = t.median_ms();
+    if (!t.local && !null_ms) null_ms = t.median_ms();  // the first NULL trial: the baseline
     if (rule_local && t.local == *rule_local) rule_ms = t.median_ms();
     if (!best || *t.median_ms() < *best->median_ms()) best = &t;
   }
@@ -660,7 +703,9 @@ std::optional<BestConfig> Store::derive_best(std::int64_t session_id, const Loca
   b.device_fingerprint = s->device_fingerprint;
   b.kernel = s->kernel;
   b.problem = s->problem;
+  b.params = best->params;
   b.local = best->local;
+  b.global = best->global;
   b.median_ms = *best->median_ms();
   b.null_ms = null_ms;
   b.rule_ms = rule_ms;
@@ -676,7 +721,7 @@ std::vector<BestConfig> Store::best_configs(const BestFilter& f) const {
     if (!f.history) sql += "AND " + std::string(kCurrentOnly);
     if (!f.device.empty()) sql += "AND (d.fingerprint=:dev OR instr(lower(d.name), lower(:dev)) > 0) ";
     if (!f.kernel.empty()) sql += "AND k.name=:kernel ";
-    if (f.global) sql += "AND p.dims=:dims AND p.global_x=:gx AND p.global_y=:gy ";
+    if (f.global) sql += "AND p.dims=:dims AND p.global_x=:gx AND p.global_y=:gy AND p.global_z=:gz ";
     sql += "ORDER BY b.id DESC";
     auto& q = impl_->stmt(sql);
     if (!f.device.empty()) q.bind(":dev", f.device);
@@ -684,7 +729,8 @@ std::vector<BestConfig> Store::best_configs(const BestFilter& f) const {
     if (f.global) {
       q.bind(":dims", static_cast<int>(f.global->dims));
       q.bind(":gx", static_cast<std::int64_t>(f.global->x));
-      q.bind(":gy", static_cast<std::int64_t>(f.global->dims == 1 ? 1 : f.global->y));
+      q.bind(":gy", static_cast<std::int64_t>(f.global->dims < 2 ? 1 : f.global->y));
+      q.bind(":gz", static_cast<std::int64_t>(f.global->dims < 3 ? 1 : f.global->z));
     }
     std::vector<BestConfig> out;
     while (q.executeStep()) out.push_back(best_from_row(q));
@@ -697,12 +743,13 @@ std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, std::s
   return impl_->guard("look up a best configuration", [&]() -> std::optional<BestConfig> {
     auto& q = impl_->stmt(std::string(kBestSelectScoped) +
                           "WHERE d.fingerprint=? AND k.name=? AND p.dims=? AND p.global_x=? AND p.global_y=? "
-                          "ORDER BY b.id DESC LIMIT 1");
+                          "AND p.global_z=? ORDER BY b.id DESC LIMIT 1");
     q.bind(1, std::string(fingerprint));
     q.bind(2, std::string(kernel));
     q.bind(3, static_cast<int>(global.dims));
     q.bind(4, static_cast<std::int64_t>(global.x));
-    q.bind(5, static_cast<std::int64_t>(global.dims == 1 ? 1 : global.y));
+    q.bind(5, static_cast<std::int64_t>(global.dims < 2 ? 1 : global.y));
+    q.bind(6, static_cast<std::int64_t>(global.dims < 3 ? 1 : global.z));
     if (!q.executeStep()) return std::nullopt;
     return best_from_row(q);
   });
@@ -715,8 +762,8 @@ std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned d
     // Join order forced (CROSS JOIN): devices, kernels, then best_configs via
     // best_key; the newest row per (device, kernel, problem) is kept in C++.
     std::string sql =
-        "SELECT b.device_id,b.kernel_id,b.problem_id,b.id,p.dims,p.global_x,p.global_y,b.local_dims,b.local_x,"
-        "b.local_y FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND "
+        "SELECT b.device_id,b.kernel_id,b.problem_id,b.id,p.dims,p.global_x,p.global_y,p.global_z,b.local_dims,"
+        "b.local_x,b.local_y,b.local_z FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND "
         "b.kernel_id=k.id CROSS JOIN problems p ON p.id=b.problem_id WHERE k.name=:kernel AND p.dims=:dims ";
     if (!fingerprint.empty()) sql += "AND d.fingerprint=:fp ";
     else if (!architecture.empty()) sql += "AND d.architecture=:arch ";
@@ -737,11 +784,7 @@ std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned d
       if (!seen.insert({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}).second) {
         continue;  // an older history row of a key already seen
       }
-      out.push_back({q.getColumn(3).getInt64(),
-                     Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
-                            static_cast<std::size_t>(q.getColumn(6).getInt64()),
-                            static_cast<unsigned>(q.getColumn(4).getInt())},
-                     col_local(q, 7)});
+      out.push_back({q.getColumn(3).getInt64(), col_problem_extent(q, 4), col_local(q, 8)});
     }
     return out;
   });
@@ -811,8 +854,8 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
   return m.guard("read split runs", [&] {
     std::vector<SplitRun> out;
     std::vector<std::int64_t> ids;
-    auto& q = m.stmt("SELECT r.id,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.size_text,"
-                     "r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r "
+    auto& q = m.stmt("SELECT r.id,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,"
+                     "p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r "
                      "JOIN kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id "
                      "WHERE ?='' OR k.name=? ORDER BY r.id");
     q.bind(1, std::string(kernel));
@@ -821,15 +864,13 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
       SplitRun r;
       ids.push_back(q.getColumn(0).getInt64());
       r.kernel = {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()};
-      r.problem.global = Extent{static_cast<std::size_t>(q.getColumn(5).getInt64()),
-                                static_cast<std::size_t>(q.getColumn(6).getInt64()),
-                                static_cast<unsigned>(q.getColumn(4).getInt())};
-      r.problem.size_text = q.getColumn(7).getString();
-      r.model = q.getColumn(8).getString();
-      r.makespan_ms = q.getColumn(9).getDouble();
-      r.detail = json::parse(q.getColumn(10).getString());
-      r.created_at = q.getColumn(11).getString();
-      r.host = q.getColumn(12).getString();
+      r.problem.global = col_problem_extent(q, 4);
+      r.problem.size_text = q.getColumn(8).getString();
+      r.model = q.getColumn(9).getString();
+      r.makespan_ms = q.getColumn(10).getDouble();
+      r.detail = json::parse(q.getColumn(11).getString());
+      r.created_at = q.getColumn(12).getString();
+      r.host = q.getColumn(13).getString();
       out.push_back(std::move(r));
     }
     for (std::size_t i = 0; i < out.size(); ++i) {

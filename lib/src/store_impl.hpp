@@ -65,7 +65,16 @@ std::string utc_now();
 std::string new_uuid();
 /// This host's name.
 std::string host_name();
-/// "null", "256" or "32x8" (the trials.config column).
-std::string config_text(const LocalSize& l);
+/// Binds a local size to the columns local_dims, local_x, local_y, local_z
+/// at parameters i … i + 3 (all NULL for the driver's choice).
+void bind_local(SQLite::Statement& s, int i, const LocalSize& l);
+/// Reads local_dims, local_x, local_y, local_z from columns i … i + 3.
+LocalSize col_local(const SQLite::Statement& s, int i);
+/// Binds an optional NDRange to global_dims, global_x, global_y, global_z at i … i + 3.
+void bind_extent(SQLite::Statement& s, int i, const std::optional<Extent>& e);
+/// Reads an optional NDRange from columns i … i + 3 (dims, x, y, z).
+std::optional<Extent> col_extent(const SQLite::Statement& s, int i);
+/// Reads a problem's NDRange from columns i … i + 3 (dims, global_x, global_y, global_z).
+Extent col_problem_extent(const SQLite::Statement& s, int i);
 
 }  // namespace wstune

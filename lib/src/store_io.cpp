@@ -14,17 +14,17 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "wstune-store-export";
-constexpr int kFormatVersion = 1;
+// Version 2 adds each trial's and best configuration's "params" and
+// "global", 3-D local sizes and problems; version 1 files still import.
+constexpr int kFormatVersion = 2;
 
 json kernel_json(SQLite::Statement& q, int i) {
   return json{{"name", q.getColumn(i).getString()},
               {"source_hash", q.getColumn(i + 1).getString()},
               {"build_options", q.getColumn(i + 2).getString()}};
 }
-json problem_json(SQLite::Statement& q, int i) {  // dims, gx, gy, size_text
-  const Extent g{static_cast<std::size_t>(q.getColumn(i + 1).getInt64()),
-                 static_cast<std::size_t>(q.getColumn(i + 2).getInt64()), static_cast<unsigned>(q.getColumn(i).getInt())};
-  return json{{"global", to_json(g)}, {"size_text", q.getColumn(i + 3).getString()}};
+json problem_json(SQLite::Statement& q, int i) {  // dims, gx, gy, gz, size_text
+  return json{{"global", to_json(col_problem_extent(q, i))}, {"size_text", q.getColumn(i + 4).getString()}};
 }
 json opt_json(const SQLite::Column& c) {
   if (c.isNull()) return nullptr;
@@ -32,11 +32,9 @@ json opt_json(const SQLite::Column& c) {
   if (c.isFloat()) return c.getDouble();
   return c.getString();
 }
-json local_json(SQLite::Statement& q, int i) {  // local_dims, local_x, local_y
-  if (q.getColumn(i).isNull()) return nullptr;
-  return to_json(Extent{static_cast<std::size_t>(q.getColumn(i + 1).getInt64()),
-                        static_cast<std::size_t>(q.getColumn(i + 2).getInt64()),
-                        static_cast<unsigned>(q.getColumn(i).getInt())});
+json extent_json(SQLite::Statement& q, int i) {  // dims, x, y, z; null when dims is NULL
+  const auto e = col_extent(q, i);
+  return e ? to_json(*e) : json(nullptr);
 }
 
 }  // namespace
@@ -63,35 +61,38 @@ json Store::export_json() const {
     {
       SQLite::Statement q(*m.db,
                           "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                          "p.global_y,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,s.ended_at,"
-                          "s.wstune_version,s.host FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k "
+                          "p.global_y,p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,"
+                          "s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k "
                           "ON k.id=s.kernel_id JOIN problems p ON p.id=s.problem_id ORDER BY s.id");
-      SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,status,error,samples_ms,compile_ms,run_ms,"
-                                 "verify_ms,created_at FROM trials WHERE session_id=? ORDER BY id");
+      SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
+                                 "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
+                                 "FROM trials WHERE session_id=? ORDER BY id");
       while (q.executeStep()) {
         json s{{"uuid", q.getColumn(1).getString()},
                {"device", q.getColumn(2).getString()},
                {"kernel", kernel_json(q, 3)},
                {"problem", problem_json(q, 6)},
-               {"strategy", q.getColumn(10).getString()},
-               {"budget_trials", opt_json(q.getColumn(11))},
-               {"budget_seconds", opt_json(q.getColumn(12))},
-               {"started_at", q.getColumn(13).getString()},
-               {"ended_at", opt_json(q.getColumn(14))},
-               {"wstune_version", q.getColumn(15).getString()},
-               {"host", q.getColumn(16).getString()}};
+               {"strategy", q.getColumn(11).getString()},
+               {"budget_trials", opt_json(q.getColumn(12))},
+               {"budget_seconds", opt_json(q.getColumn(13))},
+               {"started_at", q.getColumn(14).getString()},
+               {"ended_at", opt_json(q.getColumn(15))},
+               {"wstune_version", q.getColumn(16).getString()},
+               {"host", q.getColumn(17).getString()}};
         json trials = json::array();
         t.reset();
         t.bind(1, q.getColumn(0).getInt64());
         while (t.executeStep()) {
-          trials.push_back(json{{"local", local_json(t, 0)},
-                                {"status", t.getColumn(3).getString()},
-                                {"error", t.getColumn(4).getString()},
-                                {"samples_ms", json::parse(t.getColumn(5).getString())},
-                                {"compile_ms", opt_json(t.getColumn(6))},
-                                {"run_ms", opt_json(t.getColumn(7))},
-                                {"verify_ms", opt_json(t.getColumn(8))},
-                                {"created_at", t.getColumn(9).getString()}});
+          trials.push_back(json{{"params", json::parse(t.getColumn(11).getString())},
+                                {"local", extent_json(t, 0)},
+                                {"global", extent_json(t, 12)},
+                                {"status", t.getColumn(4).getString()},
+                                {"error", t.getColumn(5).getString()},
+                                {"samples_ms", json::parse(t.getColumn(6).getString())},
+                                {"compile_ms", opt_json(t.getColumn(7))},
+                                {"run_ms", opt_json(t.getColumn(8))},
+                                {"verify_ms", opt_json(t.getColumn(9))},
+                                {"created_at", t.getColumn(10).getString()}});
         }
         s["trials"] = std::move(trials);
         sessions.push_back(std::move(s));
@@ -103,8 +104,9 @@ json Store::export_json() const {
     {
       SQLite::Statement q(*m.db,
                           "SELECT b.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                          "p.global_y,p.size_text,b.local_dims,b.local_x,b.local_y,b.median_ms,b.null_ms,b.rule_ms,"
-                          "s.uuid,b.recorded_at FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
+                          "p.global_y,p.global_z,p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,"
+                          "b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,"
+                          "b.global_z FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
                           "ON k.id=b.kernel_id JOIN problems p ON p.id=b.problem_id LEFT JOIN sessions s "
                           "ON s.id=b.session_id ORDER BY b.id");
       while (q.executeStep()) {
@@ -112,12 +114,14 @@ json Store::export_json() const {
                             {"device", q.getColumn(1).getString()},
                             {"kernel", kernel_json(q, 2)},
                             {"problem", problem_json(q, 5)},
-                            {"local", local_json(q, 9)},
-                            {"median_ms", q.getColumn(12).getDouble()},
-                            {"null_ms", opt_json(q.getColumn(13))},
-                            {"rule_ms", opt_json(q.getColumn(14))},
-                            {"session", opt_json(q.getColumn(15))},
-                            {"recorded_at", q.getColumn(16).getString()}});
+                            {"params", json::parse(q.getColumn(19).getString())},
+                            {"local", extent_json(q, 10)},
+                            {"global", extent_json(q, 20)},
+                            {"median_ms", q.getColumn(14).getDouble()},
+                            {"null_ms", opt_json(q.getColumn(15))},
+                            {"rule_ms", opt_json(q.getColumn(16))},
+                            {"session", opt_json(q.getColumn(17))},
+                            {"recorded_at", q.getColumn(18).getString()}});
       }
     }
     doc["best_configs"] = std::move(best);
@@ -126,7 +130,7 @@ json Store::export_json() const {
     {
       SQLite::Statement q(*m.db,
                           "SELECT r.id,r.uuid,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
-                          "p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
+                          "p.global_z,p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
                           "kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id ORDER BY r.id");
       SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
                                  "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
@@ -142,12 +146,12 @@ json Store::export_json() const {
         splits.push_back(json{{"uuid", q.getColumn(1).getString()},
                               {"kernel", kernel_json(q, 2)},
                               {"problem", problem_json(q, 5)},
-                              {"model", q.getColumn(9).getString()},
-                              {"makespan_ms", q.getColumn(10).getDouble()},
+                              {"model", q.getColumn(10).getString()},
+                              {"makespan_ms", q.getColumn(11).getDouble()},
                               {"devices", std::move(devs)},
-                              {"detail", json::parse(q.getColumn(11).getString())},
-                              {"created_at", q.getColumn(12).getString()},
-                              {"host", q.getColumn(13).getString()}});
+                              {"detail", json::parse(q.getColumn(12).getString())},
+                              {"created_at", q.getColumn(13).getString()},
+                              {"host", q.getColumn(14).getString()}});
       }
     }
     doc["split_runs"] = std::move(splits);
@@ -211,23 +215,39 @@ ProblemKey problem_of(const json& j, const std::string& where) {
   const json p = field<json>(j, "problem", where);
   try {
     ProblemKey k{extent_from_json(p.at("global")), field<std::string>(p, "size_text", where + ".problem")};
-    if (k.global.x == 0 || k.global.y == 0 || k.global.dims < 1 || k.global.dims > 2) throw UsageError("bad extent");
+    if (k.global.count() == 0 || k.global.dims < 1 || k.global.dims > 3) throw UsageError("bad extent");
     return k;
   } catch (const json::exception& e) {
     throw UsageError(fmt::format("import: {}.problem.global is malformed ({})", where, e.what()));
   } catch (const UsageError&) {
-    throw UsageError(fmt::format("import: {}.problem.global is not a valid 1-D or 2-D NDRange", where));
+    throw UsageError(fmt::format("import: {}.problem.global is not a valid 1-, 2- or 3-D NDRange", where));
   }
 }
-LocalSize local_of(const json& j, const std::string& where) {
-  if (!j.contains("local")) throw UsageError(fmt::format("import: {} has no field 'local'", where));
-  try {
-    LocalSize l = local_from_json(j.at("local"));
-    if (l && (l->x == 0 || l->y == 0 || l->dims < 1 || l->dims > 2)) throw json::other_error::create(501, "zero", nullptr);
-    return l;
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("import: {}.local is malformed ({})", where, e.what()));
+// An optional extent field ("local" is required, "global" is not).
+std::optional<Extent> extent_of(const json& j, const char* key, bool required, const std::string& where) {
+  if (!j.contains(key)) {
+    if (!required) return std::nullopt;
+    throw UsageError(fmt::format("import: {} has no field '{}'", where, key));
   }
+  try {
+    std::optional<Extent> e = local_from_json(j.at(key));
+    if (e && (e->count() == 0 || e->dims < 1 || e->dims > 3)) throw json::other_error::create(501, "zero", nullptr);
+    return e;
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("import: {}.{} is malformed ({})", where, key, e.what()));
+  }
+}
+LocalSize local_of(const json& j, const std::string& where) { return extent_of(j, "local", true, where); }
+json params_of(const json& j, const std::string& where) {
+  if (!j.contains("params")) return json::object();  // format version 1
+  const json& p = j.at("params");
+  if (!p.is_object()) throw UsageError(fmt::format("import: {}.params is not an object", where));
+  for (const auto& [name, v] : p.items()) {
+    if (!(v.is_number() || v.is_boolean() || v.is_string())) {
+      throw UsageError(fmt::format("import: {}.params.{} is not a number, bool or string", where, name));
+    }
+  }
+  return p;
 }
 
 struct ImportSession {
@@ -312,7 +332,9 @@ ImportStats Store::import_json(const json& doc) {
     for (std::size_t k = 0; k < jt.size(); ++k) {
       const std::string tw = fmt::format("{}.trials[{}]", where, k);
       TrialRecord t;
+      t.params = params_of(jt[k], tw);
       t.local = local_of(jt[k], tw);
+      t.global = extent_of(jt[k], "global", false, tw);
       try {
         t.status = parse_trial_status(field<std::string>(jt[k], "status", tw));
       } catch (const UsageError& e) {
@@ -338,7 +360,9 @@ ImportStats Store::import_json(const json& doc) {
     ib.best.device_fingerprint = device_ref(jb[i], where);
     ib.best.kernel = kernel_of(jb[i], where);
     ib.best.problem = problem_of(jb[i], where);
+    ib.best.params = params_of(jb[i], where);
     ib.best.local = local_of(jb[i], where);
+    ib.best.global = extent_of(jb[i], "global", false, where);
     ib.best.median_ms = field<double>(jb[i], "median_ms", where);
     ib.best.null_ms = opt_field<double>(jb[i], "null_ms", where);
     ib.best.rule_ms = opt_field<double>(jb[i], "rule_ms", where);

@@ -35,10 +35,13 @@ class StoreError : public Error {
 };
 
 /// The schema version this wstune writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
-/// The schema (share/schema.sql) as embedded in the library.
+/// The schema (share/schema.sql, version 1) as embedded in the library.
 std::string_view schema_sql() noexcept;
+/// The forward migrations share/migrations/N.sql as embedded: element i takes
+/// the schema from version i + 1 to i + 2.
+std::vector<std::string_view> schema_migrations();
 
 /// The default database path: $WSTUNE_DB if set and non-empty, else
 /// $XDG_DATA_HOME/wstune/wstune.db, else $HOME/.local/share/wstune/wstune.db.
@@ -61,10 +64,12 @@ struct KernelKey {
   friend bool operator==(const KernelKey&, const KernelKey&) = default;
 };
 
-/// A problem: the global work size (NDRange, work-items) and, for wstune's
-/// own kernels, the kernel-specific size text ("" for apps).
+/// A problem: the global work size (NDRange, work-items; for a kernel
+/// described by a tuning file, whose NDRange depends on its parameters, the
+/// problem size, T1 ProblemSize) and, for wstune's own and described
+/// kernels, the size text ("" for apps).
 struct ProblemKey {
-  Extent global;          ///< the NDRange
+  Extent global;          ///< the NDRange, or the problem size (1 to 3 dimensions)
   std::string size_text;  ///< e.g. "1024x1024x1024", or ""
   friend bool operator==(const ProblemKey&, const ProblemKey&) = default;
 };
@@ -89,11 +94,17 @@ struct SessionRecord {
   std::string wstune_version;        ///< version of the wstune that started it
   std::string host;                  ///< host name
   bool resumed = false;              ///< set by Store::open_session when an unfinished session was reused
+  std::optional<std::int64_t> pid;   ///< the process writing it (on `host`), none when unknown
+  std::optional<std::string> heartbeat_at;  ///< UTC of the writer's last sign of life, none when unknown
 };
 
 /// One measured configuration.
 struct TrialRecord {
+  /// Tuning parameter values (T1 TuningParameters), an object of name →
+  /// number, bool or string; empty for kernels without parameters.
+  nlohmann::json params = nlohmann::json::object();
   LocalSize local;                       ///< the local size (nullopt = driver default)
+  std::optional<Extent> global;          ///< the NDRange it ran, when the parameters set it (none: the problem's)
   TrialStatus status = TrialStatus::correct;  ///< the status class
   std::string error;                     ///< why it failed, "" when correct
   std::vector<double> samples_ms;        ///< every kernel-time sample (ms)
@@ -111,7 +122,9 @@ struct BestConfig {
   std::string device_fingerprint;   ///< the device
   KernelKey kernel;                 ///< the kernel
   ProblemKey problem;               ///< the problem
+  nlohmann::json params = nlohmann::json::object();  ///< its tuning parameter values (see TrialRecord::params)
   LocalSize local;                  ///< the best local size (nullopt = driver default)
+  std::optional<Extent> global;     ///< its NDRange when the parameters set it (none: the problem's)
   double median_ms = 0;             ///< its median kernel time (ms)
   std::optional<double> null_ms;    ///< the driver default's median (ms)
   std::optional<double> rule_ms;    ///< the paper's §3.2.3 rule's median (ms)
@@ -188,6 +201,12 @@ struct ImportStats {
 /// 16 hex digits of FNV-1a 64 of `text` (used for KernelKey::source_hash).
 std::string fnv1a_hex(std::string_view text);
 
+/// The store's key of one configuration (the trials.config column): the
+/// local size ("null", "256", "32x8", "8x4x2") when `params` is empty, else
+/// "NAME=VALUE,…;LOCAL" with the parameters in name order and each value as
+/// JSON (e.g. `TILE=16,VEC=true,MODE="a";16x16`). Unique per configuration.
+std::string configuration_key(const nlohmann::json& params, const LocalSize& local);
+
 /// The measurement store. All methods throw StoreError on a database
 /// failure (with the path and the fix); writes are transactions that leave
 /// the database unchanged on failure.
@@ -241,8 +260,10 @@ class Store {
   /// Stores trials in one transaction; returns how many were new (already
   /// measured configurations are skipped, never overwritten).
   std::size_t add_trials(std::int64_t session_id, const std::vector<TrialRecord>& trials);
-  /// True when the session has a trial for `local` (resume check).
-  [[nodiscard]] bool measured(std::int64_t session_id, const LocalSize& local) const;
+  /// True when the session has a trial of the configuration (`params`,
+  /// `local`) (resume check).
+  [[nodiscard]] bool measured(std::int64_t session_id, const LocalSize& local,
+                              const nlohmann::json& params = nlohmann::json::object()) const;
   /// The session's trials in insertion order.
   [[nodiscard]] std::vector<TrialRecord> trials(std::int64_t session_id) const;
   /// Number of trials, in one session or (nullopt) in the database.
