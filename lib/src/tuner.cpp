@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/rules.hpp"
 #include "wstune/search.hpp"
 #include "wstune/trial.hpp"
 
@@ -94,10 +95,15 @@ class AppEvaluator final : public Evaluator {
     target_.device_name = dev.name;
     target_.device_id = dev.id();
     target_.device_fingerprint = dev.fingerprint();
+    target_.problem = global;
+    const auto shapes = enumerate_local_sizes(global, target_.limits);
+    space_ = SearchSpace(shapes, paper_rule(global, shapes, target_.priority, target_.pe_per_cu));
   }
   const TuneTarget& target() const override { return target_; }
+  const SearchSpace& space() const override { return space_; }
 
-  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
+    const LocalSize& local = config.local;
     Trial t;
     t.local = local;
     const auto t0 = std::chrono::steady_clock::now();
@@ -127,13 +133,18 @@ class AppEvaluator final : public Evaluator {
   cl::Kernel kernel_;
   cl::CommandQueue queue_;
   TuneTarget target_;
+  SearchSpace space_;
 };
 
 }  // namespace
 
 TrialRecord to_record(const Trial& t) {
   TrialRecord r;
+  r.params = t.params;
   r.local = t.local;
+  r.global = t.global;
+  if (t.compile_ms > 0) r.compile_ms = t.compile_ms;
+  if (t.verified) r.verify_ms = t.verify_ms;
   r.status = t.status;
   r.error = t.error;
   r.samples_ms = t.kernel.ms;
@@ -143,7 +154,11 @@ TrialRecord to_record(const Trial& t) {
 
 Trial from_record(const TrialRecord& r) {
   Trial t;
+  t.params = r.params;
   t.local = r.local;
+  t.global = r.global;
+  t.compile_ms = r.compile_ms.value_or(0);
+  t.verify_ms = r.verify_ms.value_or(0);
   t.status = r.status;
   t.error = r.error;
   t.kernel.ms = r.samples_ms;
@@ -243,8 +258,8 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   topt.timing = o.online_timing;
   topt.tiebreak_rounds = 0;  // one stored trial per configuration
   topt.on_trial = [&](const Trial& t, TrialPhase) { store.add_trial(s.id, to_record(t)); };
-  topt.lookup = [&](const LocalSize& l) -> std::optional<Trial> {
-    auto it = done.find(to_string(l));
+  topt.lookup = [&](const Configuration& c) -> std::optional<Trial> {
+    auto it = done.find(to_string(c.local));
     if (it == done.end()) return std::nullopt;
     return it->second;
   };
