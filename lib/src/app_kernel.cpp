@@ -93,6 +93,33 @@ std::vector<ArgFacts> arg_facts(cl_kernel k, cl_uint n) {
   return args;
 }
 
+// Argument info from a private copy of the program built from its source
+// with -cl-kernel-arg-info (drivers such as PoCL keep it only then); empty
+// when the program has no source or the copy does not build.
+std::vector<ArgFacts> arg_facts_rebuilt(cl_program prog, cl_device_id dev, const std::string& name,
+                                        const std::string& options, cl_uint n) {
+  const auto src = info_string([&](std::size_t sz, void* v, std::size_t* r) {
+    return clGetProgramInfo(prog, CL_PROGRAM_SOURCE, sz, v, r);
+  });
+  cl_context ctx = nullptr;
+  if (!src || src->empty() || clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof ctx, &ctx, nullptr) != CL_SUCCESS)
+    return {};
+  const char* text = src->c_str();
+  cl_int err = CL_SUCCESS;
+  cl_program copy = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
+  if (err != CL_SUCCESS) return {};
+  std::vector<ArgFacts> out;
+  const std::string opts = options + " -cl-kernel-arg-info";
+  if (clBuildProgram(copy, 1, &dev, opts.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+    if (cl_kernel k = clCreateKernel(copy, name.c_str(), &err); err == CL_SUCCESS) {
+      out = arg_facts(k, n);
+      clReleaseKernel(k);
+    }
+  }
+  clReleaseProgram(copy);
+  return out;
+}
+
 unsigned major_version(const std::string& device_version) {
   unsigned major = 0, minor = 0;
   return std::sscanf(device_version.c_str(), "OpenCL %u.%u", &major, &minor) == 2 ? major : 0;
@@ -154,6 +181,7 @@ KernelFacts kernel_facts(cl_kernel k, cl_device_id dev, const DeviceInfo& info) 
                                            nullptr));
   WSTUNE_CL_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof f.num_args, &f.num_args, nullptr));
   f.args = arg_facts(k, f.num_args);
+  if (f.args.empty() && f.num_args) f.args = arg_facts_rebuilt(prog, dev, f.key.name, f.key.build_options, f.num_args);
   f.arg_info = f.num_args == 0 || !f.args.empty();
   f.non_uniform = device_non_uniform(dev, info, f.key.build_options);
   return f;
