@@ -66,7 +66,7 @@ TEST(TunerAB, StoredRatioToNullMatchesASteadyStateAB) {
   ASSERT_EQ(bests.size(), 1u);
   const BestConfig& best = bests[0];
   ASSERT_TRUE(best.ratio_to_null());
-  const auto [null_ms, best_ms] = ab(cl, k, cl::NDRange(w, h), std::nullopt, best.local, 61);
+  const auto [null_ms, best_ms] = ab(cl, k, cl::NDRange(w, h), std::nullopt, best.local, 101);
   const double stored = *best.ratio_to_null(), measured = null_ms / best_ms;
   std::printf("best %s: stored ratio to NULL %.3f (%.3f / %.3f ms), steady-state A/B %.3f (%.3f / %.3f ms)\n",
               to_string(best.local).c_str(), stored, *best.null_ms, best.median_ms, measured, null_ms, best_ms);

@@ -55,7 +55,7 @@ struct TunerOptions {
   /// run once each per round, interleaved (a steady-state A/B), for at most
   /// final_rounds rounds or final_max_time (at least 5 rounds); the stored
   /// best and its ratio to NULL are the medians of these rounds.
-  unsigned final_rounds = 30;
+  unsigned final_rounds = 50;
   unsigned final_candidates = 3;       ///< shapes besides NULL in the final rounds
   std::chrono::milliseconds final_max_time{1000};  ///< time bound of the final rounds
 };
