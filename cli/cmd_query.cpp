@@ -92,7 +92,8 @@ int query_main(int argc, char** argv) {
       ("source-hash", po::value(&source_hash), "with --size: the kernel's program hash as stored (wstune query "
                                                "--format json shows it), when several kernels share the name")
       ("build-options", po::value(&build_options), "with --size: the kernel's build options as stored")
-      ("size,s", po::value(&size), "global size X or XxY: show what the look-up chain returns and from which level")
+      ("size,s", po::value(&size), "global size X, XxY or XxYxZ: show what the look-up chain returns and from which "
+                                 "level")
       ("format,f", po::value(&format)->default_value("table"), "table, json or csv")
       ("history", "every stored best, not only the current one per (device, kernel, problem)");
   po::variables_map vm;

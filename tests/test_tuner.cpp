@@ -38,6 +38,14 @@ TunerOptions quick() {
   return o;
 }
 
+// quick() with online tuning in launch() and at most `trials` configurations.
+TunerOptions online(unsigned trials = 5) {
+  TunerOptions o = quick();
+  o.tune_online = true;
+  o.online_max_trials = trials;
+  return o;
+}
+
 std::vector<float> iota_floats(std::size_t n, float start = 0) {
   std::vector<float> v(n);
   std::iota(v.begin(), v.end(), start);
@@ -101,9 +109,7 @@ TEST(Tuner, LooksUpTunesOnlineAndLaunches) {
 
 TEST(Tuner, LaunchTunesOnlineOnceWhenNothingIsStored) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online());
   Twice app(tuner);
   const Extent global{Twice::kW * Twice::kH, 1, 1};
   const LookupResult r = tuner.launch(app.cl.queue(), app.kernel(), global);
@@ -154,10 +160,7 @@ TEST(Tuner, ForcedLocalSizeAndThreeDimensionalExtents) {
 // launch's result.
 TEST(Tuner, InPlaceKernelTunedOnlineComputesOneLaunch) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  o.online_max_trials = 8;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online(8));
   Cl cl;
   constexpr std::size_t n = 1 << 16;
   std::vector<float> x = iota_floats(n), y0 = iota_floats(n, 7);
@@ -218,9 +221,7 @@ __kernel void bygroup(__global const float* in, __global float* out) {
 // scratch is sized for every candidate and results are right.
 TEST(Tuner, LocalScratchNeedsASetter) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online());
   Cl cl;
   constexpr std::size_t n = 2000;
   const char* src = R"CL(
@@ -274,9 +275,7 @@ __kernel void groupsum(__global const float* in, __global float* out, __local fl
 // launch threw. Now it is the answer, with no trials.
 TEST(Tuner, ReqdWorkGroupSizeIsTheAnswer) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online());
   Cl cl;
   const char* src = R"CL(
 __kernel __attribute__((reqd_work_group_size(16, 8, 1)))
@@ -336,9 +335,7 @@ __kernel void scale(__global float* y) { y[get_global_id(0)] += 1.0f; }
 // never started. Now each non-near size tunes online.
 TEST(Tuner, PrimeSizeAnswerDoesNotStopOnlineTuningOfOtherSizes) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online());
   Cl cl;
   constexpr std::size_t prime = 100'003, round = 100'000;
   std::vector<float> x = iota_floats(prime), y(prime, 1.0f);
@@ -362,10 +359,7 @@ TEST(Tuner, PrimeSizeAnswerDoesNotStopOnlineTuningOfOtherSizes) {
 // other than 1 are candidates; results stay right.
 TEST(Tuner, BoundsGuardedKernelGetsPaddedGlobalSizes) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  o.online_max_trials = 6;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online(6));
   Cl cl;
   constexpr std::size_t prime = 100'003;
   const char* src = R"CL(
@@ -425,9 +419,7 @@ TEST(Tuner, NonUniformWorkGroupsNeedDeviceAndProgramSupport) {
 // 3-D NDRanges: look-up, online tuning, launch, store.
 TEST(Tuner, ThreeDimensionalKernels) {
   Store store(":memory:");
-  TunerOptions o = quick();
-  o.tune_online = true;
-  Tuner tuner(store, o);
+  Tuner tuner(store, online());
   Cl cl;
   const char* src = R"CL(
 __kernel void vol(__global float* v) {

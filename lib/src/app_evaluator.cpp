@@ -28,21 +28,10 @@ bool close(const unsigned char* a, const unsigned char* b, std::size_t bytes, do
 }
 
 TuneTarget target_of(const AppRun& r) {
-  TuneTarget t;
-  const DeviceInfo& dev = *r.device;
+  TuneTarget t = device_tune_target(*r.device, r.facts->max_items, r.facts->local_mem_bytes);
   t.kernel = r.facts->key.name;
-  t.global = tuning_extent(r.global, r.remainder, dev);
+  t.global = tuning_extent(r.global, r.remainder, *r.device);
   t.priority = Priority::none;  // unknown for an app's kernel: the rule reads it as x
-  t.limits.max_work_group_size = dev.max_work_group_size;
-  t.limits.kernel_work_group_size = r.facts->max_items;
-  t.limits.max_work_item_sizes = dev.max_work_item_sizes;
-  t.limits.local_mem_bytes = dev.local_mem_bytes;
-  t.limits.kernel_local_mem_bytes = r.facts->local_mem_bytes;
-  t.pe_per_cu = dev.pe_per_cu;
-  t.device_name = dev.name;
-  t.device_id = dev.id();
-  t.device_fingerprint = dev.fingerprint();
-  t.device = dev;
   return t;
 }
 

@@ -74,6 +74,7 @@ struct Tuner::Impl {
                          const KernelFacts& f);
   std::vector<detail::WrittenArg> written(cl_kernel k, const KernelFacts& f);
   void record_best(const SessionRecord& s, const TuneResult& res, detail::AppEvaluator& ev);
+  Extent ready(cl_kernel k, const Extent& global, const LookupResult& r, const DeviceInfo& dev, const KernelFacts& f);
 };
 
 Tuner::Tuner(const std::string& db_path, TunerOptions options) : impl_(std::make_unique<Impl>()) {
@@ -281,6 +282,26 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   return lookup(queue, kernel, global);
 }
 
+// Readies `k` to run answer `r` over `global` (the __local setter, checks)
+// and returns the NDRange to enqueue. Throws UsageError when it cannot run.
+Extent Tuner::Impl::ready(cl_kernel k, const Extent& global, const LookupResult& r, const DeviceInfo& dev,
+                          const KernelFacts& f) {
+  const KernelFit kfit = fit(k, f);
+  if (!local_fits(r.local, global, dev, kfit))
+    throw UsageError(fmt::format("kernel {}: its reqd_work_group_size {} does not fit the global size {}; give a "
+                                 "multiple of it, or declare the kernel bounds_guarded (KernelOptions)",
+                                 f.key.name, to_string(r.local), to_string(global)));
+  const KernelOptions& o = opts(k);
+  if (o.local_args && !o.local_args(k, r.local))
+    throw UsageError(fmt::format("kernel {}: its local_args setter refused the local size {} ({})", f.key.name,
+                                 to_string(r.local), to_string(r.level)));
+  if (!o.local_args && !f.local_args().empty() && r.level != LookupLevel::required && r.level != LookupLevel::forced)
+    throw UsageError(fmt::format("kernel {}: argument {} is __local, sized by the app for one local size; set "
+                                 "KernelOptions::local_args so wstune can size it for {}, or give the kernel "
+                                 "reqd_work_group_size", f.key.name, f.local_args().front(), to_string(r.local)));
+  return kfit.remainder == Remainder::pad ? padded_global(global, r.local) : global;
+}
+
 LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Extent& global, cl_event* event) {
   LookupResult r = lookup(queue, kernel, global);
   const DeviceInfo& dev = device_info(queue);
@@ -291,20 +312,7 @@ LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Exten
     r = tune(queue, kernel, global);
     impl_->tuned.insert(key);
   }
-  const KernelFit fit = impl_->fit(kernel, f);
-  if (!local_fits(r.local, global, dev, fit))
-    throw UsageError(fmt::format("kernel {}: its reqd_work_group_size {} does not fit the global size {}; give a "
-                                 "multiple of it, or declare the kernel bounds_guarded (KernelOptions)",
-                                 f.key.name, to_string(r.local), to_string(global)));
-  const KernelOptions& o = impl_->opts(kernel);
-  if (o.local_args && !o.local_args(kernel, r.local))
-    throw UsageError(fmt::format("kernel {}: its local_args setter refused the local size {} ({})", f.key.name,
-                                 to_string(r.local), to_string(r.level)));
-  if (!o.local_args && !f.local_args().empty() && r.level != LookupLevel::required && r.level != LookupLevel::forced)
-    throw UsageError(fmt::format("kernel {}: argument {} is __local, sized by the app for one local size; set "
-                                 "KernelOptions::local_args so wstune can size it for {}, or give the kernel "
-                                 "reqd_work_group_size", f.key.name, f.local_args().front(), to_string(r.local)));
-  const Extent run = fit.remainder == Remainder::pad ? padded_global(global, r.local) : global;
+  const Extent run = impl_->ready(kernel, global, r, dev, f);
   WSTUNE_CL_CHECK(detail::enqueue_ndrange(queue, kernel, run, r.local, event));
   return r;
 }
