@@ -51,14 +51,15 @@ int run_main(int argc, char** argv) {
     nlohmann::json j = to_json(r);
     j["kernel_name"] = kernel;
     j["size"] = p.text;
-    j["global"] = to_json(spec.global_size(p));
+    j["global"] = to_json(runner.launch_global(p, spec.whole(p), local));
     j["device"] = to_json(dev.info);
     j["verify"] = {{"ok", verdict.ok}, {"max_error", verdict.max_error}, {"tolerance", verdict.tolerance},
                    {"detail", verdict.detail}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << fmt::format("{} {} on {} ({}), global {}, local {}\n", kernel, p.text, dev.info.name,
-                             dev.info.id(), to_string(spec.global_size(p)), to_string(local));
+                             dev.info.id(), to_string(runner.launch_global(p, spec.whole(p), local)),
+                             to_string(local));
     Table t({"phase", "median ms", "min ms", "max ms", "samples"});
     auto row = [&](const char* name, const Samples& s) {
       t.add({name, fmt::format("{:.4f}", s.median()), fmt::format("{:.4f}", s.min()), fmt::format("{:.4f}", s.max()),

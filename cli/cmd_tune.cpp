@@ -34,9 +34,10 @@ svg::Heatmap heatmap(const TuneResult& r) {
   h.x_label = "local x";
   h.y_label = "local y";
   std::set<std::size_t> xs, ys;
-  for (const auto& e : r.space) {
-    xs.insert(e.x);
-    ys.insert(e.y);
+  for (const auto& t : r.trials) {
+    if (!t.local) continue;
+    xs.insert(t.local->x);
+    ys.insert(t.local->y);
   }
   for (auto x : xs) h.columns.push_back(std::to_string(x));
   for (auto y : ys) h.rows.push_back(std::to_string(y));
@@ -119,7 +120,7 @@ int tune_main(int argc, char** argv) {
   cfg.trial_timeout = std::chrono::milliseconds(static_cast<long long>(trial_timeout_s * 1000));
   IsolatedEvaluator evaluator(spec, p, cfg);
   const TuneTarget& tg = evaluator.target();
-  const auto space_size = enumerate_local_sizes(tg.global, tg.limits).size();
+  const auto space_size = evaluator.space().size();
   if (strategy == "guided" && max_evals == 0) max_evals = std::max<unsigned>(8, static_cast<unsigned>((space_size + 1) / 5));
   std::unique_ptr<StopCondition> stop = never_stop();
   if (max_evals) stop = max_evaluations(max_evals);
@@ -183,7 +184,7 @@ int tune_main(int argc, char** argv) {
     j["device"] = {{"name", tg.device_name}, {"id", tg.device_id}, {"fingerprint", tg.device_fingerprint},
                    {"pe_per_cu", tg.pe_per_cu}, {"max_items", tg.limits.max_items()}};
     j["strategy"] = r.strategy;
-    j["space_size"] = r.space.size();
+    j["space_size"] = r.space_size;
     j["evaluations"] = r.evaluations;
     j["tiebreak_trials"] = r.tiebreak_trials;
     j["wall_ms"] = r.wall_ms;
@@ -198,7 +199,7 @@ int tune_main(int argc, char** argv) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << fmt::format("{} {} on {} ({}), global {}, {} shapes, strategy {}\n", kernel, p.text, tg.device_name,
-                             tg.device_id, to_string(tg.global), r.space.size(), r.strategy);
+                             tg.device_id, to_string(tg.global), r.space_size, r.strategy);
     Table t({"config", "local", "median ms", "min ms", "samples", "best/this", "status"});
     auto row = [&](const char* name, const Trial& tr) {
       const double b = r.best.median_ms();

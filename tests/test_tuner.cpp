@@ -395,17 +395,14 @@ __kernel void guarded(__global float* y, const uint n) {
 
 TEST(Tuner, NonUniformWorkGroupsNeedDeviceAndProgramSupport) {
   using detail::non_uniform_allowed;
-  EXPECT_TRUE(non_uniform_allowed("OpenCL 2.0 AMD", false, "-cl-std=CL2.0"));
-  EXPECT_FALSE(non_uniform_allowed("OpenCL 2.0 AMD", false, "")) << "OpenCL C 1.2 programs: uniform";
-  EXPECT_FALSE(non_uniform_allowed("OpenCL 2.0 AMD", false, "-cl-std=CL2.0 -cl-uniform-work-group-size"));
-  EXPECT_TRUE(non_uniform_allowed("OpenCL 3.0 CUDA", true, "-cl-std=CL3.0"));
-  EXPECT_FALSE(non_uniform_allowed("OpenCL 3.0 PoCL", false, "-cl-std=CL3.0")) << "optional in 3.0";
-  EXPECT_FALSE(non_uniform_allowed("OpenCL 1.2 CUDA", true, "-cl-std=CL2.0"));
-  const DeviceInfo dev = Tuner(":memory:").device_info(Cl().queue());
-  EXPECT_EQ(detail::tuning_extent({100'003, 1, 1}, Remainder::divide, dev), (Extent{100'003, 1, 1}));
-  const Extent padded = detail::tuning_extent({100'003, 3, 2}, Remainder::pad, dev);
-  EXPECT_EQ(padded.y, 4u);
-  EXPECT_EQ(padded.x % 1024, 0u) << "every power of two up to the work-group limit divides it";
+  DeviceInfo with = Tuner(":memory:").device_info(Cl().queue()), without = with;
+  with.non_uniform_work_groups = true;
+  without.non_uniform_work_groups = false;
+  EXPECT_TRUE(non_uniform_allowed(with, "-cl-std=CL2.0"));
+  EXPECT_TRUE(non_uniform_allowed(with, "-DX=1 -cl-std=CL3.0"));
+  EXPECT_FALSE(non_uniform_allowed(with, "")) << "OpenCL C 1.2 programs: uniform";
+  EXPECT_FALSE(non_uniform_allowed(with, "-cl-std=CL2.0 -cl-uniform-work-group-size"));
+  EXPECT_FALSE(non_uniform_allowed(without, "-cl-std=CL2.0"));
   Store store(":memory:");
   Tuner tuner(store, quick());
   Cl cl;

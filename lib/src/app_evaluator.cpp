@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/rules.hpp"
 #include "wstune/search_space.hpp"
 
 namespace wstune::detail {
@@ -30,8 +31,10 @@ bool close(const unsigned char* a, const unsigned char* b, std::size_t bytes, do
 TuneTarget target_of(const AppRun& r) {
   TuneTarget t = device_tune_target(*r.device, r.facts->max_items, r.facts->local_mem_bytes);
   t.kernel = r.facts->key.name;
-  t.global = tuning_extent(r.global, r.remainder, *r.device);
+  t.global = r.global;
+  t.problem = r.global;
   t.priority = Priority::none;  // unknown for an app's kernel: the rule reads it as x
+  t.limits.any_shape = r.remainder != Remainder::divide;  // padded or non-uniform: not only divisors
   return t;
 }
 
@@ -57,6 +60,8 @@ bool outputs_match(const unsigned char* a, const unsigned char* b, std::size_t b
 }
 
 AppEvaluator::AppEvaluator(AppRun run) : run_(std::move(run)), target_(target_of(run_)) {
+  const auto shapes = enumerate_local_sizes(target_.global, target_.limits);
+  space_ = SearchSpace(shapes, paper_rule(target_.global, shapes, target_.priority, target_.pe_per_cu));
   WSTUNE_CL_CHECK(clFinish(run_.app_queue));  // the app's writes to its buffers are done
   queue_ = profiling_queue(run_.app_queue);
   cl_context ctx = nullptr;
@@ -74,7 +79,7 @@ AppEvaluator::AppEvaluator(AppRun run) : run_(std::move(run)), target_(target_of
   WSTUNE_CL_CHECK(clFinish(queue_()));
   // The reference: NULL's output, else the first shape that runs.
   std::vector<LocalSize> order{std::nullopt};
-  for (const Extent& e : enumerate_local_sizes(target_.global, target_.limits)) order.emplace_back(e);
+  for (std::size_t i = 0; i < space_.size(); ++i) order.push_back(space_.local(i));
   for (const LocalSize& l : order) {
     if (!refuse(l).empty() || run_once(l, nullptr) != CL_SUCCESS) continue;
     reference_ = read_written();
@@ -162,9 +167,11 @@ std::string AppEvaluator::verify(const LocalSize& local, TrialStatus& status) {
   return {};
 }
 
-Trial AppEvaluator::evaluate(const LocalSize& local, const TimingOptions& timing) {
+Trial AppEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
+  const LocalSize& local = config.local;  // an app's kernel has no tuning parameters
   Trial t;
   t.local = local;
+  if (const Extent g = run_global(local); g != run_.global) t.global = g;
   const auto t0 = std::chrono::steady_clock::now();
   auto fail = [&](TrialStatus s, std::string why) {
     t.status = s;

@@ -54,10 +54,13 @@ class AppEvaluator final : public Evaluator {
   AppEvaluator& operator=(const AppEvaluator&) = delete;
 
   const TuneTarget& target() const override { return target_; }
+  /// The local sizes of the NDRange (not only divisors for padded or
+  /// non-uniform kernels) with the paper's rule; baseline NULL.
+  const SearchSpace& space() const override { return space_; }
   /// The first evaluation of a configuration starts from the snapshot, runs
   /// once and compares the written buffers with the reference
   /// (TrialStatus::correctness on a mismatch); then warm-up and timed runs.
-  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override;
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override;
   /// Runs `configs` once each per round, interleaved (the order rotates each
   /// round), for `rounds` rounds or until `limit` passes (at least
   /// `min_rounds`). Returns the samples per configuration; a configuration
@@ -78,6 +81,7 @@ class AppEvaluator final : public Evaluator {
   AppRun run_;
   cl::CommandQueue queue_;
   TuneTarget target_;
+  SearchSpace space_;
   std::vector<cl::Buffer> snapshots_;
   std::vector<std::size_t> bytes_;
   std::vector<std::vector<unsigned char>> reference_;

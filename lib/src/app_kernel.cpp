@@ -2,7 +2,6 @@
 #include "app_kernel.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 
 #include "wstune/error.hpp"
@@ -11,10 +10,9 @@ namespace wstune::detail {
 
 namespace {
 
-// OpenCL 2.1 / 3.0 query names by value: the library compiles against the
+// OpenCL 2.1 query names by value: the library compiles against the
 // 1.2 API (CL_TARGET_OPENCL_VERSION=120) and asks them only where they exist.
 constexpr cl_program_info kProgramIl = 0x1169;                 // CL_PROGRAM_IL (2.1)
-constexpr cl_device_info kNonUniformWorkGroupSupport = 0x1065;  // CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT (3.0)
 
 // A string-valued OpenCL info query through `get(size, value, size_ret)`;
 // nullopt when the query fails (e.g. CL_KERNEL_ARG_INFO_NOT_AVAILABLE).
@@ -120,24 +118,10 @@ std::vector<ArgFacts> arg_facts_rebuilt(cl_program prog, cl_device_id dev, const
   return out;
 }
 
-unsigned major_version(const std::string& device_version) {
-  unsigned major = 0, minor = 0;
-  return std::sscanf(device_version.c_str(), "OpenCL %u.%u", &major, &minor) == 2 ? major : 0;
-}
-
-bool device_non_uniform(cl_device_id dev, const DeviceInfo& info, const std::string& options) {
-  cl_bool reported = CL_FALSE;
-  if (major_version(info.opencl_version) >= 3 &&
-      clGetDeviceInfo(dev, kNonUniformWorkGroupSupport, sizeof reported, &reported, nullptr) != CL_SUCCESS)
-    reported = CL_FALSE;
-  return non_uniform_allowed(info.opencl_version, reported == CL_TRUE, options);
-}
-
 }  // namespace
 
-bool non_uniform_allowed(const std::string& device_version, bool reported, const std::string& build_options) {
-  const unsigned major = major_version(device_version);
-  if (major < 2 || (major >= 3 && !reported)) return false;
+bool non_uniform_allowed(const DeviceInfo& device, const std::string& build_options) {
+  if (!device.non_uniform_work_groups) return false;
   if (build_options.find("-cl-uniform-work-group-size") != std::string::npos) return false;
   return build_options.find("-cl-std=CL2.") != std::string::npos ||
          build_options.find("-cl-std=CL3.") != std::string::npos;
@@ -183,22 +167,8 @@ KernelFacts kernel_facts(cl_kernel k, cl_device_id dev, const DeviceInfo& info) 
   f.args = arg_facts(k, f.num_args);
   if (f.args.empty() && f.num_args) f.args = arg_facts_rebuilt(prog, dev, f.key.name, f.key.build_options, f.num_args);
   f.arg_info = f.num_args == 0 || !f.args.empty();
-  f.non_uniform = device_non_uniform(dev, info, f.key.build_options);
+  f.non_uniform = non_uniform_allowed(info, f.key.build_options);
   return f;
-}
-
-Extent tuning_extent(const Extent& global, Remainder r, const DeviceInfo& device) {
-  if (r == Remainder::divide) return global;
-  Extent e = global;
-  for (unsigned d = 0; d < global.dims; ++d) {
-    std::size_t cap = d < device.max_work_item_sizes.size() ? device.max_work_item_sizes[d] : 1024;
-    cap = std::min<std::size_t>(cap, device.max_work_group_size ? device.max_work_group_size : cap);
-    if (r == Remainder::non_uniform) cap = std::min(cap, global[d]);
-    else cap = std::min(cap, std::bit_ceil(global[d]));
-    const std::size_t p = std::bit_floor(std::max<std::size_t>(1, cap));
-    e.at(d) = (global[d] + p - 1) / p * p;
-  }
-  return e;
 }
 
 }  // namespace wstune::detail

@@ -45,20 +45,13 @@ struct KernelFacts {
 /// a handle is invalid.
 KernelFacts kernel_facts(cl_kernel k, cl_device_id dev, const DeviceInfo& info);
 
-/// True when a device of OpenCL version `device_version` (CL_DEVICE_VERSION
-/// text) whose CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT is `reported` (3.0
-/// only; ignored below) runs a program built with `build_options` with
-/// non-uniform work-groups: OpenCL 2.x always, 3.0 when reported, and only
-/// for -cl-std=CL2.0 or later without -cl-uniform-work-group-size (OpenCL
-/// 3.0 API §5.10 clEnqueueNDRangeKernel, §5.8.6 build options).
-bool non_uniform_allowed(const std::string& device_version, bool reported, const std::string& build_options);
-
-/// The NDRange to tune a kernel of remainder rule `r` over `global`: the
-/// global size itself for Remainder::divide; otherwise each dimension
-/// rounded up to a multiple of a power of two (≤ the device's max work-item
-/// size; for non-uniform work-groups ≤ the dimension) so that the divisor
-/// space offers every power of two.
-Extent tuning_extent(const Extent& global, Remainder r, const DeviceInfo& device);
+/// True when `device` runs a program built with `build_options` with
+/// non-uniform work-groups: the device has them
+/// (DeviceInfo::non_uniform_work_groups: OpenCL 2.x, or 3.0 reporting
+/// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT) and the options ask for
+/// -cl-std=CL2.0 or later without -cl-uniform-work-group-size (OpenCL 3.0
+/// API §5.10 clEnqueueNDRangeKernel, §5.8.6 build options).
+bool non_uniform_allowed(const DeviceInfo& device, const std::string& build_options);
 
 /// The device of a command queue. Throws ClError.
 cl_device_id queue_device(cl_command_queue q);

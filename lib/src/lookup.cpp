@@ -70,21 +70,15 @@ double problem_distance(const Extent& a, const Extent& b) {
 bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device, const KernelFit& fit) {
   if (!local) return true;
   if (local->dims != global.dims) return false;
-  if (fit.remainder == Remainder::divide) return fits(*local, global, limits_of(device, fit.max_items));
-  // Not dividing: fits() on the NDRange rounded up to a multiple of the shape.
-  for (unsigned d = 0; d < global.dims; ++d)
-    if (fit.remainder == Remainder::non_uniform && (*local)[d] > global[d]) return false;
-  return fits(*local, padded_global(global, local), limits_of(device, fit.max_items));
+  for (unsigned d = 0; fit.remainder == Remainder::non_uniform && d < global.dims; ++d)
+    if ((*local)[d] > global[d]) return false;  // no group larger than the NDRange
+  SpaceLimits limits = limits_of(device, fit.max_items);
+  limits.any_shape = fit.remainder != Remainder::divide;
+  return fits(*local, global, limits);
 }
 
 Extent padded_global(const Extent& global, const LocalSize& local) {
-  if (!local) return global;
-  Extent g = global;
-  for (unsigned d = 0; d < global.dims; ++d) {
-    const std::size_t l = std::max<std::size_t>(1, (*local)[d]);
-    g.at(d) = (global[d] + l - 1) / l * l;
-  }
-  return g;
+  return local ? round_up(global, *local) : global;
 }
 
 namespace {

@@ -54,16 +54,6 @@ std::string host_name() {
   return buf;
 }
 
-std::string configuration_key(const json& params, const LocalSize& local) {
-  if (params.empty()) return to_string(local);
-  std::string key;
-  for (const auto& [name, value] : params.items()) {
-    if (!key.empty()) key += ',';
-    key += name + '=' + value.dump();
-  }
-  return key + ';' + to_string(local);
-}
-
 std::string fnv1a_hex(std::string_view text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {

@@ -12,6 +12,7 @@
 #include "app_evaluator.hpp"
 #include "app_kernel.hpp"
 #include "wstune/error.hpp"
+#include "wstune/rules.hpp"
 #include "wstune/search.hpp"
 #include "wstune/trial.hpp"
 
@@ -29,7 +30,11 @@ Extent extent_of(const cl::NDRange& range) {
 
 TrialRecord to_record(const Trial& t) {
   TrialRecord r;
+  r.params = t.params;
   r.local = t.local;
+  r.global = t.global;
+  if (t.compile_ms > 0) r.compile_ms = t.compile_ms;
+  if (t.verified) r.verify_ms = t.verify_ms;
   r.status = t.status;
   r.error = t.error;
   r.samples_ms = t.kernel.ms;
@@ -39,7 +44,11 @@ TrialRecord to_record(const Trial& t) {
 
 Trial from_record(const TrialRecord& r) {
   Trial t;
+  t.params = r.params;
   t.local = r.local;
+  t.global = r.global;
+  t.compile_ms = r.compile_ms.value_or(0);
+  t.verify_ms = r.verify_ms.value_or(0);
   t.status = r.status;
   t.error = r.error;
   t.kernel.ms = r.samples_ms;
@@ -266,13 +275,9 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   TuneOptions topt;
   topt.timing = o.online_timing;
   topt.tiebreak_rounds = 0;  // the final interleaved rounds below decide instead
-  topt.on_trial = [&](const Trial& t, TrialPhase) {
-    TrialRecord r = to_record(t);
-    if (const Extent g = evaluator.run_global(t.local); g != global) r.global = g;
-    store.add_trial(s.id, r);
-  };
-  topt.lookup = [&](const LocalSize& l) -> std::optional<Trial> {
-    auto it = done.find(to_string(l));
+  topt.on_trial = [&](const Trial& t, TrialPhase) { store.add_trial(s.id, to_record(t)); };
+  topt.lookup = [&](const Configuration& c) -> std::optional<Trial> {
+    auto it = done.find(to_string(c.local));
     if (it == done.end()) return std::nullopt;
     return it->second;
   };

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wstune/configuration.hpp"
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
 #include "wstune/types.hpp"
@@ -207,11 +208,6 @@ struct ImportStats {
 /// 16 hex digits of FNV-1a 64 of `text` (used for KernelKey::source_hash).
 std::string fnv1a_hex(std::string_view text);
 
-/// The store's key of one configuration (the trials.config column): the
-/// local size ("null", "256", "32x8", "8x4x2") when `params` is empty, else
-/// "NAME=VALUE,…;LOCAL" with the parameters in name order and each value as
-/// JSON (e.g. `TILE=16,VEC=true,MODE="a";16x16`). Unique per configuration.
-std::string configuration_key(const nlohmann::json& params, const LocalSize& local);
 
 /// The measurement store. All methods throw StoreError on a database
 /// failure (with the path and the fix); writes are transactions that leave
