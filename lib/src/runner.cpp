@@ -33,6 +33,7 @@ struct OutputSlot {
   OutputBuffer spec;
   cl::Buffer buffer;
   const HostBuffer* initial = nullptr;  // points into Impl::uploaded_inputs
+  std::size_t initial_offset = 0;       // elements: where `initial` sits in the buffer
 };
 
 }  // namespace
@@ -139,8 +140,8 @@ struct DeviceRunner::Impl {
     for (const auto& o : outputs) {
       if (!o.initial || (!all && !o.spec.restore_each_run)) continue;
       cl::Event ev;
-      WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, 0, o.initial->bytes(), o.initial->data(), nullptr,
-                                               &ev));
+      WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, o.initial_offset * o.spec.type.bytes(),
+                                               o.initial->bytes(), o.initial->data(), nullptr, &ev));
       if (events) events->push_back(ev);
     }
   }
@@ -281,6 +282,12 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.h2d.ms.clear();
   m.uploaded_inputs = block_inputs;
   const auto outs = m.spec->outputs(p, b);
+  // Where each input goes: compact at offset 0, or placed in a larger buffer.
+  std::vector<InputPlacement> place = m.spec->input_placement(p, b);
+  if (place.empty())
+    for (const auto& h : block_inputs) place.push_back(InputPlacement{0, h.size()});
+  if (place.size() != block_inputs.size())
+    throw Error(fmt::format("{}: {} input placements for {} inputs", m.spec->name(), place.size(), block_inputs.size()));
   std::vector<bool> in_place(block_inputs.size(), false);
   for (const auto& o : outs)
     if (o.from_input) in_place.at(*o.from_input) = true;
@@ -288,21 +295,25 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
     if (in_place[i]) continue;
     const auto& host = block_inputs[i];
-    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), host.bytes(), CL_MEM_READ_ONLY, "clCreateBuffer(input)");
+    const std::size_t eb = host.type().bytes();
+    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), std::max(place[i].device_count, place[i].offset + host.size()) * eb,
+                              CL_MEM_READ_ONLY, "clCreateBuffer(input)");
     if (!host.empty()) {
       cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.bytes(), host.data(), nullptr, &ev));
+      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, place[i].offset * eb, host.bytes(), host.data(), nullptr,
+                                                 &ev));
       events.push_back(ev);
     }
     m.inputs.push_back(buf);
   }
   for (std::size_t i = 0; i < outs.size(); ++i) {
-    OutputSlot slot{outs[i], {}, nullptr};
+    OutputSlot slot{outs[i], {}, nullptr, 0};
     if (outs[i].from_input) {
       slot.initial = &m.uploaded_inputs.at(*outs[i].from_input);
-      if (slot.initial->size() != outs[i].device_count)
-        throw Error(fmt::format("{}: in-place output {} has {} elements but its input {}", m.spec->name(), i,
-                                outs[i].device_count, slot.initial->size()));
+      slot.initial_offset = place.at(*outs[i].from_input).offset;
+      if (slot.initial_offset + slot.initial->size() > outs[i].device_count)
+        throw Error(fmt::format("{}: in-place output {} has {} elements but its input needs {}", m.spec->name(), i,
+                                outs[i].device_count, slot.initial_offset + slot.initial->size()));
     }
     slot.buffer = m.pooled(m.output_pool, i, outs[i].device_count * outs[i].type.bytes(), CL_MEM_READ_WRITE,
                            "clCreateBuffer(output)");
@@ -376,8 +387,8 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       r.outputs.emplace_back(o.spec.type, read_outputs ? o.spec.read_count : 0);
       if (r.outputs.back().empty()) continue;
       cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, 0, r.outputs.back().bytes(),
-                                                r.outputs.back().data(), nullptr, &ev));
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, o.spec.read_offset * o.spec.type.bytes(),
+                                                r.outputs.back().bytes(), r.outputs.back().data(), nullptr, &ev));
       reads.push_back(ev);
     }
     WSTUNE_CL_CHECK(m.queue.finish());
