@@ -56,6 +56,23 @@ svg::Heatmap heatmap(const TuneResult& r) {
 
 std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
+// The tuner's time per measured trial beyond the kernel runs themselves
+// (build, upload restores, warm-up, read-back, verification, the worker's
+// messages), summed over the trials as they are measured (tune() merges the
+// samples of a configuration's later trials into its first).
+struct Overhead {
+  double sum_ms = 0;
+  unsigned trials = 0;
+  void add(const Trial& t) {
+    if (!t.ok()) return;
+    double k = 0;
+    for (double ms : t.kernel.ms) k += ms;
+    sum_ms += t.wall_ms - k;
+    ++trials;
+  }
+  [[nodiscard]] double per_trial() const { return trials ? sum_ms / trials : 0; }
+};
+
 std::string config_text(const Trial& t) {
   const Configuration c = t.configuration();
   return c.params.empty() ? to_string(c.local) : to_string(c);
@@ -106,7 +123,7 @@ std::function<void(const Trial&, TrialPhase)> progress_line(const unsigned& budg
   };
 }
 
-void print_json(const AutotuneResult& a, const Problem& p) {
+void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
   nlohmann::json j;
@@ -121,6 +138,7 @@ void print_json(const AutotuneResult& a, const Problem& p) {
   j["evaluations"] = r.evaluations;
   j["tiebreak_trials"] = r.tiebreak_trials;
   j["wall_ms"] = r.wall_ms;
+  j["overhead_ms_per_trial"] = overhead.per_trial();
   j["stop_reason"] = r.stop_reason;
   j["best"] = trial_json(r.best);
   j["baseline"] = trial_json(r.baseline);
@@ -132,7 +150,7 @@ void print_json(const AutotuneResult& a, const Problem& p) {
   std::cout << j.dump(2) << "\n";
 }
 
-void print_table(const AutotuneResult& a, const Problem& p) {
+void print_table(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
   std::cout << fmt::format("{} {} on {} ({}), global {}, {} configurations, strategy {}\n", tg.kernel, p.text,
@@ -152,10 +170,10 @@ void print_table(const AutotuneResult& a, const Problem& p) {
   unsigned failed = 0;
   for (const auto& tr : r.trials) failed += !tr.ok();
   std::cout << fmt::format("best/baseline {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "
-                           "({:.1f} ms per evaluation)  stop: {}\n",
+                           "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs)  stop: {}\n",
                            ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials,
                            failed, r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials),
-                           r.stop_reason);
+                           overhead.per_trial(), r.stop_reason);
 }
 
 int tune_main(int argc, char** argv) {
@@ -214,7 +232,12 @@ int tune_main(int argc, char** argv) {
   if (!vm.count("no-store")) store.emplace(database_path(a.db));
   unsigned budget = 0;
   std::size_t space = 0;
-  if (stderr_is_tty()) a.opt.tune.on_trial = progress_line(budget, space);
+  Overhead overhead;
+  auto progress = stderr_is_tty() ? progress_line(budget, space) : nullptr;
+  a.opt.tune.on_trial = [&](const Trial& t, TrialPhase phase) {
+    overhead.add(t);
+    if (progress) progress(t, phase);
+  };
   a.opt.on_start = [&](const Evaluator& ev, const AutotuneResult& so_far) {
     space = ev.space().size();
     budget = so_far.max_evals;
@@ -231,8 +254,8 @@ int tune_main(int argc, char** argv) {
     if (!out) throw UsageError(fmt::format("--heatmap {}: cannot write the file; check the directory", a.heatmap_file));
     out << svg::render(heatmap(res.result));
   }
-  if (vm.count("json")) print_json(res, p);
-  else print_table(res, p);
+  if (vm.count("json")) print_json(res, p, overhead);
+  else print_table(res, p, overhead);
   return res.result.best.ok() ? 0 : 1;
 }
 

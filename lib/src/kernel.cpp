@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernel_util.hpp"
+#include "parallel.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -142,10 +143,15 @@ Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double toler
   const auto o = out.as<float>();
   const auto r = ref.as<float>();
   double m = 0;
-  for (std::size_t i = 0; i < o.size(); ++i) {
-    const double e = std::fabs(static_cast<double>(o[i]) - r[i]);
-    if (!(e <= m)) m = std::isnan(e) ? INFINITY : e;
-  }
+  for (const double part : parallel_chunks(o.size(), [&](std::size_t lo, std::size_t hi) {
+         double cm = 0;
+         for (std::size_t i = lo; i < hi; ++i) {
+           const double e = std::fabs(static_cast<double>(o[i]) - r[i]);
+           if (!(e <= cm)) cm = std::isnan(e) ? INFINITY : e;
+         }
+         return cm;
+       }))
+    m = std::max(m, part);
   v.max_error = m;
   v.ok = m <= v.tolerance;
   return v;

@@ -137,6 +137,7 @@ class TrialRunner {
     if (r.ok() && verify) {
       const auto tv = std::chrono::steady_clock::now();
       const Verdict v = verify_outputs(spec_, p, whole_, r.outputs, ref_);
+      runner_.recycle(std::move(r.outputs));
       t.verify_ms = ms_since(tv);
       t.verified = true;
       if (v.ok) {

@@ -209,7 +209,9 @@ class KernelSpec {
   /// The whole outputs, allocated (one buffer per output, zeroed).
   [[nodiscard]] virtual std::vector<HostBuffer> empty_outputs(const Problem& p) const = 0;
   /// Writes `block_out` (one buffer per output, read_count elements each)
-  /// into the whole outputs `full`.
+  /// into the whole outputs `full`. For the whole block the outputs are the
+  /// whole outputs as they are and finish() leaves them so (verification
+  /// compares them without placing them).
   virtual void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_out,
                            std::vector<HostBuffer>& full) const = 0;
   /// Combines placed blocks into the final outputs (sort merges the sorted

@@ -91,6 +91,11 @@ class DeviceRunner {
   /// ClError only for failures outside the builds.
   void prebuild(const std::vector<Problem>& problems, unsigned threads = 0);
 
+  /// Hands a RunResult's outputs back once they are no longer needed: the
+  /// next run() reads back into them instead of allocating (and zeroing)
+  /// fresh host memory, which costs milliseconds for large outputs.
+  void recycle(std::vector<HostBuffer>&& outputs);
+
   /// Why `local` cannot run `b` with p.params on this device ("" when it
   /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
   /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or

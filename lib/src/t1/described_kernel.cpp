@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "parallel.hpp"
 #include "t1/compiled.hpp"
 #include "wstune/error.hpp"
 
@@ -220,20 +221,27 @@ struct Comparison {
 };
 
 Comparison compare(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m) {
-  Comparison c;
-  const std::size_t n = components(ref);
-  for (std::size_t k = 0; k < n; ++k) {
-    const double o = component(out, k), r = component(ref, k);
-    if (std::isnan(o) && std::isnan(r)) continue;
-    double e = std::fabs(o - r);
-    if (m == ValidationMethod::side_by_side_relative && r != 0) e /= std::fabs(r);
-    if (std::isnan(e)) e = INFINITY;
-    if (m == ValidationMethod::absolute_difference) {
-      c.error += e;
-    } else if (e > c.error) {
-      c.error = e;
-      c.worst = k;
+  const auto parts = detail::parallel_chunks(components(ref), [&](std::size_t lo, std::size_t hi) {
+    Comparison c;
+    for (std::size_t k = lo; k < hi; ++k) {
+      const double o = component(out, k), r = component(ref, k);
+      if (std::isnan(o) && std::isnan(r)) continue;
+      double e = std::fabs(o - r);
+      if (m == ValidationMethod::side_by_side_relative && r != 0) e /= std::fabs(r);
+      if (std::isnan(e)) e = INFINITY;
+      if (m == ValidationMethod::absolute_difference) {
+        c.error += e;
+      } else if (e > c.error) {
+        c.error = e;
+        c.worst = k;
+      }
     }
+    return c;
+  });
+  Comparison c;
+  for (const Comparison& part : parts) {  // chunks in order: the sum adds left to right
+    if (m == ValidationMethod::absolute_difference) c.error += part.error;
+    else if (part.error > c.error) c = part;
   }
   return c;
 }
