@@ -114,7 +114,9 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
   }
 }
 
-std::map<int, std::string> rank_map(const std::vector<std::string>& items, const char* option) {
+// RANK=VALUE items of `option`; a rank that is not a worker of this job
+// (0, or ≥ `size`) is a usage error, never silently ignored.
+std::map<int, std::string> rank_map(const std::vector<std::string>& items, const char* option, int size) {
   std::map<int, std::string> out;
   for (const auto& item : items) {
     const auto eq = item.find('=');
@@ -126,6 +128,10 @@ std::map<int, std::string> rank_map(const std::vector<std::string>& items, const
     if (eq == std::string::npos || rank < 1 || eq + 1 >= item.size()) {
       throw UsageError(fmt::format("{} '{}': write RANK=VALUE with a worker rank ≥ 1, e.g. {} 2=cpu", option,
                                    item, option));
+    }
+    if (rank >= size) {
+      throw UsageError(fmt::format("{} '{}': there is no worker rank {}; this job has {} rank(s), so the workers are "
+                                   "ranks 1 to {}", option, item, rank, size, size - 1));
     }
     out[rank] = item.substr(eq + 1);
   }
@@ -348,10 +354,13 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
     o.defaults.split = o.split;
     o.defaults.direction = o.direction;
     o.defaults.local = parse_local_policy(o.local);
-    devices = rank_map(o.worker_devices, "--worker-device");
-    faults = rank_map(o.faults, "--inject-fault");
+    devices = rank_map(o.worker_devices, "--worker-device", comm.size());
+    faults = rank_map(o.faults, "--inject-fault", comm.size());
     for (const auto& [r, f] : faults) parse_fault(f);
     if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
+    if (vm.count("db") && o.db.empty()) {
+      throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
+    }
     if (comm.rank() == 0) {
       if (!o.job_file.empty() && !o.kernels.empty()) throw UsageError("give --job FILE or --kernel, not both");
       if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
@@ -359,14 +368,25 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
       else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json) or --kernel K [--size S]");
     }
   } catch (const UsageError& e) {
-    std::cerr << "wstuned: " << (comm.rank() == 0 ? "" : fmt::format("rank {}: ", comm.rank())) << e.what()
-              << std::endl;
-    if (comm.rank() != 0) return 2;  // main() aborts the job
+    if (comm.rank() != 0) {
+      // Every rank parses the same command line, so the master has the same
+      // error and prints it once. The worker registers without a device,
+      // carrying its error (the master names it if only this rank has it,
+      // e.g. an MPMD launch), and ends when refused or shut down.
+      WorkerOptions wo;
+      wo.host = hostname();
+      wo.stop_requested = std::move(stop_requested);
+      Worker worker(comm, std::nullopt, fmt::format("usage error on rank {}: {}", comm.rank(), e.what()), wo);
+      const int code = worker.serve();
+      return code == 3 ? kUsageCode : code;
+    }
+    std::cerr << "wstuned: " << e.what() << std::endl;
     // The master lets the workers register and shuts them down, so every rank
     // ends normally and the launcher returns this status.
     MemorySink none;
     MasterOptions mo;
     mo.register_timeout = std::chrono::seconds(30);
+    mo.stop_requested = stop_requested;
     Master master(comm, none, mo);
     master.register_workers();
     return master.shutdown() ? kUsageCode : kAbortCode;
@@ -382,7 +402,11 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
   wo.log = &std::cerr;
   auto [device, why] = open_worker_device(wo.selector, local_index);
   Worker worker(comm, std::move(device), why, wo);
-  return worker.serve();
+  const int code = worker.serve();
+  // Refused at registration: the master reports it (and ends with status 3
+  // when no worker is usable); the launcher's status must not say failure
+  // when every job succeeded on the other workers (issue 17).
+  return code == 3 ? 0 : code;
 }
 
 }  // namespace wstune::daemon

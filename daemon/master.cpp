@@ -124,7 +124,9 @@ std::size_t Master::register_workers() {
         answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
                                      "wstuned build on every node", h.protocol, kProtocolVersion)};
       } else if (!h.device) {
-        answer = {false, fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
+        answer = {false, h.error.rfind("usage error", 0) == 0
+                             ? h.error
+                             : fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
       }
     } catch (const ProtocolError& e) {
       answer = {false, fmt::format("malformed registration: {}", e.what())};
@@ -190,10 +192,26 @@ JobReport Master::run_one(Mode mode, const Job& job) {
     r.error = e.what();
     return r;
   }
-  switch (mode) {
-    case Mode::run: return run_job(std::move(r));
-    case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
-    case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+  // A job that fails on the master's side (host memory for a size the parser
+  // accepts, a message over MPI's count limit, a database that refuses)
+  // fails alone: the master reports it and goes on (issue 17: an uncaught
+  // std::bad_alloc ended the whole run).
+  const JobReport start = r;
+  try {
+    switch (mode) {
+      case Mode::run: return run_job(std::move(r));
+      case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
+      case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+    }
+  } catch (const std::bad_alloc&) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("out of memory: the master could not allocate the host buffers of {} {} "
+                          "(std::bad_alloc); use a smaller size or more memory", r.job.kernel, r.size);
+  } catch (const std::exception& e) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("the master failed on this job: {}", e.what());
   }
   return r;
 }
@@ -462,7 +480,9 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
 bool Master::shutdown() {
   std::set<int> waiting;
   for (const auto& w : workers_) {
-    if (!w.registered) continue;
+    // A refused worker left when it read its refusal: it gets no shutdown
+    // and is not waited for (issue 17: it stalled the master 10 s).
+    if (!w.registered || !w.accepted) continue;
     comm_.send(w.rank, Message{Tag::shutdown, json::object(), {}});
     waiting.insert(w.rank);
   }

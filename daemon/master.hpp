@@ -144,9 +144,12 @@ class Master {
   /// Runs every job in `mode`, one after another; stops early when a stop is
   /// requested (the rest are not started). Progress line per job.
   std::vector<JobReport> run_all(Mode mode, const std::vector<Job>& jobs);
-  /// Runs one job in `mode`.
+  /// Runs one job in `mode`. A failure on the master's side (std::bad_alloc
+  /// for the host buffers, a send refused, a database error) fails this job
+  /// only: status "failed" with the reason, never an exception.
   JobReport run_one(Mode mode, const Job& job);
-  /// Sends shutdown to every registered worker and waits for their byes;
+  /// Sends shutdown to every accepted worker (a refused one has left) and
+  /// waits for their byes;
   /// returns false (naming them on the progress stream) if some did not answer.
   bool shutdown();
   /// The workers, rank order (index i = rank i+1).

@@ -34,8 +34,24 @@ add_test(NAME daemon_mpi_usage_error
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
           -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-usage
           -DCASE=usage -P ${_check})
+# Issue 17 (docs/daemon.md "Faults"): a refused worker, a fault for a rank
+# that does not exist, a job the master cannot hold in memory, an odd-length
+# sort, a deeply nested job file.
+set(_issue17_cases refused bad_rank sort_odd deep_job)
+if(NOT WSTUNE_SANITIZE)
+  # Under ASan, operator new ends the process instead of throwing
+  # std::bad_alloc, and ASan's shadow memory cannot live under ulimit -v.
+  list(APPEND _issue17_cases oom)
+endif()
+foreach(_case IN LISTS _issue17_cases)
+  add_test(NAME daemon_mpi_${_case}
+    COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
+            -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs}
+            -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-${_case} -DCASE=${_case} -P ${_check})
+  list(APPEND _issue17_tests daemon_mpi_${_case})
+endforeach()
 set_tests_properties(daemon_mpi_run_unlike_workers daemon_mpi_fault_build daemon_mpi_fault_hang
-                     daemon_mpi_tune_4_ranks daemon_mpi_usage_error
+                     daemon_mpi_tune_4_ranks daemon_mpi_usage_error ${_issue17_tests}
                      PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
 
 # SIGINT at the launcher (Ctrl-C: MPICH's hydra forwards it to every rank) and
