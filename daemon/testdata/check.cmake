@@ -105,6 +105,35 @@ elseif(CASE STREQUAL "usage")
   expect("a usage error fails" NOT rc EQUAL 0)
   expect("the message names the bad model" err MATCHES "unknown split model 'sideways'")
   expect("nothing stored" NOT EXISTS ${db})
+elseif(CASE STREQUAL "crash")
+  # Issue 17: a kernel that segfaults its process must not take the worker
+  # rank down. Rank 2's isolated OpenCL process raises SIGSEGV on every
+  # request: each job is re-split onto rank 1, rank 2 stays in the pool (a
+  # new child per request) and says bye at the end (exit 0 overall).
+  run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --job ${JOBS} ${common} --inject-fault 2=crash)
+  expect("jobs re-split over the healthy worker succeed; every rank ends normally" rc EQUAL 0)
+  check_jobs_ok(4)
+  foreach(i 0 1 2 3)
+    string(JSON f GET "${out}" jobs ${i} faults 0)
+    string(JSON a GET "${out}" jobs ${i} attempts)
+    string(JSON parts LENGTH "${out}" jobs ${i} parts)
+    expect("job ${i} fault names rank 2 and the signal: ${f}" f MATCHES "rank 2 .*\\(runtime\\).*signal 11")
+    expect("job ${i} re-split once onto one worker" a EQUAL 2 AND parts EQUAL 1)
+  endforeach()
+  string(JSON usable GET "${out}" workers 1 usable)
+  expect("rank 2 is still in the pool" usable)
+  expect("nothing of rank 2 crashed the job" NOT err MATCHES "BAD TERMINATION")
+elseif(CASE STREQUAL "stall")
+  # The isolated OpenCL process of rank 1 never answers: the rank kills it
+  # before the master's --timeout and reports a timeout; the job is re-split.
+  run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --kernel trapezoid sort --size 4096 --db ${db} --json --timeout 6
+             --inject-fault 1=stall)
+  expect("the jobs finish on rank 2" rc EQUAL 0)
+  check_jobs_ok(2)
+  string(JSON f GET "${out}" jobs 0 faults 0)
+  expect("reported as a timeout of the isolated process: ${f}" f MATCHES "rank 1 .*\\(timeout\\).*no answer from the isolated OpenCL process")
+  string(JSON usable GET "${out}" workers 0 usable)
+  expect("rank 1 answered in time and stays in the pool" usable)
 elseif(CASE STREQUAL "refused")
   # Issue 17: a refused worker stalled the master 10 s and made it exit 5
   # although every job succeeded; with every worker refused: 5, not 3.

@@ -345,7 +345,29 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
   m.guard("open", [&] {
     m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
   });
-  int version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+  int version = 0;
+  try {
+    version = m.db->execAndGet("PRAGMA user_version").getInt();
+  } catch (const SQLite::Exception& e) {
+    const int code = e.getErrorCode() & 0xff;
+    if (!options.read_only || is_memory(m.path) || (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)) {
+      m.fail("read the schema version", e);
+    }
+    // A WAL database in a directory this process cannot write: SQLite cannot
+    // create the -shm file a reader needs. Read it as immutable (no locks;
+    // nobody can be writing it where we cannot create files, or the writer
+    // keeps -shm there already). Issue 17: a read-only database could not
+    // even be queried.
+    std::string uri = "file:";
+    for (const char c : m.path) {
+      if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      else uri += c;
+    }
+    m.guard("open read-only", [&] {
+      m.db = std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
+    });
+    version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+  }
   if (version > kSchemaVersion) {
     throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
                                  "knows up to {}); use that newer wstune or pass --db another file; the database "
