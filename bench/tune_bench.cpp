@@ -136,7 +136,7 @@ int main(int argc, char** argv) try {
     r.size = p.text;
     r.global = to_string(ex.target.global);
     r.device = ex.target.device_name;
-    r.space = ex.space.size();
+    r.space = ex.space_size;
     r.ex_evals = ex.evaluations;
     r.ex_best = to_string(ex.best.local);
     r.opt_ms = ex.best.median_ms();
@@ -174,7 +174,7 @@ int main(int argc, char** argv) try {
       IsolatedEvaluator ev(spec, p, cfg);
       for (unsigned round = 0; round < verify_rounds; ++round)
         for (const auto& l : cand) {
-          const Trial t = ev.evaluate(l, opt.timing);
+          const Trial t = ev.evaluate(Configuration{nlohmann::json::object(), l}, opt.timing);
           by_round[to_string(l)].push_back(t.ok() ? t.kernel.ms : std::vector<double>{});
         }
       std::tie(r.v_ci_lo, r.v_ci_hi) =

@@ -147,7 +147,7 @@ void PipeCommunicator::send(int dest, Message m) {
   write_all(fd_, &tag, sizeof tag);
   write_all(fd_, &len, sizeof len);
   write_all(fd_, header.data(), header.size());
-  for (const HostBuffer& b : m.buffers) write_all(fd_, b.data(), b.size() * sizeof(float));
+  for (const HostBuffer& b : m.buffers) write_all(fd_, b.data(), b.bytes());
 }
 
 std::optional<std::pair<int, Tag>> PipeCommunicator::probe(int) {
@@ -170,11 +170,13 @@ std::optional<Received> PipeCommunicator::recv(int, std::chrono::milliseconds ti
   }
   std::vector<std::uint8_t> header(len);
   read_all(fd_, header.data(), header.size());
-  auto [message, sizes] = decode_header(static_cast<Tag>(tag), header);
-  for (const std::uint64_t n : sizes) {
-    if (n > (std::uint64_t{1} << 40)) throw ProtocolError(fmt::format("the peer process announced {} floats", n));
-    HostBuffer b(n);
-    read_all(fd_, b.data(), n * sizeof(float));
+  auto [message, shapes] = decode_header(static_cast<Tag>(tag), header);
+  for (const BufferShape& shape : shapes) {
+    if (shape.count > (std::uint64_t{1} << 40) / shape.type.bytes()) {
+      throw ProtocolError(fmt::format("the peer process announced {} elements of {}", shape.count, shape.type.name()));
+    }
+    HostBuffer b(shape.type, shape.count);
+    read_all(fd_, b.data(), b.bytes());
     message.buffers.push_back(std::move(b));
   }
   Received r{1 - rank_, std::move(message), 0};
@@ -303,7 +305,7 @@ Message IsolatedDevice::handle(Received& request) {
         BlockResult br = BlockResult::from(m);
         br.recv_ms += request.recv_ms;
         br.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-        return br.to_message(m.buffers.empty() ? HostBuffer{} : std::move(m.buffers[0]));
+        return br.to_message(std::move(m.buffers));
       }
       if (m.tag == Tag::worker_error || m.tag == Tag::tune_result || m.tag == Tag::calibrate_result) return std::move(m);
       // Anything else (a stray bye) is not an answer: keep waiting.

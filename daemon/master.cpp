@@ -12,6 +12,21 @@
 
 namespace wstune::daemon {
 
+namespace {
+// A worker's block outputs must match what the kernel writes for the block
+// (one buffer per output, its element type and read_count elements).
+void check_block_outputs(const std::vector<OutputBuffer>& want, const std::vector<HostBuffer>& got) {
+  if (got.size() != want.size())
+    throw ProtocolError(fmt::format("block result has {} output buffers, expected {}", got.size(), want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (!(got[i].type() == want[i].type) || got[i].size() != want[i].read_count) {
+      throw ProtocolError(fmt::format("block output {} has {} elements of {}, expected {} of {}", i, got[i].size(),
+                                      got[i].type().name(), want[i].read_count, want[i].type.name()));
+    }
+  }
+}
+}  // namespace
+
 using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
@@ -309,7 +324,7 @@ JobReport Master::run_job(JobReport r) {
     outs.clear();
     struct Answer {
       BlockResult result;
-      HostBuffer output;
+      std::vector<HostBuffer> outputs;
       double return_ms = 0;  // the master's receive of the result message
     };
     std::map<int, Answer> results;
@@ -338,12 +353,9 @@ JobReport Master::run_job(JobReport r) {
         if (got->message.tag == Tag::block_result) {
           BlockResult br = BlockResult::from(got->message);
           if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
-          HostBuffer out = got->message.buffers.empty() ? HostBuffer{} : std::move(got->message.buffers[0]);
-          if (out.size() != spec.block_output_size(p, pending[src])) {
-            throw ProtocolError(fmt::format("block output has {} floats, expected {}", out.size(),
-                                            spec.block_output_size(p, pending[src])));
-          }
-          results[src] = {std::move(br), std::move(out), got->recv_ms};
+          std::vector<HostBuffer> outs = std::move(got->message.buffers);
+          check_block_outputs(spec.outputs(p, pending[src]), outs);
+          results[src] = {std::move(br), std::move(outs), got->recv_ms};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
           const WorkerError e = WorkerError::from(got->message);
@@ -383,7 +395,7 @@ JobReport Master::run_job(JobReport r) {
       continue;
     }
     // Place, finish, verify.
-    HostBuffer full(spec.output_size(p));
+    std::vector<HostBuffer> full = spec.empty_outputs(p);
     std::vector<Block> placed;
     r.parts.clear();
     double slowest = 0;
@@ -392,7 +404,7 @@ JobReport Master::run_job(JobReport r) {
       auto it = results.find(rank);
       if (it == results.end()) continue;
       const BlockResult& br = it->second.result;
-      spec.place_block(p, br.block, it->second.output, full);
+      spec.place_block(p, br.block, it->second.outputs, full);
       placed.push_back(br.block);
       const WorkerState& w = worker(rank);
       WorkerPart part;
@@ -425,8 +437,7 @@ JobReport Master::run_job(JobReport r) {
     r.verify_ms = ms_since(v0);
     if (!r.verdict.ok) {
       r.status = "failed";
-      r.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", r.verdict.detail, r.verdict.max_error,
-                            r.verdict.tolerance);
+      r.error = verification_error(r.verdict);
     }
     break;
   }
@@ -434,8 +445,8 @@ JobReport Master::run_job(JobReport r) {
   return r;
 }
 
-const HostBuffer& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
-                                   const std::vector<HostBuffer>& inputs) {
+const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
+                                                const std::vector<HostBuffer>& inputs) {
   const std::string key = fmt::format("{}|{}|{}", spec.name(), p.text, seed);
   for (const auto& [k, ref] : references_)
     if (k == key) return ref;

@@ -195,9 +195,9 @@ class Master {
   std::uint64_t next_job_ = 1;
   // CPU references of the last problems (key: kernel|size|seed), so repeated
   // jobs (warm runs, several split models) verify without recomputing.
-  std::vector<std::pair<std::string, HostBuffer>> references_;
-  const HostBuffer& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
-                              const std::vector<HostBuffer>& inputs);
+  std::vector<std::pair<std::string, std::vector<HostBuffer>>> references_;
+  const std::vector<HostBuffer>& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
+                                           const std::vector<HostBuffer>& inputs);
 };
 
 }  // namespace wstune::daemon

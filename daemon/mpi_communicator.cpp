@@ -9,6 +9,11 @@
 namespace wstune::daemon {
 
 namespace {
+// Buffers travel in MPI messages of at most this many bytes (MPI counts are ints).
+constexpr std::size_t kChunkBytes = std::size_t{1} << 30;
+}  // namespace
+
+namespace {
 void mpi_check(int rc, const char* call) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -57,12 +62,6 @@ void MpiCommunicator::send(int dest, Message m) {
   if (dest < 0 || dest >= size_) {
     throw ProtocolError(fmt::format("send to rank {}: the communicator has ranks 0..{}", dest, size_ - 1));
   }
-  for (const auto& b : m.buffers) {
-    if (b.size() > static_cast<std::size_t>(INT_MAX)) {
-      throw ProtocolError(fmt::format("a {} message buffer of {} floats exceeds MPI's count limit ({}); use a "
-                                      "smaller size or more workers", to_string(m.tag), b.size(), INT_MAX));
-    }
-  }
   reap();
   Pending p;
   p.header = encode_header(m);
@@ -79,10 +78,11 @@ void MpiCommunicator::send(int dest, Message m) {
                       comm_, &q.requests.back()),
             "MPI_Isend");
   for (auto& b : q.buffers) {
-    if (b.empty()) continue;
-    q.requests.push_back(MPI_REQUEST_NULL);
-    mpi_check(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_FLOAT, dest, 0, data_comm_, &q.requests.back()),
-              "MPI_Isend(buffer)");
+    for (std::size_t at = 0; at < b.bytes(); at += kChunkBytes) {  // MPI counts are ints: chunks of 1 GiB
+      q.requests.push_back(MPI_REQUEST_NULL);
+      const auto n = static_cast<int>(std::min(kChunkBytes, b.bytes() - at));
+      mpi_check(MPI_Isend(b.data() + at, n, MPI_BYTE, dest, 0, data_comm_, &q.requests.back()), "MPI_Isend(buffer)");
+    }
   }
 }
 
@@ -120,16 +120,12 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
       // next message from that rank starts clean. The buffers were sent
       // together with the header, so these receives wait only for the data
       // in flight.
-      auto [message, sizes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
-      for (const std::uint64_t n : sizes) {
-        if (n > static_cast<std::uint64_t>(INT_MAX)) {
-          throw ProtocolError(fmt::format("rank {} announced a buffer of {} floats (over MPI's count limit)",
-                                          st.MPI_SOURCE, n));
-        }
-        HostBuffer b(n);
-        if (n) {
-          mpi_check(MPI_Recv(b.data(), static_cast<int>(n), MPI_FLOAT, st.MPI_SOURCE, 0, data_comm_,
-                             MPI_STATUS_IGNORE),
+      auto [message, shapes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
+      for (const BufferShape& shape : shapes) {
+        HostBuffer b(shape.type, shape.count);
+        for (std::size_t at = 0; at < b.bytes(); at += kChunkBytes) {
+          const auto n = static_cast<int>(std::min(kChunkBytes, b.bytes() - at));
+          mpi_check(MPI_Recv(b.data() + at, n, MPI_BYTE, st.MPI_SOURCE, 0, data_comm_, MPI_STATUS_IGNORE),
                     "MPI_Recv(buffer)");
         }
         message.buffers.push_back(std::move(b));

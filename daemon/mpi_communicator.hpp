@@ -2,9 +2,9 @@
 /// @file mpi_communicator.hpp
 /// Communicator over MPI point-to-point calls (MPI standard only: works with
 /// MPICH and Open MPI). A message is a header (encode_header(): the body and
-/// the buffers' float counts) sent with MPI_Isend on the given communicator,
-/// the Tag as the MPI tag, then each non-empty buffer as its own MPI_FLOAT
-/// MPI_Isend, straight from its memory, on a duplicate of that communicator
+/// the buffers' shapes) sent with MPI_Isend on the given communicator,
+/// the Tag as the MPI tag, then each non-empty buffer as its own MPI_BYTE
+/// MPI_Isend calls (chunks of at most 1 GiB), straight from its memory, on a duplicate of that communicator
 /// (MPI_Comm_dup, so MPI_ANY_TAG probes never see bulk data; MPI's
 /// non-overtaking rule keeps one sender's buffers in order). Nothing bulk is
 /// copied into a byte buffer. Receives poll MPI_Iprobe with exponential

@@ -83,29 +83,30 @@ auto parse_body(const Message& m, Tag expected, F&& parse) {
 
 namespace {
 
-// The body and the buffer count; the buffers' float counts and, with
-// `with_data`, their floats follow.
+// The body and the buffer count; each buffer's shape (scalar type, vector
+// width, element count) and, with `with_data`, its bytes follow.
 std::vector<std::uint8_t> encode_impl(const Message& m, bool with_data) {
   const std::vector<std::uint8_t> body = json::to_cbor(m.body);
   std::size_t total = 8 + body.size();
-  for (const auto& b : m.buffers) total += 8 + (with_data ? b.size() * sizeof(float) : 0);
+  for (const auto& b : m.buffers) total += 10 + (with_data ? b.bytes() : 0);
   std::vector<std::uint8_t> out;
   out.reserve(total);
   put(out, static_cast<std::uint32_t>(body.size()));
   out.insert(out.end(), body.begin(), body.end());
   put(out, static_cast<std::uint32_t>(m.buffers.size()));
   for (const auto& b : m.buffers) {
+    put(out, static_cast<std::uint8_t>(b.type().scalar));
+    put(out, static_cast<std::uint8_t>(b.type().width));
     put(out, static_cast<std::uint64_t>(b.size()));
     if (!with_data) continue;
     const auto at = out.size();
-    out.resize(at + b.size() * sizeof(float));
-    if (!b.empty()) std::memcpy(out.data() + at, b.data(), b.size() * sizeof(float));
+    out.resize(at + b.bytes());
+    if (!b.empty()) std::memcpy(out.data() + at, b.data(), b.bytes());
   }
   return out;
 }
 
-// Reads the body and the buffer count; `each(i, n, reader)` reads buffer i
-// of n floats.
+// Reads the body and the buffer count; `each(i, shape, reader)` reads buffer i.
 template <typename F>
 Message decode_impl(Tag tag, std::span<const std::uint8_t> bytes, F&& each) {
   Message m;
@@ -120,7 +121,19 @@ Message decode_impl(Tag tag, std::span<const std::uint8_t> bytes, F&& each) {
   }
   r.at += body_len;
   const auto count = r.get<std::uint32_t>("the buffer count");
-  for (std::uint32_t i = 0; i < count; ++i) each(i, r.get<std::uint64_t>("a buffer length"), r, m);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    BufferShape shape;
+    const auto scalar = r.get<std::uint8_t>("a buffer's element type");
+    const auto width = r.get<std::uint8_t>("a buffer's vector width");
+    if (scalar > static_cast<std::uint8_t>(ScalarType::f64) ||
+        !(width == 1 || width == 2 || width == 4 || width == 8 || width == 16)) {
+      throw ProtocolError(fmt::format("{} message: buffer {} has an unknown element type ({}, width {})",
+                                      to_string(tag), i, scalar, width));
+    }
+    shape.type = ElementType{static_cast<ScalarType>(scalar), width};
+    shape.count = r.get<std::uint64_t>("a buffer length");
+    each(i, shape, r, m);
+  }
   if (r.at != bytes.size()) {
     throw ProtocolError(fmt::format("{} message has {} trailing bytes", to_string(tag), bytes.size() - r.at));
   }
@@ -132,23 +145,26 @@ Message decode_impl(Tag tag, std::span<const std::uint8_t> bytes, F&& each) {
 std::vector<std::uint8_t> encode(const Message& m) { return encode_impl(m, true); }
 
 Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
-  return decode_impl(tag, bytes, [&](std::uint32_t i, std::uint64_t n, Reader& r, Message& m) {
-    if (n > (bytes.size() - r.at) / sizeof(float)) {
-      throw ProtocolError(fmt::format("truncated {} message: buffer {} claims {} floats", to_string(tag), i, n));
+  return decode_impl(tag, bytes, [&](std::uint32_t i, const BufferShape& s, Reader& r, Message& m) {
+    if (s.count > (bytes.size() - r.at) / s.type.bytes()) {
+      throw ProtocolError(fmt::format("truncated {} message: buffer {} claims {} elements of {}", to_string(tag), i,
+                                      s.count, s.type.name()));
     }
-    HostBuffer b(n);
-    if (n) std::memcpy(b.data(), bytes.data() + r.at, n * sizeof(float));
-    r.at += n * sizeof(float);
+    HostBuffer b(s.type, s.count);
+    if (s.count) std::memcpy(b.data(), bytes.data() + r.at, b.bytes());
+    r.at += b.bytes();
     m.buffers.push_back(std::move(b));
   });
 }
 
 std::vector<std::uint8_t> encode_header(const Message& m) { return encode_impl(m, false); }
 
-std::pair<Message, std::vector<std::uint64_t>> decode_header(Tag tag, std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint64_t> sizes;
-  Message m = decode_impl(tag, bytes, [&](std::uint32_t, std::uint64_t n, Reader&, Message&) { sizes.push_back(n); });
-  return {std::move(m), std::move(sizes)};
+std::pair<Message, std::vector<BufferShape>> decode_header(Tag tag, std::span<const std::uint8_t> bytes) {
+  std::vector<BufferShape> shapes;
+  Message m = decode_impl(tag, bytes, [&](std::uint32_t, const BufferShape& s, Reader&, Message&) {
+    shapes.push_back(s);
+  });
+  return {std::move(m), std::move(shapes)};
 }
 
 std::string_view to_string(LocalPolicy p) noexcept {
@@ -226,7 +242,7 @@ RunBlock RunBlock::from(const Message& m) {
   });
 }
 
-Message BlockResult::to_message(HostBuffer output) const {
+Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
   Message m{Tag::block_result,
             json{{"job", job}, {"attempt", attempt}, {"block", to_json(block)}, {"local", to_json(local)},
                  {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
@@ -234,7 +250,7 @@ Message BlockResult::to_message(HostBuffer output) const {
                  {"build_ms", build_ms}, {"busy_ms", busy_ms},
                  {"trials", trials}},
             {}};
-  m.buffers.push_back(std::move(output));
+  m.buffers = std::move(outputs);
   return m;
 }
 

@@ -53,26 +53,32 @@ class ProtocolError : public Error {
   using Error::Error;
 };
 
-/// One message: a tag, a JSON body (an object) and float buffers.
+/// One message: a tag, a JSON body (an object) and typed bulk buffers.
 struct Message {
   Tag tag = Tag::hello;                                ///< what it is
   nlohmann::json body = nlohmann::json::object();      ///< typed payload, see the structs below
-  std::vector<HostBuffer> buffers;                     ///< bulk float data (never inside the JSON)
+  std::vector<HostBuffer> buffers;                     ///< bulk data (never inside the JSON)
 };
 
 /// Encodes a message: u32 body length, the body in CBOR, u32 buffer count,
-/// then per buffer a u64 float count and the floats (host byte order; the
-/// nodes of one job share a byte order). The tag travels beside the bytes.
+/// then per buffer its shape (u8 ScalarType, u8 vector width, u64 element
+/// count) and its bytes (host byte order; the nodes of one job share a byte
+/// order). The tag travels beside the bytes.
 std::vector<std::uint8_t> encode(const Message& m);
 /// Inverse of encode(). Throws ProtocolError naming what is wrong.
 Message decode(Tag tag, std::span<const std::uint8_t> bytes);
 /// The header of a message whose buffers travel separately (MpiCommunicator
-/// sends each buffer as its own MPI message, straight from its memory): as
-/// encode(), but each buffer is only its u64 float count, no floats.
+/// sends each buffer as its own MPI messages, straight from its memory): as
+/// encode(), but each buffer is only its shape, no bytes.
 std::vector<std::uint8_t> encode_header(const Message& m);
-/// Inverse of encode_header(): the message with no buffers, and the float
-/// count of each buffer that follows. Throws ProtocolError naming what is wrong.
-std::pair<Message, std::vector<std::uint64_t>> decode_header(Tag tag, std::span<const std::uint8_t> bytes);
+/// One buffer's element type and element count, as a header announces it.
+struct BufferShape {
+  ElementType type;         ///< element type
+  std::uint64_t count = 0;  ///< elements
+};
+/// Inverse of encode_header(): the message with no buffers, and the shape of
+/// each buffer that follows. Throws ProtocolError naming what is wrong.
+std::pair<Message, std::vector<BufferShape>> decode_header(Tag tag, std::span<const std::uint8_t> bytes);
 
 /// The local-size policy of a job: stored (the database's best for the
 /// device, else the rule), tune (measured search on the worker first), rule
@@ -118,7 +124,7 @@ struct RunBlock {
   static RunBlock from(const Message& m);
 };
 
-/// Tag::block_result. Buffers: {block output}. Times in ms.
+/// Tag::block_result. Buffers: the block's outputs (KernelSpec::outputs()). Times in ms.
 struct BlockResult {
   std::uint64_t job = 0;       ///< job id
   unsigned attempt = 0;        ///< attempt it answers
@@ -134,7 +140,7 @@ struct BlockResult {
   double build_ms = 0;         ///< program build (0 when cached)
   double busy_ms = 0;          ///< worker wall clock from receipt to reply
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)
-  [[nodiscard]] Message to_message(HostBuffer output) const;
+  [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
 };
 

@@ -19,31 +19,32 @@ namespace {
 // trial is also verified against the CPU reference.
 class BlockEvaluator final : public Evaluator {
  public:
-  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, const HostBuffer* reference)
-      : runner_(runner), p_(p), b_(b), reference_(reference), target_(make_tune_target(runner, p, b)) {}
+  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, const std::vector<HostBuffer>* reference)
+      : runner_(runner), p_(p), b_(b), reference_(reference), target_(make_tune_target(runner, p, b)),
+        space_(make_search_space(runner.spec(), p, b, target_)) {}
   const TuneTarget& target() const override { return target_; }
-  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
+  const SearchSpace& space() const override { return space_; }
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
     const auto t0 = std::chrono::steady_clock::now();
-    RunResult r = runner_.run(p_, b_, local, timing);
+    const Problem p = with_params(p_, config.params);
+    RunResult r = runner_.run(p, b_, config.local, timing);
     Trial t;
-    t.local = local;
+    t.params = config.params;
+    t.local = config.local;
     t.status = r.status;
     t.error = r.error;
     t.kernel = std::move(r.kernel);
     t.run_wall_ms = r.wall_ms;
+    t.compile_ms = r.compile_ms;
     if (r.ok() && reference_) {
-      const KernelSpec& spec = runner_.spec();
-      HostBuffer full(spec.output_size(p_));
-      spec.place_block(p_, b_, r.output, full);
-      spec.finish(p_, {b_}, full);
-      const Verdict v = spec.verify(p_, full, *reference_);
+      const Verdict v = verify_outputs(runner_.spec(), p, b_, r.outputs, *reference_);
       t.verified = true;
       if (!v.ok) {
         t.status = TrialStatus::correctness;
-        t.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
+        t.error = verification_error(v);
       }
     }
-    t.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    t.wall_ms = ms_since(t0);
     return t;
   }
 
@@ -51,8 +52,9 @@ class BlockEvaluator final : public Evaluator {
   DeviceRunner& runner_;
   Problem p_;
   Block b_;
-  const HostBuffer* reference_;
+  const std::vector<HostBuffer>* reference_;
   TuneTarget target_;
+  SearchSpace space_;
 };
 
 json trial_json(const Trial& t) {
@@ -61,7 +63,7 @@ json trial_json(const Trial& t) {
               {"run_ms", t.run_wall_ms}, {"verified", t.verified}};
 }
 
-json search(DeviceRunner& runner, const Problem& p, const Block& b, const HostBuffer* reference,
+json search(DeviceRunner& runner, const Problem& p, const Block& b, const std::vector<HostBuffer>* reference,
             unsigned repetitions, unsigned max_trials) {
   BlockEvaluator ev(runner, p, b, reference);
   auto searcher = make_searcher(max_trials ? "guided" : "exhaustive", 1);
@@ -98,7 +100,7 @@ json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repetitions, un
   const KernelSpec& spec = runner.spec();
   const Block whole = spec.whole(p);
   const auto inputs = spec.generate_inputs(p, seed);
-  const HostBuffer reference = spec.reference(p, inputs);
+  const std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs);
   runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
   return search(runner, p, whole, &reference, repetitions, max_trials);
 }

@@ -115,7 +115,7 @@ void Worker::handle_run(Received& got) {
     res.h2d_wall_ms = r.h2d_wall_ms;
     res.d2h_wall_ms = r.d2h_wall_ms;
     res.busy_ms = ms_since(t0);
-    comm_.send(0, res.to_message(std::move(r.output)));
+    comm_.send(0, res.to_message(std::move(r.outputs)));
   } catch (const std::exception& e) {
     say(fmt::format("job {} failed: {}", job.job, e.what()));
     fail(status_of(e), e.what());

@@ -6,12 +6,16 @@
 //
 // Blocks: the NDRange covers output columns [x0, x0+gx) and rows [y0, y0+gy);
 // the block's output is compact. `in` holds input rows [in_row0, in_row0 +
-// in_rows) (the rows a y-block reads, with a margin).
+// in_rows) (the rows a y-block reads, with a margin). The block is gx x gy
+// work-items; work-items beyond it (an NDRange rounded up to a multiple of
+// the local size) return at once.
 __kernel void bilinear(__global const float* in, __global float* out,
                        const uint in_w, const uint in_h, const uint out_w, const uint out_h,
-                       const uint x0, const uint y0, const uint in_row0, const uint in_rows) {
+                       const uint x0, const uint y0, const uint in_row0, const uint in_rows,
+                       const uint gx, const uint gy) {
   const uint bx = get_global_id(0);
   const uint by = get_global_id(1);
+  if (bx >= gx || by >= gy) return;
   const float scale_x = (float)in_w / (float)out_w;
   const float scale_y = (float)in_h / (float)out_h;
   float sx = ((float)(x0 + bx) + 0.5f) * scale_x - 0.5f;
@@ -34,5 +38,5 @@ __kernel void bilinear(__global const float* in, __global float* out,
   const float p11 = in[(size_t)r1 * in_w + ix1];
   const float top = p00 + (p01 - p00) * fx;
   const float bottom = p10 + (p11 - p10) * fx;
-  out[(size_t)by * get_global_size(0) + bx] = top + (bottom - top) * fy;
+  out[(size_t)by * gx + bx] = top + (bottom - top) * fy;
 }

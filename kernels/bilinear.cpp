@@ -65,10 +65,11 @@ class Bilinear final : public KernelSpec {
     return std::clamp(s, 0.0, static_cast<double>(in - 1));
   }
 
-  HostBuffer reference(const Problem& p, const std::vector<HostBuffer>& in) const override {
+  std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>& in) const override {
     const std::size_t iw = p.n[0], ih = p.n[1], ow = p.n[2], oh = p.n[3];
-    const auto& img = in.at(0);
-    HostBuffer out(ow * oh);
+    const auto img = in.at(0).as<float>();
+    HostBuffer result = HostBuffer::floats(ow * oh);
+    const auto out = result.as<float>();
     for (std::size_t y = 0; y < oh; ++y) {
       const double sy = source_coord(y, ih, oh);
       const std::size_t iy = static_cast<std::size_t>(sy), iy1 = std::min(iy + 1, ih - 1);
@@ -82,29 +83,15 @@ class Bilinear final : public KernelSpec {
         out[y * ow + x] = static_cast<float>(top + (bot - top) * fy);
       }
     }
-    return out;
+    return {std::move(result)};
   }
 
   // Tolerance: max |out - ref| <= 1e-4 for pixels in [0, 1). Interpolation is
   // continuous, so float rounding of the source coordinates moves a result by
   // about 1e-6; a wrong pixel or neighbour is off by about 0.1 or more.
-  Verdict verify(const Problem&, const HostBuffer& out, const HostBuffer& ref) const override {
-    Verdict v;
-    v.tolerance = 1e-4;
-    v.detail = fmt::format("max |out - ref| over {} pixels", ref.size());
-    if (out.size() != ref.size()) {
-      v.max_error = INFINITY;
-      v.detail = fmt::format("output has {} pixels, expected {}", out.size(), ref.size());
-      return v;
-    }
-    double m = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double e = std::fabs(static_cast<double>(out[i]) - ref[i]);
-      if (!(e <= m)) m = std::isnan(e) ? INFINITY : e;
-    }
-    v.max_error = m;
-    v.ok = m <= v.tolerance;
-    return v;
+  Verdict verify(const Problem&, const std::vector<HostBuffer>& out,
+                 const std::vector<HostBuffer>& ref) const override {
+    return detail::max_abs_error(out.at(0), ref.at(0), 1e-4, "max |out - ref|", "pixels");
   }
 
   /// Input rows [r0, r1) a y-block reads, with a one-row margin each side
@@ -122,29 +109,38 @@ class Bilinear final : public KernelSpec {
     detail::check_block(*this, p, b);
     const auto [r0, r1] = input_rows(p, b);
     const std::size_t w = p.n[0];
-    return {HostBuffer(in.at(0).begin() + static_cast<std::ptrdiff_t>(r0 * w),
-                       in.at(0).begin() + static_cast<std::ptrdiff_t>(r1 * w))};
+    return {in.at(0).slice(r0 * w, (r1 - r0) * w)};
   }
 
-  std::size_t device_output_size(const Problem& p, const Block& b) const override { return block_global(p, b).count(); }
-  std::size_t block_output_size(const Problem& p, const Block& b) const override { return block_global(p, b).count(); }
-  std::size_t output_size(const Problem& p) const override { return p.n[2] * p.n[3]; }
-
-  void place_block(const Problem& p, const Block& b, const HostBuffer& bo, HostBuffer& full) const override {
-    detail::place_2d(p.n[2], p.n[3], b, bo, full);
+  std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
+    const std::size_t n = block_global(p, b).count();
+    return {OutputBuffer{kFloat32, n, n, std::nullopt, false}};
   }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
+    return {HostBuffer::floats(p.n[2] * p.n[3])};
+  }
+
+  void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& bo,
+                   std::vector<HostBuffer>& full) const override {
+    detail::place_2d(p.n[2], p.n[3], b, bo.at(0), full.at(0));
+  }
+
+  bool guards_bounds() const override { return true; }
 
  protected:
   void set_args(cl::Kernel& k, const Problem& p, const Block& b, const std::vector<cl::Buffer>& in,
-                const cl::Buffer& out) const override {
+                const std::vector<cl::Buffer>& out, const LocalSize&) const override {
     const auto [r0, r1] = input_rows(p, b);
+    const Extent g = block_global(p, b);
     WSTUNE_CL_CHECK(k.setArg(0, in.at(0)));
-    WSTUNE_CL_CHECK(k.setArg(1, out));
+    WSTUNE_CL_CHECK(k.setArg(1, out.at(0)));
     for (cl_uint i = 0; i < 4; ++i) WSTUNE_CL_CHECK(k.setArg(2 + i, static_cast<cl_uint>(p.n[i])));
     WSTUNE_CL_CHECK(k.setArg(6, static_cast<cl_uint>(b.dim == 0 ? b.begin : 0)));
     WSTUNE_CL_CHECK(k.setArg(7, static_cast<cl_uint>(b.dim == 1 ? b.begin : 0)));
     WSTUNE_CL_CHECK(k.setArg(8, static_cast<cl_uint>(r0)));
     WSTUNE_CL_CHECK(k.setArg(9, static_cast<cl_uint>(r1 - r0)));
+    WSTUNE_CL_CHECK(k.setArg(10, static_cast<cl_uint>(g.x)));
+    WSTUNE_CL_CHECK(k.setArg(11, static_cast<cl_uint>(g.y)));
   }
 };
 

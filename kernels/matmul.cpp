@@ -54,11 +54,12 @@ class Matmul final : public KernelSpec {
             detail::random_floats(p.n[2] * p.n[1], seed + 1, -1.0f, 1.0f)};
   }
 
-  HostBuffer reference(const Problem& p, const std::vector<HostBuffer>& in) const override {
+  std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>& in) const override {
     const std::size_t M = p.n[0], N = p.n[1], K = p.n[2];
-    HostBuffer C(M * N);
-    const auto& A = in.at(0);
-    const auto& B = in.at(1);
+    HostBuffer out = HostBuffer::floats(M * N);
+    const auto A = in.at(0).as<float>();
+    const auto B = in.at(1).as<float>();
+    const auto C = out.as<float>();
     auto rows = [&](std::size_t r0, std::size_t r1) {
       std::vector<double> acc(N);
       for (std::size_t i = r0; i < r1; ++i) {
@@ -76,29 +77,16 @@ class Matmul final : public KernelSpec {
     const std::size_t chunk = (M + threads - 1) / threads;
     for (std::size_t r = 0; r < M; r += chunk) pool.emplace_back(rows, r, std::min(M, r + chunk));
     for (auto& t : pool) t.join();
-    return C;
+    return {std::move(out)};
   }
 
   // Tolerance: max |C - C_ref| <= K * 2^-20 for inputs uniform in [-1, 1):
   // float accumulation of K products of magnitude <= 1 stays far below it,
   // while any wrong element (wrong row, column or missing term) is off by O(1).
-  Verdict verify(const Problem& p, const HostBuffer& out, const HostBuffer& ref) const override {
-    Verdict v;
-    v.tolerance = static_cast<double>(p.n[2]) * std::ldexp(1.0, -20);
-    v.detail = fmt::format("max |C - C_ref| over {} elements", ref.size());
-    if (out.size() != ref.size()) {
-      v.max_error = INFINITY;
-      v.detail = fmt::format("output has {} elements, expected {}", out.size(), ref.size());
-      return v;
-    }
-    double m = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double e = std::fabs(static_cast<double>(out[i]) - ref[i]);
-      if (!(e <= m)) m = std::isnan(e) ? INFINITY : e;
-    }
-    v.max_error = m;
-    v.ok = m <= v.tolerance;
-    return v;
+  Verdict verify(const Problem& p, const std::vector<HostBuffer>& out,
+                 const std::vector<HostBuffer>& ref) const override {
+    return detail::max_abs_error(out.at(0), ref.at(0), static_cast<double>(p.n[2]) * std::ldexp(1.0, -20),
+                                 "max |C - C_ref|", "elements");
   }
 
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& in,
@@ -106,39 +94,42 @@ class Matmul final : public KernelSpec {
     detail::check_block(*this, p, b);
     if (b.dim == 1) {  // rows [begin, end) of A, all of B
       const std::size_t K = p.n[2];
-      return {HostBuffer(in.at(0).begin() + static_cast<std::ptrdiff_t>(b.begin * K),
-                         in.at(0).begin() + static_cast<std::ptrdiff_t>(b.end * K)),
-              in.at(1)};
+      return {in.at(0).slice(b.begin * K, b.size() * K), in.at(1)};
     }
     return {in.at(0), in.at(1)};
   }
 
-  std::size_t device_output_size(const Problem& p, const Block& b) const override {
-    return block_global(p, b).count();
+  std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
+    const std::size_t n = block_global(p, b).count();
+    return {OutputBuffer{kFloat32, n, n, std::nullopt, false}};
   }
-  std::size_t block_output_size(const Problem& p, const Block& b) const override {
-    return block_global(p, b).count();
-  }
-  std::size_t output_size(const Problem& p) const override { return p.n[0] * p.n[1]; }
-
-  void place_block(const Problem& p, const Block& b, const HostBuffer& bo, HostBuffer& full) const override {
-    detail::place_2d(p.n[1], p.n[0], b, bo, full);
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
+    return {HostBuffer::floats(p.n[0] * p.n[1])};
   }
 
+  void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& bo,
+                   std::vector<HostBuffer>& full) const override {
+    detail::place_2d(p.n[1], p.n[0], b, bo.at(0), full.at(0));
+  }
+
+  bool guards_bounds() const override { return true; }
 
  protected:
   void set_args(cl::Kernel& k, const Problem& p, const Block& b, const std::vector<cl::Buffer>& in,
-                const cl::Buffer& out) const override {
+                const std::vector<cl::Buffer>& out, const LocalSize&) const override {
     const cl_uint x0 = b.dim == 0 ? static_cast<cl_uint>(b.begin) : 0;
     const cl_uint y0 = b.dim == 1 ? static_cast<cl_uint>(b.begin) : 0;
+    const Extent g = block_global(p, b);
     WSTUNE_CL_CHECK(k.setArg(0, in.at(0)));
     WSTUNE_CL_CHECK(k.setArg(1, in.at(1)));
-    WSTUNE_CL_CHECK(k.setArg(2, out));
+    WSTUNE_CL_CHECK(k.setArg(2, out.at(0)));
     WSTUNE_CL_CHECK(k.setArg(3, static_cast<cl_uint>(p.n[1])));
     WSTUNE_CL_CHECK(k.setArg(4, static_cast<cl_uint>(p.n[2])));
     WSTUNE_CL_CHECK(k.setArg(5, x0));
     WSTUNE_CL_CHECK(k.setArg(6, y0));
     WSTUNE_CL_CHECK(k.setArg(7, y0));  // a_row0: A starts at the block's first row
+    WSTUNE_CL_CHECK(k.setArg(8, static_cast<cl_uint>(g.x)));
+    WSTUNE_CL_CHECK(k.setArg(9, static_cast<cl_uint>(g.y)));
   }
 };
 

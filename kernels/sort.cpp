@@ -57,15 +57,19 @@ class Sort final : public KernelSpec {
     return {detail::random_floats(p.n[0], seed, -1e6f, 1e6f)};
   }
 
-  HostBuffer reference(const Problem&, const std::vector<HostBuffer>& in) const override {
+  std::vector<HostBuffer> reference(const Problem&, const std::vector<HostBuffer>& in) const override {
     HostBuffer r = in.at(0);
-    std::sort(r.begin(), r.end());
-    return r;
+    const auto v = r.as<float>();
+    std::sort(v.begin(), v.end());
+    return {std::move(r)};
   }
 
   // Tolerance: none. Sorting moves values without arithmetic, so the output
   // must equal std::sort's bit for bit; max_error counts mismatches.
-  Verdict verify(const Problem&, const HostBuffer& out, const HostBuffer& ref) const override {
+  Verdict verify(const Problem&, const std::vector<HostBuffer>& outs,
+                 const std::vector<HostBuffer>& refs) const override {
+    const HostBuffer& out = outs.at(0);
+    const HostBuffer& ref = refs.at(0);
     Verdict v;
     v.tolerance = 0;
     v.detail = fmt::format("elements differing from std::sort over {}", ref.size());
@@ -74,37 +78,40 @@ class Sort final : public KernelSpec {
       v.detail = fmt::format("output has {} elements, expected {}", out.size(), ref.size());
       return v;
     }
+    const auto o = out.as<float>();
+    const auto r = ref.as<float>();
     std::size_t bad = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) bad += out[i] != ref[i];
+    for (std::size_t i = 0; i < o.size(); ++i) bad += o[i] != r[i];
     v.max_error = static_cast<double>(bad);
     v.ok = bad == 0;
     return v;
   }
 
-  bool in_place() const override { return true; }
-
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& in,
                                        const Block& b) const override {
     detail::check_block(*this, p, b);
-    HostBuffer slice(padded(b.size()), std::numeric_limits<float>::infinity());
-    std::copy(in.at(0).begin() + static_cast<std::ptrdiff_t>(b.begin),
-              in.at(0).begin() + static_cast<std::ptrdiff_t>(b.end), slice.begin());
+    HostBuffer slice = HostBuffer::floats(padded(b.size()));
+    std::fill(slice.as<float>().begin(), slice.as<float>().end(), std::numeric_limits<float>::infinity());
+    slice.write(0, in.at(0), b.begin, b.size());
     return {std::move(slice)};
   }
 
-  std::size_t device_output_size(const Problem&, const Block& b) const override { return padded(b.size()); }
-  std::size_t block_output_size(const Problem&, const Block& b) const override { return b.size(); }
-  std::size_t output_size(const Problem& p) const override { return p.n[0]; }
+  // In place: the padded block is sorted where it was uploaded. Repeated runs
+  // sort already sorted data, which the network (data-oblivious) does in the
+  // same time and to the same result, so nothing is restored between runs.
+  std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
+    return {OutputBuffer{kFloat32, padded(b.size()), b.size(), 0, false}};
+  }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
 
-  std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
-                                 const std::vector<cl::Buffer>&, const cl::Buffer& out,
-                                 const LocalSize& local) const override {
+  std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem&, const Block& b,
+                                 const std::vector<cl::Buffer>&, const std::vector<cl::Buffer>& out,
+                                 const LocalSize& local, const Extent&) const override {
     const std::size_t P = padded(b.size());
     const cl::NDRange global(P / 2);
     const cl::NDRange loc = local ? cl::NDRange(local->x) : cl::NullRange;
-    (void)p;
     std::vector<cl::Event> events;
-    WSTUNE_CL_CHECK(kernel.setArg(0, out));
+    WSTUNE_CL_CHECK(kernel.setArg(0, out.at(0)));
     for (std::size_t k = 2; k <= P; k <<= 1) {
       for (std::size_t j = k >> 1; j > 0; j >>= 1) {
         WSTUNE_CL_CHECK(kernel.setArg(1, static_cast<cl_uint>(j)));
@@ -117,25 +124,26 @@ class Sort final : public KernelSpec {
     return events;
   }
 
-  void place_block(const Problem& p, const Block& b, const HostBuffer& bo, HostBuffer& full) const override {
-    full.resize(p.n[0]);
-    std::copy_n(bo.begin(), b.size(), full.begin() + static_cast<std::ptrdiff_t>(b.begin));
+  void place_block(const Problem&, const Block& b, const std::vector<HostBuffer>& bo,
+                   std::vector<HostBuffer>& full) const override {
+    full.at(0).write(b.begin, bo.at(0), 0, b.size());
   }
 
   // Each block comes back sorted; merge the runs pairwise in index order.
-  void finish(const Problem&, const std::vector<Block>& blocks, HostBuffer& full) const override {
+  void finish(const Problem&, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const override {
     std::vector<Block> bs = blocks;
     std::sort(bs.begin(), bs.end(), [](const Block& a, const Block& c) { return a.begin < c.begin; });
+    const auto v = full.at(0).as<float>();
     for (std::size_t i = 1; i < bs.size(); ++i) {
-      std::inplace_merge(full.begin() + static_cast<std::ptrdiff_t>(bs[0].begin),
-                         full.begin() + static_cast<std::ptrdiff_t>(bs[i].begin),
-                         full.begin() + static_cast<std::ptrdiff_t>(bs[i].end));
+      std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(bs[0].begin),
+                         v.begin() + static_cast<std::ptrdiff_t>(bs[i].begin),
+                         v.begin() + static_cast<std::ptrdiff_t>(bs[i].end));
     }
   }
 
  protected:
   void set_args(cl::Kernel&, const Problem&, const Block&, const std::vector<cl::Buffer>&,
-                const cl::Buffer&) const override {}
+                const std::vector<cl::Buffer>&, const LocalSize&) const override {}
 };
 
 }  // namespace

@@ -5,9 +5,12 @@
 // writes its partial sum. The host adds the partials in double precision.
 inline float f(const float x) { return 4.0f / (1.0f + x * x); }
 
+// Work-items at or beyond `count` (an NDRange rounded up to a multiple of the
+// local size) return at once.
 __kernel void trapezoid(__global float* partial, const uint n_total, const uint steps,
-                        const uint i0) {
+                        const uint i0, const uint count) {
   const uint i = get_global_id(0);
+  if (i >= count) return;
   const uint g = i0 + i;
   const float h = 1.0f / ((float)n_total * (float)steps);
   const float a = (float)g * (float)steps * h;

@@ -55,17 +55,18 @@ class Trapezoid final : public KernelSpec {
 
   std::vector<HostBuffer> generate_inputs(const Problem&, std::uint64_t) const override { return {}; }
 
-  HostBuffer reference(const Problem& p, const std::vector<HostBuffer>&) const override {
+  std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>&) const override {
     const std::size_t N = p.n[0], S = p.n[1];
     const double h = 1.0 / (static_cast<double>(N) * static_cast<double>(S));
-    HostBuffer out(N);
+    HostBuffer result = HostBuffer::floats(N);
+    const auto out = result.as<float>();
     for (std::size_t g = 0; g < N; ++g) {
       const double a = static_cast<double>(g * S) * h;
       double sum = 0.5 * (f(a) + f(a + static_cast<double>(S) * h));
       for (std::size_t s = 1; s < S; ++s) sum += f(a + static_cast<double>(s) * h);
       out[g] = static_cast<float>(sum * h);
     }
-    return out;
+    return {std::move(result)};
   }
 
   // Tolerance: each partial within a relative 1e-4 of the double-precision
@@ -75,7 +76,10 @@ class Trapezoid final : public KernelSpec {
   // pi by its discretisation error (1.3e-5 relative at 8:8, issue 17). The
   // report also gives the distance to pi. max_error is the larger of the two
   // errors, each divided by its bound (ok when <= 1).
-  Verdict verify(const Problem&, const HostBuffer& out, const HostBuffer& ref) const override {
+  Verdict verify(const Problem&, const std::vector<HostBuffer>& outs,
+                 const std::vector<HostBuffer>& refs) const override {
+    const auto out = outs.at(0).as<float>();
+    const auto ref = refs.at(0).as<float>();
     Verdict v;
     v.tolerance = 1.0;
     if (out.size() != ref.size()) {
@@ -103,22 +107,26 @@ class Trapezoid final : public KernelSpec {
     detail::check_block(*this, p, b);
     return {};
   }
-  std::size_t device_output_size(const Problem&, const Block& b) const override { return b.size(); }
-  std::size_t block_output_size(const Problem&, const Block& b) const override { return b.size(); }
-  std::size_t output_size(const Problem& p) const override { return p.n[0]; }
-
-  void place_block(const Problem& p, const Block& b, const HostBuffer& bo, HostBuffer& full) const override {
-    full.resize(p.n[0]);
-    std::copy_n(bo.begin(), b.size(), full.begin() + static_cast<std::ptrdiff_t>(b.begin));
+  std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
+    return {OutputBuffer{kFloat32, b.size(), b.size(), std::nullopt, false}};
   }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
+
+  void place_block(const Problem&, const Block& b, const std::vector<HostBuffer>& bo,
+                   std::vector<HostBuffer>& full) const override {
+    full.at(0).write(b.begin, bo.at(0), 0, b.size());
+  }
+
+  bool guards_bounds() const override { return true; }
 
  protected:
   void set_args(cl::Kernel& k, const Problem& p, const Block& b, const std::vector<cl::Buffer>&,
-                const cl::Buffer& out) const override {
-    WSTUNE_CL_CHECK(k.setArg(0, out));
+                const std::vector<cl::Buffer>& out, const LocalSize&) const override {
+    WSTUNE_CL_CHECK(k.setArg(0, out.at(0)));
     WSTUNE_CL_CHECK(k.setArg(1, static_cast<cl_uint>(p.n[0])));
     WSTUNE_CL_CHECK(k.setArg(2, static_cast<cl_uint>(p.n[1])));
     WSTUNE_CL_CHECK(k.setArg(3, static_cast<cl_uint>(b.begin)));
+    WSTUNE_CL_CHECK(k.setArg(4, static_cast<cl_uint>(b.size())));
   }
 };
 

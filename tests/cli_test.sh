@@ -32,7 +32,8 @@ expect 0 '"status": "correct"' -- "$W" run --kernel trapezoid --size 1000 --json
 expect 0 "status: correct" -- "$W" run --kernel bilinear --size 64x48:32x24 --local null --repeat 1
 expect 2 "unknown kernel 'fft'.*matmul" -- "$W" run --kernel fft
 expect 2 "matmul size '12q' is malformed" -- "$W" run --kernel matmul --size 12q
-expect 2 "does not divide" -- "$W" run --kernel matmul --size 64 --local 7,7
+expect 2 "does not divide" -- "$W" run --kernel sort --size 1000 --local 7
+expect 0 "global 70x70, local 7x7" -- "$W" run --kernel matmul --size 64 --local 7,7 --repeat 1
 expect 2 "not a valid local size" -- "$W" run --kernel matmul --size 64 --local 0
 expect 2 "matches no OpenCL device" -- "$W" run --kernel matmul --size 64 --device no-such-gpu
 expect 2 "repeat" -- "$W" run --kernel matmul --size 64 --repeat 0

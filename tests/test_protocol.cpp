@@ -15,7 +15,7 @@ using namespace wstune::daemon;
 using nlohmann::json;
 
 TEST(Protocol, EncodeDecodeRoundTripKeepsBodyAndBuffers) {
-  Message m{Tag::run_block, json{{"a", 1}, {"s", "text"}}, {HostBuffer{1.5f, -2.f, 3.25f}, HostBuffer{}}};
+  Message m{Tag::run_block, json{{"a", 1}, {"s", "text"}}, {HostBuffer::of({1.5f, -2.f, 3.25f}), HostBuffer{}}};
   const auto bytes = encode(m);
   const Message back = decode(Tag::run_block, bytes);
   EXPECT_EQ(back.tag, Tag::run_block);
@@ -25,8 +25,29 @@ TEST(Protocol, EncodeDecodeRoundTripKeepsBodyAndBuffers) {
   EXPECT_TRUE(back.buffers[1].empty());
 }
 
+TEST(Protocol, TypedBuffersKeepTheirElementType) {
+  HostBuffer ints(ElementType{ScalarType::i32, 1}, 3);
+  ints.as<std::int32_t>()[1] = -7;
+  HostBuffer vecs(ElementType{ScalarType::f64, 4}, 2);
+  set_component(vecs, 7, 2.5);
+  const Message m{Tag::run_block, json::object(), {ints, vecs}};
+  const Message back = decode(Tag::run_block, encode(m));
+  ASSERT_EQ(back.buffers.size(), 2u);
+  EXPECT_EQ(back.buffers[0], ints);
+  EXPECT_EQ(back.buffers[1], vecs);
+  EXPECT_EQ(back.buffers[1].type().name(), "double4");
+  EXPECT_DOUBLE_EQ(component(back.buffers[1], 7), 2.5);
+  const auto [h, shapes] = decode_header(Tag::run_block, encode_header(m));
+  EXPECT_EQ(shapes.at(0).type, (ElementType{ScalarType::i32, 1}));
+  EXPECT_EQ(shapes.at(1).count, 2u);
+  // An unknown element type in a header is a protocol error.
+  auto bad = encode_header(Message{Tag::run_block, json::object(), {ints}});
+  bad[bad.size() - 10] = 99;
+  EXPECT_THROW(decode_header(Tag::run_block, bad), ProtocolError);
+}
+
 TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
-  const auto bytes = encode(Message{Tag::hello, json{{"protocol", 1}}, {HostBuffer(10, 1.f)}});
+  const auto bytes = encode(Message{Tag::hello, json{{"protocol", 1}}, {HostBuffer::of(std::vector<float>(10, 1.f))}});
   for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() / 2, bytes.size() - 1}) {
     EXPECT_THROW(decode(Tag::hello, std::span(bytes.data(), cut)), ProtocolError) << "cut at " << cut;
   }
@@ -36,14 +57,18 @@ TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
 }
 
 TEST(Protocol, HeaderCarriesBodyAndBufferSizesButNoFloats) {
-  Message m{Tag::block_result, json{{"job", 7}}, {HostBuffer(1000, 2.f), HostBuffer{}, HostBuffer{4.f}}};
+  Message m{Tag::block_result, json{{"job", 7}}, {HostBuffer::of(std::vector<float>(1000, 2.f)), HostBuffer{}, HostBuffer::of({4.f})}};
   const auto header = encode_header(m);
   EXPECT_LT(header.size(), encode(m).size() - 1000 * sizeof(float) + 1);  // no floats in it
   const auto [back, sizes] = decode_header(Tag::block_result, header);
   EXPECT_EQ(back.tag, Tag::block_result);
   EXPECT_EQ(back.body, m.body);
   EXPECT_TRUE(back.buffers.empty());
-  EXPECT_EQ(sizes, (std::vector<std::uint64_t>{1000, 0, 1}));
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[0].count, 1000u);
+  EXPECT_EQ(sizes[1].count, 0u);
+  EXPECT_EQ(sizes[2].count, 1u);
+  EXPECT_EQ(sizes[0].type, kFloat32);
   for (std::size_t cut : {std::size_t{0}, header.size() / 2, header.size() - 1}) {
     EXPECT_THROW(decode_header(Tag::block_result, std::span(header.data(), cut)), ProtocolError) << "cut at " << cut;
   }
@@ -62,7 +87,7 @@ TEST(Protocol, TagsHaveNamesAndKnownRange) {
 
 TEST(Protocol, TypedPayloadsRoundTrip) {
   RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5};
-  const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer(4, 2.f)}));
+  const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
   EXPECT_EQ(rb2.job, 7u);
   EXPECT_EQ(rb2.attempt, 2u);
   EXPECT_EQ(rb2.block, (Block{1, 16, 48}));
@@ -79,7 +104,7 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   br.recv_ms = 0.5;
   br.h2d_wall_ms = 1.25;
   br.d2h_wall_ms = 2.5;
-  const Message m = br.to_message(HostBuffer(10, 1.f));
+  const Message m = br.to_message({HostBuffer::of(std::vector<float>(10, 1.f))});
   const BlockResult br2 = BlockResult::from(m);
   EXPECT_EQ(br2.kernel.ms, br.kernel.ms);
   EXPECT_DOUBLE_EQ(br2.recv_ms, 0.5);

@@ -36,20 +36,26 @@ class HangSpec final : public KernelSpec {
   Extent block_global(const Problem&, const Block& b) const override { return Extent{b.size(), 1, 1}; }
   double ops_per_work_item(const Problem&) const override { return 1; }
   std::vector<HostBuffer> generate_inputs(const Problem&, std::uint64_t) const override { return {}; }
-  HostBuffer reference(const Problem& p, const std::vector<HostBuffer>&) const override { return HostBuffer(p.n[0]); }
-  Verdict verify(const Problem&, const HostBuffer& out, const HostBuffer& ref) const override {
-    return Verdict{out.size() == ref.size(), 0, 0, "size"};
+  std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>&) const override {
+    return {HostBuffer::floats(p.n[0])};
+  }
+  Verdict verify(const Problem&, const std::vector<HostBuffer>& out, const std::vector<HostBuffer>& ref) const override {
+    return Verdict{out.at(0).size() == ref.at(0).size(), 0, 0, "size"};
   }
   std::vector<HostBuffer> block_inputs(const Problem&, const std::vector<HostBuffer>&, const Block&) const override { return {}; }
-  std::size_t device_output_size(const Problem&, const Block& b) const override { return b.size(); }
-  std::size_t block_output_size(const Problem&, const Block& b) const override { return b.size(); }
-  void place_block(const Problem&, const Block&, const HostBuffer& bo, HostBuffer& full) const override { full = bo; }
-  std::size_t output_size(const Problem& p) const override { return p.n[0]; }
+  std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
+    return {OutputBuffer{kFloat32, b.size(), b.size(), std::nullopt, false}};
+  }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
+  void place_block(const Problem&, const Block&, const std::vector<HostBuffer>& bo,
+                   std::vector<HostBuffer>& full) const override {
+    full = bo;
+  }
   std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
-                                 const std::vector<cl::Buffer>& in, const cl::Buffer& out,
-                                 const LocalSize& local) const override {
+                                 const std::vector<cl::Buffer>& in, const std::vector<cl::Buffer>& out,
+                                 const LocalSize& local, const Extent&) const override {
     if (local && local->x == crash_x) std::abort();
-    set_args(kernel, p, b, in, out);
+    set_args(kernel, p, b, in, out, local);
     kernel.setArg(1, cl_uint{local && local->x == hang_x ? 1u : 0u});
     cl::Event ev;
     queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(b.size()),
@@ -59,11 +65,14 @@ class HangSpec final : public KernelSpec {
 
  protected:
   void set_args(cl::Kernel& kernel, const Problem&, const Block&, const std::vector<cl::Buffer>&,
-                const cl::Buffer& out) const override {
-    kernel.setArg(0, out);
+                const std::vector<cl::Buffer>& out, const LocalSize&) const override {
+    kernel.setArg(0, out.at(0));
     kernel.setArg(1, cl_uint{0});
   }
 };
+
+// A configuration of a kernel without tuning parameters: its local size.
+Configuration local(LocalSize l) { return Configuration{nlohmann::json::object(), l}; }
 
 EvaluatorConfig config(int timeout_ms) {
   EvaluatorConfig c;
@@ -80,12 +89,12 @@ TEST(IsolatedEvaluator, HangingKernelTimesOutAndTheTunerCarriesOn) {
   IsolatedEvaluator ev(spec, p, config(4000));
   EXPECT_EQ(ev.target().global, (Extent{16, 1, 1}));
   const auto t0 = std::chrono::steady_clock::now();
-  const Trial hang = ev.evaluate(Extent{2, 1, 1}, TimingOptions{0, 1});
+  const Trial hang = ev.evaluate(local(Extent{2, 1, 1}), TimingOptions{0, 1});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(hang.status, TrialStatus::timeout) << hang.error;
   EXPECT_GE(s, 3.9);
   EXPECT_LT(s, 30.0);
-  const Trial ok = ev.evaluate(Extent{4, 1, 1}, TimingOptions{0, 2});  // on a fresh worker
+  const Trial ok = ev.evaluate(local(Extent{4, 1, 1}), TimingOptions{0, 2});  // on a fresh worker
   EXPECT_TRUE(ok.ok()) << ok.error;
   EXPECT_TRUE(ok.verified);
   EXPECT_EQ(ok.kernel.size(), 2u);
@@ -95,10 +104,10 @@ TEST(IsolatedEvaluator, HangingKernelTimesOutAndTheTunerCarriesOn) {
 TEST(IsolatedEvaluator, CrashingWorkerIsARuntimeFailure) {
   HangSpec spec;
   IsolatedEvaluator ev(spec, spec.parse_size("16"), config(20000));
-  const Trial crash = ev.evaluate(Extent{8, 1, 1}, TimingOptions{0, 1});
+  const Trial crash = ev.evaluate(local(Extent{8, 1, 1}), TimingOptions{0, 1});
   EXPECT_EQ(crash.status, TrialStatus::runtime);
   EXPECT_NE(crash.error.find("signal"), std::string::npos) << crash.error;
-  const Trial ok = ev.evaluate(std::nullopt, TimingOptions{0, 1});
+  const Trial ok = ev.evaluate(local(std::nullopt), TimingOptions{0, 1});
   EXPECT_TRUE(ok.ok()) << ok.error;
 }
 
@@ -110,7 +119,7 @@ TEST(IsolatedEvaluator, TuneOverAHangingConfigurationFinishes) {
   TuneOptions o;
   o.timing = {0, 2};
   const TuneResult r = tune(ev, *s, *never_stop(), o);
-  ASSERT_EQ(r.space.size(), 5u);  // 1, 2, 4, 8, 16
+  ASSERT_EQ(r.space_size, 5u);  // 1, 2, 4, 8, 16
   EXPECT_EQ(r.evaluations, 6u);
   unsigned timeouts = 0;
   for (const auto& t : r.trials) timeouts += t.status == TrialStatus::timeout;
@@ -124,17 +133,24 @@ TEST(IsolatedEvaluator, TunesAndVerifiesMatmul) {
   const KernelSpec& spec = kernel_spec("matmul");
   IsolatedEvaluator ev(spec, spec.parse_size("48"), config(60000));
   EXPECT_GT(ev.target().limits.max_items(), 1u);
-  const Trial bad = ev.evaluate(Extent{5, 1, 2}, TimingOptions{0, 1});
+  const Trial bad = ev.evaluate(local(Extent{128, 64, 2}), TimingOptions{0, 1});  // above the work-group limit
   EXPECT_EQ(bad.status, TrialStatus::constraints);
+  // matmul guards its bounds: a local size that does not divide 48 runs on
+  // an NDRange rounded up to 50x48, and the result verifies.
+  const Trial padded = ev.evaluate(local(Extent{5, 1, 2}), TimingOptions{0, 1});
+  ASSERT_TRUE(padded.ok()) << padded.error;
+  EXPECT_TRUE(padded.verified);
+  ASSERT_TRUE(padded.global);
+  EXPECT_EQ(*padded.global, (Extent{50, 48, 2}));
   // The noise criterion reaches the worker: a median error no real spread
   // meets takes samples up to the cap; without it the minimum count stays.
-  const Trial capped = ev.evaluate(Extent{8, 8, 2}, TimingOptions{0, 3, 0, 9, 1e-12});
+  const Trial capped = ev.evaluate(local(Extent{8, 8, 2}), TimingOptions{0, 3, 0, 9, 1e-12});
   ASSERT_TRUE(capped.ok()) << capped.error;
   // More than the 3 repetitions (all 9 unless the timer repeats values so
   // exactly that the interquartile range is 0), never past the cap.
   EXPECT_GT(capped.kernel.size(), 3u);
   EXPECT_LE(capped.kernel.size(), 9u);
-  EXPECT_EQ(ev.evaluate(Extent{8, 8, 2}, TimingOptions{0, 3, 0, 9}).kernel.size(), 3u);
+  EXPECT_EQ(ev.evaluate(local(Extent{8, 8, 2}), TimingOptions{0, 3, 0, 9}).kernel.size(), 3u);
   auto s = make_guided_searcher(1);
   TuneOptions o;
   o.timing = {1, 3};

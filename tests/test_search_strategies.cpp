@@ -10,6 +10,7 @@
 #include <map>
 
 #include "wstune/search.hpp"
+#include "wstune/rules.hpp"
 #include "wstune/search_space.hpp"
 
 using namespace wstune;
@@ -30,7 +31,14 @@ class FakeEvaluator final : public Evaluator {
   }
   const TuneTarget& target() const override { return target_; }
   TuneTarget& target_mut() { return target_; }
-  Trial evaluate(const LocalSize& local, const TimingOptions& timing) override {
+  // The local sizes of the target as it is now (tests change it).
+  const SearchSpace& space() const override {
+    const auto shapes = enumerate_local_sizes(target_.global, target_.limits);
+    space_ = SearchSpace(shapes, paper_rule(target_.global, shapes, target_.priority, target_.pe_per_cu));
+    return space_;
+  }
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
+    const LocalSize& local = config.local;
     ++calls[to_string(local)];
     Trial t;
     t.local = local;
@@ -65,6 +73,7 @@ class FakeEvaluator final : public Evaluator {
 
  private:
   TuneTarget target_;
+  mutable SearchSpace space_;
   double null_ms_;
 };
 
@@ -74,9 +83,9 @@ TuneOptions quick() {
   return o;
 }
 
-double space_min(FakeEvaluator& ev, const std::vector<Extent>& space) {
+double space_min(FakeEvaluator& ev) {
   double m = 1e300;
-  for (const auto& e : space) m = std::min(m, ev.cost(e));
+  for (const auto& e : enumerate_local_sizes(ev.target().global, ev.target().limits)) m = std::min(m, ev.cost(e));
   return m;
 }
 
@@ -86,7 +95,7 @@ TEST(Tune, ExhaustiveMeasuresEveryShapeOnceAndFindsTheMinimum) {
   FakeEvaluator ev(Extent{256, 64, 2}, 256, 5.0);
   auto s = make_exhaustive_searcher();
   const TuneResult r = tune(ev, *s, *never_stop(), quick());
-  EXPECT_EQ(r.evaluations, r.space.size() + 1);
+  EXPECT_EQ(r.evaluations, r.space_size + 1);
   // Every shape once in the search; the confirmation rounds add two trials
   // to each of the 4 fastest and NULL (all distinct here), nothing else.
   int extra = 0;
@@ -98,7 +107,7 @@ TEST(Tune, ExhaustiveMeasuresEveryShapeOnceAndFindsTheMinimum) {
   EXPECT_EQ(r.tiebreak_trials, 10u);
   ASSERT_TRUE(r.best.local);
   EXPECT_EQ(*r.best.local, (Extent{32, 2, 2}));
-  EXPECT_DOUBLE_EQ(r.best.median_ms(), space_min(ev, r.space));
+  EXPECT_DOUBLE_EQ(r.best.median_ms(), space_min(ev));
   ASSERT_TRUE(r.rule);
   EXPECT_EQ(*r.rule->local, (Extent{256, 1, 2}));  // paper §3.2.3, x-priority, max 256
   ASSERT_TRUE(r.ratio_to_baseline());
@@ -125,7 +134,7 @@ TEST(Tune, GuidedFindsTheOptimumWithinTwentyPercentOfTheSpace) {
   auto s = make_guided_searcher(1);
   const TuneResult r = tune(ev, *s, *max_evaluations(budget), quick());
   EXPECT_LE(r.evaluations, budget);
-  EXPECT_LE(r.best.median_ms(), space_min(ev, space) * 1.03);
+  EXPECT_LE(r.best.median_ms(), space_min(ev) * 1.03);
 }
 
 TEST(Tune, MaxEvaluationsAndTimeLimitStop) {
@@ -246,7 +255,8 @@ TEST(Tune, ExtraTrialsTakeAsManySamplesAsTheFirstTrial) {
   FakeEvaluator ev(Extent{2, 1, 1}, 256, 5.0);
   ev.table = {{"1", 9.0}, {"2", 1.0}};
   TuneOptions o = quick();  // 3 repetitions
-  o.lookup = [](const LocalSize& l) -> std::optional<Trial> {
+  o.lookup = [](const Configuration& c) -> std::optional<Trial> {
+    const LocalSize& l = c.local;
     if (!l || l->x != 2) return std::nullopt;
     Trial t;  // stored from an earlier session with 7 samples
     t.local = l;
@@ -305,8 +315,8 @@ TEST(Tune, ObserverSeesEveryTrialAndLookupAvoidsRemeasuring) {
     ++observed;
     store[to_string(t.local)] = t;
   };
-  o.lookup = [&](const LocalSize& l) -> std::optional<Trial> {
-    auto it = store.find(to_string(l));
+  o.lookup = [&](const Configuration& c) -> std::optional<Trial> {
+    auto it = store.find(to_string(c.local));
     return it == store.end() ? std::nullopt : std::optional<Trial>(it->second);
   };
   auto s = make_random_searcher(5);
@@ -316,7 +326,7 @@ TEST(Tune, ObserverSeesEveryTrialAndLookupAvoidsRemeasuring) {
   // A resumed session: everything measured before comes from the store.
   auto s2 = make_exhaustive_searcher();
   const TuneResult second = tune(ev, *s2, *never_stop(), o);
-  EXPECT_EQ(second.evaluations, second.space.size() + 1 - 10);
+  EXPECT_EQ(second.evaluations, second.space_size + 1 - 10);
   for (const auto& [k, n] : ev.calls) EXPECT_EQ(n, 1) << k;
   EXPECT_EQ(*second.best.local, (Extent{32, 2, 2}));
 }
@@ -453,7 +463,7 @@ RC_GTEST_PROP(TuneProperty, NeverSlowerThanNullAndNoShapeMeasuredTwice, ()) {
   RC_ASSERT(r.best.ok());
   RC_ASSERT(r.best.median_ms() <= r.baseline.median_ms());
   for (const auto& [k, n] : ev.calls) RC_ASSERT(n == 1);
-  if (name == "exhaustive" && r.evaluations == r.space.size() + 1) {
+  if (name == "exhaustive" && r.evaluations == r.space_size + 1) {
     double m = r.baseline.median_ms();
     for (const auto& t : r.trials) m = std::min(m, t.median_ms());
     RC_ASSERT(r.best.median_ms() == m);

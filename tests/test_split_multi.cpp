@@ -83,8 +83,8 @@ TEST_F(SplitMulti, OneDeviceAloneAndPerDeviceLocalSizes) {
   EXPECT_EQ(blocks[0].size() % 8, 0u);
   r = mr.run(blocks, locals, quick);
   ASSERT_TRUE(r.ok()) << r.error;
-  // A local size that does not divide its slice is a constraint failure, not a crash.
-  r = mr.run(align_blocks({0.5, 0.5}, 64, 1, {1, 1}), {Extent{16, 7, 2}, std::nullopt}, quick);
+  // A local size above the work-group limit is a constraint failure, not a crash.
+  r = mr.run(align_blocks({0.5, 0.5}, 64, 1, {1, 1}), {Extent{128, 64, 2}, std::nullopt}, quick);
   EXPECT_EQ(r.status, TrialStatus::constraints);
   EXPECT_FALSE(r.error.empty());
   EXPECT_THROW((void)mr.run({Block{1, 0, 10}, Block{1, 10, 60}}, {std::nullopt, std::nullopt}, quick), UsageError);

@@ -105,8 +105,8 @@ Row time_clblast(const Device& dev, std::size_t n, const HostBuffer& a, const Ho
   cl::Context ctx(dev.device);
   cl::CommandQueue q(ctx, dev.device, CL_QUEUE_PROFILING_ENABLE);
   const std::size_t bytes = n * n * sizeof(float);
-  cl::Buffer da(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, const_cast<float*>(a.data()));
-  cl::Buffer db(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, const_cast<float*>(b.data()));
+  cl::Buffer da(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, const_cast<std::byte*>(a.data()));
+  cl::Buffer db(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, const_cast<std::byte*>(b.data()));
   cl::Buffer dc(ctx, CL_MEM_READ_WRITE, bytes);
   cl_command_queue qh = q();
   for (unsigned i = 0; i < t.warmup + t.repetitions; ++i) {
@@ -134,7 +134,7 @@ Row time_clblast(const Device& dev, std::size_t n, const HostBuffer& a, const Ho
       if (e > s) event_ms.ms.push_back(static_cast<double>(e - s) * 1e-6);
     }
   }
-  c.resize(n * n);
+  c = HostBuffer::floats(n * n);
   WSTUNE_CL_CHECK(q.enqueueReadBuffer(dc, CL_TRUE, 0, bytes, c.data()));
   return row;
 }
@@ -205,15 +205,16 @@ int main(int argc, char** argv) try {
         r.ms = res.kernel;
         r.status = std::string(to_string(res.status));
         r.note = res.error;
-        if (res.ok() && c_wstune.empty()) c_wstune = std::move(res.output);
+        if (res.ok() && c_wstune.empty()) c_wstune = std::move(res.outputs.at(0));
       }
       rows.push_back(std::move(r));
     }
     if (cb.status == "ok" && c_wstune.size() == c_clblast.size()) {
       double m = 0, mag = 0;
-      for (std::size_t i = 0; i < c_clblast.size(); ++i) {
-        m = std::max(m, double(std::fabs(c_clblast[i] - c_wstune[i])));
-        mag = std::max(mag, double(std::fabs(c_wstune[i])));
+      const auto cc = c_clblast.as<float>(), cw = c_wstune.as<float>();
+      for (std::size_t i = 0; i < cc.size(); ++i) {
+        m = std::max(m, double(std::fabs(cc[i] - cw[i])));
+        mag = std::max(mag, double(std::fabs(cw[i])));
       }
       const double tol = static_cast<double>(n) * std::ldexp(1.0, -20);
       cb.note = fmt::format("max abs(C_clblast - C_wstune) = {:.3g} (tolerance {:.3g}; max abs(C) = {:.3g})", m, tol, mag);

@@ -23,6 +23,16 @@ std::string lower(std::string_view s) {
   return r;
 }
 
+// The major version of a CL_DEVICE_VERSION text, "OpenCL 3.0 PoCL …" → 3 (0 if unreadable).
+unsigned opencl_major(std::string_view version) {
+  constexpr std::string_view prefix = "OpenCL ";
+  if (version.substr(0, prefix.size()) != prefix) return 0;
+  version.remove_prefix(prefix.size());
+  unsigned major = 0;
+  std::from_chars(version.data(), version.data() + version.size(), major);
+  return major;
+}
+
 std::string trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -85,6 +95,11 @@ std::string_view to_string(PeSource s) noexcept {
     case PeSource::override_: return "override";
   }
   return "estimate";
+}
+
+std::string DeviceInfo::non_uniform_std() const {
+  if (!non_uniform_work_groups) return {};
+  return opencl_major(opencl_version) >= 3 ? "-cl-std=CL3.0" : "-cl-std=CL2.0";
 }
 
 std::string DeviceInfo::id() const { return fmt::format("{}:{}", platform_index, device_index); }
@@ -248,6 +263,14 @@ DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev
     cl_int err = CL_SUCCESS;
     cl::Context ctx(dev, nullptr, nullptr, nullptr, &err);
     if (err == CL_SUCCESS) info.preferred_wg_multiple = preferred_multiple(ctx, dev);
+  }
+  // Non-uniform work-groups: every OpenCL 2.x device, a 3.0 device that says
+  // so (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT = 0x1065, not in the 1.2
+  // headers this library targets).
+  if (const unsigned major = opencl_major(info.opencl_version); major == 2) {
+    info.non_uniform_work_groups = true;
+  } else if (major >= 3) {
+    info.non_uniform_work_groups = try_info<cl_bool>(dev, 0x1065).value_or(CL_FALSE) == CL_TRUE;
   }
 
   // Architecture (for the store's look-up chain) and PEs per CU.

@@ -45,6 +45,7 @@ json to_json(const DeviceInfo& d) {
               {"global_mem_bytes", d.global_mem_bytes},
               {"preferred_wg_multiple", d.preferred_wg_multiple},
               {"native_float_width", d.native_float_width},
+              {"non_uniform_work_groups", d.non_uniform_work_groups},
               {"fingerprint", d.fingerprint()}};
 }
 
@@ -74,6 +75,7 @@ DeviceInfo device_info_from_json(const json& j) {
   d.global_mem_bytes = j.value("global_mem_bytes", std::uint64_t{0});
   d.preferred_wg_multiple = j.value("preferred_wg_multiple", std::size_t{0});
   d.native_float_width = j.value("native_float_width", 0u);
+  d.non_uniform_work_groups = j.value("non_uniform_work_groups", false);
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,19 @@ std::string_view embedded_kernel_source(std::string_view file) {
 }
 
 std::string_view KernelSpec::source() const {
-  return embedded_kernel_source(fmt::format("{}.cl", name()));
+  return embedded_kernel_source(source_name());
+}
+
+std::string KernelSpec::source_name() const { return fmt::format("{}.cl", name()); }
+
+const std::vector<TuningParameter>& KernelSpec::tuning_parameters() const {
+  static const std::vector<TuningParameter> none;
+  return none;
+}
+
+Problem with_params(Problem p, const nlohmann::json& params) {
+  p.params = params;
+  return p;
 }
 
 cl::NDRange ndrange(const Extent& e, unsigned dims) {
@@ -44,17 +57,16 @@ double KernelSpec::compute_amount(const Problem& p) const {
 
 std::vector<cl::Event> KernelSpec::enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p,
                                            const Block& b, const std::vector<cl::Buffer>& in,
-                                           const cl::Buffer& out, const LocalSize& local) const {
-  set_args(kernel, p, b, in, out);
-  const Extent g = block_global(p, b);
-  const cl::NDRange global = ndrange(g);
-  const cl::NDRange loc = local ? ndrange(*local, g.dims) : cl::NullRange;
+                                           const std::vector<cl::Buffer>& out, const LocalSize& local,
+                                           const Extent& global) const {
+  set_args(kernel, p, b, in, out, local);
+  const cl::NDRange loc = local ? ndrange(*local, global.dims) : cl::NullRange;
   cl::Event ev;
-  WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, loc, nullptr, &ev));
+  WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, cl::NullRange, ndrange(global), loc, nullptr, &ev));
   return {ev};
 }
 
-void KernelSpec::finish(const Problem&, const std::vector<Block>&, HostBuffer&) const {}
+void KernelSpec::finish(const Problem&, const std::vector<Block>&, std::vector<HostBuffer>&) const {}
 
 // ---- helpers -----------------------------------------------------------------
 
@@ -93,8 +105,8 @@ void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel, 
 HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
-  HostBuffer v(n);
-  for (auto& x : v) x = dist(rng);
+  HostBuffer v = HostBuffer::floats(n);
+  for (auto& x : v.as<float>()) x = dist(rng);
   return v;
 }
 
@@ -109,14 +121,34 @@ void check_block(const KernelSpec& k, const Problem& p, const Block& b) {
 void place_2d(std::size_t width, std::size_t height, const Block& b, const HostBuffer& bo, HostBuffer& full) {
   full.resize(width * height);
   if (b.dim == 1) {
-    std::copy(bo.begin(), bo.end(), full.begin() + static_cast<std::ptrdiff_t>(b.begin * width));
+    full.write(b.begin * width, bo);
     return;
   }
   const std::size_t bw = b.size();
-  for (std::size_t r = 0; r < height; ++r) {
-    std::copy_n(bo.begin() + static_cast<std::ptrdiff_t>(r * bw), bw,
-                full.begin() + static_cast<std::ptrdiff_t>(r * width + b.begin));
+  for (std::size_t r = 0; r < height; ++r) full.write(r * width + b.begin, bo, r * bw, bw);
+}
+
+Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double tolerance, std::string_view what,
+                      std::string_view unit) {
+  Verdict v;
+  v.tolerance = tolerance;
+  v.detail = fmt::format("{} over {} {}", what, ref.size(), unit);
+  if (out.size() != ref.size() || !(out.type() == ref.type())) {
+    v.max_error = INFINITY;
+    v.detail = fmt::format("output has {} {} of {}, expected {} of {}", out.size(), unit, out.type().name(),
+                           ref.size(), ref.type().name());
+    return v;
   }
+  const auto o = out.as<float>();
+  const auto r = ref.as<float>();
+  double m = 0;
+  for (std::size_t i = 0; i < o.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(o[i]) - r[i]);
+    if (!(e <= m)) m = std::isnan(e) ? INFINITY : e;
+  }
+  v.max_error = m;
+  v.ok = m <= v.tolerance;
+  return v;
 }
 
 }  // namespace detail

@@ -29,4 +29,9 @@ void check_block(const KernelSpec& k, const Problem& p, const Block& b);
 /// row-major width x height output into `full` (resized to width*height).
 void place_2d(std::size_t width, std::size_t height, const Block& b, const HostBuffer& bo, HostBuffer& full);
 
+/// Compares float32 outputs element by element: max |out − ref| against
+/// `tolerance` ("<what> over N <unit>"); a size mismatch or NaN fails.
+Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double tolerance, std::string_view what,
+                      std::string_view unit);
+
 }  // namespace wstune::detail

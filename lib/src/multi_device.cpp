@@ -20,7 +20,7 @@ struct MultiDeviceRunner::Impl {
   const KernelSpec* spec = nullptr;
   Problem problem;
   std::vector<HostBuffer> inputs;
-  std::optional<HostBuffer> reference;
+  std::optional<std::vector<HostBuffer>> reference;
   std::vector<std::unique_ptr<DeviceRunner>> runners;
 };
 
@@ -71,7 +71,7 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   SplitRunResult res;
   res.slices.resize(n);
   std::vector<std::vector<HostBuffer>> block_in(n);
-  std::vector<HostBuffer> last_out(n);
+  std::vector<std::vector<HostBuffer>> last_out(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = res.slices[i];
     s.device_id = m.runners[i]->device().info.id();
@@ -118,7 +118,7 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
           sl.d2h.ms.insert(sl.d2h.ms.end(), r.d2h.ms.begin(), r.d2h.ms.end());
           sl.wall.ms.push_back(wall);
         }
-        last_out[i] = std::move(r.output);
+        last_out[i] = std::move(r.outputs);
       });
     }
     for (auto& t : threads) t.join();
@@ -142,7 +142,7 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     }
   }
   const auto tf = Clock::now();
-  HostBuffer full(k.output_size(p));
+  std::vector<HostBuffer> full = k.empty_outputs(p);
   std::vector<Block> used;
   for (std::size_t i = 0; i < n; ++i) {
     if (blocks[i].size() == 0) continue;
@@ -151,12 +151,19 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   }
   k.finish(p, used, full);
   res.host_finish_ms = ms_since(tf);
-  if (!m.reference) m.reference = k.reference(p, m.inputs);
+  if (!m.reference) {
+    try {
+      m.reference = reference_outputs(*m.runners.front(), p, m.inputs);
+    } catch (const Error& e) {
+      res.status = TrialStatus::correctness;
+      res.error = e.what();
+      return res;
+    }
+  }
   res.verdict = k.verify(p, full, *m.reference);
   if (!res.verdict.ok) {
     res.status = TrialStatus::correctness;
-    res.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", res.verdict.detail,
-                            res.verdict.max_error, res.verdict.tolerance);
+    res.error = verification_error(res.verdict);
   }
   return res;
 }

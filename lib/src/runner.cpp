@@ -1,58 +1,161 @@
 #include "wstune/runner.hpp"
 
+#include <array>
 #include <chrono>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/search_space.hpp"
 
 namespace wstune {
+
+namespace {
+
+// One configuration's program: built once, then reused.
+struct Variant {
+  cl::Program program;
+  cl::Kernel kernel;
+  KernelVariantInfo info;
+  std::string error;  // non-empty: the build failed (the call, the error name and the log)
+  std::string call, log;  // of a failed build
+  cl_int code = CL_SUCCESS;
+};
+
+// A device buffer the kernel writes: its spec and, for an in-place one, the
+// host contents to start (and restart) from.
+struct OutputSlot {
+  OutputBuffer spec;
+  cl::Buffer buffer;
+  const HostBuffer* initial = nullptr;  // points into Impl::uploaded_inputs
+};
+
+}  // namespace
 
 struct DeviceRunner::Impl {
   Device device;
   const KernelSpec* spec;
+  std::string extra_options;
   cl::Context context;
   cl::CommandQueue queue;
-  cl::Program program;
-  cl::Kernel kernel;
-  std::size_t kernel_wg = 0;
-  cl_ulong kernel_lmem = 0;
+  std::map<std::string, Variant> variants;  // build options → program
+  const Variant* reference = nullptr;       // the reference parameters' build, once built
   std::vector<cl::Buffer> inputs;
-  cl::Buffer output;
+  std::vector<OutputSlot> outputs;
+  std::vector<HostBuffer> uploaded_inputs;  // kept for in-place outputs restored before each run
   // Device buffers are kept between uploads and reused while they are big
   // enough: allocating (and, on NVIDIA, first-touch mapping) on every
   // upload costs more than a small kernel.
-  std::vector<std::pair<cl::Buffer, std::size_t>> input_pool;  // buffer, bytes
-  std::size_t output_bytes = 0;
+  std::vector<std::pair<cl::Buffer, std::size_t>> input_pool, output_pool;  // buffer, bytes
   Samples h2d;
   double h2d_wall_ms = 0;  // wall clock of the last upload()
   Block uploaded{};
+  nlohmann::json uploaded_params;
   bool has_upload = false;
+
+  std::string options_for(const Problem& p, bool non_uniform) const {
+    std::string o = non_uniform ? device.info.non_uniform_std() : std::string("-cl-std=CL1.2");
+    for (const std::string& extra : {spec->build_options(p), extra_options})
+      if (!extra.empty()) o += ' ' + extra;
+    return o;
+  }
+
+  // Whether `local` needs non-uniform work-groups to run `b` (it does not
+  // divide the NDRange and the kernel does not guard its bounds).
+  bool needs_non_uniform(const Problem& p, const Block& b, const LocalSize& local) const {
+    if (!local || spec->guards_bounds() || !device.info.non_uniform_work_groups) return false;
+    const Extent g = spec->block_global(p, b);
+    for (unsigned d = 0; d < g.dims; ++d)
+      if ((*local)[d] && g[d] % (*local)[d]) return true;
+    return false;
+  }
+
+  Variant& build(const std::string& options) {
+    auto [it, fresh] = variants.try_emplace(options);
+    Variant& v = it->second;
+    if (!fresh) return v;
+    v.info.build_options = options;
+    cl_int err = CL_SUCCESS;
+    v.program = cl::Program(context, std::string(spec->source()), false, &err);
+    check(err, "clCreateProgramWithSource");
+    const auto t0 = std::chrono::steady_clock::now();
+    err = v.program.build(std::vector<cl::Device>{device.device}, options.c_str());
+    v.info.compile_ms = ms_since(t0);
+    if (err != CL_SUCCESS) {
+      v.program.getBuildInfo(device.device, CL_PROGRAM_BUILD_LOG, &v.log);
+      v.call = fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options);
+      v.code = err;
+      v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
+      return v;
+    }
+    v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
+    if (err != CL_SUCCESS) {
+      v.error = fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(),
+                            cl_error_name(err));
+      return v;
+    }
+    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
+    cl_ulong lmem = 0;
+    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_LOCAL_MEM_SIZE, &lmem));
+    v.info.local_mem_bytes = lmem;
+    std::array<std::size_t, 3> reqd{};
+    WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                             sizeof reqd, reqd.data(), nullptr));
+    if (reqd[0] != 0) v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
+    return v;
+  }
+
+  Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
+    return build(options_for(p, needs_non_uniform(p, b, local)));
+  }
+
+  // A kept device buffer of at least `bytes` (slot `i` of `pool`).
+  cl::Buffer pooled(std::vector<std::pair<cl::Buffer, std::size_t>>& pool, std::size_t i, std::size_t bytes,
+                    cl_mem_flags flags, const char* call) {
+    if (i >= pool.size()) pool.resize(i + 1);
+    auto& [buf, cap] = pool[i];
+    bytes = std::max<std::size_t>(1, bytes);
+    if (!buf() || cap < bytes) {
+      cl_int err = CL_SUCCESS;
+      buf = cl::Buffer(context, flags, bytes, nullptr, &err);
+      check(err, call);
+      cap = bytes;
+    }
+    return buf;
+  }
+
+  // Writes every in-place output's initial contents (non-blocking).
+  void restore_outputs(bool all, std::vector<cl::Event>* events) {
+    for (const auto& o : outputs) {
+      if (!o.initial || (!all && !o.spec.restore_each_run)) continue;
+      cl::Event ev;
+      WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, 0, o.initial->bytes(), o.initial->data(), nullptr,
+                                               &ev));
+      if (events) events->push_back(ev);
+    }
+  }
 };
 
-DeviceRunner::DeviceRunner(Device device, const KernelSpec& spec, std::string build_options)
+DeviceRunner::DeviceRunner(Device device, const KernelSpec& spec, std::string extra_build_options)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.device = std::move(device);
   m.spec = &spec;
+  m.extra_options = std::move(extra_build_options);
   cl_int err = CL_SUCCESS;
   m.context = cl::Context(m.device.device, nullptr, nullptr, nullptr, &err);
   check(err, "clCreateContext");
   m.queue = cl::CommandQueue(m.context, m.device.device, CL_QUEUE_PROFILING_ENABLE, &err);
   check(err, "clCreateCommandQueue(CL_QUEUE_PROFILING_ENABLE)");
-  m.program = cl::Program(m.context, std::string(spec.source()), false, &err);
-  check(err, "clCreateProgramWithSource");
-  const std::string options = "-cl-std=CL1.2 " + build_options;
-  err = m.program.build(std::vector<cl::Device>{m.device.device}, options.c_str());
-  if (err != CL_SUCCESS) {
-    std::string log;
-    m.program.getBuildInfo(m.device.device, CL_PROGRAM_BUILD_LOG, &log);
-    throw BuildError(fmt::format("clBuildProgram({}.cl, \"{}\")", spec.name(), options), err, log);
+  if (!spec.tuning_parameters().empty()) return;
+  Problem none;
+  const Variant& v = m.build(m.options_for(none, false));
+  if (!v.error.empty()) {
+    if (v.code != CL_SUCCESS) throw BuildError(v.call, v.code, v.log);
+    throw Error(v.error);
   }
-  m.kernel = cl::Kernel(m.program, std::string(spec.entry_point()).c_str(), &err);
-  check(err, "clCreateKernel");
-  WSTUNE_CL_CHECK(m.kernel.getWorkGroupInfo(m.device.device, CL_KERNEL_WORK_GROUP_SIZE, &m.kernel_wg));
-  WSTUNE_CL_CHECK(m.kernel.getWorkGroupInfo(m.device.device, CL_KERNEL_LOCAL_MEM_SIZE, &m.kernel_lmem));
+  m.reference = &v;
 }
 
 DeviceRunner::~DeviceRunner() {
@@ -61,22 +164,59 @@ DeviceRunner::~DeviceRunner() {
 
 const Device& DeviceRunner::device() const noexcept { return impl_->device; }
 const KernelSpec& DeviceRunner::spec() const noexcept { return *impl_->spec; }
-std::size_t DeviceRunner::kernel_work_group_size() const noexcept { return impl_->kernel_wg; }
-std::size_t DeviceRunner::max_local_items() const noexcept {
-  return std::min(impl_->kernel_wg, impl_->device.info.max_work_group_size);
+std::size_t DeviceRunner::kernel_work_group_size() const noexcept {
+  return impl_->reference ? impl_->reference->info.work_group_size : 0;
 }
-std::uint64_t DeviceRunner::kernel_local_mem_bytes() const noexcept { return impl_->kernel_lmem; }
+std::size_t DeviceRunner::max_local_items() const noexcept {
+  const std::size_t k = kernel_work_group_size();
+  return k ? std::min(k, impl_->device.info.max_work_group_size) : impl_->device.info.max_work_group_size;
+}
+std::uint64_t DeviceRunner::kernel_local_mem_bytes() const noexcept {
+  return impl_->reference ? impl_->reference->info.local_mem_bytes : 0;
+}
 
-std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local) const {
-  if (!local) return {};
+const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* error) {
+  const Variant& v = impl_->build(impl_->options_for(p, false));
+  if (!v.error.empty()) {
+    if (error) *error = v.error;
+    return nullptr;
+  }
+  if (!impl_->reference && p.params == impl_->spec->reference_params()) impl_->reference = &v;
+  return &v.info;
+}
+
+Extent DeviceRunner::launch_global(const Problem& p, const Block& b, const LocalSize& local) const {
   const Extent g = impl_->spec->block_global(p, b);
-  const auto& info = impl_->device.info;
-  if (local->dims != g.dims && !(local->dims == 2 && local->y == 1 && g.dims == 1)) {
+  if (!local || !impl_->spec->guards_bounds() || impl_->needs_non_uniform(p, b, local)) return g;
+  return round_up(g, *local);
+}
+
+std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local) {
+  auto& m = *impl_;
+  const Variant& v = m.variant_for(p, b, local);
+  if (!v.error.empty()) return v.error;
+  const auto& info = m.device.info;
+  if (v.info.required_local && local != v.info.required_local) {
+    return fmt::format("the kernel requires the local size {} (reqd_work_group_size); {} cannot run it",
+                       to_string(v.info.required_local), to_string(local));
+  }
+  if (!local) {
+    if (m.spec->null_local_allowed()) return {};
+    return "the kernel sizes a __local argument from the local size, so it needs an explicit one (not NULL)";
+  }
+  const Extent g = m.spec->block_global(p, b);
+  if (local->dims < g.dims) {
     return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local),
                        local->dims, to_string(g), g.dims);
   }
-  for (unsigned d = 0; d < g.dims; ++d) {
-    if ((*local)[d] == 0 || g[d] % (*local)[d] != 0) {
+  for (unsigned d = 0; d < 3; ++d) {
+    if (d >= g.dims && (*local)[d] != 1) {
+      return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local),
+                         local->dims, to_string(g), g.dims);
+    }
+    if (d >= g.dims) continue;
+    const bool divides = (*local)[d] != 0 && g[d] % (*local)[d] == 0;
+    if ((*local)[d] == 0 || (!divides && !m.spec->guards_bounds() && !info.non_uniform_work_groups)) {
       return fmt::format("local size {} does not divide the global size {} in dimension {} "
                          "(CL_INVALID_WORK_GROUP_SIZE)", to_string(local), to_string(g), d);
     }
@@ -85,52 +225,60 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
                          to_string(local), info.max_work_item_sizes[d], d);
     }
   }
-  if (local->count() > max_local_items()) {
+  const std::size_t limit = std::min(v.info.work_group_size, info.max_work_group_size);
+  if (local->count() > limit) {
     return fmt::format("local size {} has {} work-items, above the limit {} (min of device max "
                        "work-group size {} and CL_KERNEL_WORK_GROUP_SIZE {})", to_string(local),
-                       local->count(), max_local_items(), info.max_work_group_size, impl_->kernel_wg);
+                       local->count(), limit, info.max_work_group_size, v.info.work_group_size);
+  }
+  if (info.local_mem_bytes && v.info.local_mem_bytes > info.local_mem_bytes) {
+    return fmt::format("the kernel needs {} bytes of local memory, the device has {}", v.info.local_mem_bytes,
+                       info.local_mem_bytes);
   }
   return {};
 }
 
 void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
   auto& m = *impl_;
-  cl_int err = CL_SUCCESS;
   const auto t_up = std::chrono::steady_clock::now();
   m.inputs.clear();
+  m.outputs.clear();
   m.h2d.ms.clear();
-  const bool in_place = m.spec->in_place();
-  const std::size_t out_floats = m.spec->device_output_size(p, b);
-  // A kept buffer is reused while it holds at least `floats` floats.
-  auto fit = [&](cl::Buffer& buf, std::size_t& cap, cl_mem_flags flags, std::size_t floats, const char* call) {
-    const std::size_t bytes = std::max<std::size_t>(1, floats) * sizeof(float);
-    if (buf() && cap >= bytes) return;
-    buf = cl::Buffer(m.context, flags, bytes, nullptr, &err);
-    check(err, call);
-    cap = bytes;
-  };
-  fit(m.output, m.output_bytes, CL_MEM_READ_WRITE, out_floats, "clCreateBuffer(output)");
+  m.uploaded_inputs = block_inputs;
+  const auto outs = m.spec->outputs(p, b);
+  std::vector<bool> in_place(block_inputs.size(), false);
+  for (const auto& o : outs)
+    if (o.from_input) in_place.at(*o.from_input) = true;
   std::vector<cl::Event> events;
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
+    if (in_place[i]) continue;
     const auto& host = block_inputs[i];
-    cl::Event ev;
-    if (in_place && i == 0) {
-      if (host.size() != out_floats) throw Error("in-place kernel input size differs from its output buffer");
-      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(m.output, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
-    } else {
-      const std::size_t slot = m.inputs.size();
-      if (slot >= m.input_pool.size()) m.input_pool.emplace_back(cl::Buffer(), 0);
-      auto& [buf, cap] = m.input_pool[slot];
-      fit(buf, cap, CL_MEM_READ_ONLY, host.size(), "clCreateBuffer(input)");
-      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.size() * sizeof(float), host.data(), nullptr, &ev));
-      m.inputs.push_back(buf);
+    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), host.bytes(), CL_MEM_READ_ONLY, "clCreateBuffer(input)");
+    if (!host.empty()) {
+      cl::Event ev;
+      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.bytes(), host.data(), nullptr, &ev));
+      events.push_back(ev);
     }
-    events.push_back(ev);
+    m.inputs.push_back(buf);
   }
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    OutputSlot slot{outs[i], {}, nullptr};
+    if (outs[i].from_input) {
+      slot.initial = &m.uploaded_inputs.at(*outs[i].from_input);
+      if (slot.initial->size() != outs[i].device_count)
+        throw Error(fmt::format("{}: in-place output {} has {} elements but its input {}", m.spec->name(), i,
+                                outs[i].device_count, slot.initial->size()));
+    }
+    slot.buffer = m.pooled(m.output_pool, i, outs[i].device_count * outs[i].type.bytes(), CL_MEM_READ_WRITE,
+                           "clCreateBuffer(output)");
+    m.outputs.push_back(std::move(slot));
+  }
+  m.restore_outputs(true, &events);
   WSTUNE_CL_CHECK(m.queue.finish());
   if (!events.empty()) m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
   m.h2d_wall_ms = ms_since(t_up);
   m.uploaded = b;
+  m.uploaded_params = p.params;
   m.has_upload = true;
 }
 
@@ -146,17 +294,32 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.error = "run() called before upload() of this block";
     return r;
   }
+  const bool fresh = !m.variants.count(m.options_for(p, m.needs_non_uniform(p, b, local)));
+  Variant& v = m.variant_for(p, b, local);
+  if (fresh) r.compile_ms = v.info.compile_ms;
+  if (!v.error.empty()) {
+    r.status = TrialStatus::compile;
+    r.error = v.error;
+    r.wall_ms = ms_since(t0);
+    return r;
+  }
   if (std::string why = check_local(p, b, local); !why.empty()) {
     r.status = TrialStatus::constraints;
     r.error = why;
     r.wall_ms = ms_since(t0);
     return r;
   }
+  r.global = launch_global(p, b, local);
+  std::vector<cl::Buffer> outs;
+  for (const auto& o : m.outputs) outs.push_back(o.buffer);
   try {
-    for (unsigned i = 0; i < timing.warmup; ++i) {
-      m.spec->enqueue(m.queue, m.kernel, p, b, m.inputs, m.output, local);
+    auto once = [&] {
+      m.restore_outputs(false, nullptr);
+      auto events = m.spec->enqueue(m.queue, v.kernel, p, b, m.inputs, outs, local, r.global);
       WSTUNE_CL_CHECK(m.queue.finish());
-    }
+      return events;
+    };
+    for (unsigned i = 0; i < timing.warmup; ++i) once();
     double sum = 0;
     // The spread (a sort) only once the count and time targets are met.
     auto more = [&] {
@@ -164,27 +327,68 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       return timing.more(n, sum) || (timing.max_median_error > 0 && timing.more(n, sum, r.kernel.relative_iqr()));
     };
     while (more()) {
-      auto events = m.spec->enqueue(m.queue, m.kernel, p, b, m.inputs, m.output, local);
-      WSTUNE_CL_CHECK(m.queue.finish());
+      const auto events = once();
       if (events.empty()) break;  // nothing to time
       r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
       sum += r.kernel.ms.back();
     }
-    r.output.resize(m.spec->block_output_size(p, b));
-    cl::Event ev;
     const auto t_read = std::chrono::steady_clock::now();
-    WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(m.output, CL_TRUE, 0, r.output.size() * sizeof(float), r.output.data(), nullptr, &ev));
+    std::vector<cl::Event> reads;
+    for (const auto& o : m.outputs) {
+      r.outputs.emplace_back(o.spec.type, o.spec.read_count);
+      if (o.spec.read_count == 0) continue;
+      cl::Event ev;
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, 0, r.outputs.back().bytes(),
+                                                r.outputs.back().data(), nullptr, &ev));
+      reads.push_back(ev);
+    }
+    WSTUNE_CL_CHECK(m.queue.finish());
     r.d2h_wall_ms = ms_since(t_read);
-    r.d2h.ms.push_back(event_span_ms(ev, ev));
+    if (!reads.empty()) r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));
   } catch (const ClError& e) {
     r.status = e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_INVALID_WORK_ITEM_SIZE
                    ? TrialStatus::constraints : TrialStatus::runtime;
     r.error = e.what();
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
+  } catch (const std::exception& e) {  // e.g. a __local size expression that does not evaluate
+    r.status = TrialStatus::runtime;
+    r.error = e.what();
+    check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
   }
   r.wall_ms = ms_since(t0);
   return r;
+}
+
+std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p,
+                                          const std::vector<HostBuffer>& inputs) {
+  const KernelSpec& k = runner.spec();
+  if (k.has_reference()) return k.reference(p, inputs);
+  const Problem rp = with_params(p, k.reference_params());
+  const Block rb = k.whole(rp);
+  runner.upload(rp, rb, k.block_inputs(rp, inputs, rb));
+  const RunResult rr = runner.run(rp, rb, k.parameter_local(rp), TimingOptions{0, 1});
+  if (!rr.ok()) {
+    throw Error(fmt::format("{}: the reference configuration ({}) failed on {}: {}", k.name(),
+                            to_string(Configuration{rp.params, k.parameter_local(rp)}), runner.device().info.name,
+                            rr.error));
+  }
+  std::vector<HostBuffer> ref = k.empty_outputs(rp);
+  k.place_block(rp, rb, rr.outputs, ref);
+  k.finish(rp, {rb}, ref);
+  return ref;
+}
+
+Verdict verify_outputs(const KernelSpec& k, const Problem& p, const Block& b, const std::vector<HostBuffer>& outputs,
+                       const std::vector<HostBuffer>& ref) {
+  std::vector<HostBuffer> full = k.empty_outputs(p);
+  k.place_block(p, b, outputs, full);
+  k.finish(p, {b}, full);
+  return k.verify(p, full, ref);
+}
+
+std::string verification_error(const Verdict& v) {
+  return fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
 }
 
 RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local,
@@ -192,16 +396,22 @@ RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize
   const KernelSpec& k = runner.spec();
   const Block whole = k.whole(p);
   const auto inputs = k.generate_inputs(p, seed);
+  std::vector<HostBuffer> ref;
+  try {
+    ref = reference_outputs(runner, p, inputs);
+  } catch (const Error& e) {
+    RunResult r;
+    r.status = TrialStatus::correctness;
+    r.error = e.what();
+    return r;
+  }
   runner.upload(p, whole, k.block_inputs(p, inputs, whole));
   RunResult r = runner.run(p, whole, local, timing);
   if (!r.ok()) return r;
-  HostBuffer full(k.output_size(p));
-  k.place_block(p, whole, r.output, full);
-  k.finish(p, {whole}, full);
-  Verdict v = k.verify(p, full, k.reference(p, inputs));
+  const Verdict v = verify_outputs(k, p, whole, r.outputs, ref);
   if (!v.ok) {
     r.status = TrialStatus::correctness;
-    r.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
+    r.error = verification_error(v);
   }
   if (verdict) *verdict = v;
   return r;

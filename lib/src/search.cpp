@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <span>
@@ -26,36 +27,37 @@ class ListSearcher : public Searcher {
   ListSearcher(std::string name, std::optional<std::uint64_t> shuffle_seed)
       : name_(std::move(name)), seed_(shuffle_seed) {}
   std::string_view name() const override { return name_; }
-  void initialize(const std::vector<Extent>& space, const LocalSize&, const TuneTarget&) override {
-    order_ = space;
+  void initialize(const SearchSpace& space, const TuneTarget&) override {
+    order_.resize(space.size());
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
     if (seed_) {
       std::mt19937_64 rng(*seed_);
       std::shuffle(order_.begin(), order_.end(), rng);
     }
     pos_ = 0;
   }
-  std::optional<Extent> next() override {
+  std::optional<std::size_t> next() override {
     if (pos_ >= order_.size()) return std::nullopt;
     return order_[pos_++];
   }
-  void report(const Trial&) override {}
+  void report(std::size_t, const Trial&) override {}
 
  private:
   std::string name_;
   std::optional<std::uint64_t> seed_;
-  std::vector<Extent> order_;
+  std::vector<std::size_t> order_;
   std::size_t pos_ = 0;
 };
 
 class RuleSearcher final : public Searcher {
  public:
   std::string_view name() const override { return "rule"; }
-  void initialize(const std::vector<Extent>&, const LocalSize&, const TuneTarget&) override {}
-  std::optional<Extent> next() override { return std::nullopt; }
-  void report(const Trial&) override {}
+  void initialize(const SearchSpace&, const TuneTarget&) override {}
+  std::optional<std::size_t> next() override { return std::nullopt; }
+  void report(std::size_t, const Trial&) override {}
 };
 
-// Best-first local search over the lattice of divisor indices.
+// Best-first local search over SearchSpace::neighbours().
 class GuidedSearcher final : public Searcher {
  public:
   explicit GuidedSearcher(std::uint64_t seed) : rng_(seed) {}
@@ -63,16 +65,10 @@ class GuidedSearcher final : public Searcher {
 
   bool rule_first() const override { return false; }
 
-  void initialize(const std::vector<Extent>& space, const LocalSize& rule, const TuneTarget& target) override {
-    space_ = space;
-    std::set<std::size_t> xs, ys;
-    for (const auto& e : space) {
-      xs.insert(e.x);
-      ys.insert(e.y);
-      valid_.insert(key(e));
-    }
-    xs_.assign(xs.begin(), xs.end());
-    ys_.assign(ys.begin(), ys.end());
+  void initialize(const SearchSpace& space, const TuneTarget& target) override {
+    space_ = &space;
+    const auto set = space.find_set(space.baseline().params);
+    const auto rule = space.rule();
     // On a CPU in 1-D the first seed is the paper's rule: the smallest group
     // that fills the SIMD lanes. NULL (measured first by tune()) is PoCL's
     // large default group, so under a two-evaluation budget the pair covers
@@ -81,12 +77,75 @@ class GuidedSearcher final : public Searcher {
     const bool cpu = target.device.type == "cpu";
     const bool rule_seed_first = rule && cpu && target.global.dims == 1;
     if (rule_seed_first) seeds_.push_back(*rule);
-    // Then the prior's best shape at the preferred group size, at half of
-    // it, and at double (or a quarter when double does not fit), then the
-    // rule. On a CPU the seeds are 8x apart (32, 256, 2048 work-items): the
-    // measured PoCL optima span 4 to 4096 work-items, and hill-climbing a
-    // noisy landscape from 256 stalls before 2048.
-    const auto order = prior_order(space, target);
+    if (set) add_prior_seeds(*set, target, cpu);
+    if (rule && !rule_seed_first) add_seed(*rule);
+    if (!space.parameters().empty() && !space.empty()) {  // two random starts elsewhere in the parameter space
+      std::uniform_int_distribution<std::size_t> any(0, space.size() - 1);
+      add_seed(any(rng_));
+      add_seed(any(rng_));
+    }
+    if (seeds_.empty() && !space.empty()) seeds_.push_back(0);
+  }
+
+  std::optional<std::size_t> next() override {
+    while (!seeds_.empty()) {
+      const std::size_t s = seeds_.front();
+      seeds_.erase(seeds_.begin());
+      if (!measured_.count(s)) return s;
+    }
+    // Neighbours of measured configurations, best median first.
+    std::vector<std::pair<double, std::size_t>> ranked(done_.begin(), done_.end());
+    std::sort(ranked.begin(), ranked.end());
+    for (const auto& [ms, e] : ranked) {
+      auto n = space_->neighbours(e);
+      std::shuffle(n.begin(), n.end(), rng_);
+      // Prefer moves that keep y and z (x is the data-sharing axis of most
+      // kernels), then moves in the same parameter set.
+      const LocalSize& here = space_->local(e);
+      auto cost = [&](std::size_t c) {
+        const LocalSize& l = space_->local(c);
+        const bool same_set = space_->parameter_set(c) == space_->parameter_set(e);
+        const bool keeps_yz = l && here && l->y == here->y && l->z == here->z;
+        return (same_set ? 0 : 2) + (keeps_yz ? 0 : 1);
+      };
+      std::stable_sort(n.begin(), n.end(), [&](std::size_t a, std::size_t b) { return cost(a) < cost(b); });
+      for (const std::size_t c : n)
+        if (!measured_.count(c)) return c;
+    }
+    // Leftovers unreachable from the measured ones, in a seeded random order.
+    if (leftovers_.empty() && !leftovers_built_) {
+      leftovers_built_ = true;
+      leftovers_.resize(space_->size());
+      std::iota(leftovers_.begin(), leftovers_.end(), std::size_t{0});
+      std::shuffle(leftovers_.begin(), leftovers_.end(), rng_);
+    }
+    while (!leftovers_.empty()) {
+      const std::size_t c = leftovers_.back();
+      leftovers_.pop_back();
+      if (!measured_.count(c)) return c;
+    }
+    return std::nullopt;
+  }
+
+  void report(std::size_t entry, const Trial& t) override {
+    measured_.insert(entry);
+    const double ms = t.ok() ? t.median_ms() : std::numeric_limits<double>::infinity();
+    if (std::isfinite(ms)) done_.emplace_back(ms, entry);
+  }
+
+ private:
+  void add_seed(std::size_t e) {
+    if (std::find(seeds_.begin(), seeds_.end(), e) == seeds_.end()) seeds_.push_back(e);
+  }
+
+  // The prior's best shape of the baseline's parameter set at the preferred
+  // group size, at half of it, and at double (or a quarter when double does
+  // not fit). On a CPU the seeds are 8x apart (32, 256, 2048 work-items): the
+  // measured PoCL optima span 4 to 4096 work-items, and hill-climbing a noisy
+  // landscape from 256 stalls before 2048.
+  void add_prior_seeds(std::size_t set, const TuneTarget& target, bool cpu) {
+    const nlohmann::json params = space_->params_of_set(set);
+    const auto order = prior_order(space_->shapes_of_set(set), target);
     const auto n_star = static_cast<double>(prior_group_size(target));
     const std::size_t prior_seeds = seeds_.size() + 3;
     static constexpr double gpu_factors[] = {1.0, 0.5, 2.0, 0.25};
@@ -102,78 +161,22 @@ class GuidedSearcher final : public Searcher {
           pick = &e;
         }
       }
-      if (pick && dist < 0.5 &&
-          std::none_of(seeds_.begin(), seeds_.end(), [&](const Extent& s) { return key(s) == key(*pick); }))
-        seeds_.push_back(*pick);
+      if (!pick || dist >= 0.5) continue;
+      if (const auto e = space_->find(Configuration{params, *pick});
+          e && std::find(seeds_.begin(), seeds_.end(), *e) == seeds_.end())
+        seeds_.push_back(*e);
     }
-    if (seeds_.empty() && !order.empty()) seeds_.push_back(order.front());
-    if (rule && !rule_seed_first) seeds_.push_back(*rule);
-  }
-
-  std::optional<Extent> next() override {
-    while (!seeds_.empty()) {
-      const Extent s = seeds_.front();
-      seeds_.erase(seeds_.begin());
-      if (!measured_.count(key(s))) return s;
-    }
-    // Neighbours of measured shapes, best median first.
-    std::vector<std::pair<double, Extent>> ranked(done_.begin(), done_.end());
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [ms, e] : ranked) {
-      auto n = neighbours(e);
-      std::shuffle(n.begin(), n.end(), rng_);
-      // Prefer moves along x (data-sharing axis of most kernels), then y.
-      std::stable_sort(n.begin(), n.end(), [&](const Extent& a, const Extent& b) {
-        return (a.y != e.y) < (b.y != e.y);
-      });
-      for (const auto& c : n)
-        if (!measured_.count(key(c))) return c;
-    }
-    // Disconnected leftovers (cannot happen for divisor lattices, kept for safety).
-    for (const auto& e : space_)
-      if (!measured_.count(key(e))) return e;
-    return std::nullopt;
-  }
-
-  void report(const Trial& t) override {
-    if (!t.local) return;
-    measured_.insert(key(*t.local));
-    const double ms = t.ok() ? t.median_ms() : std::numeric_limits<double>::infinity();
-    if (std::isfinite(ms)) done_.emplace_back(ms, *t.local);
-  }
-
- private:
-  static std::pair<std::size_t, std::size_t> key(const Extent& e) { return {e.x, e.y}; }
-
-  std::vector<Extent> neighbours(const Extent& e) const {
-    std::vector<Extent> out;
-    const auto ix = static_cast<long>(std::lower_bound(xs_.begin(), xs_.end(), e.x) - xs_.begin());
-    const auto iy = static_cast<long>(std::lower_bound(ys_.begin(), ys_.end(), e.y) - ys_.begin());
-    for (long dy = -1; dy <= 1; ++dy) {
-      for (long dx = -1; dx <= 1; ++dx) {
-        if (!dx && !dy) continue;
-        const long nx = ix + dx, ny = iy + dy;
-        if (nx < 0 || ny < 0 || nx >= static_cast<long>(xs_.size()) || ny >= static_cast<long>(ys_.size())) continue;
-        const Extent c{xs_[static_cast<std::size_t>(nx)], ys_[static_cast<std::size_t>(ny)], e.dims};
-        if (valid_.count(key(c))) out.push_back(c);
-      }
-    }
-    // Same-size reshapes next to e (e.g. 8x4 -> 16x2, 4x8).
-    const auto same = shapes_of(e.count(), space_);
-    for (std::size_t i = 0; i < same.size(); ++i) {
-      if (same[i].x != e.x) continue;
-      if (i > 0) out.push_back(same[i - 1]);
-      if (i + 1 < same.size()) out.push_back(same[i + 1]);
-    }
-    return out;
+    if (seeds_.empty() && !order.empty())
+      if (const auto e = space_->find(Configuration{params, order.front()})) seeds_.push_back(*e);
   }
 
   std::mt19937_64 rng_;
-  std::vector<Extent> space_;
-  std::vector<std::size_t> xs_, ys_;
-  std::set<std::pair<std::size_t, std::size_t>> valid_, measured_;
-  std::vector<Extent> seeds_;
-  std::vector<std::pair<double, Extent>> done_;
+  const SearchSpace* space_ = nullptr;
+  std::set<std::size_t> measured_;
+  std::vector<std::size_t> seeds_;
+  std::vector<std::pair<double, std::size_t>> done_;
+  std::vector<std::size_t> leftovers_;
+  bool leftovers_built_ = false;
 };
 
 class MaxEvaluations final : public StopCondition {
@@ -301,143 +304,188 @@ std::optional<double> TuneResult::ratio_to_rule() const {
   return best.median_ms() / rule->median_ms();
 }
 
-TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options) {
-  const auto t0 = Clock::now();
-  TuneResult res;
-  res.target = evaluator.target();
-  res.strategy = std::string(searcher.name());
-  const TuneTarget& tg = res.target;
-  res.space = enumerate_local_sizes(tg.global, tg.limits);
-  const LocalSize rule = paper_rule(tg.global, res.space, tg.priority, tg.pe_per_cu);
-  searcher.initialize(res.space, rule, tg);
+namespace {
 
-  std::map<std::string, std::size_t> index;  // to_string(local) -> trials
-  auto& trials = res.trials;
-  auto find = [&](const LocalSize& l) -> Trial* {
-    auto it = index.find(to_string(l));
-    return it == index.end() ? nullptr : &trials[it->second];
-  };
-  auto measure = [&](const LocalSize& l, TrialPhase phase) -> const Trial& {
+// One tune() call, along its steps: the baseline and the rule, the search,
+// the confirmation and tie rounds, the answer.
+class TuneRun {
+ public:
+  TuneRun(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options)
+      : ev_(evaluator), searcher_(searcher), stop_(stop), opt_(options), space_(evaluator.space()) {
+    res_.target = evaluator.target();
+    res_.strategy = std::string(searcher.name());
+    res_.space_size = space_.size();
+    searcher_.initialize(space_, res_.target);
+  }
+
+  TuneResult run() {
+    measure(space_.baseline(), TrialPhase::baseline);
+    const auto rule = space_.rule();
+    if (rule && searcher_.rule_first()) searcher_.report(*rule, measure(space_.at(*rule), TrialPhase::rule));
+    search();
+    // A searcher that did not want the rule first: the rule for the report,
+    // only if the budget has room for it.
+    if (rule && !find(space_.at(*rule)) && !stop_.reached(progress()))
+      searcher_.report(*rule, measure(space_.at(*rule), TrialPhase::rule));
+    confirm_and_break_ties();
+    answer();
+    res_.wall_ms = ms_since(t0_);
+    return std::move(res_);
+  }
+
+ private:
+  Trial* find(const Configuration& c) {
+    auto it = index_.find(c.key());
+    return it == index_.end() ? nullptr : &res_.trials[it->second];
+  }
+
+  const Trial& measure(const Configuration& c, TrialPhase phase) {
     Trial t;
-    if (auto cached = options.lookup ? options.lookup(l) : std::nullopt) {
+    if (auto cached = opt_.lookup ? opt_.lookup(c) : std::nullopt) {
       t = *cached;
-      t.local = l;
+      t.params = c.params;
+      t.local = c.local;
       t.from_store = true;
     } else {
-      t = evaluator.evaluate(l, options.timing);
-      ++res.evaluations;
-      if (options.on_trial) options.on_trial(t, phase);
+      t = ev_.evaluate(c, opt_.timing);
+      ++res_.evaluations;
+      if (opt_.on_trial) opt_.on_trial(t, phase);
     }
-    index[to_string(l)] = trials.size();
-    trials.push_back(std::move(t));
-    return trials.back();
-  };
-
-  measure(std::nullopt, TrialPhase::baseline);
-  if (rule && searcher.rule_first()) searcher.report(measure(rule, TrialPhase::rule));
-  auto progress_now = [&] {
-    return SearchProgress{res.evaluations, static_cast<unsigned>(res.space.size()), Clock::now() - t0};
-  };
-
-  std::size_t skips = 0;
-  for (;;) {
-    if (stop.reached(progress_now())) {
-      res.stop_reason = stop.describe();
-      break;
-    }
-    const auto s = searcher.next();
-    if (!s) {
-      res.stop_reason = "searcher done";
-      break;
-    }
-    if (const Trial* seen = find(*s)) {
-      searcher.report(*seen);
-      if (++skips > res.space.size() + 2) {
-        res.stop_reason = "searcher repeats itself";
-        break;
-      }
-      continue;
-    }
-    skips = 0;
-    const bool is_rule = rule && LocalSize(*s) == rule;
-    searcher.report(measure(*s, is_rule ? TrialPhase::rule : TrialPhase::search));
+    index_[c.key()] = res_.trials.size();
+    res_.trials.push_back(std::move(t));
+    return res_.trials.back();
   }
-  // A searcher that did not want the rule first: the rule for the report,
-  // only if the budget has room for it.
-  if (rule && !find(rule) && !stop.reached(progress_now())) searcher.report(measure(rule, TrialPhase::rule));
+
+  SearchProgress progress() const {
+    return SearchProgress{res_.evaluations, static_cast<unsigned>(space_.size()), Clock::now() - t0_};
+  }
+
+  void search() {
+    const auto rule = space_.rule();
+    std::size_t skips = 0;
+    for (;;) {
+      if (stop_.reached(progress())) {
+        res_.stop_reason = stop_.describe();
+        return;
+      }
+      const auto s = searcher_.next();
+      if (!s) {
+        res_.stop_reason = "searcher done";
+        return;
+      }
+      const Configuration c = space_.at(*s);
+      if (const Trial* seen = find(c)) {
+        searcher_.report(*s, *seen);
+        if (++skips > space_.size() + 2) {
+          res_.stop_reason = "searcher repeats itself";
+          return;
+        }
+        continue;
+      }
+      skips = 0;
+      searcher_.report(*s, measure(c, rule == s ? TrialPhase::rule : TrialPhase::search));
+    }
+  }
+
+  std::vector<Trial*> ranked_ok() {
+    std::vector<Trial*> ok;
+    for (auto& t : res_.trials)
+      if (t.ok() && t.kernel.size()) ok.push_back(&t);
+    std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
+    return ok;
+  }
 
   // Confirmation, then ties. One trial's samples are taken back to back, so
   // a trial that ran at a lucky (or unlucky) moment shifts all of them: on
   // PoCL whole trials of the same shape differ by up to 2x. The first
-  // confirm_rounds rounds therefore give the tiebreak_candidates best shapes
-  // and NULL one more trial each, interleaved, whatever their medians; later
-  // rounds only the shapes still within the tie window of the best. Samples
-  // are merged, so a shape's median is over all its trials.
-  auto ranked_ok = [&] {
-    std::vector<Trial*> ok;
-    for (auto& t : trials)
-      if (t.ok() && t.kernel.size()) ok.push_back(&t);
-    std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
-    return ok;
-  };
-  // Each configuration's first-trial sample count: every extra trial takes
-  // the same, so all of its trials weigh the same in the merged median.
-  std::map<std::string, std::size_t> first_samples;
-  for (const auto& t : trials) first_samples[to_string(t.local)] = t.kernel.size();
-  // The window: the tolerance, widened to the best's sample spread. After
-  // the confirmation rounds its samples come from several trials, so the
-  // spread includes the between-trial noise too.
-  auto window_of = [&](const Trial& best) {
-    return std::max(options.tie_tolerance, std::min(options.tie_tolerance_max, best.kernel.relative_iqr()));
-  };
-  for (unsigned round = 0; round < options.tiebreak_rounds; ++round) {
-    const auto ok = ranked_ok();
-    if (ok.size() < 2) break;
-    const bool confirming = round < options.confirm_rounds;
-    const double limit = ok.front()->median_ms() * (1 + window_of(*ok.front()));
-    std::vector<Trial*> tied;
-    for (Trial* t : ok)
-      if ((confirming || t->median_ms() <= limit) && tied.size() < options.tiebreak_candidates) tied.push_back(t);
-    Trial* null_trial = find(std::nullopt);
-    if (null_trial && null_trial->ok() && (confirming || null_trial->median_ms() <= limit) &&
-        std::find(tied.begin(), tied.end(), null_trial) == tied.end())
-      tied.push_back(null_trial);
-    if (tied.size() < 2) break;
-    for (Trial* t : tied) {
-      const LocalSize l = t->local;
-      // As many samples as the configuration's first trial, and no more: a
-      // noisy trial would otherwise take up to max_repetitions samples and
-      // outweigh the others in the merged median.
-      TimingOptions again = options.timing;
-      again.repetitions = static_cast<unsigned>(std::max<std::size_t>(1, first_samples[to_string(l)]));
-      again.min_timed_ms = 0;
-      again.max_median_error = 0;
-      Trial extra = evaluator.evaluate(l, again);
-      ++res.tiebreak_trials;
-      if (options.on_trial) options.on_trial(extra, TrialPhase::tiebreak);
-      Trial& target = *find(l);  // trials does not grow here; the pointer stays valid
-      if (extra.ok()) {
-        target.kernel.ms.insert(target.kernel.ms.end(), extra.kernel.ms.begin(), extra.kernel.ms.end());
-      } else if (l) {
-        target.status = extra.status;  // a flaky configuration is not an answer
-        target.error = extra.error;
-      }  // NULL keeps its earlier samples: the baseline (and the never-slower guarantee) stays
+  // confirm_rounds rounds therefore give the tiebreak_candidates best
+  // configurations and the baseline one more trial each, interleaved,
+  // whatever their medians; later rounds only the configurations still within
+  // the tie window of the best. Samples are merged, so a configuration's
+  // median is over all its trials.
+  void confirm_and_break_ties() {
+    // Each configuration's first-trial sample count: every extra trial takes
+    // the same, so all of its trials weigh the same in the merged median.
+    std::map<std::string, std::size_t> first_samples;
+    for (const auto& t : res_.trials) first_samples[t.configuration().key()] = t.kernel.size();
+    for (unsigned round = 0; round < opt_.tiebreak_rounds; ++round) {
+      const auto tied = round_candidates(round < opt_.confirm_rounds);
+      if (tied.size() < 2) break;
+      for (Trial* t : tied) remeasure(*t, first_samples[t->configuration().key()]);
     }
   }
 
-  const Trial& baseline = *find(std::nullopt);
-  res.baseline = baseline;
-  if (rule)
-    if (const Trial* r = find(rule)) res.rule = *r;
-  const auto ok = ranked_ok();
-  if (baseline.ok()) {
-    res.best = baseline;
-    if (!ok.empty() && ok.front()->local && ok.front()->median_ms() < baseline.median_ms()) res.best = *ok.front();
-  } else {
-    res.best = ok.empty() ? baseline : *ok.front();
+  // The configurations one round re-measures: the best ones (all of them
+  // while confirming, else those within the tie window), and the baseline.
+  std::vector<Trial*> round_candidates(bool confirming) {
+    const auto ok = ranked_ok();
+    if (ok.size() < 2) return {};
+    // The window: the tolerance, widened to the best's sample spread. After
+    // the confirmation rounds its samples come from several trials, so the
+    // spread includes the between-trial noise too.
+    const double window =
+        std::max(opt_.tie_tolerance, std::min(opt_.tie_tolerance_max, ok.front()->kernel.relative_iqr()));
+    const double limit = ok.front()->median_ms() * (1 + window);
+    std::vector<Trial*> tied;
+    for (Trial* t : ok)
+      if ((confirming || t->median_ms() <= limit) && tied.size() < opt_.tiebreak_candidates) tied.push_back(t);
+    Trial* base = find(space_.baseline());
+    if (base && base->ok() && (confirming || base->median_ms() <= limit) &&
+        std::find(tied.begin(), tied.end(), base) == tied.end())
+      tied.push_back(base);
+    return tied;
   }
-  res.wall_ms = ms_since(t0);
-  return res;
+
+  // One more trial of `t`'s configuration with as many samples as its first
+  // trial, and no more: a noisy trial would otherwise take up to
+  // max_repetitions samples and outweigh the others in the merged median.
+  void remeasure(Trial& t, std::size_t first_samples) {
+    const Configuration c = t.configuration();
+    TimingOptions again = opt_.timing;
+    again.repetitions = static_cast<unsigned>(std::max<std::size_t>(1, first_samples));
+    again.min_timed_ms = 0;
+    again.max_median_error = 0;
+    Trial extra = ev_.evaluate(c, again);
+    ++res_.tiebreak_trials;
+    if (opt_.on_trial) opt_.on_trial(extra, TrialPhase::tiebreak);
+    if (extra.ok()) {
+      t.kernel.ms.insert(t.kernel.ms.end(), extra.kernel.ms.begin(), extra.kernel.ms.end());
+    } else if (!(c == space_.baseline())) {
+      t.status = extra.status;  // a flaky configuration is not an answer
+      t.error = extra.error;
+    }  // the baseline keeps its earlier samples: the never-slower guarantee stays
+  }
+
+  void answer() {
+    const Trial& baseline = *find(space_.baseline());
+    res_.baseline = baseline;
+    if (const auto rule = space_.rule())
+      if (const Trial* r = find(space_.at(*rule))) res_.rule = *r;
+    const auto ok = ranked_ok();
+    if (baseline.ok()) {
+      res_.best = baseline;
+      if (!ok.empty() && !(ok.front()->configuration() == space_.baseline()) &&
+          ok.front()->median_ms() < baseline.median_ms())
+        res_.best = *ok.front();
+    } else {
+      res_.best = ok.empty() ? baseline : *ok.front();
+    }
+  }
+
+  Evaluator& ev_;
+  Searcher& searcher_;
+  const StopCondition& stop_;
+  const TuneOptions& opt_;
+  const SearchSpace& space_;
+  const Clock::time_point t0_ = Clock::now();
+  TuneResult res_;
+  std::map<std::string, std::size_t> index_;  // configuration key -> trials
+};
+
+}  // namespace
+
+TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options) {
+  return TuneRun(evaluator, searcher, stop, options).run();
 }
 
 }  // namespace wstune

@@ -1,7 +1,13 @@
 #include "wstune/search_space.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -39,7 +45,7 @@ bool fits(const Extent& local, const Extent& global, const SpaceLimits& limits) 
   for (unsigned d = global.dims; d < 3; ++d)
     if (local[d] != 1) return false;  // e.g. a 2-D shape (x, 1) runs a 1-D NDRange
   for (unsigned d = 0; d < global.dims; ++d) {
-    if (local[d] == 0 || global[d] == 0 || global[d] % local[d] != 0) return false;
+    if (local[d] == 0 || global[d] == 0 || (!limits.any_shape && global[d] % local[d] != 0)) return false;
     if (!within_item_size(local[d], d, limits)) return false;
   }
   const std::size_t n = local.count();
@@ -50,7 +56,14 @@ std::vector<Extent> enumerate_local_sizes(const Extent& global, const SpaceLimit
   std::vector<Extent> out;
   if (global.count() == 0) return out;
   auto divisors_along = [&](unsigned d) {
-    return global.dims > d ? divisors(global[d]) : std::vector<std::size_t>{1};
+    if (global.dims <= d) return std::vector<std::size_t>{1};
+    std::vector<std::size_t> c = divisors(global[d]);
+    if (limits.any_shape) {
+      for (std::size_t p = 1; p < 2 * global[d]; p *= 2) c.push_back(p);
+      std::sort(c.begin(), c.end());
+      c.erase(std::unique(c.begin(), c.end()), c.end());
+    }
+    return c;
   };
   const auto xs = divisors_along(0), ys = divisors_along(1), zs = divisors_along(2);
   const std::size_t cap = limits.max_items();
@@ -68,11 +81,210 @@ std::vector<Extent> enumerate_local_sizes(const Extent& global, const SpaceLimit
   return out;
 }
 
+Extent round_up(const Extent& global, const Extent& local) {
+  Extent r = global;
+  for (unsigned d = 0; d < global.dims; ++d) {
+    const std::size_t l = std::max<std::size_t>(1, local[d]);
+    r.at(d) = (global[d] + l - 1) / l * l;
+  }
+  return r;
+}
+
 std::vector<Extent> shapes_of(std::size_t items, const std::vector<Extent>& space) {
   std::vector<Extent> out;
   for (const auto& e : space)
     if (e.count() == items) out.push_back(e);
   std::sort(out.begin(), out.end(), [](const Extent& a, const Extent& b) { return a.x < b.x; });
+  return out;
+}
+
+}  // namespace wstune
+
+// ---- SearchSpace -------------------------------------------------------------
+
+namespace wstune {
+
+SearchSpace::SearchSpace(const std::vector<Extent>& shapes, const LocalSize& rule) {
+  set_first_.push_back(0);
+  set_index_.emplace(std::string(), 0);
+  entries_.reserve(shapes.size());
+  for (const auto& e : shapes) entries_.push_back(Entry{0, e});
+  if (rule) rule_ = find(Configuration{nlohmann::json::object(), rule});
+}
+
+SearchSpace::SearchSpace(std::vector<TuningParameter> parameters, const LocalSizes& locals, Configuration baseline,
+                         const std::optional<Configuration>& rule, std::size_t max_size)
+    : parameters_(std::move(parameters)), baseline_(std::move(baseline)) {
+  const std::size_t n = parameters_.size();
+  for (const auto& p : parameters_)
+    if (p.values.empty()) throw UsageError(fmt::format("tuning parameter {} has no values", p.name));
+  std::vector<std::uint32_t> idx(n, 0);
+  nlohmann::json params = nlohmann::json::object();
+  for (;;) {
+    for (std::size_t k = 0; k < n; ++k) params[parameters_[k].name] = parameters_[k].values[idx[k]];
+    const auto ls = locals(params);
+    if (!ls.empty()) {
+      const auto set = static_cast<std::uint32_t>(set_first_.size());
+      bool any = false;
+      for (const auto& l : ls) {
+        if (Configuration{params, l} == baseline_) continue;
+        if (!any) {
+          set_first_.push_back(entries_.size());
+          set_values_.insert(set_values_.end(), idx.begin(), idx.end());
+          set_index_.emplace(set_key(idx), set);
+          any = true;
+        }
+        entries_.push_back(Entry{set, l});
+      }
+      if (entries_.size() > max_size) {
+        throw UsageError(fmt::format("the search space has more than {} configurations; narrow the parameters' "
+                                     "values or add constraints (Conditions)", max_size));
+      }
+    }
+    std::size_t k = n;  // odometer: the last parameter varies fastest
+    while (k > 0 && ++idx[k - 1] == parameters_[k - 1].values.size()) idx[--k] = 0;
+    if (k == 0) break;
+  }
+  if (rule) rule_ = find(*rule);
+}
+
+std::string SearchSpace::set_key(std::span<const std::uint32_t> idx) const {
+  return std::string(reinterpret_cast<const char*>(idx.data()), idx.size_bytes());
+}
+
+std::span<const std::uint32_t> SearchSpace::value_indices(std::size_t s) const {
+  const std::size_t n = parameters_.size();
+  return {set_values_.data() + s * n, n};
+}
+
+nlohmann::json SearchSpace::params_of_set(std::size_t s) const {
+  nlohmann::json p = nlohmann::json::object();
+  const auto idx = value_indices(s);
+  for (std::size_t k = 0; k < parameters_.size(); ++k) p[parameters_[k].name] = parameters_[k].values[idx[k]];
+  return p;
+}
+
+std::pair<std::size_t, std::size_t> SearchSpace::entries_of_set(std::size_t s) const {
+  return {set_first_.at(s), s + 1 < set_first_.size() ? set_first_[s + 1] : entries_.size()};
+}
+
+Configuration SearchSpace::at(std::size_t i) const {
+  const Entry& e = entries_.at(i);
+  return Configuration{params_of_set(e.set), e.local};
+}
+
+std::optional<std::size_t> SearchSpace::find_set(const nlohmann::json& params) const {
+  std::vector<std::uint32_t> idx(parameters_.size());
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const auto it = params.find(parameters_[k].name);
+    if (it == params.end()) return std::nullopt;
+    const auto& vs = parameters_[k].values;
+    const auto v = std::find(vs.begin(), vs.end(), *it);
+    if (v == vs.end()) return std::nullopt;
+    idx[k] = static_cast<std::uint32_t>(v - vs.begin());
+  }
+  if (params.size() != parameters_.size()) return std::nullopt;
+  const auto s = set_index_.find(set_key(idx));
+  if (s == set_index_.end()) return std::nullopt;
+  return s->second;
+}
+
+std::optional<std::size_t> SearchSpace::find(const Configuration& c) const {
+  const auto s = find_set(c.params);
+  if (!s) return std::nullopt;
+  const auto [first, last] = entries_of_set(*s);
+  for (std::size_t i = first; i < last; ++i)
+    if (entries_[i].local == c.local) return i;
+  return std::nullopt;
+}
+
+std::vector<Extent> SearchSpace::shapes_of_set(std::size_t s) const {
+  std::vector<Extent> out;
+  const auto [first, last] = entries_of_set(s);
+  for (std::size_t i = first; i < last; ++i)
+    if (entries_[i].local) out.push_back(*entries_[i].local);
+  return out;
+}
+
+namespace {
+
+// The next smaller (-1) or larger (+1) value of `v` in the sorted `vs`.
+std::optional<std::size_t> step(const std::vector<std::size_t>& vs, std::size_t v, int dir) {
+  const auto it = std::lower_bound(vs.begin(), vs.end(), v);
+  if (dir < 0) return it == vs.begin() ? std::nullopt : std::optional(*(it - 1));
+  if (it == vs.end() || it + 1 == vs.end()) return std::nullopt;
+  return *(it + 1);
+}
+
+}  // namespace
+
+std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
+  std::vector<std::size_t> out;
+  const Entry& e = entries_.at(i);
+  const auto [first, last] = entries_of_set(e.set);
+  // Same parameters: the local-size lattice.
+  if (e.local) {
+    std::array<std::vector<std::size_t>, 3> axis;
+    for (std::size_t j = first; j < last; ++j)
+      if (entries_[j].local)
+        for (unsigned d = 0; d < 3; ++d) axis[d].push_back((*entries_[j].local)[d]);
+    for (auto& a : axis) {
+      std::sort(a.begin(), a.end());
+      a.erase(std::unique(a.begin(), a.end()), a.end());
+    }
+    auto index_of = [&](const Extent& x) -> std::optional<std::size_t> {
+      for (std::size_t j = first; j < last; ++j)
+        if (entries_[j].local == x) return j;
+      return std::nullopt;
+    };
+    const Extent& l = *e.local;
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (!dx && !dy && !dz) continue;
+          Extent c = l;
+          bool ok = true;
+          const int dirs[3] = {dx, dy, dz};
+          for (unsigned d = 0; d < 3 && ok; ++d) {
+            if (!dirs[d]) continue;
+            const auto v = step(axis[d], l[d], dirs[d]);
+            ok = v.has_value();
+            if (ok) c.at(d) = *v;
+          }
+          if (!ok) continue;
+          if (const auto j = index_of(c)) out.push_back(*j);
+        }
+    // Same-size reshapes next to it (e.g. 8x4 -> 16x2, 4x8).
+    std::vector<std::size_t> same;
+    for (std::size_t j = first; j < last; ++j)
+      if (entries_[j].local && entries_[j].local->count() == l.count()) same.push_back(j);
+    std::sort(same.begin(), same.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(entries_[a].local->x, entries_[a].local->y) < std::tie(entries_[b].local->x, entries_[b].local->y);
+    });
+    const auto pos = std::find(same.begin(), same.end(), i) - same.begin();
+    if (pos > 0) out.push_back(same[static_cast<std::size_t>(pos) - 1]);
+    if (static_cast<std::size_t>(pos) + 1 < same.size()) out.push_back(same[static_cast<std::size_t>(pos) + 1]);
+  }
+  // Other parameters: one value index away in one parameter.
+  const auto idx = value_indices(e.set);
+  std::vector<std::uint32_t> other(idx.begin(), idx.end());
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    for (int dir : {-1, 1}) {
+      if ((dir < 0 && idx[k] == 0) || (dir > 0 && idx[k] + 1 >= parameters_[k].values.size())) continue;
+      other[k] = static_cast<std::uint32_t>(static_cast<int>(idx[k]) + dir);
+      const auto s = set_index_.find(set_key(other));
+      other[k] = idx[k];
+      if (s == set_index_.end()) continue;
+      const auto [f2, l2] = entries_of_set(s->second);
+      std::size_t pick = f2;
+      for (std::size_t j = f2; j < l2; ++j)
+        if (entries_[j].local == e.local) pick = j;
+      out.push_back(pick);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::remove(out.begin(), out.end(), i), out.end());
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
+#include "wstune/rules.hpp"
 #include "wstune/runner.hpp"
 
 namespace wstune {
@@ -32,25 +33,70 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-TuneTarget make_tune_target(const DeviceRunner& runner, const Problem& p, const Block& b) {
-  const KernelSpec& spec = runner.spec();
-  const DeviceInfo& info = runner.device().info;
+TuneTarget device_tune_target(const DeviceInfo& info, std::size_t kernel_work_group_size,
+                              std::uint64_t kernel_local_mem_bytes) {
   TuneTarget t;
-  t.kernel = std::string(spec.name());
-  t.size = p.text;
-  t.global = spec.block_global(p, b);
-  t.priority = spec.priority();
   t.limits.max_work_group_size = info.max_work_group_size;
-  t.limits.kernel_work_group_size = runner.kernel_work_group_size();
+  t.limits.kernel_work_group_size = kernel_work_group_size;
   t.limits.max_work_item_sizes = info.max_work_item_sizes;
   t.limits.local_mem_bytes = info.local_mem_bytes;
-  t.limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
+  t.limits.kernel_local_mem_bytes = kernel_local_mem_bytes;
   t.pe_per_cu = info.pe_per_cu;
   t.device_name = info.name;
   t.device_id = info.id();
   t.device_fingerprint = info.fingerprint();
   t.device = info;
   return t;
+}
+
+TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b) {
+  const KernelSpec& spec = runner.spec();
+  const DeviceInfo& info = runner.device().info;
+  const Problem ref = with_params(p, spec.reference_params());
+  TuneTarget t = device_tune_target(info, runner.kernel_work_group_size(), runner.kernel_local_mem_bytes());
+  t.kernel = std::string(spec.name());
+  t.size = p.text;
+  t.global = spec.block_global(ref, b);
+  t.problem = spec.tuning_parameters().empty() ? t.global : spec.problem_extent(ref);
+  t.priority = spec.priority();
+  t.limits.any_shape = spec.guards_bounds() || info.non_uniform_work_groups;
+  return t;
+}
+
+SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target) {
+  const Problem ref = with_params(p, spec.reference_params());
+  const bool null_ok = spec.null_local_allowed();
+  const auto base_shapes = enumerate_local_sizes(target.global, target.limits);
+  const LocalSize rule_shape = paper_rule(target.global, base_shapes, target.priority, target.pe_per_cu);
+  if (spec.tuning_parameters().empty() && null_ok) return SearchSpace(base_shapes, rule_shape);
+  // With parameters: the constraints first, then the local sizes each
+  // combination runs with. Device limits known before a build leave
+  // configurations out; the built kernel's limits are checked per trial.
+  auto locals = [&](const nlohmann::json& params) -> std::vector<LocalSize> {
+    const Problem pp = with_params(p, params);
+    if (!spec.satisfies_constraints(pp)) return {};
+    const Extent g = spec.block_global(pp, b);
+    if (const LocalSize fixed = spec.parameter_local(pp)) {
+      if (!fits(*fixed, g, target.limits)) return {};
+      return {fixed};
+    }
+    std::vector<LocalSize> out;
+    if (null_ok) out.emplace_back(std::nullopt);
+    for (const Extent& e : enumerate_local_sizes(g, target.limits)) out.emplace_back(e);
+    return out;
+  };
+  if (!spec.satisfies_constraints(ref)) {
+    throw UsageError(fmt::format("{}: the reference configuration ({}) violates the constraints; name one that "
+                                 "satisfies them (the wstune extension's ReferenceConfiguration)",
+                                 spec.name(), to_string(Configuration{ref.params, std::nullopt})));
+  }
+  // The baseline: the reference parameters with the driver's choice (or the
+  // local size they set; a kernel that cannot run NULL takes the paper's rule).
+  LocalSize base_local = spec.parameter_local(ref);
+  if (!base_local && !null_ok) base_local = rule_shape ? rule_shape : LocalSize(base_shapes.empty() ? Extent{} : base_shapes.front());
+  std::optional<Configuration> rule;
+  if (!spec.parameter_local(ref) && rule_shape && rule_shape != base_local) rule = Configuration{ref.params, rule_shape};
+  return SearchSpace(spec.tuning_parameters(), locals, Configuration{ref.params, base_local}, rule);
 }
 
 namespace {
@@ -61,33 +107,36 @@ class TrialRunner {
       : spec_(spec), p_(p), whole_(spec.whole(p)),
         runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
     const auto inputs = spec.generate_inputs(p, cfg.seed);
+    ref_ = reference_outputs(runner_, p, inputs);
     runner_.upload(p, whole_, spec.block_inputs(p, inputs, whole_));
-    ref_ = spec.reference(p, inputs);
     target_ = make_tune_target(runner_, p, whole_);
   }
 
   const TuneTarget& target() const { return target_; }
 
-  Trial run(const LocalSize& local, const TimingOptions& timing) {
-    RunResult r = runner_.run(p_, whole_, local, timing);
+  Trial run(const Configuration& config, const TimingOptions& timing) {
+    const Problem p = with_params(p_, config.params);
+    RunResult r = runner_.run(p, whole_, config.local, timing);
     Trial t;
-    t.local = local;
+    t.params = config.params;
+    t.local = config.local;
+    if (r.ok() && !(r.global == target_.global)) t.global = r.global;
     t.status = r.status;
     t.error = r.error;
     t.kernel = r.kernel;
     t.run_wall_ms = r.wall_ms;
-    const std::string key = to_string(local);
+    t.compile_ms = r.compile_ms;
+    const std::string key = config.key();
     if (r.ok() && !verified_.count(key)) {
-      HostBuffer full(spec_.output_size(p_));
-      spec_.place_block(p_, whole_, r.output, full);
-      spec_.finish(p_, {whole_}, full);
-      const Verdict v = spec_.verify(p_, full, ref_);
+      const auto tv = std::chrono::steady_clock::now();
+      const Verdict v = verify_outputs(spec_, p, whole_, r.outputs, ref_);
+      t.verify_ms = ms_since(tv);
       t.verified = true;
       if (v.ok) {
         verified_.insert(key);
       } else {
         t.status = TrialStatus::correctness;
-        t.error = fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
+        t.error = verification_error(v);
       }
     }
     return t;
@@ -98,31 +147,40 @@ class TrialRunner {
   Problem p_;
   Block whole_;
   DeviceRunner runner_;
-  HostBuffer ref_;
+  std::vector<HostBuffer> ref_;
   std::set<std::string> verified_;
   TuneTarget target_;
 };
 
 // ---- JSON forms for the worker protocol ---------------------------------------
 
+nlohmann::json optional_extent_json(const std::optional<Extent>& e) { return e ? to_json(*e) : nlohmann::json(); }
+
 nlohmann::json trial_json(const Trial& t) {
-  return {{"local", to_json(t.local)}, {"status", std::string(to_string(t.status))}, {"error", t.error},
-          {"samples_ms", t.kernel.ms}, {"run_wall_ms", t.run_wall_ms}, {"verified", t.verified}};
+  return {{"params", t.params}, {"local", to_json(t.local)}, {"global", optional_extent_json(t.global)},
+          {"status", std::string(to_string(t.status))}, {"error", t.error}, {"samples_ms", t.kernel.ms},
+          {"run_wall_ms", t.run_wall_ms}, {"compile_ms", t.compile_ms}, {"verify_ms", t.verify_ms},
+          {"verified", t.verified}};
 }
 
 Trial trial_from(const nlohmann::json& j) {
   Trial t;
+  t.params = j.at("params");
   t.local = local_from_json(j.at("local"));
+  t.global = local_from_json(j.at("global"));
   t.status = parse_trial_status(j.at("status").get<std::string>());
   t.error = j.at("error").get<std::string>();
   t.kernel.ms = j.at("samples_ms").get<std::vector<double>>();
   t.run_wall_ms = j.at("run_wall_ms").get<double>();
+  t.compile_ms = j.at("compile_ms").get<double>();
+  t.verify_ms = j.at("verify_ms").get<double>();
   t.verified = j.at("verified").get<bool>();
   return t;
 }
 
 nlohmann::json target_json(const TuneTarget& t) {
-  return {{"kernel", t.kernel}, {"size", t.size}, {"global", to_json(t.global)},
+  return {{"kernel", t.kernel}, {"size", t.size}, {"global", to_json(t.global)}, {"problem", to_json(t.problem)},
+          {"any_shape", t.limits.any_shape},
           {"priority", std::string(to_string(t.priority))},
           {"max_work_group_size", t.limits.max_work_group_size},
           {"kernel_work_group_size", t.limits.kernel_work_group_size},
@@ -139,6 +197,8 @@ TuneTarget target_from(const nlohmann::json& j) {
   t.kernel = j.at("kernel").get<std::string>();
   t.size = j.at("size").get<std::string>();
   t.global = extent_from_json(j.at("global"));
+  t.problem = extent_from_json(j.at("problem"));
+  t.limits.any_shape = j.at("any_shape").get<bool>();
   const auto pri = j.at("priority").get<std::string>();
   t.priority = pri == "x" ? Priority::x : pri == "y" ? Priority::y : Priority::none;
   t.limits.max_work_group_size = j.at("max_work_group_size").get<std::size_t>();
@@ -240,7 +300,8 @@ TimingOptions timing_from(const nlohmann::json& j) {
     for (;;) {
       nlohmann::json req;
       if (recv_msg(fd, req, std::nullopt) != Recv::ok) ::_exit(0);
-      const Trial t = runner->run(local_from_json(req.at("local")), timing_from(req.at("timing")));
+      const Configuration c{req.at("params"), local_from_json(req.at("local"))};
+      const Trial t = runner->run(c, timing_from(req.at("timing")));
       if (!send_msg(fd, trial_json(t))) ::_exit(0);
     }
   } catch (...) {
@@ -265,17 +326,20 @@ std::string describe_exit(int status) {
 // ---- InProcessEvaluator ------------------------------------------------------
 
 struct InProcessEvaluator::Impl {
-  Impl(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config) : runner(spec, problem, config) {}
+  Impl(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config)
+      : runner(spec, problem, config), space(make_search_space(spec, problem, spec.whole(problem), runner.target())) {}
   TrialRunner runner;
+  SearchSpace space;
 };
 
 InProcessEvaluator::InProcessEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config)
     : impl_(std::make_unique<Impl>(spec, problem, config)) {}
 InProcessEvaluator::~InProcessEvaluator() = default;
 const TuneTarget& InProcessEvaluator::target() const { return impl_->runner.target(); }
-Trial InProcessEvaluator::evaluate(const LocalSize& local, const TimingOptions& timing) {
+const SearchSpace& InProcessEvaluator::space() const { return impl_->space; }
+Trial InProcessEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   const auto t0 = Clock::now();
-  Trial t = impl_->runner.run(local, timing);
+  Trial t = impl_->runner.run(config, timing);
   t.wall_ms = ms_since(t0);
   return t;
 }
@@ -287,6 +351,7 @@ struct IsolatedEvaluator::Impl {
   Problem problem;
   EvaluatorConfig cfg;
   TuneTarget target;
+  SearchSpace space;
   pid_t pid = -1;
   int fd = -1;
   unsigned started = 0;
@@ -358,21 +423,25 @@ IsolatedEvaluator::IsolatedEvaluator(const KernelSpec& spec, const Problem& prob
   impl_->cfg = config;
   impl_->target.kernel = std::string(spec.name());
   impl_->target.size = problem.text;
-  impl_->target.global = spec.global_size(problem);
+  impl_->target.global = spec.global_size(with_params(problem, spec.reference_params()));
+  impl_->target.problem = impl_->target.global;
   impl_->target.priority = spec.priority();
   impl_->start();
+  impl_->space = make_search_space(spec, problem, spec.whole(problem), impl_->target);
 }
 
 IsolatedEvaluator::~IsolatedEvaluator() { impl_->stop(std::chrono::milliseconds(2000)); }
 
 const TuneTarget& IsolatedEvaluator::target() const { return impl_->target; }
+const SearchSpace& IsolatedEvaluator::space() const { return impl_->space; }
 unsigned IsolatedEvaluator::workers_started() const noexcept { return impl_->started; }
 
-Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& timing) {
+Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   auto& m = *impl_;
   const auto t0 = Clock::now();
   Trial t;
-  t.local = local;
+  t.params = config.params;
+  t.local = config.local;
   if (!m.compile_error.empty()) {
     t.status = TrialStatus::compile;
     t.error = m.compile_error;
@@ -389,7 +458,8 @@ Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& t
   // JSON has no NaN or infinity (nlohmann writes null, which the worker
   // would refuse): a non-finite or negative bound means "off" (0).
   auto bound = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
-  const nlohmann::json req = {{"local", to_json(local)},
+  const nlohmann::json req = {{"params", config.params},
+                              {"local", to_json(config.local)},
                               {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions},
                                           {"min_timed_ms", bound(timing.min_timed_ms)},
                                           {"max_repetitions", timing.max_repetitions},
@@ -414,7 +484,8 @@ Trial IsolatedEvaluator::evaluate(const LocalSize& local, const TimingOptions& t
     t.status = TrialStatus::runtime;
     t.error = fmt::format("the tuning worker {} during the trial", exit);
   }
-  t.local = local;
+  t.params = config.params;
+  t.local = config.local;
   t.wall_ms = ms_since(t0);
   return t;
 }

@@ -6,6 +6,9 @@ namespace wstune {
 
 KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_options) {
   std::string options = "-cl-std=CL1.2";
+  // The kernel's own options without parameter values (those belong to each
+  // configuration): a described kernel's T1 CompilerOptions.
+  if (const std::string own = spec.build_options(Problem{}); !own.empty()) options += " " + own;
   if (!extra_build_options.empty()) options += " " + std::string(extra_build_options);
   return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), options};
 }
@@ -13,15 +16,15 @@ KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_option
 StoredTuneSession::StoredTuneSession(Store& store, const KernelSpec& spec, const TuneTarget& target,
                                      const SessionSpec& session, bool resume)
     : store_(store),
-      session_(store.open_session(target.device, kernel_key(spec), ProblemKey{target.global, target.size}, session,
+      session_(store.open_session(target.device, kernel_key(spec), ProblemKey{target.problem, target.size}, session,
                                   resume)) {
   if (session_.resumed) {
-    for (auto& t : store_.trials(session_.id)) stored_.emplace(to_string(t.local), std::move(t));
+    for (auto& t : store_.trials(session_.id)) stored_.emplace(configuration_key(t.params, t.local), std::move(t));
   }
 }
 
 void StoredTuneSession::attach(TuneOptions& options) {
-  options.lookup = [this](const LocalSize& local) -> std::optional<Trial> {
+  options.lookup = [this](const Configuration& c) -> std::optional<Trial> {
     // Asked before every measurement: a sign of life for other processes
     // (every committed trial is one too), at most every few seconds.
     const auto now = std::chrono::steady_clock::now();
@@ -29,7 +32,7 @@ void StoredTuneSession::attach(TuneOptions& options) {
       store_.heartbeat(session_.id);
       last_beat_ = now;
     }
-    auto it = stored_.find(to_string(local));
+    auto it = stored_.find(c.key());
     if (it == stored_.end()) return std::nullopt;
     return from_record(it->second);
   };
@@ -54,7 +57,9 @@ std::optional<BestConfig> StoredTuneSession::finish(const TuneResult& result) {
     b.device_fingerprint = session_.device_fingerprint;
     b.kernel = session_.kernel;
     b.problem = session_.problem;
+    b.params = result.best.params;
     b.local = result.best.local;
+    b.global = result.best.global;
     b.median_ms = result.best.median_ms();
     if (result.baseline.ok() && result.baseline.kernel.size()) b.null_ms = result.baseline.median_ms();
     if (result.rule && result.rule->ok() && result.rule->kernel.size()) b.rule_ms = result.rule->median_ms();

@@ -51,11 +51,19 @@ struct DeviceInfo {
   std::size_t preferred_wg_multiple = 0;  ///< CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE of a trivial kernel
   unsigned native_float_width = 0;        ///< CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
   std::vector<std::string> extensions;    ///< CL_DEVICE_EXTENSIONS, split
+  /// The device runs NDRanges whose size is not a multiple of the local size
+  /// (non-uniform work-groups: mandatory in OpenCL 2.x, optional in 3.0 as
+  /// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT; OpenCL 3.0 §4.2), for
+  /// programs built with -cl-std=CL2.0 or later (non_uniform_std()).
+  bool non_uniform_work_groups = false;
 
   /// compute_units × pe_per_cu: the paper's "total PEs" (Table 2).
   [[nodiscard]] std::uint64_t total_pe() const noexcept {
     return std::uint64_t{compute_units} * pe_per_cu;
   }
+  /// The -cl-std option that enables non-uniform work-groups on this device
+  /// ("-cl-std=CL2.0" or "-cl-std=CL3.0"), "" when it has none.
+  [[nodiscard]] std::string non_uniform_std() const;
   /// "P:D", the selector that picks exactly this device.
   [[nodiscard]] std::string id() const;
   /// A stable identity for the database: vendor, name, driver version and

@@ -1,9 +1,12 @@
 #pragma once
 /// @file runner.hpp
-/// Runs one kernel (or one block of it) on one device with a given local
-/// work size: builds the program once, keeps inputs resident, times the
+/// Runs one kernel (or one block of it) on one device with a given
+/// configuration: builds each configuration's program once (a build per
+/// distinct set of build options, cached), keeps inputs resident, times the
 /// kernel with profiling events and host↔device transfers separately, and
 /// classifies failures as data (TrialStatus) instead of throwing.
+/// Sources: OpenCL 1.2 §5.6 (program objects), §5.7.3 (kernel work-group
+/// info), §5.8 (clEnqueueNDRangeKernel), §5.12 (profiling).
 
 #include <memory>
 #include <string>
@@ -19,29 +22,46 @@ namespace wstune {
 /// The result of running one configuration.
 struct RunResult {
   TrialStatus status = TrialStatus::correct;  ///< correct unless something failed
-  std::string error;        ///< why it failed (error name, call, log excerpt)
+  std::string error;        ///< why it failed (error name, call, build log excerpt)
   LocalSize local;          ///< the local size asked for
+  Extent global;            ///< the NDRange launched (rounded up for a bounds-guarded kernel)
   Samples kernel;           ///< kernel time per repetition (ms, profiling events)
   Samples h2d;              ///< host→device transfer of the block's inputs (ms)
-  Samples d2h;              ///< device→host transfer of the block's output (ms)
+  Samples d2h;              ///< device→host transfer of the block's outputs (ms)
   /// Wall clock of the upload() this run used, host staging of pageable
   /// memory included (the events above time only the device's copy), ms.
   double h2d_wall_ms = 0;
   /// Wall clock of the blocking read-back, host staging included, ms.
   double d2h_wall_ms = 0;
+  double compile_ms = 0;    ///< build of this configuration's program in this call (0 when cached)
   double wall_ms = 0;       ///< wall clock of the whole call (ms)
-  HostBuffer output;        ///< the block's output (block_output_size floats)
+  /// The block's outputs (KernelSpec::outputs(), read_count elements each).
+  std::vector<HostBuffer> outputs;
   /// True when status is TrialStatus::correct.
   [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
 };
 
-/// One device, one kernel: context, profiling queue and built program.
+/// What OpenCL says about one built kernel (one configuration's program).
+struct KernelVariantInfo {
+  std::string build_options;        ///< the options it was built with
+  std::size_t work_group_size = 0;  ///< CL_KERNEL_WORK_GROUP_SIZE (work-items)
+  std::uint64_t local_mem_bytes = 0;  ///< CL_KERNEL_LOCAL_MEM_SIZE (bytes)
+  /// CL_KERNEL_COMPILE_WORK_GROUP_SIZE: the reqd_work_group_size attribute,
+  /// nullopt when the kernel has none (OpenCL 1.2 §6.7.2).
+  LocalSize required_local;
+  double compile_ms = 0;            ///< clBuildProgram wall time (ms)
+};
+
+/// One device, one kernel: context, profiling queue and built programs.
 /// Not thread-safe; use one per thread.
 class DeviceRunner {
  public:
-  /// Builds the kernel's program for the device. Throws BuildError (with the
-  /// log) when it does not compile, ClError for other failures.
-  DeviceRunner(Device device, const KernelSpec& spec, std::string build_options = {});
+  /// Creates the context and queue. A kernel without tuning parameters is
+  /// built at once (throws BuildError with the log when it does not compile);
+  /// a kernel with parameters is built per configuration on first use.
+  /// `extra_build_options` are added to every build. Throws ClError for
+  /// other failures.
+  DeviceRunner(Device device, const KernelSpec& spec, std::string extra_build_options = {});
   ~DeviceRunner();
   DeviceRunner(const DeviceRunner&) = delete;
   DeviceRunner& operator=(const DeviceRunner&) = delete;
@@ -50,27 +70,44 @@ class DeviceRunner {
   [[nodiscard]] const Device& device() const noexcept;
   /// The kernel descriptor.
   [[nodiscard]] const KernelSpec& spec() const noexcept;
-  /// CL_KERNEL_WORK_GROUP_SIZE of the built kernel (work-items).
+  /// CL_KERNEL_WORK_GROUP_SIZE of the kernel built for the reference
+  /// parameters (0 before it is built).
   [[nodiscard]] std::size_t kernel_work_group_size() const noexcept;
-  /// min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE).
+  /// min(device max work-group size, kernel_work_group_size()).
   [[nodiscard]] std::size_t max_local_items() const noexcept;
-  /// CL_KERNEL_LOCAL_MEM_SIZE of the built kernel (bytes).
+  /// CL_KERNEL_LOCAL_MEM_SIZE of the kernel built for the reference parameters (bytes).
   [[nodiscard]] std::uint64_t kernel_local_mem_bytes() const noexcept;
 
-  /// Why `local` cannot run `b` on this device ("" when it can): a dimension
-  /// that does not divide the block's NDRange (OpenCL 1.2 §5.8,
-  /// CL_INVALID_WORK_GROUP_SIZE), above the max work-item sizes, or a product
-  /// above max_local_items().
-  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local) const;
+  /// Builds (once; later calls return the cached result) the program of
+  /// p.params and returns what OpenCL says about its kernel, or nullptr with
+  /// `error` set to the build log (a configuration that does not compile is
+  /// data, not an exception). Throws ClError for other OpenCL failures.
+  const KernelVariantInfo* variant(const Problem& p, std::string* error);
 
-  /// Uploads the block's inputs (KernelSpec::block_inputs) and allocates the
-  /// output; they stay resident for run(). Throws ClError.
+  /// Why `local` cannot run `b` with p.params on this device ("" when it
+  /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
+  /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or
+  /// the device runs non-uniform work-groups, above the max work-item sizes, a
+  /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE),
+  /// local memory beyond the device's, or not the kernel's
+  /// reqd_work_group_size. Builds the configuration's program when needed; a
+  /// build failure gives its log.
+  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local);
+
+  /// The NDRange launched for `b` with `local`: the block's NDRange, rounded
+  /// up to a multiple of `local` when the kernel guards its bounds and the
+  /// device does not run non-uniform work-groups.
+  [[nodiscard]] Extent launch_global(const Problem& p, const Block& b, const LocalSize& local) const;
+
+  /// Uploads the block's inputs (KernelSpec::block_inputs) and allocates its
+  /// outputs (KernelSpec::outputs); they stay resident for run(). Throws ClError.
   void upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs);
 
-  /// Runs warm-up + repetitions of the uploaded block with `local`, reads the
-  /// output once. Never throws for a failing configuration: the status says
-  /// constraints (check_local refused it), runtime (an OpenCL error). The
-  /// caller verifies the output (status stays correct until then).
+  /// Runs warm-up + repetitions of the uploaded block with p.params and
+  /// `local`, reads the outputs once. Never throws for a failing
+  /// configuration: the status says compile (the build log), constraints
+  /// (check_local refused it) or runtime (an OpenCL error). The caller
+  /// verifies the outputs (status stays correct until then).
   RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing);
 
  private:
@@ -78,8 +115,23 @@ class DeviceRunner {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The whole problem's expected outputs: the kernel's CPU reference, or, for
+/// a kernel without one, the outputs of its reference configuration
+/// (KernelSpec::reference_params()) run on `runner`'s device. Throws Error
+/// when the reference configuration fails.
+std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p,
+                                          const std::vector<HostBuffer>& inputs);
+
+/// Places block `b`'s outputs into whole outputs, finishes them
+/// (KernelSpec::finish) and verifies them against `ref`.
+Verdict verify_outputs(const KernelSpec& k, const Problem& p, const Block& b, const std::vector<HostBuffer>& outputs,
+                       const std::vector<HostBuffer>& ref);
+
+/// "verification failed: <detail> = <error> > <tolerance>".
+std::string verification_error(const Verdict& v);
+
 /// Convenience: generate inputs with `seed`, run the whole problem on one
-/// device, verify against the CPU reference (status correctness on failure).
+/// device, verify against reference_outputs() (status correctness on failure).
 /// The Verdict is stored in `verdict` when not null.
 RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local,
                          const TimingOptions& timing, std::uint64_t seed = 42,

@@ -1,12 +1,13 @@
 #pragma once
 /// @file search.hpp
-/// Measured search for the local work size / group shape, never worse than
-/// the driver's default: strategies behind a small Searcher interface, stop
-/// conditions behind StopCondition (after KTT's searcher and stop-condition
-/// interfaces), and tune(), which measures the driver default (NULL), the
-/// paper's rule and what the strategy proposes, confirms the fastest and
-/// resolves ties with more trials, and answers NULL unless something is
-/// faster.
+/// Measured search over a kernel's configurations (tuning parameter values
+/// and local work size / group shape), never worse than the baseline (the
+/// driver's default NULL, or a described kernel's reference configuration):
+/// strategies behind a small Searcher interface, stop conditions behind
+/// StopCondition (after KTT's searcher and stop-condition interfaces), and
+/// tune(), which measures the baseline, the paper's rule and what the
+/// strategy proposes, confirms the fastest and resolves ties with more
+/// trials, and answers the baseline unless something is faster.
 /// See docs/tuning.md.
 
 #include <chrono>
@@ -18,38 +19,41 @@
 #include <string_view>
 #include <vector>
 
+#include "wstune/search_space.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/trial.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
 
-/// Picks the next shape to measure. One instance serves one tune() call.
+/// Picks the next configuration to measure. One instance serves one tune() call.
 class Searcher {
  public:
   virtual ~Searcher() = default;
   /// "exhaustive", "random", "guided" or "rule".
   [[nodiscard]] virtual std::string_view name() const = 0;
-  /// Called once before next(): the valid shapes (search_space.hpp), the
-  /// paper's rule shape (nullopt when it has none) and the target (device
-  /// model, NDRange, the kernel's priority), for searchers with a prior.
-  virtual void initialize(const std::vector<Extent>& space, const LocalSize& rule, const TuneTarget& target) = 0;
+  /// Called once before next(): the configurations (search_space.hpp; it
+  /// outlives the search and holds the baseline and the paper's rule) and
+  /// the target (device model, NDRange, the kernel's priority), for
+  /// searchers with a prior.
+  virtual void initialize(const SearchSpace& space, const TuneTarget& target) = 0;
   /// True (the default): tune() measures the paper's rule right after NULL,
   /// before next(). False: the searcher proposes the rule itself when it
   /// wants it; if the search ends without it, tune() measures it afterwards
   /// only when the stop condition still allows one more evaluation (so a
   /// budget of 2 can go to NULL and the searcher's best first guess).
   [[nodiscard]] virtual bool rule_first() const { return true; }
-  /// The next shape to measure, or nullopt when there is nothing left to try.
-  /// Shapes already reported are skipped by tune() without cost.
-  virtual std::optional<Extent> next() = 0;
-  /// A measured shape's trial (the rule's too, and cached ones).
-  virtual void report(const Trial& trial) = 0;
+  /// The index (in the space) of the next configuration to measure, or
+  /// nullopt when there is nothing left to try. Configurations already
+  /// reported are skipped by tune() without cost.
+  virtual std::optional<std::size_t> next() = 0;
+  /// Configuration `entry`'s trial (the rule's too, and cached ones).
+  virtual void report(std::size_t entry, const Trial& trial) = 0;
 };
 
-/// Every shape of the space in order.
+/// Every configuration of the space in order.
 std::unique_ptr<Searcher> make_exhaustive_searcher();
-/// Shapes in a seeded random order (without repetition).
+/// Configurations in a seeded random order (without repetition).
 std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
 /// Guided: first the best shapes of prior_order() at three work-group
 /// sizes (the target size, half and double or a quarter of it; on a CPU
@@ -57,8 +61,11 @@ std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed);
 /// paper's rule (on a CPU device with a 1-D NDRange the rule comes first:
 /// the smallest group that fills the SIMD lanes, the other end of the size
 /// range from PoCL's large NULL choice), then best-first hill-climbing from the fastest measured
-/// shapes over neighbouring shapes (the next smaller and larger divisor in
-/// x, in y, and both, and the same-size reshapes), moves along x first.
+/// configurations over their neighbours (SearchSpace::neighbours: the next
+/// smaller and larger divisor in x, y, z and their combinations, the
+/// same-size reshapes, and one step in one tuning parameter), moves that
+/// keep y and z first. The seeds are taken in the baseline's parameter set;
+/// a space with parameters adds two seeded random configurations.
 /// rule_first() is false: under a budget of two evaluations it measures
 /// NULL and its first seed.
 std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed);
@@ -92,7 +99,7 @@ std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t see
 /// Where a tune() stands, for stop conditions and progress lines.
 struct SearchProgress {
   unsigned evaluations = 0;   ///< configurations measured so far (NULL and the rule included)
-  unsigned space_size = 0;    ///< shapes in the space (+1 for NULL is the exhaustive count)
+  unsigned space_size = 0;    ///< configurations in the space (+1 for the baseline is the exhaustive count)
   std::chrono::steady_clock::duration elapsed{};  ///< since tune() started
 };
 
@@ -165,37 +172,39 @@ struct TuneOptions {
   std::function<void(const Trial&, TrialPhase)> on_trial;
   /// "Already measured" lookup: a returned Trial is used instead of measuring
   /// (it is not counted as an evaluation and on_trial is not called for it).
-  std::function<std::optional<Trial>(const LocalSize&)> lookup;
+  std::function<std::optional<Trial>(const Configuration&)> lookup;
 };
 
 /// The answer of tune().
 struct TuneResult {
   TuneTarget target;             ///< what was tuned
   std::string strategy;          ///< the searcher's name
-  std::vector<Extent> space;     ///< the search space
-  Trial best;                    ///< the answer (NULL when nothing beats it), with all its samples
-  Trial baseline;                ///< the driver's choice (NULL)
+  std::size_t space_size = 0;    ///< configurations in the search space (the baseline excluded)
+  Trial best;                    ///< the answer (the baseline when nothing beats it), with all its samples
+  Trial baseline;                ///< the baseline: the driver's choice (NULL), or the reference configuration
   std::optional<Trial> rule;     ///< the paper's rule, if it has a shape
   std::vector<Trial> trials;     ///< every distinct configuration, merged samples, in first-measured order
   unsigned evaluations = 0;      ///< configurations measured (lookups excluded)
   unsigned tiebreak_trials = 0;  ///< extra trials of measured configurations (confirmation and tie rounds)
   double wall_ms = 0;            ///< wall time of tune() (ms)
   std::string stop_reason;       ///< "space exhausted", "searcher done" or the stop condition
-  /// best / NULL median (≤ 1 whenever the baseline ran); nullopt if either failed.
+  /// best / baseline median (≤ 1 whenever the baseline ran); nullopt if either failed.
   [[nodiscard]] std::optional<double> ratio_to_baseline() const;
   /// best / rule median; nullopt without a correct rule trial.
   [[nodiscard]] std::optional<double> ratio_to_rule() const;
 };
 
-/// Tunes the local work size of `evaluator`'s target: measures NULL, the
-/// paper's rule (after the search instead, and only within the budget, for
-/// a searcher whose rule_first() is false), the searcher's proposals until `stop` or the searcher
-/// ends; then the fastest shapes and NULL get options.confirm_rounds more
+/// Tunes `evaluator`'s configurations: measures the baseline
+/// (SearchSpace::baseline), the paper's rule (after the search instead, and
+/// only within the budget, for a searcher whose rule_first() is false), the
+/// searcher's proposals until `stop` or the searcher ends; then the fastest
+/// configurations and the baseline get options.confirm_rounds more
 /// interleaved trials, and configurations whose medians are within the tie
 /// window of the best (options.tie_tolerance, widened to the best's own
-/// sample spread up to options.tie_tolerance_max) get more samples (samples are merged) until one is clearly best
-/// or the rounds run out; the answer is the fastest median, and NULL unless
-/// that is strictly faster than NULL's. Failing trials are kept as data.
+/// sample spread up to options.tie_tolerance_max) get more samples (samples
+/// are merged) until one is clearly best or the rounds run out; the answer is
+/// the fastest median, and the baseline unless that is strictly faster than
+/// the baseline's. Failing trials are kept as data.
 /// Throws only what the evaluator's constructor would (never for a trial).
 TuneResult tune(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options = {});
 

@@ -21,9 +21,10 @@
 
 namespace wstune {
 
-/// The store's identity of one of wstune's kernels: its __kernel function
-/// name, the FNV-1a hash of its embedded source and DeviceRunner's build
-/// options ("-cl-std=CL1.2", plus `extra_build_options` when given).
+/// The store's identity of a kernel: its __kernel function name, the FNV-1a
+/// hash of its source and its build options without parameter values
+/// ("-cl-std=CL1.2", a described kernel's T1 CompilerOptions, plus
+/// `extra_build_options` when given).
 KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_options = {});
 
 /// One stored tuning session driven by tune().
@@ -59,7 +60,7 @@ class StoredTuneSession {
   Store& store_;
   SessionRecord session_;
   std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
-  std::map<std::string, TrialRecord> stored_;  // to_string(local) → stored trial
+  std::map<std::string, TrialRecord> stored_;  // configuration key → stored trial
 };
 
 }  // namespace wstune

@@ -1,0 +1,122 @@
+#pragma once
+/// @file host_buffer.hpp
+/// Host data of kernel arguments: element types (the OpenCL C scalar and
+/// vector types a T1 tuning file names) and a typed buffer of raw bytes.
+/// Sources: OpenCL 1.2 §6.1.1–§6.1.2 (built-in scalar and vector data types),
+/// TuningSchema T1 `KernelSpecification.Arguments[].Type`.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wstune {
+
+/// An OpenCL C scalar type (OpenCL 1.2 §6.1.1). `boolean` is one byte on the
+/// host (T1 "bool"; OpenCL C has no bool kernel arguments, so such an argument
+/// must be declared uchar or char in the kernel).
+enum class ScalarType : std::uint8_t { boolean, i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64 };
+
+/// An element type: a scalar, or an OpenCL vector of 2, 4, 8 or 16 of one
+/// (OpenCL 1.2 §6.1.2; 3-component vectors take the space of 4).
+struct ElementType {
+  ScalarType scalar = ScalarType::f32;  ///< the component type
+  unsigned width = 1;                   ///< components: 1, 2, 4, 8 or 16
+
+  /// Bytes of one element (half = 2, float4 = 16, double16 = 128).
+  [[nodiscard]] std::size_t bytes() const noexcept;
+  /// Bytes of one component.
+  [[nodiscard]] std::size_t scalar_bytes() const noexcept;
+  /// True for half, float and double components.
+  [[nodiscard]] bool is_float() const noexcept;
+  /// The T1 name: "bool", "int8" … "uint64", "half", "float", "double",
+  /// with the width appended for vectors ("float4").
+  [[nodiscard]] std::string name() const;
+  friend bool operator==(const ElementType&, const ElementType&) = default;
+};
+
+/// Parses a T1 type name ("int32", "float4", "half", …); throws
+/// std::invalid_argument naming the text and the accepted names otherwise
+/// (T1's "custom" is not an OpenCL type wstune can fill or compare).
+ElementType parse_element_type(std::string_view name);
+
+/// float32, the element type of wstune's four built-in kernels.
+inline constexpr ElementType kFloat32{ScalarType::f32, 1};
+
+/// `count` elements of one ElementType as raw host bytes (zeroed on
+/// creation). Typed access through as<T>(), whose T must have the element's
+/// size. Copyable value type; not thread-safe for concurrent writes.
+class HostBuffer {
+ public:
+  /// No elements, float32.
+  HostBuffer() = default;
+  /// `count` zeroed elements of `type`.
+  HostBuffer(ElementType type, std::size_t count) : type_(type), bytes_(type.bytes() * count) {}
+  /// `count` zeroed float32 elements.
+  static HostBuffer floats(std::size_t count) { return HostBuffer(kFloat32, count); }
+  /// A float32 buffer holding `values`.
+  static HostBuffer of(const std::vector<float>& values);
+
+  /// The element type.
+  [[nodiscard]] const ElementType& type() const noexcept { return type_; }
+  /// Number of elements.
+  [[nodiscard]] std::size_t size() const noexcept { return bytes_.size() / type_.bytes(); }
+  /// Number of bytes (size() × type().bytes()).
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_.size(); }
+  /// True without elements.
+  [[nodiscard]] bool empty() const noexcept { return bytes_.empty(); }
+  /// The bytes.
+  [[nodiscard]] std::byte* data() noexcept { return bytes_.data(); }
+  /// The bytes.
+  [[nodiscard]] const std::byte* data() const noexcept { return bytes_.data(); }
+  /// Resizes to `count` elements (new ones zeroed).
+  void resize(std::size_t count) { bytes_.resize(count * type_.bytes()); }
+  /// Elements [first, first + count) as a new buffer; throws std::out_of_range beyond the end.
+  [[nodiscard]] HostBuffer slice(std::size_t first, std::size_t count) const;
+  /// Copies `src`'s elements to element offset `first` (same type; throws
+  /// std::invalid_argument for another type, std::out_of_range beyond the end).
+  void write(std::size_t first, const HostBuffer& src) { write(first, src, 0, src.size()); }
+  /// Copies `src`'s elements [src_first, src_first + count) to element offset
+  /// `first` (same type; throws std::invalid_argument for another type,
+  /// std::out_of_range beyond either end).
+  void write(std::size_t first, const HostBuffer& src, std::size_t src_first, std::size_t count);
+
+  /// The elements as T (sizeof(T) must equal type().bytes(): float for
+  /// float32, std::uint16_t for half, …); throws std::invalid_argument otherwise.
+  template <class T>
+  [[nodiscard]] std::span<T> as() {
+    check_size(sizeof(T));
+    return {reinterpret_cast<T*>(bytes_.data()), size()};
+  }
+  /// Read-only as<T>().
+  template <class T>
+  [[nodiscard]] std::span<const T> as() const {
+    check_size(sizeof(T));
+    return {reinterpret_cast<const T*>(bytes_.data()), size()};
+  }
+  /// Same type and bytes.
+  friend bool operator==(const HostBuffer& a, const HostBuffer& b) {
+    return a.type_ == b.type_ && a.bytes_ == b.bytes_;
+  }
+
+ private:
+  void check_size(std::size_t t) const;
+  ElementType type_ = kFloat32;
+  std::vector<std::byte> bytes_;
+};
+
+/// Component `k` (0-based over all components of all elements) of `b` as a
+/// double: integers and bools converted, half decoded (IEEE 754 binary16).
+double component(const HostBuffer& b, std::size_t k);
+/// Stores `v` into component `k` of `b`, converted to the component type
+/// (integers truncated toward zero and clamped to the type's range, NaN as 0;
+/// bools as v != 0; half encoded, rounding to nearest even).
+void set_component(HostBuffer& b, std::size_t k, double v);
+/// Number of components of `b` (size() × type().width).
+inline std::size_t components(const HostBuffer& b) { return b.size() * b.type().width; }
+
+}  // namespace wstune

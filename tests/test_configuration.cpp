@@ -1,0 +1,159 @@
+// Typed host buffers, configurations and the search space of a kernel with
+// tuning parameters (no OpenCL).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "wstune/configuration.hpp"
+#include "wstune/error.hpp"
+#include "wstune/host_buffer.hpp"
+#include "wstune/search_space.hpp"
+
+using namespace wstune;
+using nlohmann::json;
+
+TEST(ElementType, NamesSizesAndParsing) {
+  EXPECT_EQ(parse_element_type("float4").bytes(), 16u);
+  EXPECT_EQ(parse_element_type("double16").bytes(), 128u);
+  EXPECT_EQ(parse_element_type("half").bytes(), 2u);
+  EXPECT_EQ(parse_element_type("uint64").bytes(), 8u);
+  EXPECT_EQ(parse_element_type("bool").bytes(), 1u);
+  for (const char* n : {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "half",
+                        "half2", "float", "float8", "double", "double4"})
+    EXPECT_EQ(parse_element_type(n).name(), n);
+  for (const char* bad : {"float3", "int4", "custom", "", "floaty", "double32", "bool2"})
+    EXPECT_THROW((void)parse_element_type(bad), std::invalid_argument) << bad;
+}
+
+TEST(HostBuffer, TypedViewsSlicesAndWrites) {
+  HostBuffer b = HostBuffer::of({1.f, 2.f, 3.f, 4.f});
+  EXPECT_EQ(b.size(), 4u);
+  EXPECT_EQ(b.bytes(), 16u);
+  EXPECT_EQ(b.slice(1, 2).as<float>()[1], 3.f);
+  EXPECT_THROW((void)b.slice(3, 2), std::out_of_range);
+  EXPECT_THROW((void)b.as<double>(), std::invalid_argument);
+  b.write(2, HostBuffer::of({9.f}));
+  EXPECT_EQ(b.as<float>()[2], 9.f);
+  EXPECT_THROW(b.write(4, HostBuffer::of({1.f})), std::out_of_range);
+  EXPECT_THROW(b.write(0, HostBuffer(ElementType{ScalarType::i32, 1}, 1)), std::invalid_argument);
+  HostBuffer v(ElementType{ScalarType::f32, 4}, 2);
+  EXPECT_EQ(components(v), 8u);
+  set_component(v, 5, -1.5);
+  EXPECT_EQ(component(v, 5), -1.5);
+}
+
+TEST(HostBuffer, ConversionsSaturateAndHalfRoundsToNearestEven) {
+  HostBuffer i8(ElementType{ScalarType::i8, 1}, 3);
+  set_component(i8, 0, 300);
+  set_component(i8, 1, -300);
+  set_component(i8, 2, NAN);
+  EXPECT_EQ(component(i8, 0), 127);
+  EXPECT_EQ(component(i8, 1), -128);
+  EXPECT_EQ(component(i8, 2), 0);
+  HostBuffer h(ElementType{ScalarType::f16, 1}, 6);
+  const double values[] = {1.0, -2.5, 65504.0, 1e6, 5.960464477539063e-08, 1.0 + 1.0 / 2048};
+  for (std::size_t i = 0; i < 6; ++i) set_component(h, i, values[i]);
+  EXPECT_EQ(component(h, 0), 1.0);
+  EXPECT_EQ(component(h, 1), -2.5);
+  EXPECT_EQ(component(h, 2), 65504.0);  // the largest half
+  EXPECT_TRUE(std::isinf(component(h, 3)));
+  EXPECT_EQ(component(h, 4), 5.960464477539063e-08);  // the smallest subnormal half
+  EXPECT_EQ(component(h, 5), 1.0);  // halfway: ties to even
+}
+
+RC_GTEST_PROP(HostBuffer, HalfRoundTripsEveryFiniteHalf, ()) {
+  const auto bits = *rc::gen::inRange<std::uint32_t>(0, 0x7c00);  // positive finite halves
+  HostBuffer h(ElementType{ScalarType::f16, 1}, 1);
+  h.as<std::uint16_t>()[0] = static_cast<std::uint16_t>(bits);
+  const double v = component(h, 0);
+  HostBuffer back(ElementType{ScalarType::f16, 1}, 1);
+  set_component(back, 0, v);
+  RC_ASSERT(back.as<std::uint16_t>()[0] == bits);
+}
+
+TEST(Configuration, KeysDefinesAndText) {
+  const Configuration c{json{{"TILE", 16}, {"VEC", true}, {"MODE", "fast"}, {"ALPHA", 0.5}}, Extent{8, 4, 2}};
+  EXPECT_EQ(c.key(), "ALPHA=0.5,MODE=\"fast\",TILE=16,VEC=true;8x4");
+  EXPECT_EQ(define_options(c.params), "-D ALPHA=0.5 -D MODE=fast -D TILE=16 -D VEC=1");
+  EXPECT_EQ(to_string(c), "ALPHA=0.5 MODE=fast TILE=16 VEC=true local=8x4");
+  EXPECT_EQ(Configuration{}.key(), "null");
+}
+
+namespace {
+
+std::vector<TuningParameter> two_params() {
+  return {TuningParameter{"A", "int", {1, 2, 4}}, TuningParameter{"B", "int", {1, 2}}};
+}
+
+}  // namespace
+
+TEST(SearchSpace, ParametersConstraintsBaselineAndLocalSizes) {
+  // A <= 2*B is the constraint; each combination runs NULL and (A, 1), (2A, 1).
+  auto locals = [](const json& p) -> std::vector<LocalSize> {
+    const int a = p["A"], b = p["B"];
+    if (a > 2 * b) return {};
+    return {std::nullopt, Extent{std::size_t(a), 1, 1}, Extent{2 * std::size_t(a), 1, 1}};
+  };
+  const Configuration base{json{{"A", 1}, {"B", 1}}, std::nullopt};
+  const SearchSpace s(two_params(), locals, base, Configuration{json{{"A", 2}, {"B", 2}}, Extent{4, 1, 1}});
+  // Valid combinations: (1,1) (1,2) (2,1) (2,2) (4,2); 3 local sizes each, minus the baseline.
+  EXPECT_EQ(s.parameter_sets(), 5u);
+  EXPECT_EQ(s.size(), 14u);
+  EXPECT_FALSE(s.find(base));
+  EXPECT_FALSE(s.find(Configuration{json{{"A", 4}, {"B", 1}}, std::nullopt})) << "violates the constraint";
+  ASSERT_TRUE(s.rule());
+  EXPECT_EQ(s.at(*s.rule()), (Configuration{json{{"A", 2}, {"B", 2}}, Extent{4, 1, 1}}));
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const Configuration c = s.at(i);
+    EXPECT_TRUE(keys.insert(c.key()).second) << "duplicate " << c.key();
+    EXPECT_EQ(s.find(c), i);
+    EXPECT_LE(c.params["A"].get<int>(), 2 * c.params["B"].get<int>());
+  }
+  // Odometer order: the last parameter varies fastest.
+  EXPECT_EQ(s.params_of_set(0), (json{{"A", 1}, {"B", 1}}));
+  EXPECT_EQ(s.params_of_set(1), (json{{"A", 1}, {"B", 2}}));
+}
+
+TEST(SearchSpace, NeighboursStayInTheSpaceAndStepOneParameter) {
+  auto locals = [](const json&) -> std::vector<LocalSize> {
+    return {Extent{1, 1, 1}, Extent{2, 1, 1}, Extent{4, 1, 1}};
+  };
+  const SearchSpace s(two_params(), locals, Configuration{json{{"A", 4}, {"B", 2}}, Extent{4, 1, 1}}, std::nullopt);
+  ASSERT_EQ(s.size(), 17u);
+  const auto i = *s.find(Configuration{json{{"A", 2}, {"B", 1}}, Extent{2, 1, 1}});
+  std::set<std::string> got;
+  for (std::size_t n : s.neighbours(i)) got.insert(s.at(n).key());
+  const std::set<std::string> want{"A=2,B=1;1", "A=2,B=1;4", "A=1,B=1;2", "A=4,B=1;2", "A=2,B=2;2"};
+  EXPECT_EQ(got, want);
+}
+
+TEST(SearchSpace, TooManyConfigurationsIsAUsageError) {
+  std::vector<TuningParameter> ps;
+  for (int k = 0; k < 4; ++k) ps.push_back(TuningParameter{"P" + std::to_string(k), "int", {1, 2, 3, 4, 5, 6, 7, 8}});
+  auto one = [](const json&) -> std::vector<LocalSize> { return {std::nullopt}; };
+  EXPECT_THROW(SearchSpace(ps, one, Configuration{}, std::nullopt, 1000), UsageError);
+  EXPECT_EQ(SearchSpace(ps, one, Configuration{}, std::nullopt, 5000).size(), 4096u);
+}
+
+RC_GTEST_PROP(SearchSpace, EveryConfigurationIsFoundAtItsIndex, ()) {
+  const auto na = *rc::gen::inRange<int>(1, 5), nb = *rc::gen::inRange<int>(1, 5);
+  std::vector<TuningParameter> ps(2);
+  ps[0].name = "A";
+  ps[1].name = "B";
+  for (int v = 0; v < na; ++v) ps[0].values.push_back(v);
+  for (int v = 0; v < nb; ++v) ps[1].values.push_back(v * 10);
+  const auto mod = *rc::gen::inRange<int>(1, 4);
+  auto locals = [&](const json& p) -> std::vector<LocalSize> {
+    if ((p["A"].get<int>() + p["B"].get<int>()) % mod) return {};
+    return {std::nullopt, Extent{2, 2, 2}};
+  };
+  const SearchSpace s(ps, locals, Configuration{json{{"A", 0}, {"B", 0}}, std::nullopt}, std::nullopt);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    RC_ASSERT(s.find(s.at(i)) == std::optional<std::size_t>(i));
+    for (std::size_t n : s.neighbours(i)) RC_ASSERT(n < s.size() && n != i);
+  }
+}
