@@ -15,7 +15,9 @@ cxx=$(command -v g++)
 if [ "${WSTUNE_SANITIZE:-0}" = 1 ] || [ "${WSTUNE_FUZZ:-0}" = 1 ]; then
   default_dir=build-asan
   cxx=$(command -v clang++-14)
-  extra=(-DWSTUNE_FUZZ=ON -DWSTUNE_BUILD_BENCH=OFF)
+  # -O1 with line tables only: ASan's reports keep file and line, and the
+  # build takes about half the time of -O2 -g on CI's 2 cores.
+  extra=(-DWSTUNE_FUZZ=ON -DWSTUNE_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG")
 fi
 BUILD_DIR=${WSTUNE_BUILD_DIR:-$default_dir}
 JOBS=${WSTUNE_JOBS:-$(nproc)}

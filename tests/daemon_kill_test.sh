@@ -14,52 +14,12 @@
 # Usage: daemon_kill_test.sh MPIEXEC NPFLAG WSTUNED WSTUNE
 set -uo pipefail
 MPIEXEC=$1 NPFLAG=$2 WSTUNED=$3 WSTUNE=$4
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstuned-kill.XXXXXX")
-DB=$TMP/wstune.db
-PIDFILE=$TMP/master.pid
-launcher=
-procs=()
-cleanup() {
-  # Only what this test started: the launcher and the processes below it.
-  for p in "${procs[@]}" $launcher; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- stderr ---"; tail -40 "$TMP/err" 2>/dev/null; exit 1; }
-runs() {
-  [ -f "$DB" ] || { echo 0; return; }
-  python3 -c "import sqlite3,sys; c=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro', uri=True); print(c.execute('SELECT count(*) FROM split_runs').fetchone()[0])" "$DB" 2>/dev/null || echo 0
-}
-descendants() {
-  local c
-  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done
-}
-alive() {
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-  [ -n "$st" ] && [[ "$st" != Z* ]]
-}
+source "$(dirname "$0")/daemon_test_lib.sh"
 
 total=4
-python3 - "$TMP/jobs.json" "$total" <<'PY'
-import json, sys
-long = {"kernel": "matmul", "size": "512", "repetitions": 10}
-jobs = [{"kernel": "matmul", "size": "64"}] + [long] * (int(sys.argv[2]) - 1)
-json.dump({"defaults": {"repetitions": 2, "split": "even", "local": "null"}, "jobs": jobs}, open(sys.argv[1], "w"))
-PY
+write_jobs "$total" 10
 args=(run --job "$TMP/jobs.json" --db "$DB" --json --timeout 120)
-
-"$MPIEXEC" "$NPFLAG" 3 "$WSTUNED" "${args[@]}" --pid-file "$PIDFILE" >"$TMP/out" 2>"$TMP/err" &
-launcher=$!
-for _ in $(seq 1 1200); do  # up to 120 s for the first job's row
-  [ "$(runs)" -ge 1 ] && break
-  kill -0 "$launcher" 2>/dev/null || fail "wstuned ended before the first row appeared"
-  sleep 0.1
-done
-[ "$(runs)" -ge 1 ] || fail "no row after 120 s"
-[ -s "$PIDFILE" ] || fail "no --pid-file"
-master=$(cat "$PIDFILE")
-mapfile -t procs < <(descendants "$launcher")
+start_and_wait "${args[@]}" --pid-file "$PIDFILE"
 # A worker rank: a wstuned whose parent is the launcher's proxy, not the master.
 victim=
 for p in "${procs[@]}"; do
