@@ -32,20 +32,9 @@ done
 isolated=$(ps -o pid= --ppid "$victim" | tr -d ' ')
 echo "first row stored; master $master, killing worker rank pid $victim (its isolated OpenCL process: $isolated)"
 kill -KILL "$victim"
-sent=$SECONDS
-for _ in $(seq 1 600); do
-  kill -0 "$launcher" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$launcher" 2>/dev/null && fail "the launcher still runs 60 s after the SIGKILL"
-wait "$launcher"; rc=$?
-launcher=
-echo "launcher exit status $rc, $((SECONDS - sent)) s after the SIGKILL"
+wait_gone "the SIGKILL"
+echo "launcher exit status $rc, $sent_to_end s after the SIGKILL"
 [ "$rc" != 0 ] || fail "exit status 0 after a worker rank was killed"
-for p in "${procs[@]}"; do
-  for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
-  alive "$p" && fail "process $p ($(ps -o args= -p "$p")) of the run still alive"
-done
 for _ in $(seq 1 50); do [ -e "$PIDFILE" ] || break; sleep 0.1; done
 [ -e "$PIDFILE" ] && fail "the --pid-file was left behind (stale: it names the dead master $master)"
 done_before=$(runs)

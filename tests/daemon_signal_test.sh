@@ -24,20 +24,8 @@ case "$TARGET" in
   master) kill -"$SIG" "$master" ;;
   *) fail "TARGET must be launcher or master" ;;
 esac
-sent=$SECONDS
-
-for _ in $(seq 1 600); do  # everything gone within 60 s
-  kill -0 "$launcher" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$launcher" 2>/dev/null && fail "the launcher still runs 60 s after SIG$SIG"
-wait "$launcher"; rc=$?
-launcher=
-for p in "${procs[@]}"; do
-  for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
-  alive "$p" && fail "process $p of the run still alive after the launcher exited"
-done
-echo "exit status $rc, $((SECONDS - sent)) s after SIG$SIG"
+wait_gone "SIG$SIG"
+echo "exit status $rc, $sent_to_end s after SIG$SIG"
 [ "$rc" = 130 ] || fail "exit status $rc, expected 130 (stopped by a signal)"
 grep -q "stop requested" "$TMP/err" || fail "the master did not report the stop"
 [ -e "$PIDFILE" ] && fail "the --pid-file was not removed"

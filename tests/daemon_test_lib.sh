@@ -11,6 +11,9 @@
 #                          $TMP/err) in the background, until the first job's
 #                          row is stored; sets launcher, master (from
 #                          $PIDFILE) and procs (every process of the run)
+#   wait_gone WHAT         the launcher ends within 60 s (else fail "... after
+#                          WHAT") and every process of the run within 5 s
+#                          more; sets rc (its status) and sent_to_end (s)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstuned-launcher.XXXXXX")
 DB=$TMP/wstune.db
 PIDFILE=$TMP/master.pid
@@ -64,4 +67,19 @@ start_and_wait() {
   [ -s "$PIDFILE" ] || fail "no --pid-file $PIDFILE"
   master=$(cat "$PIDFILE")
   mapfile -t procs < <(descendants "$launcher")
+}
+wait_gone() {
+  local start=$SECONDS p
+  for _ in $(seq 1 600); do  # everything gone within 60 s
+    kill -0 "$launcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$launcher" 2>/dev/null && fail "the launcher still runs 60 s after $1"
+  wait "$launcher"; rc=$?
+  launcher=
+  sent_to_end=$((SECONDS - start))
+  for p in "${procs[@]}"; do
+    for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
+    alive "$p" && fail "process $p ($(ps -o args= -p "$p")) of the run still alive after the launcher exited"
+  done
 }
