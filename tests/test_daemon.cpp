@@ -265,7 +265,7 @@ TEST(Daemon, ProtocolMismatchWorkerIsRefusedWithAClearReason) {
   int code = -1;
   WorkerOptions wo;
   wo.protocol = kProtocolVersion + 1;
-  std::thread t([&] { code = Worker(world.at(1), device, "", wo).serve(); });
+  std::thread t([&, device = device] { code = Worker(world.at(1), device, "", wo).serve(); });
   MemorySink sink;
   Master master(world.at(0), sink, MasterOptions{});
   EXPECT_EQ(master.register_workers(), 0u);

@@ -174,6 +174,10 @@ json parse_json_input(std::string_view text, std::string_view origin, std::size_
   } catch (const json::parse_error& e) {
     throw UsageError(fmt::format("{} is not valid JSON (truncated or damaged?) at byte {}: {}", origin, e.byte,
                                  bounded(e.what(), 2 * kMaxQuotedChars)));
+  } catch (const json::exception& e) {
+    // A number beyond a double (1e309) is out_of_range, not parse_error: it
+    // ended wstuned's master (fuzz target jobs, fuzz/regressions).
+    throw UsageError(fmt::format("{} holds a value wstune cannot read: {}", origin, bounded(e.what(), 2 * kMaxQuotedChars)));
   }
 }
 
