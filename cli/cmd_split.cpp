@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "wstune/autotune.hpp"
+#include "wstune/tuning_file.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
@@ -186,19 +188,23 @@ void report_measured(const MeasuredPlan& plan, const Store* store, const std::st
 
 int split_main(int argc, char** argv) {
   po::options_description desc("wstune split options");
-  std::string kernel, size, devices_text, model_text, direction_text, local_text, csv_path, svg_path, cal_path, db;
+  std::string kernel, kernel_file, config_text, size, devices_text, model_text, direction_text, local_text, csv_path,
+      svg_path, cal_path, db;
   unsigned repeat = 5, warmup = 1, refine = 8, refine_repeat = 5;
   double refine_min_ms = 20;
   double sweep = 0, cal_cap_ms = 250;
   std::uint64_t seed = 42;
+  add_kernel_options(desc, kernel, kernel_file);
   desc.add_options()
-      ("kernel,k", po::value(&kernel)->required(), "kernel: matmul, bilinear, sort or trapezoid")
-      ("size,s", po::value(&size), "problem size (default: the paper's Table 3 size)")
+      ("size,s", po::value(&size), "problem size (default: the paper's Table 3 size or the file's ProblemSize)")
+      ("config,c", po::value(&config_text), "--kernel-file: tuning parameter values NAME=V,... for every device "
+                                            "(default: each device's stored best, else the reference configuration)")
       ("devices,d", po::value(&devices_text)->required(), "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")
       ("model,m", po::value(&model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")
       ("direction", po::value(&direction_text)->default_value("auto"), "split along x, y or auto (from the kernel's priority)")
       ("local,l", po::value(&local_text)->default_value("null"),
-       "local size for all devices (null, rule or X,Y) or one per device separated by '/', e.g. 16,8/null")
+       "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
+       "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times")
       ("sweep", po::value(&sweep), "sweep two devices' split ratio in STEP % steps (1 % near the best)")
       ("csv", po::value(&csv_path), "with --sweep: write the curve as CSV to this file")
@@ -223,7 +229,8 @@ int split_main(int argc, char** argv) {
       ("json", "print JSON");
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune split --kernel K [--size S] --devices D1,D2[,...] [--model pe-ratio|proportional|"
+                     "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
+                     "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
                      "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run] [--sweep STEP] [--json]\n"
                      "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
                      "Splits one NDRange across several devices and prints each device's share; --run executes "
@@ -234,10 +241,16 @@ int split_main(int argc, char** argv) {
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
   if (!(refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
-  const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = problem_option(spec, vm, size);
+  const auto spec_ptr = kernel_option(kernel, kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  if (kernel.empty()) kernel = std::string(spec.name());
+  const Problem p = with_params(problem_option(spec, vm, size), config_option(spec, problem_option(spec, vm, size), config_text));
   const SplitModel model = parse_split_model(model_text);
-  const unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
+  unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
+  if (const TuningFile* file = tuning_file_of(spec); file && file->split.is_object()) {  // the file says how it splits
+    const std::string d = file->split.value("Dimension", "X");
+    dim = d == "Y" ? 1 : d == "Z" ? 2 : 0;
+  }
   const auto all = enumerate_devices();
   std::vector<Device> devices;
   for (const auto& sel : split_list(devices_text, ',')) devices.push_back(select_device(all, sel));
@@ -250,9 +263,20 @@ int split_main(int argc, char** argv) {
     throw UsageError(fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
                                  "separated by '/'", local_text, local_parts.size(), devices.size()));
   }
+  // Each device's stored best (parameters and local size) for "stored" and,
+  // without --config, for a kernel with tuning parameters.
+  std::vector<std::optional<StoredConfiguration>> stored(devices.size());
+  const bool want_stored = local_text.find("stored") != std::string::npos ||
+                           (!spec.tuning_parameters().empty() && config_text.empty());
+  if (want_stored && !vm.count("no-store")) {
+    Store s(database_path(db));
+    for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
+  }
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& t = local_parts[local_parts.size() == 1 ? 0 : i];
-    if (t == "rule") fixed.emplace_back(std::nullopt); else fixed.emplace_back(parse_local_size(t));
+    if (t == "rule") fixed.emplace_back(std::nullopt);
+    else if (t == "stored") fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
+    else fixed.emplace_back(parse_local_size(t));
   }
   bool any_rule = false;
   for (const auto& f : fixed) any_rule = any_rule || !f.has_value();
@@ -262,6 +286,9 @@ int split_main(int argc, char** argv) {
   for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
 
   MultiDeviceRunner runner(devices, spec, p, seed);
+  if (!spec.tuning_parameters().empty() && config_text.empty())
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      if (stored[i]) runner.set_params(i, stored[i]->config.params);
   const bool json = vm.count("json") > 0;
   nlohmann::json out{{"kernel_name", kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
                      {"compute_amount", spec.compute_amount(p)},

@@ -194,6 +194,11 @@ std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalS
   return std::max<std::size_t>(1, l) * spec.units_per_work_item();
 }
 
+std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local) {
+  const std::size_t l = local ? (*local)[dim] : 1;
+  return std::max<std::size_t>(1, l) * std::max<std::size_t>(1, spec.slice_multiple(p, dim));
+}
+
 // ---- measured model ---------------------------------------------------------------
 
 LinearFit fit_linear(const std::vector<CalibrationPoint>& pts) {

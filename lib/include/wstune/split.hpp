@@ -109,6 +109,9 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
 /// size along `dim` (1 for the driver's choice) × units per work-item
 /// (KernelSpec::units_per_work_item: 2 elements per work-item for sort).
 std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local);
+/// split_granularity() with the problem's parameters: KernelSpec::slice_multiple(p, dim) × the local
+/// size along `dim` (1 for the driver's choice).
+std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local);
 
 // ---- the measured model --------------------------------------------------------
 
