@@ -1,4 +1,7 @@
 // wstune db: database maintenance (check, path).
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,6 +15,15 @@ namespace po = boost::program_options;
 namespace wstune::cli {
 namespace {
 
+// True unless `path` exists and this process may not write it or its
+// directory (access(2): permissions, a read-only file system).
+bool may_write(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return true;
+  const auto dir = std::filesystem::absolute(path, ec).parent_path();
+  return access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
+}
+
 int db_main(int argc, char** argv) {
   po::options_description desc("wstune db options");
   std::string db, action;
@@ -23,8 +35,9 @@ int db_main(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "usage: wstune db check|path [--db FILE]\n\ncheck: opens the database (creating or migrating "
-                     "it), runs PRAGMA integrity_check and foreign_key_check and reports the schema version and "
-                     "row counts; exit 1 when something is wrong.\npath: prints the database path in use.",
+                     "it; read-only when it cannot be written), runs PRAGMA integrity_check and foreign_key_check "
+                     "and reports the schema version and row counts; exit 1 when something is wrong.\npath: prints "
+                     "the database path in use.",
                      desc, vm, &pos)) return 0;
   const std::string path = database_path(db);
   if (action == "path") {
@@ -32,7 +45,9 @@ int db_main(int argc, char** argv) {
     return 0;
   }
   if (action != "check") throw UsageError(fmt::format("unknown action '{}': use 'wstune db check' or 'wstune db path'", action));
-  Store store(path);
+  // Writable when it can be (check creates or migrates the database), else
+  // read-only: a read-only file or directory can still be checked.
+  Store store(path, {.read_only = !may_write(path), .busy_timeout_ms = 5000});
   const CheckReport r = store.check();
   std::cout << fmt::format("database:       {}\nschema version: {} (this wstune writes {})\njournal mode:   {}\n", path,
                            r.schema_version, kSchemaVersion, r.journal_mode)

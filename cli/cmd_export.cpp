@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "wstune/error.hpp"
+#include "wstune/json_input.hpp"
 #include "wstune/store.hpp"
 #include "wstune/t4.hpp"
 
@@ -39,15 +40,18 @@ int export_main(int argc, char** argv) {
   if (format == "wstune" && !sessions.empty()) throw UsageError("--session selects sessions for --format t4 only");
   Store store(database_path(db), {.read_only = true, .busy_timeout_ms = 5000});
   const nlohmann::json doc = format == "t4" ? t4_results(store, sessions) : store.export_json();
+  // Records one field per line, nested values compact: the file grows
+  // linearly with the nesting of free-form values (dump(1) grows with its square).
+  const std::string text = dump_outline(doc, 4);
   if (file == "-") {
-    std::cout << doc.dump(1) << "\n";
+    std::cout << text << "\n";
     return 0;
   }
   const std::string tmp = file + ".tmp";  // written whole, then renamed: no half-written export
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw UsageError(fmt::format("cannot write {}: check the directory exists and is writable", tmp));
-    out << doc.dump(1) << "\n";
+    out << text << "\n";
     if (!out.flush()) throw Error(fmt::format("writing {} failed (disk full?)", tmp));
   }
   if (std::rename(tmp.c_str(), file.c_str()) != 0) throw Error(fmt::format("cannot rename {} to {}", tmp, file));

@@ -1,11 +1,13 @@
 // wstune import: merge an export file without duplicating anything.
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "wstune/error.hpp"
+#include "wstune/json_input.hpp"
 #include "wstune/store.hpp"
 
 namespace po = boost::program_options;
@@ -26,17 +28,20 @@ int import_main(int argc, char** argv) {
                      "usage: wstune import FILE.json [--db FILE]\n\nMerges an export (docs/store.md) in one "
                      "transaction: rows already present are skipped, nothing is overwritten, and a malformed file "
                      "changes nothing.", desc, vm, &pos)) return 0;
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw UsageError(fmt::format("cannot read {}: check the path", file));
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{} is not valid JSON (truncated or damaged?): {}; nothing was imported", file,
-                                 e.what()));
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UsageError(fmt::format("cannot read {}: check the path", file));
+  // Nesting beyond kMaxJsonDepth is refused before the document is built.
+  const nlohmann::json doc = parse_json_input(text.str(), file);
   Store store(database_path(db));
-  const ImportStats st = store.import_json(doc);
+  ImportStats st;
+  try {
+    st = store.import_json(doc);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}; nothing was imported", file, e.what()));
+  }
   std::cout << fmt::format("imported {} devices, {} sessions, {} trials, {} best configurations, {} split runs, "
                            "{} calibrations; {} already present\n", st.devices, st.sessions, st.trials,
                            st.best_configs, st.split_runs, st.calibrations, st.skipped);

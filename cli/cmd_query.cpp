@@ -137,7 +137,8 @@ int query_main(int argc, char** argv) {
   if (format != "table" && format != "json" && format != "csv") {
     throw UsageError(fmt::format("--format {}: use table, json or csv", format));
   }
-  Store store(database_path(db), {.read_only = false, .busy_timeout_ms = 5000});
+  // Only reads: read-only, so a read-only file or directory can be queried.
+  Store store(database_path(db), {.read_only = true, .busy_timeout_ms = 5000});
   if (!kernel_file.empty()) return query_file(store, kernel_file, vm, size, device, format);
   if (vm.count("size")) {
     if (kernel.empty()) throw UsageError("--size needs --kernel K (the kernel's function name)");

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
+#include "wstune/json_input.hpp"
 #include "wstune/multi_device.hpp"
 #include "wstune/split_refine.hpp"
 #include "wstune/store.hpp"
@@ -341,11 +343,13 @@ int split_main(int argc, char** argv) {
     std::optional<nlohmann::json> split;  // the stored split, when reused
     if (!recalibrate && !cal_path.empty()) {
       if (std::ifstream f(cal_path); f) {
+        std::stringstream text;
+        text << f.rdbuf();
         try {
-          plan.cal = calibration_from_json(nlohmann::json::parse(f));
+          plan.cal = calibration_from_json(parse_json_input(text.str(), "--calibration " + cal_path));
         } catch (const nlohmann::json::exception& e) {
           throw UsageError(fmt::format("--calibration '{}' is not a calibration ({}); delete it to recalibrate",
-                                       cal_path, e.what()));
+                                       cal_path, bounded(e.what())));
         }
         loaded = matches(plan.cal);
         if (loaded) plan.cal_source = "file";

@@ -221,10 +221,10 @@ int tune_main(int argc, char** argv) {
                      "measuring a configuration twice (see docs/store.md, docs/tuning-files.md).",
                      desc, vm, nullptr, {"device"})) return 0;
   a.opt.strategy = a.strategy;
+  validate(a);  // first: --trial-timeout nan must not reach the conversion (UBSan: float-cast-overflow)
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
-  validate(a);
   const auto spec = kernel_option(a.kernel, a.kernel_file);
   const Problem p = problem_option(*spec, vm, a.size);
 

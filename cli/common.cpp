@@ -144,6 +144,12 @@ bool parse_options(int argc, char** argv, const std::string& usage,
       return false;
     }
     po::notify(vm);
+    // An empty --db (or WSTUNE_DB="" passed through --db "$VAR") would fall
+    // back to the default database without a word: refuse it.
+    if (vm.count("db") && vm["db"].value().type() == typeid(std::string) && vm["db"].as<std::string>().empty()) {
+      throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default "
+                       "('wstune db path')");
+    }
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'wstune {} --help'", argv[0], e.what(), argv[0]));
   }

@@ -1,8 +1,13 @@
 #include "app.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +17,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "isolation.hpp"
 #include "master.hpp"
 #include "store_sink.hpp"
 #include "wstune/json.hpp"
@@ -51,6 +57,8 @@ struct Options {
   bool json_out = false;
   bool quiet = false;
   std::string pid_file;
+  bool no_isolation = false;
+  bool resume = false;
 };
 
 po::options_description describe(Options& o) {
@@ -77,13 +85,21 @@ po::options_description describe(Options& o) {
        "device selector of every worker: auto (round-robin over the node's devices by node-local "
        "worker index), P:D, cpu, gpu or a name substring")
       ("worker-device", po::value(&o.worker_devices)->multitoken(), "RANK=SELECTOR for one worker (repeatable)")
-      ("inject-fault", po::value(&o.faults)->multitoken(), "RANK=build|kernel|hang: make one worker fail (tests)")
+      ("inject-fault", po::value(&o.faults)->multitoken(),
+       "RANK=build|kernel|hang|crash|stall: make one worker fail (tests; crash and stall hit its isolated OpenCL "
+       "process)")
+      ("no-isolation", po::bool_switch(&o.no_isolation),
+       "run each worker's OpenCL work in the rank itself instead of a child process (a kernel that crashes its "
+       "process then ends the rank, and under MPICH the whole job)")
       ("timeout", po::value(&o.timeout_s)->default_value(600), "seconds to wait for a job's answers")
       ("register-timeout", po::value(&o.register_timeout_s)->default_value(60),
        "seconds to wait for the workers to register")
       ("json", po::bool_switch(&o.json_out), "print the reports as JSON on stdout")
       ("pid-file", po::value(&o.pid_file),
        "the master writes its process id to FILE (removed when it exits), e.g. to send it SIGINT or SIGTERM")
+      ("resume", po::bool_switch(&o.resume),
+       "skip what the database holds from an earlier run of the same jobs (a run killed part way: its finished "
+       "jobs, or in tune and calibrate mode each worker's finished part, are not run again)")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress lines")
       ("version", "print the version and exit")
       ("help,h", "print this help and exit");
@@ -114,7 +130,9 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
   }
 }
 
-std::map<int, std::string> rank_map(const std::vector<std::string>& items, const char* option) {
+// RANK=VALUE items of `option`; a rank that is not a worker of this job
+// (0, or ≥ `size`) is a usage error, never silently ignored.
+std::map<int, std::string> rank_map(const std::vector<std::string>& items, const char* option, int size) {
   std::map<int, std::string> out;
   for (const auto& item : items) {
     const auto eq = item.find('=');
@@ -126,6 +144,10 @@ std::map<int, std::string> rank_map(const std::vector<std::string>& items, const
     if (eq == std::string::npos || rank < 1 || eq + 1 >= item.size()) {
       throw UsageError(fmt::format("{} '{}': write RANK=VALUE with a worker rank ≥ 1, e.g. {} 2=cpu", option,
                                    item, option));
+    }
+    if (rank >= size) {
+      throw UsageError(fmt::format("{} '{}': there is no worker rank {}; this job has {} rank(s), so the workers are "
+                                   "ranks 1 to {}", option, item, rank, size, size - 1));
     }
     out[rank] = item.substr(eq + 1);
   }
@@ -141,26 +163,76 @@ std::string hostname() {
 std::string cell(double ms) { return fmt::format("{:.3f}", ms); }
 
 // --pid-file: the master's pid, written at start, removed when the master is
-// done (before main() may call MPI_Abort).
+// done (before main() may call MPI_Abort) or, when the master is killed (a
+// worker rank's death makes MPICH's hydra SIGKILL every rank; docs/daemon.md),
+// by a guardian process: it leaves hydra's process group (setsid), holds
+// nothing of the job open, and waits for the end of a pipe the master holds;
+// when that closes it removes the file if it still names the master.
 class PidFile {
  public:
   explicit PidFile(std::string path) : path_(std::move(path)) {
     if (path_.empty()) return;
     std::ofstream out(path_);
     out << getpid() << '\n';
+    out.close();
     if (!out) {
       std::cerr << "wstuned: cannot write --pid-file " << path_ << std::endl;
       path_.clear();
+      return;
     }
+    guard();
   }
   ~PidFile() {
-    if (!path_.empty()) std::remove(path_.c_str());
+    if (path_.empty()) return;
+    std::remove(path_.c_str());
+    if (pipe_ >= 0) ::close(pipe_);  // the guardian finds the file gone and leaves
+    if (guardian_ > 0) ::waitpid(guardian_, nullptr, 0);
   }
   PidFile(const PidFile&) = delete;
   PidFile& operator=(const PidFile&) = delete;
 
  private:
+  void guard() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    const pid_t master = getpid();
+    const pid_t child = ::fork();
+    if (child < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return;
+    }
+    if (child == 0) {
+      // The guardian: only async-signal-safe calls and no C++ from here on.
+      ::setsid();
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
+      const int null = ::open("/dev/null", O_RDWR);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+      const int keep = fds[0];
+      for (int fd = 3; fd < 65536; ++fd)
+        if (fd != keep) ::close(fd);
+      char c;
+      while (::read(keep, &c, 1) < 0 && errno == EINTR) {
+      }
+      // The master is gone (or done): remove the file if it still names it.
+      char buf[32] = {};
+      const int f = ::open(path_.c_str(), O_RDONLY);
+      if (f >= 0) {
+        const ssize_t n = ::read(f, buf, sizeof buf - 1);
+        ::close(f);
+        char want[32];
+        const int len = std::snprintf(want, sizeof want, "%d\n", static_cast<int>(master));
+        if (n == len && std::memcmp(buf, want, static_cast<std::size_t>(len)) == 0) ::unlink(path_.c_str());
+      }
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    pipe_ = fds[1];
+    guardian_ = child;
+  }
   std::string path_;
+  int pipe_ = -1;
+  pid_t guardian_ = -1;
 };
 
 void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode mode) {
@@ -246,6 +318,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   mo.register_timeout = std::chrono::milliseconds(static_cast<long long>(o.register_timeout_s * 1000));
   mo.stop_requested = stop_requested;
   mo.progress = o.quiet ? nullptr : &std::cerr;
+  mo.resume = o.resume;
   Master master(comm, *sink, mo);
   const std::size_t usable = master.register_workers();
   const Mode mode = parse_mode(o.mode);
@@ -348,10 +421,19 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
     o.defaults.split = o.split;
     o.defaults.direction = o.direction;
     o.defaults.local = parse_local_policy(o.local);
-    devices = rank_map(o.worker_devices, "--worker-device");
-    faults = rank_map(o.faults, "--inject-fault");
-    for (const auto& [r, f] : faults) parse_fault(f);
+    devices = rank_map(o.worker_devices, "--worker-device", comm.size());
+    faults = rank_map(o.faults, "--inject-fault", comm.size());
+    for (const auto& [r, f] : faults) {
+      const FaultKind kind = parse_fault(f);
+      if (o.no_isolation && (kind == FaultKind::crash || kind == FaultKind::stall)) {
+        throw UsageError(fmt::format("--inject-fault {}={}: {} hits the isolated OpenCL process; drop --no-isolation",
+                                     r, f, f));
+      }
+    }
     if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
+    if (vm.count("db") && o.db.empty()) {
+      throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
+    }
     if (comm.rank() == 0) {
       if (!o.job_file.empty() && !o.kernels.empty()) throw UsageError("give --job FILE or --kernel, not both");
       if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
@@ -359,14 +441,25 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
       else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json) or --kernel K [--size S]");
     }
   } catch (const UsageError& e) {
-    std::cerr << "wstuned: " << (comm.rank() == 0 ? "" : fmt::format("rank {}: ", comm.rank())) << e.what()
-              << std::endl;
-    if (comm.rank() != 0) return 2;  // main() aborts the job
+    if (comm.rank() != 0) {
+      // Every rank parses the same command line, so the master has the same
+      // error and prints it once. The worker registers without a device,
+      // carrying its error (the master names it if only this rank has it,
+      // e.g. an MPMD launch), and ends when refused or shut down.
+      WorkerOptions wo;
+      wo.host = hostname();
+      wo.stop_requested = std::move(stop_requested);
+      Worker worker(comm, std::nullopt, fmt::format("usage error on rank {}: {}", comm.rank(), e.what()), wo);
+      const int code = worker.serve();
+      return code == 3 ? kUsageCode : code;
+    }
+    std::cerr << "wstuned: " << e.what() << std::endl;
     // The master lets the workers register and shuts them down, so every rank
     // ends normally and the launcher returns this status.
     MemorySink none;
     MasterOptions mo;
     mo.register_timeout = std::chrono::seconds(30);
+    mo.stop_requested = stop_requested;
     Master master(comm, none, mo);
     master.register_workers();
     return master.shutdown() ? kUsageCode : kAbortCode;
@@ -380,9 +473,32 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
   wo.stop_requested = std::move(stop_requested);
   wo.welcome_timeout = std::chrono::milliseconds(static_cast<long long>(o.register_timeout_s * 2000));
   wo.log = &std::cerr;
-  auto [device, why] = open_worker_device(wo.selector, local_index);
-  Worker worker(comm, std::move(device), why, wo);
-  return worker.serve();
+  int code = 0;
+  if (o.no_isolation) {
+    auto [device, why] = open_worker_device(wo.selector, local_index);
+    Worker worker(comm, std::move(device), why, wo);
+    code = worker.serve();
+  } else {
+    // The rank never touches OpenCL: a child process opens the device and
+    // runs every request (isolation.hpp), so a kernel that crashes or hangs
+    // its process costs one job, not the rank (issue 17). The child gives up
+    // on a request a little before the master's --timeout does.
+    IsolationOptions io;
+    io.selector = wo.selector;
+    io.local_index = local_index;
+    io.worker = wo;
+    const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+    io.request_timeout = std::max(timeout / 2, timeout - std::chrono::milliseconds(2000));
+    io.startup_timeout = wo.welcome_timeout;
+    IsolatedDevice isolated(io);
+    wo.delegate = &isolated;
+    Worker worker(comm, isolated.device(), isolated.error(), wo);
+    code = worker.serve();
+  }
+  // Refused at registration: the master reports it (and ends with status 3
+  // when no worker is usable); the launcher's status must not say failure
+  // when every job succeeded on the other workers (issue 17).
+  return code == 3 ? 0 : code;
 }
 
 }  // namespace wstune::daemon

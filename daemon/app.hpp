@@ -55,8 +55,10 @@ std::pair<std::optional<Device>, std::string> open_worker_device(const std::stri
 
 /// Parses argv and runs rank comm.rank() (master on 0, worker elsewhere).
 /// Returns the exit status: 0 all jobs ok, 1 some job failed, 2 usage error,
-/// 3 no usable worker (master) or refused (worker), 4 master vanished
-/// (worker), 130 stopped by a signal, kAbortCode / kAbortStoppedCode (see above).
+/// 3 no usable worker (master), 4 master vanished (worker), 130 stopped by a
+/// signal, kAbortCode / kAbortStoppedCode (see above). A worker refused at
+/// registration returns 0 (the master reports the refusal), or 2 when it was
+/// refused for its own usage error.
 int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested);
 
 }  // namespace wstune::daemon

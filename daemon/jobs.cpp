@@ -1,5 +1,6 @@
 #include "jobs.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "wstune/json_input.hpp"
 #include "wstune/kernel.hpp"
 
 namespace wstune::daemon {
@@ -42,7 +44,7 @@ void check_job(const Job& job, const std::string& where) {
   const KernelSpec& spec = kernel_spec(job.kernel);
   if (!job.size.empty()) (void)spec.parse_size(job.size);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
-  if (!(job.calibrate_budget_ms >= 0)) {
+  if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
     throw UsageError(fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where,
                                  job.calibrate_budget_ms));
   }
@@ -58,27 +60,34 @@ void check_job(const Job& job, const std::string& where) {
 }  // namespace
 
 namespace {
+// The longest string a job key takes (kernel names, sizes, models).
+constexpr std::size_t kMaxJobText = 256;
 // A non-negative integer that fits T; nlohmann's get<unsigned> would wrap -1.
 template <typename T>
 T counted(const json& v, const std::string& key) {
   if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0) ||
       v.get<std::uint64_t>() > std::numeric_limits<T>::max()) {
     throw UsageError(fmt::format("'{}' must be a whole number from 0 to {}, got {}", key,
-                                 std::numeric_limits<T>::max(), v.dump()));
+                                 std::numeric_limits<T>::max(), describe_json(v)));
   }
   return static_cast<T>(v.get<std::uint64_t>());
 }
 }  // namespace
 
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
-  if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, j.dump()));
+  if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
   static const std::set<std::string> keys{"kernel", "size", "repetitions", "warmup", "split", "direction",
                                           "local", "seed", "max_trials", "calibrate_budget_ms"};
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
     if (!keys.count(key)) {
       throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed, max_trials or calibrate_budget_ms", where, key));
+                                   "direction, local, seed, max_trials or calibrate_budget_ms", where, bounded(key)));
+    }
+    if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
+      // Every later message may quote the value: refuse it before it is long.
+      throw UsageError(fmt::format("{}: '{}' is a string of {} bytes ({}); give at most {}", where, key,
+                                   value.get_ref<const std::string&>().size(), describe_json(value), kMaxJobText));
     }
     try {
       if (key == "kernel") job.kernel = value.get<std::string>();
@@ -92,7 +101,8 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
       else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
       else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
     } catch (const json::exception& e) {
-      throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, value.dump(), e.what()));
+      throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, describe_json(value),
+                                   bounded(e.what())));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: {}", where, e.what()));
     }
@@ -101,6 +111,7 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
 }
 
 std::vector<Job> parse_jobs(const json& doc, const Job& defaults, const std::string& origin) {
+  check_json_depth(doc, origin);
   Job base = defaults;
   const json* list = &doc;
   if (doc.is_object()) {
@@ -139,13 +150,8 @@ std::vector<Job> read_job_file(const std::string& path, const Job& defaults) {
   if (!in) throw UsageError(fmt::format("--job {}: cannot read the file; check the path", path));
   std::stringstream text;
   text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw UsageError(fmt::format("--job {}: not valid JSON: {}", path, e.what()));
-  }
-  return parse_jobs(doc, defaults, path);
+  // Nesting beyond kMaxJsonDepth is refused before the document is built.
+  return parse_jobs(parse_json_input(text.str(), "--job " + path), defaults, path);
 }
 
 std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,

@@ -45,7 +45,6 @@ int main(int argc, char** argv) {
     MpiCommunicator comm(MPI_COMM_WORLD);
     const int local_index = node_local_worker_index(MPI_COMM_WORLD);
     code = run_rank(argc, argv, comm, local_index, [] { return g_stop != 0; });
-    if (code == kUsageCode && rank != 0) MPI_Abort(MPI_COMM_WORLD, kUsageCode);  // a worker's own usage error
     if (const auto status = abort_status(code)) {
       // The master could not shut a worker down (it hangs), or a signal
       // stopped the run: end the job so mpiexec neither waits forever nor

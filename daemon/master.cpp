@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "wstune/json.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune::daemon {
 
@@ -61,7 +62,8 @@ json to_json(const JobReport& r) {
                          {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
-         {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts}};
+         {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
+         {"run_key", r.run_key}, {"index", r.index}};
   if (r.mode == Mode::run) {
     j["model"] = r.plan.model;
     j["dim"] = r.plan.dim;
@@ -91,6 +93,20 @@ std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const std::
                                                   const Extent&) {
   return std::nullopt;
 }
+bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
+                        const WorkerState* w) {
+  if (mode == Mode::run) {
+    return std::any_of(runs.begin(), runs.end(), [&](const JobReport& r) {
+      return r.run_key == key && r.index == index && r.status == "ok";
+    });
+  }
+  const json& list = mode == Mode::tune ? tune_results : calibrations;
+  const std::string fp = w && w->device ? w->device->fingerprint() : "";
+  return std::any_of(list.begin(), list.end(), [&](const json& e) {
+    return e["fingerprint"] == fp && e["kernel"] == job.kernel && e["size"] == size;
+  });
+}
+
 json MemorySink::calibration(const DeviceInfo& d, const std::string& kernel) {
   json found = nullptr;
   for (const auto& c : calibrations)
@@ -139,7 +155,9 @@ std::size_t Master::register_workers() {
         answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
                                      "wstuned build on every node", h.protocol, kProtocolVersion)};
       } else if (!h.device) {
-        answer = {false, fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
+        answer = {false, h.error.rfind("usage error", 0) == 0
+                             ? h.error
+                             : fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
       }
     } catch (const ProtocolError& e) {
       answer = {false, fmt::format("malformed registration: {}", e.what())};
@@ -166,17 +184,26 @@ std::size_t Master::register_workers() {
                                                 [](const WorkerState& w) { return w.usable(); }));
 }
 
+std::string run_key(Mode mode, const std::vector<Job>& jobs) {
+  json list = json::array();
+  for (const Job& j : jobs) list.push_back(to_json(j));
+  return fnv1a_hex(fmt::format("{}\n{}", to_string(mode), list.dump()));
+}
+
 std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) {
   std::vector<JobReport> reports;
+  const std::string key = run_key(mode, jobs);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (stopped()) {
       note(fmt::format("stop requested: {} job(s) not started", jobs.size() - i));
       break;
     }
-    JobReport r = run_one(mode, jobs[i]);
+    JobReport r = run_one(mode, jobs[i], key, i);
     std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel,
                                    r.size, r.status);
-    if (mode == Mode::run && r.ok()) {
+    if (r.status == "stored") {
+      line += " by an earlier run of this job list (--resume): not run again";
+    } else if (mode == Mode::run && r.ok()) {
       std::vector<std::string> shares;
       for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
       line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
@@ -192,11 +219,13 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
   return reports;
 }
 
-JobReport Master::run_one(Mode mode, const Job& job) {
+JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key, std::size_t index) {
   JobReport r;
   r.id = next_job_++;
   r.mode = mode;
   r.job = job;
+  r.run_key = run_key;
+  r.index = index;
   try {
     const KernelSpec& spec = kernel_spec(job.kernel);
     r.size = (job.size.empty() ? spec.paper_size() : spec.parse_size(job.size)).text;
@@ -205,10 +234,30 @@ JobReport Master::run_one(Mode mode, const Job& job) {
     r.error = e.what();
     return r;
   }
-  switch (mode) {
-    case Mode::run: return run_job(std::move(r));
-    case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
-    case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+  if (opt_.resume && mode == Mode::run && sink_.stored(mode, run_key, index, job, r.size, nullptr)) {
+    r.status = "stored";
+    return r;
+  }
+  // A job that fails on the master's side (host memory for a size the parser
+  // accepts, a message over MPI's count limit, a database that refuses)
+  // fails alone: the master reports it and goes on (issue 17: an uncaught
+  // std::bad_alloc ended the whole run).
+  const JobReport start = r;
+  try {
+    switch (mode) {
+      case Mode::run: return run_job(std::move(r));
+      case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
+      case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+    }
+  } catch (const std::bad_alloc&) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("out of memory: the master could not allocate the host buffers of {} {} "
+                          "(std::bad_alloc); use a smaller size or more memory", r.job.kernel, r.size);
+  } catch (const std::exception& e) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("the master failed on this job: {}", e.what());
   }
   return r;
 }
@@ -409,15 +458,20 @@ const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const P
 JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
   std::set<int> pending;
   r.attempts = 1;
+  std::size_t stored = 0;
   for (const auto& w : workers_) {
     if (!w.usable()) continue;
+    if (opt_.resume && sink_.stored(r.mode, r.run_key, r.index, r.job, r.size, &w)) {
+      ++stored;  // an earlier run stored this worker's part
+      continue;
+    }
     WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, r.job.calibrate_budget_ms};
     comm_.send(w.rank, req.to_message(request));
     pending.insert(w.rank);
   }
   if (pending.empty()) {
-    r.status = "failed";
-    r.error = "no healthy worker";
+    r.status = stored ? "stored" : "failed";
+    r.error = stored ? "" : "no healthy worker";
     return r;
   }
   const auto deadline = clock_type::now() + opt_.job_timeout;
@@ -473,7 +527,9 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
 bool Master::shutdown() {
   std::set<int> waiting;
   for (const auto& w : workers_) {
-    if (!w.registered) continue;
+    // A refused worker left when it read its refusal: it gets no shutdown
+    // and is not waited for (issue 17: it stalled the master 10 s).
+    if (!w.registered || !w.accepted) continue;
     comm_.send(w.rank, Message{Tag::shutdown, json::object(), {}});
     waiting.insert(w.rank);
   }

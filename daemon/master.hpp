@@ -65,7 +65,11 @@ struct JobReport {
   Mode mode = Mode::run;         ///< mode
   Job job;                       ///< the job
   std::string size;              ///< canonical size text
-  std::string status = "ok";     ///< ok, failed, interrupted
+  /// ok, failed, interrupted, or stored (--resume: an earlier run of the
+  /// same job list stored its result; nothing ran)
+  std::string status = "ok";
+  std::string run_key;           ///< run_key() of the job list it belongs to ("" when run alone)
+  std::size_t index = 0;         ///< its position in that job list (0-based)
   std::string error;             ///< why it failed
   std::vector<std::string> faults;  ///< worker faults met on the way (rank, host, class, text)
   unsigned attempts = 0;         ///< splits tried
@@ -76,8 +80,14 @@ struct JobReport {
   double verify_ms = 0;          ///< CPU reference + comparison (outside the makespan)
   Verdict verdict;               ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
-  [[nodiscard]] bool ok() const noexcept { return status == "ok"; }
+  /// True when status is ok, or stored (done by an earlier run).
+  [[nodiscard]] bool ok() const noexcept { return status == "ok" || status == "stored"; }
 };
+
+/// The identity of a job list in a mode: 16 hex digits (FNV-1a of the mode
+/// and the jobs' JSON). A run job's stored record carries it with the job's
+/// index, so `--resume` can tell which jobs of the same list are stored.
+std::string run_key(Mode mode, const std::vector<Job>& jobs);
 
 /// JSON form of a report (for --json and the store's detail).
 nlohmann::json to_json(const JobReport& r);
@@ -105,6 +115,13 @@ class ResultSink {
                                                 const Extent& block, const Extent& whole) = 0;
   /// The stored calibration of a device for a kernel (null when none).
   virtual nlohmann::json calibration(const DeviceInfo& device, const std::string& kernel) = 0;
+  /// --resume: true when the sink holds what job `job` of the list `run_key`
+  /// (position `index`, canonical size `size`) produces in `mode` for
+  /// `worker` (tune: a finished session of its device for the kernel and
+  /// size; calibrate: a calibration of its device for the kernel at that
+  /// size) or, in run mode (`worker` null), a run of that job recorded ok.
+  virtual bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job,
+                      const std::string& size, const WorkerState* worker) = 0;
 };
 
 /// A ResultSink that keeps everything in memory (tests, --no-store).
@@ -117,6 +134,8 @@ class MemorySink : public ResultSink {
   std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
                                         const Extent& whole) override;
   nlohmann::json calibration(const DeviceInfo& d, const std::string& kernel) override;
+  bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job, const std::string& size,
+              const WorkerState* worker) override;
   std::vector<WorkerState> registered;   ///< from workers()
   std::vector<JobReport> runs;           ///< from run()
   nlohmann::json tune_results = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, result}
@@ -130,6 +149,9 @@ struct MasterOptions {
   std::chrono::milliseconds shutdown_timeout{10'000};  ///< wait for the byes
   std::function<bool()> stop_requested;                ///< SIGINT/SIGTERM seen (may be empty)
   std::ostream* progress = nullptr;                    ///< progress lines (stderr), or none
+  /// Skip what the sink already holds from an earlier run of the same job
+  /// list (ResultSink::stored()): a rerun after a killed run repeats nothing.
+  bool resume = false;
 };
 
 /// The master's loop over a Communicator (rank 0 of it).
@@ -142,11 +164,18 @@ class Master {
   /// and reports workers that never registered. Returns the usable count.
   std::size_t register_workers();
   /// Runs every job in `mode`, one after another; stops early when a stop is
-  /// requested (the rest are not started). Progress line per job.
+  /// requested (the rest are not started). Progress line per job. With
+  /// MasterOptions::resume, a job (or, in tune and calibrate mode, a
+  /// worker's part of it) that the sink holds is not run again: its report
+  /// says "stored".
   std::vector<JobReport> run_all(Mode mode, const std::vector<Job>& jobs);
-  /// Runs one job in `mode`.
-  JobReport run_one(Mode mode, const Job& job);
-  /// Sends shutdown to every registered worker and waits for their byes;
+  /// Runs one job in `mode` (position `index` of the list `run_key`). A
+  /// failure on the master's side (std::bad_alloc for the host buffers, a
+  /// send refused, a database error) fails this job only: status "failed"
+  /// with the reason, never an exception.
+  JobReport run_one(Mode mode, const Job& job, const std::string& run_key = {}, std::size_t index = 0);
+  /// Sends shutdown to every accepted worker (a refused one has left) and
+  /// waits for their byes;
   /// returns false (naming them on the progress stream) if some did not answer.
   bool shutdown();
   /// The workers, rank order (index i = rank i+1).

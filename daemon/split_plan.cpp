@@ -39,6 +39,10 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
   const std::size_t total = spec.split_units(p, plan.dim);
   std::size_t g = 16 * spec.units_per_work_item();
   if (total % g != 0) g = split_granularity(spec, plan.dim, std::nullopt);
+  // Neither divides (an odd-length sort: 2 elements per work-item): blocks of
+  // any length still run, since sort pads each block to a power of two and
+  // every other kernel has one unit per work-item (issue 17).
+  if (total % g != 0) g = 1;
   const std::vector<std::size_t> granularity(workers.size(), g);
   if (model == "measured") {
     Calibration cal;

@@ -49,7 +49,9 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// The blocks of `model`: fractions through align_blocks() (split.hpp), or
 /// measured_blocks() for `measured`, with a granularity of 16 work-items
 /// where the problem divides into it (so the rule's multiples of 16 stay
-/// possible, paper §3.2.3), else the kernel's smallest (split_granularity()).
+/// possible, paper §3.2.3), else the kernel's smallest (split_granularity())
+/// where the problem divides into that, else one unit (a sort of odd length:
+/// sort pads every block to a power of two).
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers);

@@ -74,6 +74,32 @@ class StoreSink final : public ResultSink {
     return std::nullopt;
   }
 
+  bool stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
+              const WorkerState* w) override {
+    const KernelSpec& spec = kernel_spec(job.kernel);
+    if (mode == Mode::run) {
+      for (const SplitRun& run : store_.split_runs(spec.entry_point())) {
+        const json& d = run.detail;
+        if (d.value("run_key", "") == key && d.value("index", std::size_t{0}) == index && d.value("status", "") == "ok")
+          return true;
+      }
+      return false;
+    }
+    if (!w || !w->device) return false;
+    const std::string fp = w->device->fingerprint();
+    if (mode == Mode::calibrate) {
+      const auto c = store_.calibration(fp, spec.entry_point(), "measured");
+      return c && c->params.value("size", "") == size;
+    }
+    const Problem p = spec.parse_size(size);
+    const ProblemKey problem{spec.global_size(p), p.text};
+    const KernelKey kernel = kernel_key(spec);
+    for (const SessionRecord& s : store_.sessions()) {
+      if (s.ended_at && s.device_fingerprint == fp && s.kernel == kernel && s.problem == problem) return true;
+    }
+    return false;
+  }
+
   json calibration(const DeviceInfo& d, const std::string& kernel) override {
     const auto c = store_.calibration(d.fingerprint(), kernel_spec(kernel).entry_point(), "measured");
     return c ? c->params : json(nullptr);

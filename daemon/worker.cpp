@@ -18,14 +18,16 @@ std::string_view to_string(FaultKind f) noexcept {
     case FaultKind::build: return "build";
     case FaultKind::kernel: return "kernel";
     case FaultKind::hang: return "hang";
+    case FaultKind::crash: return "crash";
+    case FaultKind::stall: return "stall";
   }
   return "none";
 }
 
 FaultKind parse_fault(std::string_view text) {
-  for (auto f : {FaultKind::build, FaultKind::kernel, FaultKind::hang})
+  for (auto f : {FaultKind::build, FaultKind::kernel, FaultKind::hang, FaultKind::crash, FaultKind::stall})
     if (to_string(f) == text) return f;
-  throw UsageError(fmt::format("unknown fault '{}': use build, kernel or hang", text));
+  throw UsageError(fmt::format("unknown fault '{}': use build, kernel, hang, crash or stall", text));
 }
 
 Worker::Worker(Communicator& comm, std::optional<Device> device, std::string device_error, WorkerOptions options)
@@ -150,6 +152,14 @@ void Worker::handle_work(const Received& got) {
   }
 }
 
+void Worker::delegate(Received& got) {
+  if (opt_.fault == FaultKind::hang) {
+    say(fmt::format("injected hang: not answering a {} request", to_string(got.message.tag)));
+    return;
+  }
+  comm_.send(0, opt_.delegate->handle(got));
+}
+
 int Worker::serve() {
   Hello hello;
   hello.protocol = opt_.protocol;
@@ -191,9 +201,13 @@ int Worker::serve() {
           welcomed = true;
           break;
         }
-        case Tag::run_block: handle_run(*got); break;
+        case Tag::run_block:
         case Tag::tune:
-        case Tag::calibrate: handle_work(*got); break;
+        case Tag::calibrate:
+          if (opt_.delegate) delegate(*got);
+          else if (got->message.tag == Tag::run_block) handle_run(*got);
+          else handle_work(*got);
+          break;
         case Tag::shutdown:
           comm_.send(0, Message{Tag::bye, json::object(), {}});
           comm_.flush(std::chrono::seconds(5));

@@ -23,12 +23,26 @@ enum class FaultKind {
   none,    ///< behave
   build,   ///< build every program with an invalid option (a real CL_INVALID_BUILD_OPTIONS)
   kernel,  ///< report every block as a failed kernel (runtime) without running it
-  hang     ///< never answer run/tune/calibrate requests (still obeys shutdown)
+  hang,    ///< never answer run/tune/calibrate requests (still obeys shutdown)
+  crash,   ///< the isolated OpenCL process raises SIGSEGV on every request (isolation.hpp only)
+  stall    ///< the isolated OpenCL process never answers a request (isolation.hpp only)
 };
-/// "none", "build", "kernel", "hang".
+/// "none", "build", "kernel", "hang", "crash", "stall".
 std::string_view to_string(FaultKind f) noexcept;
-/// Parses "build", "kernel" or "hang"; throws UsageError naming the choices.
+/// Parses "build", "kernel", "hang", "crash" or "stall"; throws UsageError
+/// naming the choices.
 FaultKind parse_fault(std::string_view text);
+
+/// Runs a worker's OpenCL work elsewhere (isolation.hpp: in a child
+/// process). The worker hands it every run_block, tune and calibrate
+/// request and sends the master what it returns.
+class WorkDelegate {
+ public:
+  virtual ~WorkDelegate() = default;
+  /// The answer to `request` for the master: block_result, worker_error,
+  /// tune_result or calibrate_result. Never throws for a failing kernel.
+  virtual Message handle(Received& request) = 0;
+};
 
 /// Worker settings.
 struct WorkerOptions {
@@ -40,6 +54,9 @@ struct WorkerOptions {
   std::function<bool()> stop_requested;       ///< a signal arrived (may be empty)
   std::chrono::milliseconds stop_grace{10'000};  ///< after a signal, wait this long for shutdown
   std::ostream* log = nullptr;                ///< messages (stderr), or none
+  /// Where requests run; null: in this process (the worker's own device).
+  /// With a delegate the worker never touches OpenCL; `hang` still applies.
+  WorkDelegate* delegate = nullptr;
 };
 
 /// The worker loop.
@@ -57,6 +74,7 @@ class Worker {
  private:
   void handle_run(Received& got);
   void handle_work(const Received& got);
+  void delegate(Received& got);
   DeviceRunner& runner_for(const KernelSpec& spec, double* build_ms);
   void say(const std::string& line);
   Communicator& comm_;

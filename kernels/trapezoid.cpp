@@ -71,8 +71,11 @@ class Trapezoid final : public KernelSpec {
 
   // Tolerance: each partial within a relative 1e-4 of the double-precision
   // reference (S float additions lose at most S * 2^-24), and the sum of the
-  // partials (added in double) within a relative 1e-5 of pi. max_error is the
-  // larger of the two errors, each divided by its bound (ok when <= 1).
+  // partials (added in double) within a relative 1e-5 of the reference's sum:
+  // the trapezoid rule's own value for N*S sub-intervals, which differs from
+  // pi by its discretisation error (1.3e-5 relative at 8:8, issue 17). The
+  // report also gives the distance to pi. max_error is the larger of the two
+  // errors, each divided by its bound (ok when <= 1).
   Verdict verify(const Problem&, const std::vector<HostBuffer>& outs,
                  const std::vector<HostBuffer>& refs) const override {
     const auto out = outs.at(0).as<float>();
@@ -90,11 +93,13 @@ class Trapezoid final : public KernelSpec {
       if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
     }
     const double total = std::accumulate(out.begin(), out.end(), 0.0);
+    const double rule = std::accumulate(ref.begin(), ref.end(), 0.0);
+    const double rel_rule = std::fabs(total - rule) / std::fabs(rule);
     const double rel_pi = std::fabs(total - std::numbers::pi) / std::numbers::pi;
-    v.max_error = std::max(worst / 1e-4, rel_pi / 1e-5);
+    v.max_error = std::max(worst / 1e-4, rel_rule / 1e-5);
     v.ok = v.max_error <= v.tolerance;
-    v.detail = fmt::format("integral {:.9f} vs pi (rel. error {:.2e}, bound 1e-5); worst partial rel. "
-                           "error {:.2e} (bound 1e-4)", total, rel_pi, worst);
+    v.detail = fmt::format("integral {:.9f} vs the rule's {:.9f} (rel. error {:.2e}, bound 1e-5; {:.2e} from pi); "
+                           "worst partial rel. error {:.2e} (bound 1e-4)", total, rule, rel_rule, rel_pi, worst);
     return v;
   }
 

@@ -5,7 +5,8 @@ set -euo pipefail
 WSTUNE_DEBS=(g++ cmake make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo libclblast-dev
   mpich libmpich-dev libboost-program-options-dev libsqlitecpp-dev nlohmann-json3-dev libfmt-dev
-  librapidcheck-dev)
+  librapidcheck-dev
+  clang-14 libclang-rt-14-dev)  # the ASan + UBSan suite and the libFuzzer targets (scripts/fuzz.sh)
 missing=()
 for p in "${WSTUNE_DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite with ctest
-# on real OpenCL (PoCL on the CPU) and real MPI ranks (MPICH). Idempotent.
-#   WSTUNE_SANITIZE=1 scripts/test.sh   # the same under ASan + UBSan
+# on real OpenCL (PoCL on the CPU) and real MPI ranks (MPICH), then the same
+# suite under ASan + UBSan (clang-14, build-asan), then every fuzz target for
+# a bounded time (scripts/fuzz.sh). Idempotent. This is what CI runs (.ci/run).
+#   WSTUNE_SANITIZE=1 scripts/test.sh   # only the ASan + UBSan suite and the fuzzers
+#   WSTUNE_FUZZ_SECONDS=N               # seconds per fuzz target (default 45)
+#   WSTUNE_TEST_JOBS=N                  # ctest parallelism (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-WSTUNE_WERROR=${WSTUNE_WERROR:-ON} scripts/build.sh
-BUILD_DIR=${WSTUNE_BUILD_DIR:-build}
-[ "${WSTUNE_SANITIZE:-0}" = 1 ] && BUILD_DIR=${WSTUNE_BUILD_DIR:-build-asan}
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
-cd "$BUILD_DIR"
-ctest --output-on-failure -j"${WSTUNE_TEST_JOBS:-2}" --timeout 900
+export WSTUNE_WERROR=${WSTUNE_WERROR:-ON}
+jobs=${WSTUNE_TEST_JOBS:-2}
+t0=$SECONDS
+if [ "${WSTUNE_SANITIZE:-0}" != 1 ]; then
+  WSTUNE_SANITIZE=0 WSTUNE_FUZZ=0 scripts/build.sh
+  (cd "${WSTUNE_BUILD_DIR:-build}" && ctest --output-on-failure -j"$jobs" --timeout 900)
+  echo "wstune: plain suite done at $((SECONDS - t0)) s"
+fi
+# ASan + UBSan: the first error ends the test (UBSan too), leaks are not
+# reported (the OpenCL runtime keeps its allocations to exit).
+ASAN_DIR=${WSTUNE_ASAN_BUILD_DIR:-build-asan}
+WSTUNE_BUILD_DIR=$ASAN_DIR WSTUNE_SANITIZE=1 scripts/build.sh
+(
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  cd "$ASAN_DIR" && ctest --output-on-failure -j"$jobs" --timeout 900
+)
+echo "wstune: ASan + UBSan suite done at $((SECONDS - t0)) s"
+WSTUNE_FUZZ_BUILD_DIR=$ASAN_DIR WSTUNE_FUZZ_SECONDS=${WSTUNE_FUZZ_SECONDS:-45} scripts/fuzz.sh
+echo "wstune: all done in $((SECONDS - t0)) s"

@@ -34,8 +34,25 @@ add_test(NAME daemon_mpi_usage_error
   COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
           -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-usage
           -DCASE=usage -P ${_check})
+# Issue 17 (docs/daemon.md "Faults"): a kernel that segfaults or hangs its
+# (isolated) process, a refused worker, a fault for a rank that does not
+# exist, a job the master cannot hold in memory, an odd-length sort, a
+# deeply nested job file.
+set(_issue17_cases crash stall refused bad_rank sort_odd deep_job)
+if(NOT WSTUNE_SANITIZE)
+  # Under ASan, operator new ends the process instead of throwing
+  # std::bad_alloc, and ASan's shadow memory cannot live under ulimit -v.
+  list(APPEND _issue17_cases oom)
+endif()
+foreach(_case IN LISTS _issue17_cases)
+  add_test(NAME daemon_mpi_${_case}
+    COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${MPIEXEC_NUMPROC_FLAG}
+            -DWSTUNED=$<TARGET_FILE:wstuned> -DWSTUNE=$<TARGET_FILE:wstune_cli> -DJOBS=${_jobs}
+            -DWORK=${CMAKE_CURRENT_BINARY_DIR}/daemon-${_case} -DCASE=${_case} -P ${_check})
+  list(APPEND _issue17_tests daemon_mpi_${_case})
+endforeach()
 set_tests_properties(daemon_mpi_run_unlike_workers daemon_mpi_fault_build daemon_mpi_fault_hang
-                     daemon_mpi_tune_4_ranks daemon_mpi_usage_error
+                     daemon_mpi_tune_4_ranks daemon_mpi_usage_error ${_issue17_tests}
                      PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
 
 # SIGINT at the launcher (Ctrl-C: MPICH's hydra forwards it to every rank) and
@@ -51,3 +68,11 @@ foreach(_case IN ITEMS "sigint;INT;launcher" "sigterm_master;TERM;master")
             $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${_sig} ${_target})
   set_tests_properties(daemon_mpi_${_name} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
 endforeach()
+
+# A worker rank killed with SIGKILL mid-run (issue 17): MPICH ends the job;
+# the --pid-file is removed, everything received is stored, and a rerun with
+# --resume runs only the jobs not stored (tests/daemon_kill_test.sh).
+add_test(NAME daemon_mpi_kill_worker
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_kill_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+          $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli>)
+set_tests_properties(daemon_mpi_kill_worker PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)

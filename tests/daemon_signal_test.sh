@@ -13,82 +13,19 @@
 # finished ok (at least the first, not all).
 set -uo pipefail
 MPIEXEC=$1 NPFLAG=$2 WSTUNED=$3 WSTUNE=$4 SIG=$5 TARGET=$6
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstuned-signal.XXXXXX")
-DB=$TMP/wstune.db
-PIDFILE=$TMP/master.pid
-launcher=
-procs=()
-cleanup() {
-  # Only what this test started: the launcher and the processes below it.
-  for p in "${procs[@]}" $launcher; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; echo "--- stderr ---"; cat "$TMP/err" 2>/dev/null; echo "--- stdout ---"; cat "$TMP/out" 2>/dev/null; exit 1; }
-
-# Rows of split_runs: the sqlite3 CLI when there is one, else `wstune db check`.
-runs() {
-  [ -f "$DB" ] || { echo 0; return; }
-  local n
-  if command -v sqlite3 >/dev/null 2>&1; then
-    n=$(sqlite3 -readonly "$DB" "SELECT count(*) FROM split_runs" 2>/dev/null)
-  else
-    n=$("$WSTUNE" db check --db "$DB" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) split runs.*/\1/p')
-  fi
-  echo "${n:-0}"
-}
-# Every process below $1 (the launcher's proxies and the ranks).
-descendants() {
-  local c
-  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done
-}
-alive() {  # a process that exists and is not a zombie
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-  [ -n "$st" ] && [[ "$st" != Z* ]]
-}
+source "$(dirname "$0")/daemon_test_lib.sh"
 
 total=9
-python3 - "$TMP/jobs.json" "$total" <<'PY'
-import json, sys
-long = {"kernel": "matmul", "size": "512", "repetitions": 30}
-jobs = [{"kernel": "matmul", "size": "64"}] + [long] * (int(sys.argv[2]) - 1)
-json.dump({"defaults": {"repetitions": 2, "split": "even", "local": "null"}, "jobs": jobs}, open(sys.argv[1], "w"))
-PY
-
-"$MPIEXEC" "$NPFLAG" 3 "$WSTUNED" run --job "$TMP/jobs.json" --db "$DB" --json --timeout 120 \
-  --pid-file "$PIDFILE" >"$TMP/out" 2>"$TMP/err" &
-launcher=$!
-
-for _ in $(seq 1 1200); do  # up to 120 s for the first job's row
-  [ "$(runs)" -ge 1 ] && break
-  kill -0 "$launcher" 2>/dev/null || fail "wstuned ended before the first row appeared"
-  sleep 0.1
-done
-[ "$(runs)" -ge 1 ] || fail "no row after 120 s"
-[ -s "$PIDFILE" ] || fail "no --pid-file $PIDFILE"
-master=$(cat "$PIDFILE")
-mapfile -t procs < <(descendants "$launcher")
+write_jobs "$total" 30
+start_and_wait run --job "$TMP/jobs.json" --db "$DB" --json --timeout 120 --pid-file "$PIDFILE"
 echo "first row stored; launcher $launcher, master $master, processes: ${procs[*]}"
 case "$TARGET" in
   launcher) kill -"$SIG" "$launcher" ;;
   master) kill -"$SIG" "$master" ;;
   *) fail "TARGET must be launcher or master" ;;
 esac
-sent=$SECONDS
-
-for _ in $(seq 1 600); do  # everything gone within 60 s
-  kill -0 "$launcher" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$launcher" 2>/dev/null && fail "the launcher still runs 60 s after SIG$SIG"
-wait "$launcher"; rc=$?
-launcher=
-for p in "${procs[@]}"; do
-  for _ in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
-  alive "$p" && fail "process $p of the run still alive after the launcher exited"
-done
-echo "exit status $rc, $((SECONDS - sent)) s after SIG$SIG"
+wait_gone "SIG$SIG"
+echo "exit status $rc, $sent_to_end s after SIG$SIG"
 [ "$rc" = 130 ] || fail "exit status $rc, expected 130 (stopped by a signal)"
 grep -q "stop requested" "$TMP/err" || fail "the master did not report the stop"
 [ -e "$PIDFILE" ] && fail "the --pid-file was not removed"

@@ -3,7 +3,8 @@
 # tests/consumer (C++) and examples/c_app (C) with find_package(wstune), and
 # examples/app (C++) and examples/c_app (C) with pkg-config alone (no CMake),
 # shared and static; runs them and checks the installed files.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR   (CXX and CC: the compilers, for
+# an instrumented build; CMake reads them too)
 set -euo pipefail
 BUILD=$1; SRC=$2
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstune-install.XXXXXX")
@@ -42,10 +43,10 @@ for lib in -lfmt -lSQLiteCpp -lsqlite3 -lboost_program_options -pthread -lOpenCL
   pc --static --libs wstune | grep -q -- "$lib" || { echo "FAIL: --static --libs lacks $lib"; exit 1; }
 done
 mkdir -p "$TMP/static"; cp "$LIBDIR/libwstune.a" "$TMP/static/"  # only the archive: -lwstune links it
-c++ "$SRC/examples/app/main.cpp" $(pc --cflags --libs wstune) -o "$TMP/app_shared"
-c++ "$SRC/examples/app/main.cpp" -L"$TMP/static" $(pc --cflags --static --libs wstune) -o "$TMP/app_static"
-cc -std=c99 -Wall -Wextra -Werror -pedantic "$SRC/examples/c_app/main.c" $(pc --cflags --libs wstune-c) -o "$TMP/c_shared"
-cc -std=c99 "$SRC/examples/c_app/main.c" -L"$TMP/static" $(pc --cflags --static --libs wstune-c) -o "$TMP/c_static"
+"${CXX:-c++}" "$SRC/examples/app/main.cpp" $(pc --cflags --libs wstune) -o "$TMP/app_shared"
+"${CXX:-c++}" "$SRC/examples/app/main.cpp" -L"$TMP/static" $(pc --cflags --static --libs wstune) -o "$TMP/app_static"
+"${CC:-cc}" -std=c99 -Wall -Wextra -Werror -pedantic "$SRC/examples/c_app/main.c" $(pc --cflags --libs wstune-c) -o "$TMP/c_shared"
+"${CC:-cc}" -std=c99 "$SRC/examples/c_app/main.c" -L"$TMP/static" $(pc --cflags --static --libs wstune-c) -o "$TMP/c_static"
 if ldd "$TMP/app_static" "$TMP/c_static" | grep -q libwstune; then echo "FAIL: static apps load libwstune.so"; exit 1; fi
 "$TMP/app_shared" 64 32 | grep "result verified"
 "$TMP/app_static" 64 32 | grep -E "\((exact|nearest)\), result verified"

@@ -13,6 +13,7 @@
 #include "tasks.hpp"
 #include "worker.hpp"
 #include "wstune/multi_device.hpp"
+#include "wstune/store.hpp"
 
 using namespace wstune;
 using namespace wstune::daemon;
@@ -264,7 +265,7 @@ TEST(Daemon, ProtocolMismatchWorkerIsRefusedWithAClearReason) {
   int code = -1;
   WorkerOptions wo;
   wo.protocol = kProtocolVersion + 1;
-  std::thread t([&] { code = Worker(world.at(1), device, "", wo).serve(); });
+  std::thread t([&, device = device] { code = Worker(world.at(1), device, "", wo).serve(); });
   MemorySink sink;
   Master master(world.at(0), sink, MasterOptions{});
   EXPECT_EQ(master.register_workers(), 0u);
@@ -277,4 +278,33 @@ TEST(Daemon, DeviceSelectorThatMatchesNothingGivesAReason) {
   auto [device, why] = open_worker_device("no-such-device-xyz", 0);
   EXPECT_FALSE(device.has_value());
   EXPECT_NE(why.find("no-such-device-xyz"), std::string::npos) << why;
+}
+
+// Issue 17: a failure on the master's side of one job (here the database
+// refusing the record; under a memory limit, std::bad_alloc for the host
+// buffers: daemon_mpi_oom) fails that job alone; the master goes on.
+TEST(Daemon, AMasterSideFailureFailsOneJobAndTheMasterGoesOn) {
+  struct RefusingSink : MemorySink {
+    int calls = 0;
+    void run(const JobReport& r) override {
+      if (++calls == 1) throw StoreError("database x.db: disk full (store a split run); free space and retry");
+      MemorySink::run(r);
+    }
+  };
+  InMemoryWorld world(1);  // the master alone: every job fails for want of workers
+  RefusingSink sink;
+  Master master(world.at(0), sink, MasterOptions{});
+  EXPECT_EQ(master.register_workers(), 0u);
+  std::vector<Job> jobs(2);
+  jobs[0].kernel = "trapezoid";
+  jobs[0].size = "4096";
+  jobs[1] = jobs[0];
+  std::vector<JobReport> reports;
+  ASSERT_NO_THROW(reports = master.run_all(Mode::run, jobs));
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].status, "failed");
+  EXPECT_NE(reports[0].error.find("disk full"), std::string::npos) << reports[0].error;
+  EXPECT_EQ(reports[1].status, "failed");
+  EXPECT_EQ(reports[1].error, "no healthy worker left for this job");
+  EXPECT_EQ(sink.runs.size(), 1u);
 }

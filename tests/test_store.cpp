@@ -1,6 +1,8 @@
 // wstune::Store: schema, round trips, history, export/import, bad input.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -31,6 +33,7 @@ std::string read_file(const std::string& path) {
 
 const KernelKey kMatmul{"matmul", "0123456789abcdef", "-cl-fast-relaxed-math"};
 const ProblemKey kP1024{Extent{1024, 1024, 2}, "1024"};
+const ProblemKey kP4096{Extent{4096, 1, 1}, "4096"};  // 1-D, as trial()'s local sizes
 
 }  // namespace
 
@@ -310,10 +313,10 @@ TEST(Store, SplitRunsAndCalibrations) {
 TEST(Store, ExportImportMergesWithoutDuplicates) {
   Store a(":memory:");
   const DeviceInfo d = fake_device("H100");
-  const auto sess = a.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  const auto sess = a.open_session(d, kMatmul, kP4096, {"exhaustive", {}, {}});
   a.add_trials(sess.id, {trial(64, 2.0), trial(128, 1.0)});
   a.derive_best(sess.id);
-  a.record_split_run({kMatmul, kP1024, "pe-ratio", 3, {{d.fingerprint(), 1.0, 3}}, {}, {}, {}});
+  a.record_split_run({kMatmul, kP4096, "pe-ratio", 3, {{d.fingerprint(), 1.0, 3}}, {}, {}, {}});
   a.put_calibration({d.fingerprint(), kMatmul, "measured", {{"k", 1}}, {}});
   const auto doc = a.export_json();
 
@@ -344,7 +347,7 @@ TEST(Store, ExportImportMergesWithoutDuplicates) {
 TEST(Store, MalformedImportIsRefusedAndChangesNothing) {
   Store a(":memory:");
   const DeviceInfo d = fake_device("H100");
-  const auto sess = a.open_session(d, kMatmul, kP1024, {"exhaustive", {}, {}});
+  const auto sess = a.open_session(d, kMatmul, kP4096, {"exhaustive", {}, {}});
   a.add_trials(sess.id, {trial(64, 2.0), trial(128, 1.0)});
   const auto good = a.export_json();
   Store b(":memory:");
@@ -367,6 +370,99 @@ TEST(Store, MalformedImportIsRefusedAndChangesNothing) {
   EXPECT_THROW(b.import_json(nlohmann::json{{"format", "something else"}}), UsageError);
   EXPECT_THROW(b.import_json(nlohmann::json::array()), UsageError);
   EXPECT_EQ(b.check().sessions, 0);
+}
+
+// Issue 17: import accepted negative or huge local sizes (stored as -8,
+// shown as 18446744073709551608), local sizes that do not divide the global
+// size, mismatched dimensions, bad uuids, empty or negative samples, schema
+// version 99, best rows of missing sessions. Each is refused with the JSON
+// path, as a UsageError (exit 2), and nothing is written.
+TEST(Store, ImportRefusesWhatTheStoreCannotHold) {
+  Store a(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto sess = a.open_session(d, kMatmul, kP4096, {"exhaustive", {}, {}});
+  a.add_trials(sess.id, {trial(64, 2.0), trial(128, 1.0), trial(96, 0, TrialStatus::constraints)});
+  a.derive_best(sess.id);
+  a.record_split_run({kMatmul, kP4096, "even", 3, {{d.fingerprint(), 1.0, 3}}, {{"k", 1}}, {}, {}});
+  a.put_calibration({d.fingerprint(), kMatmul, "measured", {{"k", 1}}, {}});
+  const nlohmann::json good = a.export_json();
+  {
+    Store b(":memory:");
+    EXPECT_EQ(b.import_json(good).trials, 3) << "a failed trial's local size need not divide";
+  }
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 300; ++i) deep = nlohmann::json::array({std::move(deep)});
+  const std::string missing(32, 'f');
+  struct Case {
+    std::string what;
+    std::function<void(nlohmann::json&)> edit;
+    std::string path;  // expected in the message
+  };
+  const std::vector<Case> cases{
+      {"negative local size", [](auto& j) { j["sessions"][0]["trials"][0]["local"]["x"] = -8; },
+       "sessions[0].trials[0].local.x"},
+      {"huge local size", [](auto& j) { j["sessions"][0]["trials"][0]["local"]["x"] = 18446744073709551608ull; },
+       "sessions[0].trials[0].local.x"},
+      {"local size that does not divide", [](auto& j) { j["sessions"][0]["trials"][1]["local"]["x"] = 48; },
+       "sessions[0].trials[1].local"},
+      {"mismatched dimensions",
+       [](auto& j) { j["sessions"][0]["trials"][0]["local"] = {{"x", 64}, {"y", 2}, {"dims", 2}}; },
+       "sessions[0].trials[0].local"},
+      {"bad session uuid", [](auto& j) { j["sessions"][0]["uuid"] = "s1"; }, "sessions[0].uuid"},
+      {"bad best uuid", [](auto& j) { j["best_configs"][0]["uuid"] = "ZZ"; }, "best_configs[0].uuid"},
+      {"empty samples of a correct trial", [](auto& j) { j["sessions"][0]["trials"][0]["samples_ms"] = nlohmann::json::array(); },
+       "sessions[0].trials[0].samples_ms"},
+      {"negative sample", [](auto& j) { j["sessions"][0]["trials"][1]["samples_ms"][2] = -1.5; },
+       "sessions[0].trials[1].samples_ms[2]"},
+      {"schema version 99", [](auto& j) { j["schema_version"] = 99; }, "schema_version 99"},
+      {"format version 0", [](auto& j) { j["format_version"] = 0; }, "format version 0"},
+      {"best of a missing session", [&](auto& j) { j["best_configs"][0]["session"] = missing; },
+       "best_configs[0].session"},
+      {"best local that does not divide", [](auto& j) { j["best_configs"][0]["local"]["x"] = 3000; },
+       "best_configs[0].local"},
+      {"zero best median", [](auto& j) { j["best_configs"][0]["median_ms"] = 0; }, "best_configs[0].median_ms"},
+      {"repeated session uuid", [](auto& j) { j["sessions"].push_back(j["sessions"][0]); }, "sessions[1].uuid"},
+      {"repeated configuration", [](auto& j) { j["sessions"][0]["trials"].push_back(j["sessions"][0]["trials"][0]); },
+       "sessions[0].trials[3]"},
+      {"share over 1", [](auto& j) { j["split_runs"][0]["devices"][0]["share"] = 1.5; },
+       "split_runs[0].devices[0].share"},
+      {"negative compute units", [](auto& j) { j["devices"][0]["compute_units"] = -132; },
+       "devices[0].compute_units"},
+      {"deep calibration params", [&](auto& j) { j["calibrations"][0]["params"] = deep; },
+       "calibrations[0].params"},
+      {"problem of 4 dimensions", [](auto& j) { j["sessions"][0]["problem"]["global"]["dims"] = 4; },
+       "sessions[0].problem.global.dims"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    nlohmann::json doc = good;
+    c.edit(doc);
+    Store b(":memory:");
+    try {
+      b.import_json(doc);
+      ADD_FAILURE() << "imported";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.path), std::string::npos) << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 600u) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a UsageError: " << e.what();
+    }
+    const CheckReport r = b.check();
+    EXPECT_EQ(r.devices + r.sessions + r.trials + r.best_configs + r.split_runs + r.calibrations, 0);
+  }
+}
+
+// Issue 17: stored free-form JSON nested deeper than kMaxJsonDepth is
+// refused on the way in (its dump recurses per level).
+TEST(Store, DeepFreeFormJsonIsRefused) {
+  Store s(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  s.put_device(d);
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 300; ++i) deep = nlohmann::json::array({std::move(deep)});
+  EXPECT_THROW(s.put_calibration({d.fingerprint(), kMatmul, "measured", deep, {}}), UsageError);
+  EXPECT_THROW(s.record_split_run({kMatmul, kP4096, "even", 3, {{d.fingerprint(), 1.0, 3}}, deep, {}, {}}), UsageError);
+  EXPECT_EQ(s.check().calibrations + s.check().split_runs, 0);
 }
 
 TEST(StoreBadInput, ImpossibleDirectoryIsAClearError) {

@@ -1,11 +1,14 @@
 // The store across real processes: a tuning session SIGKILLed mid-way
-// resumes without measuring a configuration twice or losing one, and four
-// processes writing trials at once lose nothing. The children are this very
-// executable, started with fork/exec and WSTUNE_STORE_CHILD set.
+// resumes without measuring a configuration twice or losing one, four
+// processes writing trials at once lose nothing, and a session whose writer
+// is alive is never resumed by another process (issue 17). The children are
+// this very executable, started with fork/exec and WSTUNE_STORE_CHILD set.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +47,15 @@ int child_main(const std::string& role) {
     }
     s.end_session(sess.id);
     return 0;
+  }
+  if (std::string(mode) == "hold") {
+    // Opens (resuming if it can) the session of the "resume" key, says its
+    // id, and stays alive, writing nothing, until killed.
+    const auto sess = s.open_session(fake_device("H100"), kKernel, {Extent{4096, 1, 1}, ""}, {"exhaustive", {}, {}},
+                                     index == 0);
+    std::printf("%lld %d\n", static_cast<long long>(sess.id), sess.resumed ? 1 : 0);
+    std::fflush(stdout);
+    for (;;) pause();
   }
   const auto sess = s.open_session(fake_device("H100"), kKernel, {Extent{1024, 1, 1}, ""},
                                    {"writer-" + std::to_string(index), {}, {}}, false);
@@ -155,4 +167,123 @@ TEST(StoreProcesses, FourConcurrentWritersLoseNothing) {
   ASSERT_EQ(sessions.size(), kWriters);
   for (const auto& sess : sessions) EXPECT_EQ(s.trial_count(sess.id), kEach) << sess.spec.strategy;
   EXPECT_EQ(s.trial_count(), static_cast<std::int64_t>(kWriters * kEach));
+}
+
+namespace {
+struct Held {
+  Child child;
+  std::int64_t id = 0;
+  bool resumed = false;
+};
+// A child that opens the "resume" key's session (resume = true unless
+// `no_resume`) and stays alive without writing.
+Held hold(const std::string& db, bool no_resume = false) {
+  Held h{spawn("hold " + db + (no_resume ? " 1" : " 0")), 0, false};
+  long long id = 0;
+  int resumed = 0;
+  if (std::fscanf(h.child.out, "%lld %d", &id, &resumed) != 2) throw std::runtime_error("the holding child said nothing");
+  h.id = id;
+  h.resumed = resumed != 0;
+  return h;
+}
+const DeviceInfo kDevice = fake_device("H100");
+const ProblemKey kProblem{Extent{4096, 1, 1}, ""};
+const SessionSpec kSpec{"exhaustive", {}, {}};
+}  // namespace
+
+// Issue 17: five `wstune tune` processes all resumed one live session. A
+// session whose writer is alive (another process, same host) is never
+// resumed; once the writer is killed, the session is taken over, and its
+// best is recorded by its writer only.
+TEST(StoreProcesses, LiveSessionIsNeverResumedByAnotherProcess) {
+  TempDir tmp;
+  const std::string db = tmp.file("live.db");
+  { Store init(db); }
+  Held a = hold(db);
+  EXPECT_FALSE(a.resumed);
+  Store s(db);
+  const auto mine = s.open_session(kDevice, kKernel, kProblem, kSpec);
+  EXPECT_FALSE(mine.resumed) << "resumed the session of live process " << a.child.pid;
+  EXPECT_NE(mine.id, a.id);
+  ASSERT_TRUE(s.session(a.id));
+  EXPECT_TRUE(s.session_live(*s.session(a.id)));
+  EXPECT_EQ(s.session(a.id)->pid, a.child.pid);
+  // Its best is the writer's to record.
+  BestConfig b;
+  b.device_fingerprint = kDevice.fingerprint();
+  b.kernel = kKernel;
+  b.problem = kProblem;
+  b.local = Extent{64, 1, 1};
+  b.median_ms = 1.0;
+  b.session_id = a.id;
+  EXPECT_THROW(s.record_best(b), StoreError);
+  s.add_trial(a.id, trial(64, 1.0));
+  EXPECT_THROW(s.derive_best(a.id), StoreError);
+  s.end_session(a.id);
+  EXPECT_FALSE(s.session(a.id)->ended_at) << "another process ended a live session";
+  // A second holder with --no-resume semantics, then one that resumes: it
+  // takes neither live session.
+  Held c = hold(db, true);
+  Held d = hold(db);
+  EXPECT_FALSE(d.resumed);
+  EXPECT_NE(d.id, a.id);
+  EXPECT_NE(d.id, c.id);
+  // Killed, not yet reaped (a zombie is not alive): the session is resumable
+  // and resuming takes it over. Of the unfinished sessions of dead writers
+  // the newest is resumed: kill a and d, keep c.
+  s.end_session(mine.id);
+  kill(a.child.pid, SIGKILL);
+  kill(d.child.pid, SIGKILL);
+  for (int i = 0; i < 200 && s.session_live(*s.session(d.id)); ++i) usleep(10'000);
+  EXPECT_FALSE(s.session_live(*s.session(a.id)));
+  const auto taken = s.open_session(kDevice, kKernel, kProblem, kSpec);
+  EXPECT_TRUE(taken.resumed);
+  EXPECT_EQ(taken.id, d.id);
+  EXPECT_EQ(taken.pid, getpid());
+  b.session_id = taken.id;
+  EXPECT_GT(s.record_best(b), 0) << "the new writer records the best";
+  EXPECT_EQ(wait_exit(a.child.pid), 128 + SIGKILL);
+  EXPECT_EQ(wait_exit(d.child.pid), 128 + SIGKILL);
+  kill(c.child.pid, SIGKILL);
+  EXPECT_EQ(wait_exit(c.child.pid), 128 + SIGKILL);
+  for (Held* h : {&a, &c, &d}) std::fclose(h->child.out);
+}
+
+// A pid that names another process now (reused after the writer died) or a
+// writer on another host whose heartbeat is stale: not live.
+TEST(StoreProcesses, ReusedPidsAndStaleHeartbeatsAreNotLive) {
+  TempDir tmp;
+  const std::string db = tmp.file("beat.db");
+  Store s(db);
+  const auto sess = s.open_session(kDevice, kKernel, kProblem, kSpec);
+  auto edit = [&](const std::string& host, long long pid, const std::string& beat) {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    SQLite::Statement u(raw, "UPDATE sessions SET host=?, pid=?, heartbeat_at=? WHERE id=?");
+    u.bind(1, host);
+    u.bind(2, static_cast<std::int64_t>(pid));
+    u.bind(3, beat);
+    u.bind(4, static_cast<std::int64_t>(sess.id));
+    u.exec();
+    return *s.session(sess.id);
+  };
+  const std::string host = s.session(sess.id)->host;
+  // Our parent process is alive, but it started long after this heartbeat.
+  EXPECT_FALSE(s.session_live(edit(host, getppid(), "2001-01-01T00:00:00.000Z")));
+  EXPECT_TRUE(s.session_live(edit(host, getppid(), "2999-01-01T00:00:00.000Z")));
+  // Another host: the heartbeat decides.
+  EXPECT_TRUE(s.session_live(edit("elsewhere.example", 12345, "2999-01-01T00:00:00.000Z")));
+  EXPECT_FALSE(s.session_live(edit("elsewhere.example", 12345, "2001-01-01T00:00:00.000Z")));
+  // Live elsewhere: not resumed, and this process cannot refresh its beat.
+  edit("elsewhere.example", 12345, "2999-01-01T00:00:00.000Z");
+  EXPECT_FALSE(s.heartbeat(sess.id));
+  const auto own = s.open_session(kDevice, kKernel, kProblem, kSpec);
+  EXPECT_FALSE(own.resumed);
+  s.end_session(own.id);
+  // Stale elsewhere: resumed and taken over.
+  edit("elsewhere.example", 12345, "2001-01-01T00:00:00.000Z");
+  const auto again = s.open_session(kDevice, kKernel, kProblem, kSpec);
+  EXPECT_TRUE(again.resumed);
+  EXPECT_EQ(again.id, sess.id);
+  EXPECT_EQ(again.host, host);
+  EXPECT_TRUE(s.heartbeat(sess.id));
 }

@@ -106,7 +106,7 @@ class GuidedSearcher final : public Searcher {
       // Prefer moves that keep y and z (x is the data-sharing axis of most
       // kernels), then moves in the same parameter set.
       const LocalSize& here = space_->local(e);
-      auto cost = [&](std::size_t c) {
+      auto cost = [&, e = e](std::size_t c) {  // e copied: clang 14 cannot capture a structured binding
         const LocalSize& l = space_->local(c);
         const bool same_set = space_->parameter_set(c) == space_->parameter_set(e);
         const bool keeps_yz = l && here && l->y == here->y && l->z == here->z;

@@ -232,7 +232,8 @@ std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
       std::sort(a.begin(), a.end());
       a.erase(std::unique(a.begin(), a.end()), a.end());
     }
-    auto index_of = [&](const Extent& x) -> std::optional<std::size_t> {
+    // first and last copied: clang 14 cannot capture a structured binding.
+    auto index_of = [&, first = first, last = last](const Extent& x) -> std::optional<std::size_t> {
       for (std::size_t j = first; j < last; ++j)
         if (entries_[j].local == x) return j;
       return std::nullopt;

@@ -1,12 +1,18 @@
 // wstune::Store: opening, migrations, and the row-level API. Export/import
 // live in store_io.cpp.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
 #include <random>
 #include <set>
 #include <array>
@@ -17,6 +23,7 @@
 
 #include "store_impl.hpp"
 #include "wstune/json.hpp"
+#include "wstune/json_input.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/version.hpp"
 
@@ -135,6 +142,15 @@ void Store::Impl::fail(const char* what, const SQLite::Exception& e) const {
       throw StoreError(fmt::format("database {}: disk full ({}: {}); free space and retry", path, what, e.what()));
     default:
       throw StoreError(fmt::format("database {}: {} failed: {}", path, what, e.what()));
+  }
+}
+
+json Store::Impl::stored_json(const std::string& text, const char* what) const {
+  try {
+    return parse_json_input(text, what);
+  } catch (const UsageError& e) {
+    throw StoreError(fmt::format("database {} holds {} that wstune cannot read ({}); it was written by another "
+                                 "tool: repair or remove that row", path, what, e.what()));
   }
 }
 
@@ -292,6 +308,12 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
                                    m.path));
     }
     const bool exists = fs::exists(p, ec);
+    if (exists && !fs::is_regular_file(p, ec)) {
+      // A device, FIFO or socket (--db /dev/null): SQLite would put its
+      // journal beside it (/dev/null-journal). Nothing is created.
+      throw StoreError(fmt::format("database path {} is not a regular file (a device, FIFO or socket); pass a file, "
+                                   "e.g. --db ./wstune.db", m.path));
+    }
     if (options.read_only && !exists) {
       throw StoreError(fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
                                    "naming an existing database", m.path));
@@ -313,7 +335,29 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
   m.guard("open", [&] {
     m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
   });
-  int version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+  int version = 0;
+  try {
+    version = m.db->execAndGet("PRAGMA user_version").getInt();
+  } catch (const SQLite::Exception& e) {
+    const int code = e.getErrorCode() & 0xff;
+    if (!options.read_only || is_memory(m.path) || (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)) {
+      m.fail("read the schema version", e);
+    }
+    // A WAL database in a directory this process cannot write: SQLite cannot
+    // create the -shm file a reader needs. Read it as immutable (no locks;
+    // nobody can be writing it where we cannot create files, or the writer
+    // keeps -shm there already). Issue 17: a read-only database could not
+    // even be queried.
+    std::string uri = "file:";
+    for (const char c : m.path) {
+      if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      else uri += c;
+    }
+    m.guard("open read-only", [&] {
+      m.db = std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
+    });
+    version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+  }
   if (version > kSchemaVersion) {
     throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
                                  "knows up to {}); use that newer wstune or pass --db another file; the database "
@@ -441,6 +485,109 @@ SessionRecord session_from_row(SQLite::Statement& q) {
 }
 }  // namespace
 
+// ---- live sessions ----------------------------------------------------------------------
+
+namespace {
+
+// Seconds since the epoch of an ISO 8601 UTC time ("2025-01-31T12:00:00.123Z").
+std::optional<double> parse_utc(const std::string& text) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &ms) < 6) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm)) + ms / 1000.0;
+}
+
+double now_utc() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// Whether process `pid` on this host runs (a zombie does not), and when it
+// started (seconds since the epoch; nullopt where /proc does not say).
+struct ProcessState {
+  bool running = false;
+  std::optional<double> started;
+};
+ProcessState process_state(std::int64_t pid) {
+  ProcessState st;
+  if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) return st;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return st;
+  st.running = true;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return st;
+  // pid (comm) state ppid ... field 22 = starttime in clock ticks since boot;
+  // comm may hold spaces and parentheses, so count from the last ')'.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return st;
+  std::istringstream rest(line.substr(close + 1));
+  std::string state;
+  rest >> state;
+  if (state == "Z" || state == "X") {
+    st.running = false;
+    return st;
+  }
+  std::string field;
+  for (int i = 4; i < 22 && rest >> field; ++i) {
+  }
+  unsigned long long ticks = 0;
+  if (!(rest >> ticks)) return st;
+  std::ifstream boot("/proc/stat");
+  std::string key;
+  double btime = 0;
+  while (boot >> key) {
+    if (key == "btime") {
+      boot >> btime;
+      break;
+    }
+    std::getline(boot, key);
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (btime > 0 && hz > 0) st.started = btime + static_cast<double>(ticks) / static_cast<double>(hz);
+  return st;
+}
+
+bool writer_live(const std::string& host, std::optional<std::int64_t> pid, const std::optional<std::string>& heartbeat) {
+  if (!pid) return false;  // no recorded writer: imported, or schema version 1
+  const auto beat = heartbeat ? parse_utc(*heartbeat) : std::nullopt;
+  if (host != host_name()) return beat && now_utc() - *beat < kLiveHeartbeatSeconds;
+  if (*pid == getpid()) return true;
+  const ProcessState st = process_state(*pid);
+  if (!st.running) return false;
+  // A process that started after the session's last heartbeat (2 s for the
+  // granularity of btime) cannot be its writer: the pid was reused.
+  return !(st.started && beat && *st.started > *beat + 2);
+}
+
+}  // namespace
+
+bool Store::session_live(const SessionRecord& s) const {
+  return !s.ended_at && writer_live(s.host, s.pid, s.heartbeat_at);
+}
+
+bool Store::heartbeat(std::int64_t session_id) {
+  return impl_->guard("refresh a session's heartbeat", [&] {
+    SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    const bool ours = impl_->beat(session_id);
+    tx.commit();
+    return ours;
+  });
+}
+
+bool Store::Impl::beat(std::int64_t session_id) {
+  auto& u = stmt("UPDATE sessions SET heartbeat_at=? WHERE id=? AND pid=? AND host=?");
+  u.bind(1, utc_now());
+  u.bind(2, static_cast<std::int64_t>(session_id));
+  u.bind(3, static_cast<std::int64_t>(getpid()));
+  u.bind(4, host_name());
+  return u.exec() == 1;
+}
+
 SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& kernel, const ProblemKey& problem,
                                   const SessionSpec& spec, bool resume) {
   Impl& m = *impl_;
@@ -452,14 +599,34 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
     std::optional<std::int64_t> id;
     bool resumed = false;
     if (resume) {
-      auto& q = m.stmt("SELECT id FROM sessions WHERE device_id=? AND kernel_id=? AND problem_id=? AND strategy=? "
-                       "AND ended_at IS NULL ORDER BY id DESC LIMIT 1");
+      // The newest unfinished session whose writer is gone (or is this
+      // process); a live one belongs to its writer (issue 17: five processes
+      // resumed one live session and wrote five best rows).
+      auto& q = m.stmt("SELECT id,host,pid,heartbeat_at FROM sessions WHERE device_id=? AND kernel_id=? AND "
+                       "problem_id=? AND strategy=? AND ended_at IS NULL ORDER BY id DESC");
       q.bind(1, static_cast<std::int64_t>(dev));
       q.bind(2, static_cast<std::int64_t>(ker));
       q.bind(3, static_cast<std::int64_t>(pro));
       q.bind(4, spec.strategy);
-      if (q.executeStep()) {
-        id = q.getColumn(0).getInt64();
+      while (q.executeStep()) {
+        const std::string host = q.getColumn(1).getString();
+        const auto pid = col_opt_int(q.getColumn(2));
+        const std::optional<std::string> beat =
+            q.getColumn(3).isNull() ? std::nullopt : std::optional<std::string>(q.getColumn(3).getString());
+        const bool mine = pid && *pid == getpid() && host == host_name();
+        if (mine || !writer_live(host, pid, beat)) {
+          id = q.getColumn(0).getInt64();
+          break;
+        }
+      }
+      q.reset();
+      if (id) {
+        auto& take = m.stmt("UPDATE sessions SET host=?,pid=?,heartbeat_at=? WHERE id=?");
+        take.bind(1, host_name());
+        take.bind(2, static_cast<std::int64_t>(getpid()));
+        take.bind(3, utc_now());
+        take.bind(4, static_cast<std::int64_t>(*id));
+        take.exec();
         resumed = true;
       }
     }
@@ -494,9 +661,12 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
 
 void Store::end_session(std::int64_t session_id) {
   impl_->guard("end a session", [&] {
-    auto& u = impl_->stmt("UPDATE sessions SET ended_at=? WHERE id=? AND ended_at IS NULL");
+    auto& u = impl_->stmt("UPDATE sessions SET ended_at=? WHERE id=? AND ended_at IS NULL AND "
+                          "(pid IS NULL OR (pid=? AND host=?))");
     u.bind(1, utc_now());
     u.bind(2, static_cast<std::int64_t>(session_id));
+    u.bind(3, static_cast<std::int64_t>(getpid()));
+    u.bind(4, host_name());
     u.exec();
   });
 }
@@ -522,6 +692,7 @@ std::vector<SessionRecord> Store::sessions() const {
 // ---- trials ----------------------------------------------------------------------------
 
 bool Store::Impl::insert_trial(std::int64_t session_id, const TrialRecord& t, const std::string& created_at) {
+  check_json_depth(t.params, "a trial's params");
   auto& ins = stmt(
       "INSERT INTO trials(session_id,config,local_dims,local_x,local_y,local_z,status,error,samples_ms,median_ms,"
       "compile_ms,run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z) "
@@ -546,6 +717,7 @@ bool Store::add_trial(std::int64_t session_id, const TrialRecord& t) {
   return impl_->guard("store a trial", [&] {
     SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
     const bool added = impl_->insert_trial(session_id, t, {});
+    impl_->beat(session_id);
     tx.commit();
     return added;
   });
@@ -557,6 +729,7 @@ std::size_t Store::add_trials(std::int64_t session_id, const std::vector<TrialRe
     const std::string now = utc_now();
     std::size_t added = 0;
     for (const TrialRecord& t : trials) added += impl_->insert_trial(session_id, t, now) ? 1 : 0;
+    impl_->beat(session_id);
     tx.commit();
     return added;
   });
@@ -589,7 +762,7 @@ std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
       t.verify_ms = col_opt_double(q.getColumn(9));
       t.id = q.getColumn(10).getInt64();
       t.created_at = q.getColumn(11).getString();
-      t.params = json::parse(q.getColumn(12).getString());
+      t.params = impl_->stored_json(q.getColumn(12).getString(), "a trial's params");
       t.global = col_extent(q, 13);
       out.push_back(std::move(t));
     }
@@ -609,6 +782,7 @@ std::int64_t Store::trial_count(std::optional<std::int64_t> session_id) const {
 // ---- best configurations ----------------------------------------------------------------
 
 std::int64_t Store::Impl::insert_best(const BestConfig& b, const std::string& uuid, const std::string& at) {
+  check_json_depth(b.params, "a best configuration's params");
   const auto dev = device_id(b.device_fingerprint);
   const auto ker = kernel_id(b.kernel);
   const auto pro = problem_id(b.problem);
@@ -680,6 +854,19 @@ BestConfig best_from_row(SQLite::Statement& q) {
 std::int64_t Store::record_best(const BestConfig& b) {
   return impl_->guard("store a best configuration", [&] {
     SQLite::Transaction tx(*impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    if (b.session_id) {
+      // Only a session's writer records its best (one writer per session):
+      // older rows of the same key stay as history, the newest is current.
+      auto& q = impl_->stmt("SELECT host,pid FROM sessions WHERE id=?");
+      q.bind(1, static_cast<std::int64_t>(*b.session_id));
+      if (q.executeStep() && !q.getColumn(1).isNull() &&
+          (q.getColumn(1).getInt64() != getpid() || q.getColumn(0).getString() != host_name())) {
+        throw StoreError(fmt::format("database {}: session {} is written by process {} on {}, not by this one; "
+                                     "only its writer records its best configuration", impl_->path,
+                                     *b.session_id, q.getColumn(1).getInt64(), q.getColumn(0).getString()));
+      }
+      q.reset();
+    }
     const auto id = impl_->insert_best(b, new_uuid(), utc_now());
     tx.commit();
     return id;
@@ -810,6 +997,7 @@ std::optional<BestConfig> Store::best_by_id(std::int64_t id) const {
 // ---- split runs and calibrations ------------------------------------------------------------
 
 std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& uuid) {
+  check_json_depth(run.detail, "a split run's detail");
   auto& ins = stmt("INSERT INTO split_runs(uuid,kernel_id,problem_id,model,makespan_ms,detail,created_at,host) "
                    "VALUES(?,?,?,?,?,?,?,?)");
   ins.bind(1, uuid);
@@ -836,6 +1024,7 @@ std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& u
 }
 
 std::int64_t Store::Impl::insert_calibration(const StoredCalibration& c, const std::string& uuid) {
+  check_json_depth(c.params, "a calibration's params");
   auto& ins = stmt("INSERT INTO split_calibrations(uuid,device_id,kernel_id,model,params,created_at) "
                    "VALUES(?,?,?,?,?,?)");
   ins.bind(1, uuid);
@@ -876,7 +1065,7 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
       r.problem.size_text = q.getColumn(8).getString();
       r.model = q.getColumn(9).getString();
       r.makespan_ms = q.getColumn(10).getDouble();
-      r.detail = json::parse(q.getColumn(11).getString());
+      r.detail = m.stored_json(q.getColumn(11).getString(), "a split run's detail");
       r.created_at = q.getColumn(12).getString();
       r.host = q.getColumn(13).getString();
       out.push_back(std::move(r));
@@ -915,7 +1104,7 @@ std::optional<StoredCalibration> Store::calibration(std::string_view fingerprint
     if (!q.executeStep()) return std::nullopt;
     return StoredCalibration{q.getColumn(0).getString(),
                        {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()},
-                       q.getColumn(4).getString(), json::parse(q.getColumn(5).getString()),
+                       q.getColumn(4).getString(), impl_->stored_json(q.getColumn(5).getString(), "a calibration's params"),
                        q.getColumn(6).getString()};
   });
 }

@@ -45,6 +45,13 @@ struct Store::Impl {
       fail(what, e);
     }
   }
+  /// A JSON column's text parsed with the depth bound of json_input.hpp;
+  /// StoreError naming the file and `what` when it is deeper or malformed
+  /// (written by another tool: wstune refuses such values on the way in).
+  nlohmann::json stored_json(const std::string& text, const char* what) const;
+  /// Refreshes the heartbeat of a session this process writes (inside the
+  /// caller's transaction); false when the session is not this process's.
+  bool beat(std::int64_t session_id);
   std::int64_t device_id(std::string_view fingerprint);
   std::int64_t kernel_id(const KernelKey& k);
   std::int64_t problem_id(const ProblemKey& p);

@@ -1,10 +1,13 @@
 // wstune::Store export and import (format: docs/store.md).
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "store_impl.hpp"
 #include "wstune/json.hpp"
+#include "wstune/json_input.hpp"
 #include "wstune/version.hpp"
 
 namespace wstune {
@@ -53,7 +56,7 @@ json Store::export_json() const {
     json devices = json::array();
     {
       SQLite::Statement q(*m.db, "SELECT info_json FROM devices ORDER BY id");
-      while (q.executeStep()) devices.push_back(json::parse(q.getColumn(0).getString()));
+      while (q.executeStep()) devices.push_back(m.stored_json(q.getColumn(0).getString(), "a device's info_json"));
     }
     doc["devices"] = std::move(devices);
 
@@ -83,12 +86,12 @@ json Store::export_json() const {
         t.reset();
         t.bind(1, q.getColumn(0).getInt64());
         while (t.executeStep()) {
-          trials.push_back(json{{"params", json::parse(t.getColumn(11).getString())},
+          trials.push_back(json{{"params", m.stored_json(t.getColumn(11).getString(), "a trial's params")},
                                 {"local", extent_json(t, 0)},
                                 {"global", extent_json(t, 12)},
                                 {"status", t.getColumn(4).getString()},
                                 {"error", t.getColumn(5).getString()},
-                                {"samples_ms", json::parse(t.getColumn(6).getString())},
+                                {"samples_ms", m.stored_json(t.getColumn(6).getString(), "a trial's samples_ms")},
                                 {"compile_ms", opt_json(t.getColumn(7))},
                                 {"run_ms", opt_json(t.getColumn(8))},
                                 {"verify_ms", opt_json(t.getColumn(9))},
@@ -114,7 +117,7 @@ json Store::export_json() const {
                             {"device", q.getColumn(1).getString()},
                             {"kernel", kernel_json(q, 2)},
                             {"problem", problem_json(q, 5)},
-                            {"params", json::parse(q.getColumn(19).getString())},
+                            {"params", m.stored_json(q.getColumn(19).getString(), "a best configuration's params")},
                             {"local", extent_json(q, 10)},
                             {"global", extent_json(q, 20)},
                             {"median_ms", q.getColumn(14).getDouble()},
@@ -149,7 +152,7 @@ json Store::export_json() const {
                               {"model", q.getColumn(10).getString()},
                               {"makespan_ms", q.getColumn(11).getDouble()},
                               {"devices", std::move(devs)},
-                              {"detail", json::parse(q.getColumn(12).getString())},
+                              {"detail", m.stored_json(q.getColumn(12).getString(), "a split run's detail")},
                               {"created_at", q.getColumn(13).getString()},
                               {"host", q.getColumn(14).getString()}});
       }
@@ -167,7 +170,7 @@ json Store::export_json() const {
                             {"device", q.getColumn(1).getString()},
                             {"kernel", kernel_json(q, 2)},
                             {"model", q.getColumn(5).getString()},
-                            {"params", json::parse(q.getColumn(6).getString())},
+                            {"params", m.stored_json(q.getColumn(6).getString(), "a calibration's params")},
                             {"created_at", q.getColumn(7).getString()}});
       }
     }
@@ -178,76 +181,221 @@ json Store::export_json() const {
 }
 
 // ---- import -------------------------------------------------------------------------------
+//
+// Phase 1 reads the whole document into records and refuses anything a
+// wstune export cannot hold (UsageError naming the JSON path, quoted input
+// bounded), so that phase 2, one transaction, cannot fail on the input.
 
 namespace {
 
-// Reads a field, naming its JSON path in the error.
-template <class T>
-T field(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) {
+// The largest NDRange dimension and local size dimension imported: beyond
+// them no OpenCL device runs a kernel, and 2^40 stays exact in a double.
+constexpr std::uint64_t kMaxGlobalDim = std::uint64_t{1} << 40;
+constexpr std::uint64_t kMaxLocalDim = std::uint64_t{1} << 32;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw UsageError(fmt::format("import: {} {}; the file is malformed (format: docs/store.md)", where, what));
+}
+
+const json& member(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object()) bad(where, fmt::format("is {}, not an object", describe_json(j)));
+  const auto it = j.find(key);
+  if (it == j.end()) {
     throw UsageError(fmt::format("import: {} has no field '{}'; the file is malformed or truncated (format: "
                                  "docs/store.md)", where, key));
   }
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("import: {}.{} has the wrong type ({}); the file is malformed", where, key, e.what()));
-  }
+  return *it;
 }
-template <class T>
-std::optional<T> opt_field(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return field<T>(j, key, where);
+bool has_value(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && !it->is_null();
 }
-const json& array_field(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || !j.at(key).is_array()) {
-    throw UsageError(fmt::format("import: {} has no array '{}'; the file is malformed or truncated", where, key));
+
+std::string text(const json& j, const char* key, const std::string& where) {
+  const json& v = member(j, key, where);
+  if (!v.is_string()) bad(where + "." + key, fmt::format("is {}, not a string", describe_json(v)));
+  return v.get<std::string>();
+}
+std::optional<std::string> opt_text(const json& j, const char* key, const std::string& where) {
+  if (!has_value(j, key)) return std::nullopt;
+  return text(j, key, where);
+}
+// A finite number ≥ `min` (> min when `strict`).
+double number(const json& j, const char* key, const std::string& where, double min = 0, bool strict = false) {
+  const json& v = member(j, key, where);
+  if (!v.is_number()) bad(where + "." + key, fmt::format("is {}, not a number", describe_json(v)));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < min || (strict && d == min)) {
+    bad(where + "." + key, fmt::format("is {}; give a finite number {} {}", describe_json(v), strict ? ">" : "≥", min));
   }
-  return j.at(key);
+  return d;
+}
+std::optional<double> opt_number(const json& j, const char* key, const std::string& where, double min = 0,
+                                 bool strict = false) {
+  if (!has_value(j, key)) return std::nullopt;
+  return number(j, key, where, min, strict);
+}
+// A whole number in [min, max].
+std::uint64_t whole(const json& v, const std::string& where, std::uint64_t min, std::uint64_t max) {
+  const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
+  if (!v.is_number_integer() || negative || v.get<std::uint64_t>() < min || v.get<std::uint64_t>() > max) {
+    bad(where, fmt::format("is {}; give a whole number from {} to {}", describe_json(v), min, max));
+  }
+  return v.get<std::uint64_t>();
+}
+std::optional<std::int64_t> opt_whole(const json& j, const char* key, const std::string& where) {
+  if (!has_value(j, key)) return std::nullopt;
+  return static_cast<std::int64_t>(whole(j.at(key), where + "." + key, 0, kMaxGlobalDim));
+}
+// A wstune uuid: 32 lowercase hex digits (new_uuid()).
+std::string uuid(const json& j, const char* key, const std::string& where) {
+  const std::string u = text(j, key, where);
+  const bool ok = u.size() == 32 && std::all_of(u.begin(), u.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  if (!ok) bad(where + "." + key, fmt::format("is {}, not a wstune uuid (32 lowercase hex digits)", describe_json(u)));
+  return u;
+}
+const json& array(const json& j, const char* key, const std::string& where) {
+  const json& v = member(j, key, where);
+  if (!v.is_array()) {
+    throw UsageError(fmt::format("import: {} has no array '{}' ({} instead); the file is malformed or truncated",
+                                 where, key, describe_json(v)));
+  }
+  return v;
+}
+
+// An extent {"x":..,"y":..,"z":..,"dims":..} with every dimension in
+// [1, max]; y (z) must be 1 or absent below 2 (3) dimensions.
+Extent extent(const json& v, const std::string& where, std::uint64_t max) {
+  if (!v.is_object()) bad(where, fmt::format("is {}, not an extent {{\"x\":..,\"dims\":..}}", describe_json(v)));
+  const std::uint64_t dims = v.contains("dims") ? whole(v.at("dims"), where + ".dims", 1, 3) : 1;
+  Extent e{1, 1, 1, static_cast<unsigned>(dims)};
+  const char* names[] = {"x", "y", "z"};
+  for (unsigned d = 0; d < 3; ++d) {
+    const bool needed = d == 0;
+    if (!v.contains(names[d])) {
+      if (needed) bad(where, "has no field 'x'");
+      continue;
+    }
+    const std::uint64_t n = whole(v.at(names[d]), where + "." + names[d], 1, d < dims ? max : 1);
+    (d == 0 ? e.x : d == 1 ? e.y : e.z) = static_cast<std::size_t>(n);
+  }
+  return e;
+}
+std::optional<Extent> opt_extent(const json& j, const char* key, bool required, const std::string& where,
+                                 std::uint64_t max) {
+  if (!j.contains(key)) {
+    if (required) member(j, key, where);  // throws "has no field"
+    return std::nullopt;
+  }
+  if (j.at(key).is_null()) return std::nullopt;
+  return extent(j.at(key), where + "." + key, max);
+}
+
+// A configuration's local size against the NDRange it ran: the same number
+// of dimensions, and for a configuration that ran correctly (OpenCL 1.2: a
+// local size that does not divide the global size is CL_INVALID_WORK_GROUP_SIZE)
+// each dimension dividing the NDRange's.
+void check_local(const LocalSize& local, const Extent& ndrange, bool ran, const std::string& where) {
+  if (!local) return;
+  if (local->dims != ndrange.dims) {
+    bad(where + ".local", fmt::format("has {} dimension(s) but its NDRange {} has {}", local->dims,
+                                      to_string(ndrange), ndrange.dims));
+  }
+  if (!ran) return;
+  for (unsigned d = 0; d < local->dims; ++d) {
+    if ((*local)[d] > ndrange[d] || ndrange[d] % (*local)[d] != 0) {
+      bad(where + ".local", fmt::format("{} does not divide the NDRange {}", to_string(local), to_string(ndrange)));
+    }
+  }
 }
 
 KernelKey kernel_of(const json& j, const std::string& where) {
-  const json k = field<json>(j, "kernel", where);
-  return {field<std::string>(k, "name", where + ".kernel"), field<std::string>(k, "source_hash", where + ".kernel"),
-          field<std::string>(k, "build_options", where + ".kernel")};
+  const json& k = member(j, "kernel", where);
+  const std::string w = where + ".kernel";
+  KernelKey key{text(k, "name", w), text(k, "source_hash", w), text(k, "build_options", w)};
+  if (key.name.empty()) bad(w + ".name", "is empty; give the kernel's function name");
+  return key;
 }
 ProblemKey problem_of(const json& j, const std::string& where) {
-  const json p = field<json>(j, "problem", where);
-  try {
-    ProblemKey k{extent_from_json(p.at("global")), field<std::string>(p, "size_text", where + ".problem")};
-    if (k.global.count() == 0 || k.global.dims < 1 || k.global.dims > 3) throw UsageError("bad extent");
-    return k;
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("import: {}.problem.global is malformed ({})", where, e.what()));
-  } catch (const UsageError&) {
-    throw UsageError(fmt::format("import: {}.problem.global is not a valid 1-, 2- or 3-D NDRange", where));
-  }
+  const json& p = member(j, "problem", where);
+  const std::string w = where + ".problem";
+  return ProblemKey{extent(member(p, "global", w), w + ".global", kMaxGlobalDim), text(p, "size_text", w)};
 }
-// An optional extent field ("local" is required, "global" is not).
-std::optional<Extent> extent_of(const json& j, const char* key, bool required, const std::string& where) {
-  if (!j.contains(key)) {
-    if (!required) return std::nullopt;
-    throw UsageError(fmt::format("import: {} has no field '{}'", where, key));
-  }
-  try {
-    std::optional<Extent> e = local_from_json(j.at(key));
-    if (e && (e->count() == 0 || e->dims < 1 || e->dims > 3)) throw json::other_error::create(501, "zero", nullptr);
-    return e;
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("import: {}.{} is malformed ({})", where, key, e.what()));
-  }
-}
-LocalSize local_of(const json& j, const std::string& where) { return extent_of(j, "local", true, where); }
 json params_of(const json& j, const std::string& where) {
   if (!j.contains("params")) return json::object();  // format version 1
   const json& p = j.at("params");
-  if (!p.is_object()) throw UsageError(fmt::format("import: {}.params is not an object", where));
+  if (!p.is_object()) bad(where + ".params", fmt::format("is {}, not an object", describe_json(p)));
   for (const auto& [name, v] : p.items()) {
-    if (!(v.is_number() || v.is_boolean() || v.is_string())) {
-      throw UsageError(fmt::format("import: {}.params.{} is not a number, bool or string", where, name));
+    if (!(v.is_number() || v.is_boolean() || v.is_string()) || (v.is_number_float() && !std::isfinite(v.get<double>()))) {
+      bad(where + ".params." + bounded(name, 32), fmt::format("is {}, not a number, bool or string", describe_json(v)));
     }
   }
   return p;
+}
+std::vector<double> samples_of(const json& j, bool correct, const std::string& where) {
+  const json& s = array(j, "samples_ms", where);
+  std::vector<double> out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!s[i].is_number() || !std::isfinite(s[i].get<double>()) || s[i].get<double>() < 0) {
+      bad(fmt::format("{}.samples_ms[{}]", where, i), fmt::format("is {}; a kernel time is a finite number of ms ≥ 0",
+                                                                   describe_json(s[i])));
+    }
+    out.push_back(s[i].get<double>());
+  }
+  if (correct && out.empty()) bad(where + ".samples_ms", "is empty, but the trial is correct: it must have its samples");
+  return out;
+}
+TrialStatus status_of(const json& j, const std::string& where) {
+  const std::string s = text(j, "status", where);
+  for (auto st : {TrialStatus::correct, TrialStatus::compile, TrialStatus::runtime, TrialStatus::constraints,
+                  TrialStatus::correctness, TrialStatus::timeout})
+    if (to_string(st) == s) return st;
+  bad(where + ".status", fmt::format("is {}; use correct, compile, runtime, constraints, correctness or timeout",
+                                     describe_json(s)));
+}
+DeviceInfo device_of(const json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, fmt::format("is {}, not a device object", describe_json(j)));
+  for (const char* key : {"platform_index", "device_index", "compute_units", "pe_per_cu", "max_clock_mhz",
+                          "native_float_width"}) {
+    if (j.contains(key)) whole(j.at(key), where + "." + key, 0, 0xffffffffu);
+  }
+  for (const char* key : {"max_work_group_size", "local_mem_bytes", "global_mem_bytes", "preferred_wg_multiple"}) {
+    if (j.contains(key)) whole(j.at(key), where + "." + key, 0, kMaxGlobalDim);
+  }
+  for (const char* key : {"name", "vendor", "type", "platform", "driver_version", "opencl_version", "architecture",
+                          "pe_source", "pe_detail"}) {
+    if (j.contains(key) && !j.at(key).is_string()) {
+      bad(where + "." + key, fmt::format("is {}, not a string", describe_json(j.at(key))));
+    }
+  }
+  if (j.contains("max_work_item_sizes")) {
+    const json& m = j.at("max_work_item_sizes");
+    if (!m.is_array()) bad(where + ".max_work_item_sizes", "is not an array");
+    for (std::size_t i = 0; i < m.size(); ++i)
+      whole(m[i], fmt::format("{}.max_work_item_sizes[{}]", where, i), 0, kMaxGlobalDim);
+  }
+  if (j.contains("extensions")) {
+    const json& e = j.at("extensions");
+    if (!e.is_array() || !std::all_of(e.begin(), e.end(), [](const json& x) { return x.is_string(); })) {
+      bad(where + ".extensions", "is not an array of strings");
+    }
+  }
+  DeviceInfo d;
+  try {
+    d = device_info_from_json(j);
+    d.extensions = j.value("extensions", std::vector<std::string>{});
+  } catch (const json::exception& e) {
+    bad(where, fmt::format("is not a device ({})", bounded(e.what())));
+  }
+  const std::string fp = text(j, "fingerprint", where);
+  if (fp != d.fingerprint()) {
+    throw UsageError(fmt::format("import: {} has fingerprint {} but its fields give {}; the file was edited or "
+                                 "is corrupt", where, describe_json(fp), d.fingerprint()));
+  }
+  return d;
 }
 
 struct ImportSession {
@@ -267,143 +415,171 @@ struct ImportCal {
   StoredCalibration cal;
 };
 
+// Refuses a uuid seen before in the same section of the file.
+void unique_uuid(std::set<std::string>& seen, const std::string& u, const std::string& where) {
+  if (!seen.insert(u).second) bad(where + ".uuid", fmt::format("repeats uuid {} of an earlier entry", u));
+}
+
 }  // namespace
 
 ImportStats Store::import_json(const json& doc) {
   // Phase 1: validate and convert everything; nothing is written on error.
-  if (!doc.is_object() || doc.value("format", "") != kFormat) {
+  if (!doc.is_object() || !doc.contains("format") || doc.at("format") != kFormat) {
     throw UsageError(fmt::format("import: not a wstune export (expected \"format\": \"{}\"); export one with "
                                  "'wstune export FILE.json'", kFormat));
   }
-  const int fv = field<int>(doc, "format_version", "document");
-  if (fv > kFormatVersion) {
-    throw UsageError(fmt::format("import: format version {} is newer than this wstune reads ({}); use a newer "
-                                 "wstune", fv, kFormatVersion));
+  check_json_depth(doc, "import");
+  const std::string top = "document";
+  const auto fv = whole(member(doc, "format_version", top), "format_version", 0, ~std::uint64_t{0});
+  if (fv > static_cast<std::uint64_t>(kFormatVersion) || fv < 1) {
+    throw UsageError(fmt::format("import: format version {} is {} (this wstune reads 1 to {}); {}", fv,
+                                 fv < 1 ? "not a version" : "newer than this wstune reads", kFormatVersion,
+                                 fv < 1 ? "the file is malformed" : "use a newer wstune"));
+  }
+  if (doc.contains("schema_version")) {
+    const auto sv = whole(doc.at("schema_version"), "schema_version", 0, ~std::uint64_t{0});
+    if (sv < 1 || sv > static_cast<std::uint64_t>(kSchemaVersion)) {
+      throw UsageError(fmt::format("import: schema_version {} is {} (this wstune knows 1 to {}); {}", sv,
+                                   sv < 1 ? "not a version" : "newer than this wstune", kSchemaVersion,
+                                   sv < 1 ? "the file is malformed" : "use a newer wstune"));
+    }
   }
   std::vector<DeviceInfo> devices;
   std::set<std::string> known;
-  const json& jd = array_field(doc, "devices", "document");
+  const json& jd = array(doc, "devices", top);
   for (std::size_t i = 0; i < jd.size(); ++i) {
-    const std::string where = fmt::format("devices[{}]", i);
-    DeviceInfo d;
-    try {
-      d = device_info_from_json(jd[i]);
-      d.extensions = jd[i].value("extensions", std::vector<std::string>{});
-    } catch (const json::exception& e) {
-      throw UsageError(fmt::format("import: {} is malformed ({})", where, e.what()));
-    }
-    const std::string fp = field<std::string>(jd[i], "fingerprint", where);
-    if (fp != d.fingerprint()) {
-      throw UsageError(fmt::format("import: {} has fingerprint {} but its fields give {}; the file was edited or "
-                                   "is corrupt", where, fp, d.fingerprint()));
-    }
-    known.insert(fp);
+    DeviceInfo d = device_of(jd[i], fmt::format("devices[{}]", i));
+    known.insert(d.fingerprint());
     devices.push_back(std::move(d));
   }
   auto device_ref = [&](const json& j, const std::string& where) {
-    const std::string fp = field<std::string>(j, "device", where);
+    const std::string fp = text(j, "device", where);
     if (!known.count(fp) && !this->device(fp)) {
       throw UsageError(fmt::format("import: {} refers to device {} that is neither in the file nor in the "
-                                   "database", where, fp));
+                                   "database", where, describe_json(fp)));
     }
     return fp;
   };
 
   std::vector<ImportSession> sessions;
   std::set<std::string> session_uuids;
-  const json& js = array_field(doc, "sessions", "document");
+  const json& js = array(doc, "sessions", top);
   for (std::size_t i = 0; i < js.size(); ++i) {
     const std::string where = fmt::format("sessions[{}]", i);
     const json& s = js[i];
     ImportSession is;
-    is.rec.uuid = field<std::string>(s, "uuid", where);
+    is.rec.uuid = uuid(s, "uuid", where);
+    unique_uuid(session_uuids, is.rec.uuid, where);
     is.rec.device_fingerprint = device_ref(s, where);
     is.rec.kernel = kernel_of(s, where);
     is.rec.problem = problem_of(s, where);
-    is.rec.spec.strategy = field<std::string>(s, "strategy", where);
-    is.rec.spec.budget_trials = opt_field<std::int64_t>(s, "budget_trials", where);
-    is.rec.spec.budget_seconds = opt_field<double>(s, "budget_seconds", where);
-    is.rec.started_at = field<std::string>(s, "started_at", where);
-    is.rec.ended_at = opt_field<std::string>(s, "ended_at", where);
-    is.rec.wstune_version = field<std::string>(s, "wstune_version", where);
-    is.rec.host = field<std::string>(s, "host", where);
-    session_uuids.insert(is.rec.uuid);
-    const json& jt = array_field(s, "trials", where);
+    is.rec.spec.strategy = text(s, "strategy", where);
+    is.rec.spec.budget_trials = opt_whole(s, "budget_trials", where);
+    is.rec.spec.budget_seconds = opt_number(s, "budget_seconds", where);
+    is.rec.started_at = text(s, "started_at", where);
+    is.rec.ended_at = opt_text(s, "ended_at", where);
+    is.rec.wstune_version = text(s, "wstune_version", where);
+    is.rec.host = text(s, "host", where);
+    const json& jt = array(s, "trials", where);
+    std::set<std::string> configs;
     for (std::size_t k = 0; k < jt.size(); ++k) {
       const std::string tw = fmt::format("{}.trials[{}]", where, k);
       TrialRecord t;
       t.params = params_of(jt[k], tw);
-      t.local = local_of(jt[k], tw);
-      t.global = extent_of(jt[k], "global", false, tw);
-      try {
-        t.status = parse_trial_status(field<std::string>(jt[k], "status", tw));
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("import: {}.status: {}", tw, e.what()));
+      t.local = opt_extent(jt[k], "local", true, tw, kMaxLocalDim);
+      t.global = opt_extent(jt[k], "global", false, tw, kMaxGlobalDim);
+      t.status = status_of(jt[k], tw);
+      check_local(t.local, t.global.value_or(is.rec.problem.global), t.status == TrialStatus::correct, tw);
+      t.error = text(jt[k], "error", tw);
+      t.samples_ms = samples_of(jt[k], t.status == TrialStatus::correct, tw);
+      t.compile_ms = opt_number(jt[k], "compile_ms", tw);
+      t.run_ms = opt_number(jt[k], "run_ms", tw);
+      t.verify_ms = opt_number(jt[k], "verify_ms", tw);
+      t.created_at = text(jt[k], "created_at", tw);
+      if (!configs.insert(configuration_key(t.params, t.local)).second) {
+        bad(tw, fmt::format("repeats the configuration {} of an earlier trial of this session",
+                            bounded(configuration_key(t.params, t.local))));
       }
-      t.error = field<std::string>(jt[k], "error", tw);
-      t.samples_ms = field<std::vector<double>>(jt[k], "samples_ms", tw);
-      t.compile_ms = opt_field<double>(jt[k], "compile_ms", tw);
-      t.run_ms = opt_field<double>(jt[k], "run_ms", tw);
-      t.verify_ms = opt_field<double>(jt[k], "verify_ms", tw);
-      t.created_at = field<std::string>(jt[k], "created_at", tw);
       is.trials.push_back(std::move(t));
     }
     sessions.push_back(std::move(is));
   }
 
   std::vector<ImportBest> bests;
-  const json& jb = array_field(doc, "best_configs", "document");
+  std::set<std::string> best_uuids;
+  const json& jb = array(doc, "best_configs", top);
   for (std::size_t i = 0; i < jb.size(); ++i) {
     const std::string where = fmt::format("best_configs[{}]", i);
+    const json& b = jb[i];
     ImportBest ib;
-    ib.best.uuid = field<std::string>(jb[i], "uuid", where);
-    ib.best.device_fingerprint = device_ref(jb[i], where);
-    ib.best.kernel = kernel_of(jb[i], where);
-    ib.best.problem = problem_of(jb[i], where);
-    ib.best.params = params_of(jb[i], where);
-    ib.best.local = local_of(jb[i], where);
-    ib.best.global = extent_of(jb[i], "global", false, where);
-    ib.best.median_ms = field<double>(jb[i], "median_ms", where);
-    ib.best.null_ms = opt_field<double>(jb[i], "null_ms", where);
-    ib.best.rule_ms = opt_field<double>(jb[i], "rule_ms", where);
-    ib.best.recorded_at = field<std::string>(jb[i], "recorded_at", where);
-    ib.session_uuid = opt_field<std::string>(jb[i], "session", where);
+    ib.best.uuid = uuid(b, "uuid", where);
+    unique_uuid(best_uuids, ib.best.uuid, where);
+    ib.best.device_fingerprint = device_ref(b, where);
+    ib.best.kernel = kernel_of(b, where);
+    ib.best.problem = problem_of(b, where);
+    ib.best.params = params_of(b, where);
+    ib.best.local = opt_extent(b, "local", true, where, kMaxLocalDim);
+    ib.best.global = opt_extent(b, "global", false, where, kMaxGlobalDim);
+    check_local(ib.best.local, ib.best.global.value_or(ib.best.problem.global), true, where);
+    ib.best.median_ms = number(b, "median_ms", where, 0, true);
+    ib.best.null_ms = opt_number(b, "null_ms", where, 0, true);
+    ib.best.rule_ms = opt_number(b, "rule_ms", where, 0, true);
+    ib.best.recorded_at = text(b, "recorded_at", where);
+    if (has_value(b, "session")) {
+      ib.session_uuid = uuid(b, "session", where);
+      if (!session_uuids.count(*ib.session_uuid)) {
+        const bool stored = impl_->guard("look up a session", [&] {
+          auto& q = impl_->stmt("SELECT 1 FROM sessions WHERE uuid=?");
+          q.bind(1, *ib.session_uuid);
+          return q.executeStep();
+        });
+        if (!stored) {
+          bad(where + ".session", fmt::format("refers to session {} that is neither in the file nor in the database",
+                                              *ib.session_uuid));
+        }
+      }
+    }
     bests.push_back(std::move(ib));
   }
 
   std::vector<ImportSplit> splits;
-  const json& jr = array_field(doc, "split_runs", "document");
+  std::set<std::string> split_uuids;
+  const json& jr = array(doc, "split_runs", top);
   for (std::size_t i = 0; i < jr.size(); ++i) {
     const std::string where = fmt::format("split_runs[{}]", i);
     ImportSplit sp;
-    sp.uuid = field<std::string>(jr[i], "uuid", where);
+    sp.uuid = uuid(jr[i], "uuid", where);
+    unique_uuid(split_uuids, sp.uuid, where);
     sp.run.kernel = kernel_of(jr[i], where);
     sp.run.problem = problem_of(jr[i], where);
-    sp.run.model = field<std::string>(jr[i], "model", where);
-    sp.run.makespan_ms = field<double>(jr[i], "makespan_ms", where);
-    sp.run.detail = field<json>(jr[i], "detail", where);
-    sp.run.created_at = field<std::string>(jr[i], "created_at", where);
-    sp.run.host = field<std::string>(jr[i], "host", where);
-    const json& jdv = array_field(jr[i], "devices", where);
+    sp.run.model = text(jr[i], "model", where);
+    sp.run.makespan_ms = number(jr[i], "makespan_ms", where);
+    sp.run.detail = member(jr[i], "detail", where);
+    sp.run.created_at = text(jr[i], "created_at", where);
+    sp.run.host = text(jr[i], "host", where);
+    const json& jdv = array(jr[i], "devices", where);
     for (std::size_t k = 0; k < jdv.size(); ++k) {
       const std::string dw = fmt::format("{}.devices[{}]", where, k);
-      sp.run.devices.push_back({device_ref(jdv[k], dw), field<double>(jdv[k], "share", dw),
-                                field<double>(jdv[k], "time_ms", dw)});
+      SplitShare share{device_ref(jdv[k], dw), number(jdv[k], "share", dw), number(jdv[k], "time_ms", dw)};
+      if (share.share > 1) bad(dw + ".share", fmt::format("is {}; a share is a fraction from 0 to 1", share.share));
+      sp.run.devices.push_back(std::move(share));
     }
     splits.push_back(std::move(sp));
   }
 
   std::vector<ImportCal> cals;
-  const json& jc = array_field(doc, "calibrations", "document");
+  std::set<std::string> cal_uuids;
+  const json& jc = array(doc, "calibrations", top);
   for (std::size_t i = 0; i < jc.size(); ++i) {
     const std::string where = fmt::format("calibrations[{}]", i);
     ImportCal c;
-    c.uuid = field<std::string>(jc[i], "uuid", where);
+    c.uuid = uuid(jc[i], "uuid", where);
+    unique_uuid(cal_uuids, c.uuid, where);
     c.cal.device_fingerprint = device_ref(jc[i], where);
     c.cal.kernel = kernel_of(jc[i], where);
-    c.cal.model = field<std::string>(jc[i], "model", where);
-    c.cal.params = field<json>(jc[i], "params", where);
-    c.cal.created_at = field<std::string>(jc[i], "created_at", where);
+    c.cal.model = text(jc[i], "model", where);
+    c.cal.params = member(jc[i], "params", where);
+    c.cal.created_at = text(jc[i], "created_at", where);
     cals.push_back(std::move(c));
   }
 
@@ -433,9 +609,18 @@ ImportStats Store::import_json(const json& doc) {
       q.bind(1, uuid);
       return q.executeStep();
     };
-    for (const ImportSession& is : sessions) {
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      const ImportSession& is = sessions[i];
       auto sid = session_id_of(is.rec.uuid);
       if (sid) {
+        // The same uuid must be the same session: trials of another device,
+        // kernel or problem never merge into it (nothing stored is changed).
+        const auto held = session(*sid);
+        if (!held || held->device_fingerprint != is.rec.device_fingerprint || held->kernel != is.rec.kernel ||
+            held->problem != is.rec.problem || held->spec.strategy != is.rec.spec.strategy) {
+          throw UsageError(fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
+                                       "device, kernel, problem or strategy; nothing was imported", i, is.rec.uuid));
+        }
         ++st.skipped;
       } else {
         auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"

@@ -30,6 +30,13 @@ StoredTuneSession::StoredTuneSession(Store& store, const KernelSpec& spec, const
 
 void StoredTuneSession::attach(TuneOptions& options) {
   options.lookup = [this](const Configuration& c) -> std::optional<Trial> {
+    // Asked before every measurement: a sign of life for other processes
+    // (every committed trial is one too), at most every few seconds.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_beat_ > kBeatEvery) {
+      store_.heartbeat(session_.id);
+      last_beat_ = now;
+    }
     auto it = stored_.find(c.key());
     if (it == stored_.end()) return std::nullopt;
     return from_record(it->second);
@@ -44,6 +51,9 @@ void StoredTuneSession::attach(TuneOptions& options) {
 }
 
 std::optional<BestConfig> StoredTuneSession::finish(const TuneResult& result) {
+  // Taken over by another process (a heartbeat older than
+  // kLiveHeartbeatSeconds seen from another host): its new writer finishes it.
+  if (!store_.heartbeat(session_.id)) return std::nullopt;
   std::optional<BestConfig> best;
   if (result.best.ok() && result.best.kernel.size()) {
     // tune()'s answer, with the medians over all its trials (the confirmation

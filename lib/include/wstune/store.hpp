@@ -38,6 +38,11 @@ class StoreError : public Error {
 /// The schema version this wstune writes (PRAGMA user_version).
 inline constexpr int kSchemaVersion = 2;
 
+/// A session written from another host is live while its heartbeat is
+/// younger than this (seconds). Its writer refreshes the heartbeat with every
+/// trial it commits and before every measurement (docs/store.md).
+inline constexpr double kLiveHeartbeatSeconds = 600;
+
 /// The schema (share/schema.sql, version 1) as embedded in the library.
 std::string_view schema_sql() noexcept;
 /// The forward migrations share/migrations/N.sql as embedded: element i takes
@@ -246,20 +251,36 @@ class Store {
   /// Stores a problem (existing rows kept) and returns its row id.
   std::int64_t put_problem(const ProblemKey& p);
 
-  /// Starts a session, or with `resume` reuses the newest unfinished one
-  /// (ended_at NULL) of the same device, kernel, problem and strategy
-  /// (SessionRecord::resumed tells). Stores device, kernel and problem.
+  /// Starts a session written by this process (host, pid, heartbeat), or
+  /// with `resume` reuses the newest unfinished one (ended_at NULL) of the
+  /// same device, kernel, problem and strategy that is not live (see
+  /// session_live(); a session of this very process is reused too) and takes
+  /// it over (its pid, host and heartbeat become this process's), all in one
+  /// transaction: a session being written by another live process is never
+  /// resumed (SessionRecord::resumed tells). Stores device, kernel and problem.
   SessionRecord open_session(const DeviceInfo& device, const KernelKey& kernel, const ProblemKey& problem,
                              const SessionSpec& spec, bool resume = true);
-  /// Marks a session finished (sets ended_at).
+  /// Marks a session finished (sets ended_at) unless another process has
+  /// taken it over.
   void end_session(std::int64_t session_id);
+  /// True when the session's writer is alive: on this host, its pid names a
+  /// running process (not a zombie) that started before the session's last
+  /// heartbeat (so a reused pid does not count); on another host, its
+  /// heartbeat is younger than kLiveHeartbeatSeconds. False for a finished
+  /// session or one with no recorded writer (imported, or schema version 1).
+  [[nodiscard]] bool session_live(const SessionRecord& session) const;
+  /// Refreshes the heartbeat of a session this process writes; false (and
+  /// nothing written) when it is not, or no longer, this process's.
+  bool heartbeat(std::int64_t session_id);
   /// A stored session; nullopt if absent.
   [[nodiscard]] std::optional<SessionRecord> session(std::int64_t session_id) const;
   /// All sessions, oldest first.
   [[nodiscard]] std::vector<SessionRecord> sessions() const;
 
-  /// Stores one trial in its own transaction; false (and nothing written)
-  /// when the session already has this configuration.
+  /// Stores one trial in its own transaction (refreshing the session's
+  /// heartbeat when this process writes it); false (and nothing written)
+  /// when the session already has this configuration. Throws UsageError for
+  /// params nested deeper than kMaxJsonDepth (json_input.hpp).
   bool add_trial(std::int64_t session_id, const TrialRecord& t);
   /// Stores trials in one transaction; returns how many were new (already
   /// measured configurations are skipped, never overwritten).
@@ -273,7 +294,10 @@ class Store {
   /// Number of trials, in one session or (nullopt) in the database.
   [[nodiscard]] std::int64_t trial_count(std::optional<std::int64_t> session_id = std::nullopt) const;
 
-  /// Appends a best-configuration history row; returns its row id.
+  /// Appends a best-configuration history row; returns its row id. A best
+  /// of a session (BestConfig::session_id) is recorded only by the session's
+  /// writer: StoreError when another process writes that session. The
+  /// current best per (device, kernel, problem) is the newest row.
   std::int64_t record_best(const BestConfig& b);
   /// Derives the best configuration of a session from its trials (fastest
   /// correct median; null_ms from its "null" trial, rule_ms from the trial
@@ -298,10 +322,12 @@ class Store {
                                                      const Extent& global) const;
 
   /// Stores a split run (devices must be stored); returns its row id.
+  /// Throws UsageError when its detail nests deeper than kMaxJsonDepth.
   std::int64_t record_split_run(const SplitRun& run);
   /// Split runs of a kernel name ("" = all), oldest first.
   [[nodiscard]] std::vector<SplitRun> split_runs(std::string_view kernel = {}) const;
-  /// Appends a calibration (history kept); returns its row id.
+  /// Appends a calibration (history kept); returns its row id. Throws
+  /// UsageError when its params nest deeper than kMaxJsonDepth.
   std::int64_t put_calibration(const StoredCalibration& c);
   /// The newest calibration of a device fingerprint, kernel name and model.
   [[nodiscard]] std::optional<StoredCalibration> calibration(std::string_view fingerprint, std::string_view kernel,
@@ -314,8 +340,13 @@ class Store {
   [[nodiscard]] nlohmann::json export_json() const;
   /// Merges an export document in one transaction: rows already present
   /// (same fingerprint, uuid, or session+configuration) are skipped. Throws
-  /// UsageError naming the field when the document is malformed (nothing
-  /// written), StoreError on a database failure.
+  /// UsageError naming the JSON path when the document is malformed or holds
+  /// what the store cannot (rules in docs/store.md: nesting beyond
+  /// kMaxJsonDepth, a newer schema, bad uuids, local sizes of the wrong
+  /// dimensionality or that do not divide a correct configuration's NDRange,
+  /// negative or non-finite times, a correct trial without samples, a best
+  /// of a session that is nowhere, a uuid the database holds for another
+  /// session; nothing written), StoreError on a database failure.
   ImportStats import_json(const nlohmann::json& doc);
 
   struct Impl;

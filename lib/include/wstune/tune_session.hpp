@@ -8,6 +8,7 @@
 /// a trial twice or losing one), and the best configuration is derived from
 /// the stored trials when tune() ends.
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -35,7 +36,8 @@ class StoredTuneSession {
   /// loaded. Throws StoreError when the database refuses.
   StoredTuneSession(Store& store, const KernelSpec& spec, const TuneTarget& target, const SessionSpec& session,
                     bool resume = true);
-  /// Installs TuneOptions::lookup (stored trials of this session) and wraps
+  /// Installs TuneOptions::lookup (stored trials of this session; it also
+  /// refreshes the session's heartbeat, at most every 5 s) and wraps
   /// TuneOptions::on_trial so each measured trial is committed first (the
   /// caller's callback still runs after). The session must outlive tune().
   void attach(TuneOptions& options);
@@ -43,8 +45,10 @@ class StoredTuneSession {
   /// NULL and to the paper's rule, all medians over every trial of the
   /// configuration (confirmation and tie rounds included; those extra trials
   /// are not stored as rows). If tune() has no correct answer, derives it
-  /// from the stored trials. Marks the session finished. Throws StoreError
-  /// when the database refuses.
+  /// from the stored trials. Marks the session finished. Records nothing
+  /// and returns std::nullopt when another process has taken the session
+  /// over (Store::heartbeat() false). Throws StoreError when the database
+  /// refuses.
   std::optional<BestConfig> finish(const TuneResult& result);
   /// The session row (id, resumed flag, …).
   [[nodiscard]] const SessionRecord& session() const noexcept { return session_; }
@@ -52,8 +56,10 @@ class StoredTuneSession {
   [[nodiscard]] std::size_t stored_at_start() const noexcept { return stored_.size(); }
 
  private:
+  static constexpr std::chrono::seconds kBeatEvery{5};
   Store& store_;
   SessionRecord session_;
+  std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
   std::map<std::string, TrialRecord> stored_;  // configuration key → stored trial
 };
 

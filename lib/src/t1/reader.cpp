@@ -68,6 +68,8 @@ json parse_json(const std::string& path, const std::string& text) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     fail(path, "", fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
+  } catch (const json::exception& e) {  // a number beyond a double (1e309): fuzz/regressions/tuning_file
+    fail(path, "", fmt::format("not a value wstune can read: {}", e.what()));
   }
 }
 

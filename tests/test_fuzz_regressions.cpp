@@ -1,0 +1,56 @@
+// Every seed of the fuzz corpus and every crash input the fuzzers found
+// (fuzz/corpus/NAME, fuzz/regressions/NAME) through the same entry point
+// the libFuzzer binary NAME calls (fuzz/fuzz.hpp): an input that makes an
+// entry abort fails this test (issue 17, docs/results/fuzz.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "fuzz.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename() != "README.md") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void run_all(std::string_view kind) {
+  std::size_t n = 0;
+  for (const auto& t : wstune::fuzz::kTargets) {
+    for (const fs::path& f : files(fs::path(WSTUNE_FUZZ_DIR) / std::string(kind) / std::string(t.name))) {
+      SCOPED_TRACE(f.string());
+      std::ifstream in(f, std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      t.run(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());  // aborts on a bug
+      ++n;
+    }
+  }
+  std::cout << n << " " << kind << " input(s) handled\n";
+  if (kind == "corpus") {
+    EXPECT_GE(n, std::size(wstune::fuzz::kTargets)) << "every target has a seed corpus";
+  }
+}
+
+}  // namespace
+
+TEST(FuzzRegressions, EveryCrashInputIsHandled) { run_all("regressions"); }
+
+TEST(FuzzRegressions, EverySeedIsHandled) { run_all("corpus"); }
+
+TEST(FuzzRegressions, EveryTargetHasACorpus) {
+  for (const auto& t : wstune::fuzz::kTargets) {
+    EXPECT_FALSE(files(fs::path(WSTUNE_FUZZ_DIR) / "corpus" / std::string(t.name)).empty()) << t.name;
+  }
+}
