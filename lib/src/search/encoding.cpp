@@ -1,0 +1,97 @@
+// Feature rows of configurations and the measured set, shared by the
+// strategies in lib/src/search.
+#include "encoding.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace wstune::strategy {
+
+Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.parameters().size()) {
+  bool any_local = false;
+  for (std::size_t i = 0; i < n_ && !any_local; ++i) any_local = space.local(i).has_value();
+  f_ = params_ + (any_local ? 4 : 0);
+  for (const auto& p : space.parameters()) values_.push_back(p.values.size());
+  x_.resize(n_ * f_);
+  for (std::size_t i = 0; i < n_; ++i) {
+    float* r = x_.data() + i * f_;
+    const auto idx = space.value_indices(space.parameter_set(i));
+    for (std::size_t k = 0; k < params_; ++k) r[k] = static_cast<float>(idx[k]);
+    if (!any_local) continue;
+    const LocalSize& l = space.local(i);
+    for (unsigned d = 0; d < 3; ++d) r[params_ + d] = l ? static_cast<float>(std::log2(static_cast<double>((*l)[d]))) : -1.f;
+    r[params_ + 3] = l ? static_cast<float>(std::log2(static_cast<double>(l->count()))) : -1.f;
+  }
+  inv_range_.assign(f_, 1.f);
+  for (std::size_t k = 0; k < f_; ++k) {
+    float lo = 0, hi = 0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      const float v = x_[i * f_ + k];
+      lo = i ? std::min(lo, v) : v;
+      hi = i ? std::max(hi, v) : v;
+    }
+    if (hi > lo) inv_range_[k] = 1.f / (hi - lo);
+  }
+}
+
+std::optional<std::size_t> Encoding::nearest(std::span<const float> target, const std::vector<bool>& taken,
+                                             Rng& rng) const {
+  std::optional<std::size_t> best;
+  float best_d = std::numeric_limits<float>::infinity();
+  std::size_t ties = 0;
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (taken[i]) continue;
+    const float* r = x_.data() + i * f_;
+    float d = 0;
+    for (std::size_t k = 0; k < f_ && d <= best_d; ++k) d += std::abs(r[k] - target[k]) * inv_range_[k];
+    if (d < best_d) {
+      best_d = d;
+      best = i;
+      ties = 1;
+    } else if (d == best_d && std::uniform_int_distribution<std::size_t>(0, ties++)(rng) == 0) {
+      best = i;  // reservoir sampling among equally near ones
+    }
+  }
+  return best;
+}
+
+void Memory::reset(std::size_t n) {
+  taken_.assign(n, false);
+  cost_.assign(n, std::numeric_limits<double>::infinity());
+  measured_.clear();
+}
+
+void Memory::report(std::size_t i, const Trial& t) {
+  if (i >= taken_.size() || taken_[i]) return;
+  taken_[i] = true;
+  measured_.push_back(i);
+  if (t.ok() && t.kernel.size() && t.median_ms() > 0) cost_[i] = std::log(t.median_ms());
+}
+
+std::vector<std::size_t> Memory::ranked() const {
+  std::vector<std::size_t> ok;
+  for (std::size_t i : measured_)
+    if (std::isfinite(cost_[i])) ok.push_back(i);
+  std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) { return cost_[a] < cost_[b]; });
+  return ok;
+}
+
+std::optional<std::size_t> Memory::random_unmeasured(Rng& rng) const {
+  if (exhausted()) return std::nullopt;
+  std::uniform_int_distribution<std::size_t> any(0, taken_.size() - 1);
+  for (int tries = 0; tries < 64; ++tries)
+    if (const std::size_t i = any(rng); !taken_[i]) return i;
+  std::vector<std::size_t> open;  // a nearly full space: pick among the rest
+  for (std::size_t i = 0; i < taken_.size(); ++i)
+    if (!taken_[i]) open.push_back(i);
+  return pick(open, rng);
+}
+
+std::vector<std::size_t> Memory::open_neighbours(const SearchSpace& space, std::size_t i) const {
+  std::vector<std::size_t> out;
+  for (std::size_t j : space.neighbours(i))
+    if (!taken_[j]) out.push_back(j);
+  return out;
+}
+
+}  // namespace wstune::strategy
