@@ -234,6 +234,7 @@ int run(int argc, char** argv) {
       ("budget", po::value(&budget)->default_value(budget), "evaluations up to this fraction of the configurations (at least 20)")
       ("out", po::value(&out), "write OUT.csv, OUT.md and OUT_TABLE.svg")
       ("export-kt", po::value(&kt_dir), "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")
+      ("export-only", "with --export-kt: export, run no strategy")
       ("kt-results", po::value(&kt_results), "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -258,6 +259,7 @@ int run(int argc, char** argv) {
   }
   if (tables.empty()) throw UsageError("give at least one --table or --synthetic");
   if (!kt_dir.empty()) export_kt(tables, kt_dir, seeds);
+  if (vm.count("export-only")) return 0;
   const auto kt = kt_results.empty() ? std::map<std::string, std::vector<Curve>>{} : read_kt(kt_results, tables);
 
   std::string csv = "table,configurations,strategy,evaluations,space_fraction,median,q1,q3,min,max,seeds\n";

@@ -13,6 +13,7 @@
 #include "wstune/json.hpp"
 #include "wstune/search.hpp"
 #include "wstune/store.hpp"
+#include "wstune/strategies.hpp"
 #include "wstune/svg.hpp"
 #include "wstune/tune_session.hpp"
 
@@ -64,9 +65,12 @@ int tune_main(int argc, char** argv) {
       ("kernel,k", po::value(&kernel)->required(), "kernel: matmul, bilinear, sort or trapezoid")
       ("size,s", po::value(&size), "problem size (kernel-specific; default: the paper's Table 3 size)")
       ("device,d", po::value(&device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
-      ("strategy", po::value(&strategy)->default_value("guided"), "exhaustive, random, guided or rule")
+      ("strategy", po::value(&strategy)->default_value("auto"),
+       "auto (by the space's size: exhaustive up to 16 configurations, guided for local sizes below 1000, "
+       "else bayes), exhaustive, random, guided, rule, genetic, annealing or bayes (docs/tuning.md)")
       ("max-evals", po::value(&max_evals)->default_value(0),
-       "stop after N measured configurations (0: no limit; guided defaults to 20% of the space, at least 8)")
+       "stop after N measured configurations (0: the strategy's default: guided 20% of the space, at least 8; "
+       "genetic, annealing and bayes 5%, at least 20; others no limit)")
       ("time-limit", po::value(&time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")
       ("repeat,r", po::value(&repeat)->default_value(5), "timed repetitions per trial")
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs per trial")
@@ -88,7 +92,7 @@ int tune_main(int argc, char** argv) {
       ("heatmap", po::value(&heatmap_file), "write the x × y table of median times as an SVG heatmap");
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune tune --kernel K [--size S] [--device D] [--strategy exhaustive|random|guided|rule]\n"
+                     "usage: wstune tune --kernel K [--size S] [--device D] [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|bayes]\n"
                      "                   [--max-evals N] [--time-limit SEC] [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
                      "Searches local work sizes / group shapes (every divisor shape the device allows) for one kernel\n"
                      "on one device. NULL (the driver's choice) is always measured and the answer is never slower than\n"
@@ -121,7 +125,7 @@ int tune_main(int argc, char** argv) {
   IsolatedEvaluator evaluator(spec, p, cfg);
   const TuneTarget& tg = evaluator.target();
   const auto space_size = evaluator.space().size();
-  if (strategy == "guided" && max_evals == 0) max_evals = std::max<unsigned>(8, static_cast<unsigned>((space_size + 1) / 5));
+  if (max_evals == 0) max_evals = default_evaluations(strategy, evaluator.space());
   std::unique_ptr<StopCondition> stop = never_stop();
   if (max_evals) stop = max_evaluations(max_evals);
   if (time_limit_s > 0) {

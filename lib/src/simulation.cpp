@@ -296,13 +296,14 @@ const char* kernel_tuner_error(TrialStatus s) {
 
 }  // namespace
 
-json kernel_tuner_cache(const RecordedTable& table) {
+nlohmann::ordered_json kernel_tuner_cache(const RecordedTable& table) {
+  using ojson = nlohmann::ordered_json;
   unsigned local_dims = 0;
   for (const auto& t : table.trials)
     if (t.local) local_dims = std::max({local_dims, t.local->dims, table.target.global.dims});
   static const char* block_names[] = {"block_size_x", "block_size_y", "block_size_z"};
-  json tune_params = json::object();
-  json keys = json::array();
+  ojson tune_params = ojson::object();
+  ojson keys = ojson::array();
   for (const auto& p : table.parameters) {
     keys.push_back(p.name);
     tune_params[p.name] = p.values;
@@ -314,9 +315,9 @@ json kernel_tuner_cache(const RecordedTable& table) {
     keys.push_back(block_names[d]);
     tune_params[block_names[d]] = block_values[d];
   }
-  json cache = json::object();
+  ojson cache = ojson::object();
   for (const auto& t : table.trials) {
-    json entry = json::object();
+    ojson entry = ojson::object();
     std::vector<std::string> parts;
     for (const auto& p : table.parameters) {
       entry[p.name] = t.params.at(p.name);
@@ -327,16 +328,17 @@ json kernel_tuner_cache(const RecordedTable& table) {
       entry[block_names[d]] = v;
       parts.push_back(std::to_string(v));
     }
-    entry["time"] = t.ok() && t.kernel.size() ? json(t.median_ms()) : json(kernel_tuner_error(t.status));
+    entry["time"] = t.ok() && t.kernel.size() ? ojson(t.median_ms()) : ojson(kernel_tuner_error(t.status));
     entry["times"] = t.kernel.ms;
     entry["compile_time"] = 0;
     entry["verification_time"] = 0;
     entry["benchmark_time"] = 0;
     cache[fmt::format("{}", fmt::join(parts, ","))] = std::move(entry);
   }
-  json problem = json::array();
+  ojson problem = ojson::array();
   for (unsigned d = 0; d < std::max(1u, table.target.global.dims); ++d) problem.push_back(table.target.global[d]);
-  return json{{"device_name", table.target.device_name.empty() ? "wstune table" : table.target.device_name},
+  // "cache" last: Kernel Tuner reads a file ending in "}}}" as closed.
+  return ojson{{"device_name", table.target.device_name.empty() ? "wstune table" : table.target.device_name},
               {"kernel_name", table.target.kernel},
               {"problem_size", problem},
               {"tune_params_keys", keys},

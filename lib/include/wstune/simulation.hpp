@@ -93,8 +93,9 @@ SearchSpace table_space(const RecordedTable& table);
 /// str(): True/False for bools), holding the values, "time" (the median,
 /// ms; the failure class name "CompilationFailedConfig",
 /// "RuntimeFailedConfig" or "InvalidConfig" when it failed), "times" (the
-/// samples) and zero compile, verification and benchmark times.
-nlohmann::json kernel_tuner_cache(const RecordedTable& table);
+/// samples) and zero compile, verification and benchmark times. The keys
+/// keep that order ("cache" last), as Kernel Tuner's reader expects.
+nlohmann::ordered_json kernel_tuner_cache(const RecordedTable& table);
 
 /// A generated landscape with constraints, for tests and benchmarks of the
 /// strategies when no recorded table is at hand.

@@ -29,39 +29,48 @@
 
 namespace wstune {
 
-/// A steady-state genetic algorithm over configurations: the first
-/// `population` proposals are random configurations; then each proposal is a
-/// child of two parents picked by binary tournament among the `population`
-/// fastest measured configurations: uniform crossover of the genes (one
-/// gene per tuning parameter's value index, one for the local size), each
-/// gene mutated with probability 1/genes (one value index up or down, or
-/// any value), and the child repaired to the nearest unmeasured
-/// configuration of the space (so it satisfies the constraints). One in
-/// eight proposals is an unmeasured neighbour of the best (SearchSpace::neighbours).
-/// Failed configurations rank last. `population` 0 picks
-/// clamp(size / 50, 8, 24).
+/// A steady-state genetic algorithm over configurations (after Kernel
+/// Tuner's constraint-aware genetic algorithm, Schoonhoven et al. 2022): the
+/// first proposal is the configuration nearest to the baseline (in the
+/// features below), the next `population` − 1 are random; then each proposal
+/// is a child of two parents picked by binary tournament among the
+/// `population` fastest measured configurations: uniform crossover of the
+/// genes (one gene per tuning parameter's value index, one for the local
+/// size), each gene mutated with probability 1/genes (a parameter moves one
+/// value index up or down, two times in three, or takes any value; the local
+/// size moves one power of two in x, y or z), and the child repaired to the
+/// nearest unmeasured configuration of the space (so it satisfies the
+/// constraints). One in eight proposals is an unmeasured neighbour
+/// (SearchSpace::neighbours) of the best. Failed configurations are never
+/// parents. `population` 0 picks clamp(size / 50, 8, 24).
 std::unique_ptr<Searcher> make_genetic_searcher(std::uint64_t seed, std::size_t population = 0);
 
-/// Simulated annealing over SearchSpace::neighbours(): from the current
-/// configuration, an unmeasured neighbour is proposed; it becomes current
-/// when faster, or slower by Δ = ln(t_new / t_current) with probability
+/// Simulated annealing over SearchSpace::neighbours(), starting at the
+/// configuration nearest to the baseline: from the current configuration a
+/// random unmeasured neighbour is proposed; it becomes current when faster,
+/// or when slower by Δ = ln(t_new / t_current) with probability
 /// exp(−Δ / T); T falls geometrically from 0.5 by a factor of 0.97 per
-/// proposal. When every neighbour of the current one is measured, the
-/// search restarts from the best measured configuration's unmeasured
-/// neighbours, else from a random unmeasured configuration.
+/// proposal (to 0.001). When every neighbour of the current one is measured,
+/// the search goes on from an unmeasured neighbour of one of the three
+/// fastest, else from a random unmeasured configuration.
 std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 
 /// Sequential model-based search (Bayesian optimisation with a tree-ensemble
-/// surrogate, after SMAC): after an initial design of random configurations
-/// (max(10, 2 × features), at most 1 % of the space plus 10), each proposal
-/// maximises the expected improvement of ln(time) under an ensemble of
-/// extremely randomized regression trees fitted to every measured
-/// configuration (mean and spread over the trees; failures count as twice
-/// the slowest time), over all unmeasured configurations (at most 4096 of
-/// them drawn at random in larger spaces, plus every unmeasured neighbour of
-/// the five fastest). One in ten proposals is random (exploration). The
-/// features are each parameter's value index, the local size's log2 extents
-/// and log2 work-items (−1 for NULL).
+/// surrogate, after SMAC). Features of a configuration: each parameter's
+/// value index, and the local size's log2 x, y, z and work-items (−1 for
+/// NULL). The first proposal is the configuration nearest to the baseline,
+/// then random ones up to an initial design of max(5, features + 1) (at
+/// most 1 % of the space + 5). After that each proposal maximises the
+/// expected improvement of ln(time) under 16 extremely randomized
+/// regression trees fitted to every measured configuration (mean and spread
+/// over the trees; a failure counts as twice the slowest correct time):
+/// every other proposal over the unmeasured configurations one move from
+/// the three fastest (one gene changed to any value, or every parameter
+/// within one value index and every local dimension within one power of two:
+/// Kernel Tuner's Hamming and adjacent neighbourhoods), the others over all
+/// unmeasured configurations (at most 4096 drawn at random in larger spaces,
+/// plus the open SearchSpace::neighbours of the five fastest). Every tenth
+/// proposal is random (exploration).
 std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed);
 
 /// The strategy "auto" picks for `space`: "exhaustive" for at most 16

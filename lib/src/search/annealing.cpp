@@ -21,6 +21,7 @@ class AnnealingSearcher final : public Searcher {
 
   void initialize(const SearchSpace& space, const TuneTarget&) override {
     space_ = &space;
+    enc_.emplace(space);
     mem_.reset(space.size());
     current_.reset();
     temperature_ = kStart;
@@ -40,6 +41,7 @@ class AnnealingSearcher final : public Searcher {
       }
     }
     current_.reset();
+    if (mem_.count() == 0) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
     return mem_.random_unmeasured(rng_);
   }
 
@@ -60,6 +62,7 @@ class AnnealingSearcher final : public Searcher {
   static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
   Rng rng_;
   const SearchSpace* space_ = nullptr;
+  std::optional<strategy::Encoding> enc_;
   Memory mem_;
   std::optional<std::size_t> current_;
   double temperature_ = kStart;

@@ -43,20 +43,23 @@ class BayesSearcher final : public Searcher {
     space_ = &space;
     enc_.emplace(space);
     mem_.reset(space.size());
-    initial_ = std::min(std::max<std::size_t>(10, 2 * enc_->features()), space.size() / 100 + 10);
+    initial_ = std::min(std::max<std::size_t>(5, enc_->features() + 1), space.size() / 100 + 5);
     proposals_ = 0;
   }
 
   std::optional<std::size_t> next() override {
     if (mem_.exhausted()) return std::nullopt;
     ++proposals_;
+    if (proposals_ == 1) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
     if (mem_.count() < initial_ || mem_.ranked().size() < 2 || proposals_ % kRandomEvery == 0)
       return mem_.random_unmeasured(rng_);
     fit();
     const double best = mem_.cost(mem_.ranked().front());
     std::optional<std::size_t> pick;
     double pick_ei = -1;
-    for (const std::size_t c : candidates()) {
+    auto pool = proposals_ % 2 ? candidates() : local_candidates();
+    if (pool.empty()) pool = candidates();
+    for (const std::size_t c : pool) {
       const auto p = forest_.predict(enc_->row(c));
       if (const double ei = expected_improvement(best, p.mean, p.sd); ei > pick_ei) pick_ei = ei, pick = c;
     }
@@ -80,6 +83,17 @@ class BayesSearcher final : public Searcher {
       y_.push_back(std::isfinite(mem_.cost(i)) ? mem_.cost(i) : worst);
     }
     forest_.fit(x_, enc_->features(), y_, kTrees, kMinSplit, rng_);
+  }
+
+  // The open neighbours of the three fastest: every other proposal refines
+  // around the best found (as SMAC's local search from its incumbents).
+  std::vector<std::size_t> local_candidates() const {
+    std::set<std::size_t> out;
+    const auto ranked = mem_.ranked();
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k)
+      for (const std::size_t j : enc_->neighbourhood(ranked[k]))
+        if (!mem_.measured(j)) out.insert(j);
+    return {out.begin(), out.end()};
   }
 
   // Every unmeasured configuration in a space with at most kPool open ones;

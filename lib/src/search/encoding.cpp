@@ -34,6 +34,40 @@ Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.p
   }
 }
 
+std::vector<float> Encoding::encode(const Configuration& c, const SearchSpace& space) const {
+  std::vector<float> r(f_, -1.f);
+  const auto& ps = space.parameters();
+  for (std::size_t k = 0; k < params_; ++k) {
+    const auto& vs = ps[k].values;
+    const auto it = c.params.find(ps[k].name);
+    const auto v = it == c.params.end() ? vs.end() : std::find(vs.begin(), vs.end(), *it);
+    r[k] = static_cast<float>(v == vs.end() ? (vs.size() - 1) / 2 : static_cast<std::size_t>(v - vs.begin()));
+  }
+  if (f_ > params_ && c.local) {
+    for (unsigned d = 0; d < 3; ++d) r[params_ + d] = static_cast<float>(std::log2(static_cast<double>((*c.local)[d])));
+    r[params_ + 3] = static_cast<float>(std::log2(static_cast<double>(c.local->count())));
+  }
+  return r;
+}
+
+std::vector<std::size_t> Encoding::neighbourhood(std::size_t i) const {
+  std::vector<std::size_t> out;
+  const float* a = x_.data() + i * f_;
+  for (std::size_t j = 0; j < n_; ++j) {
+    if (j == i) continue;
+    const float* b = x_.data() + j * f_;
+    std::size_t differ = 0;
+    bool adjacent = true;
+    for (std::size_t g = 0; g < genes(); ++g) {
+      const auto [first, last] = gene(g);
+      differ += !std::equal(a + first, a + last, b + first);
+      for (std::size_t k = first; k < std::min(last, first + 3); ++k) adjacent = adjacent && std::abs(a[k] - b[k]) <= 1.f;
+    }
+    if (differ == 1 || adjacent) out.push_back(j);
+  }
+  return out;
+}
+
 std::optional<std::size_t> Encoding::nearest(std::span<const float> target, const std::vector<bool>& taken,
                                              Rng& rng) const {
   std::optional<std::size_t> best;

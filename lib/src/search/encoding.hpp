@@ -36,6 +36,14 @@ class Encoding {
   [[nodiscard]] std::size_t values(std::size_t g) const { return values_[g]; }
   /// Configuration `i`'s features.
   [[nodiscard]] std::span<const float> row(std::size_t i) const { return {x_.data() + i * f_, f_}; }
+  /// The features of `c` (also one outside the space, e.g. the baseline; a
+  /// value not among a parameter's values counts as its middle one).
+  [[nodiscard]] std::vector<float> encode(const Configuration& c, const SearchSpace& space) const;
+  /// The configurations one move from `i`: differing in exactly one gene (one
+  /// parameter's value, any other value, or the local size: the Hamming
+  /// neighbourhood), or at most one value index in every parameter and one
+  /// power of two in every local dimension (the adjacent neighbourhood).
+  [[nodiscard]] std::vector<std::size_t> neighbourhood(std::size_t i) const;
   /// The configuration closest to `target` (L1 over features scaled by
   /// their range) among those with !taken[i]; ties broken at random.
   /// nullopt when every configuration is taken.

@@ -30,7 +30,7 @@ class GeneticSearcher final : public Searcher {
 
   std::optional<std::size_t> next() override {
     if (mem_.exhausted()) return std::nullopt;
-    ++proposals_;
+    if (++proposals_ == 1) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
     const auto ranked = mem_.ranked();
     if (ranked.size() < std::min<std::size_t>(population_, 2) || mem_.count() < population_)
       return mem_.random_unmeasured(rng_);
