@@ -163,7 +163,9 @@ std::size_t checkpoint_of(const Table& tb, double fraction) {
   return static_cast<std::size_t>(std::min(it - tb.checkpoints.begin(), static_cast<std::ptrdiff_t>(tb.checkpoints.size() - 1)));
 }
 
+// "median [q1–q3]"; "–" where the strategy did not run that far (nan).
 std::string cell(const Curve& c, std::size_t k) {
+  if (std::isnan(c.median[k])) return "–";
   return fmt::format("{:.3f} [{:.3f}–{:.3f}]", c.median[k], c.q1[k], c.q3[k]);
 }
 
@@ -175,8 +177,9 @@ std::string markdown_table(const Table& tb, const std::vector<Curve>& curves) {
                    tb.checkpoints[k1], tb.checkpoints[k5], tb.checkpoints.back());
   s += "|---|---|---|---|---|\n";
   for (const auto& c : curves)
-    s += fmt::format("| {} | {} | {} | {} | {} |\n", c.strategy, cell(c, k1), cell(c, k5), cell(c, c.median.size() - 1),
-                     c.median[k5] * kTarget >= 1.0 ? "yes" : "no");
+    s += fmt::format("| {} ({} seeds) | {} | {} | {} | {} |\n", c.strategy, c.seeds, cell(c, k1), cell(c, k5),
+                     cell(c, c.median.size() - 1),
+                     std::isnan(c.median[k5]) ? "–" : c.median[k5] * kTarget >= 1.0 ? "yes" : "no");
   return s + "\n";
 }
 
@@ -188,12 +191,14 @@ svg::LinePlot plot(const Table& tb, const std::vector<Curve>& ours, const std::v
   std::vector<Curve> shown = ours;
   std::vector<Curve> kts = kt;  // Kernel Tuner's best at 5 % first, as many as fit the palette
   const std::size_t k5 = checkpoint_of(tb, 0.05);
-  std::sort(kts.begin(), kts.end(), [&](const Curve& a, const Curve& b) { return a.median[k5] > b.median[k5]; });
+  auto at5 = [&](const Curve& c) { return std::isnan(c.median[k5]) ? 0.0 : c.median[k5]; };
+  std::sort(kts.begin(), kts.end(), [&](const Curve& a, const Curve& b) { return at5(a) > at5(b); });
   for (const auto& c : kts)
     if (shown.size() < 8) shown.push_back(c);
   for (const auto& c : shown) {
     svg::Series s{c.strategy, {}, {}};
     for (std::size_t k = 0; k < tb.checkpoints.size(); ++k) {
+      if (std::isnan(c.median[k])) continue;  // beyond a capped Kernel Tuner run
       s.x.push_back(100.0 * tb.checkpoints[k] / static_cast<double>(tb.configurations));
       s.y.push_back(c.median[k]);
     }
