@@ -3,11 +3,12 @@
 # exhaustive tables (bench/tables/*.json.gz) and synthetic landscapes.
 #
 #   scripts/bench-strategies.sh TAG [--seeds N] [--budget F] [--tables 'GLOB'] [--synthetic 'a b']
-#                                    [--kt-strategies a,b] [--no-kt]
+#                                    [--kt-strategies a,b] [--no-kt] [--kt-csv FILE]
 #     writes docs/results/strategies_TAG.{csv,md} and strategies_TAG_TABLE.svg: per table and
 #     strategy, optimum / best found against evaluations (median, quartiles, min, max over seeds),
 #     wstune's strategies (bench_strategies) and Kernel Tuner's (bench/strategies_kernel_tuner.py,
-#     Kernel Tuner from PyPI in .venv, created if missing) at the same budgets.
+#     Kernel Tuner from PyPI in .venv, created if missing) at the same budgets. --kt-csv reuses Kernel
+#     Tuner's curves of an earlier run (its kt.csv, same tables, budget and seeds) instead of running it.
 #   scripts/bench-strategies.sh record NAME WSTUNE_TUNE_ARGS...
 #     records an exhaustive table: wstune tune ARGS --strategy exhaustive into a scratch database,
 #     wstune export, gzip -9 into bench/tables/NAME.json.gz; e.g.
@@ -28,7 +29,8 @@ record() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   local t0=$SECONDS
-  "$build/cli/wstune" tune "$@" --strategy exhaustive --db "$tmp/t.db" --no-resume >"$tmp/tune.log"
+  # --max-evals: a tuning file's Budget must not cut the exhaustive run short.
+  "$build/cli/wstune" tune "$@" --strategy exhaustive --max-evals 100000000 --db "$tmp/t.db" --no-resume >"$tmp/tune.log"
   "$build/cli/wstune" export --db "$tmp/t.db" "$tmp/t.json"
   mkdir -p "$here/bench/tables"
   gzip -9 -c "$tmp/t.json" >"$here/bench/tables/$name.json.gz"
@@ -47,7 +49,7 @@ fi
 tag=$1
 shift
 seeds=25 budget=0.1 tables_glob="$here/bench/tables/*.json.gz" synthetic="synthetic-2k synthetic-10k synthetic-10k-rugged"
-kt_strategies="" kt=1
+kt_strategies="" kt=1 kt_csv=""
 cmdline="scripts/bench-strategies.sh $tag $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -57,12 +59,14 @@ while [ $# -gt 0 ]; do
     --synthetic) synthetic=$2; shift 2 ;;
     --kt-strategies) kt_strategies=$2; shift 2 ;;
     --no-kt) kt=0; shift ;;
+    --kt-csv) kt_csv=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     *) echo "bench-strategies.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 
 wstune_build_targets bench_strategies
 work=$build/bench-strategies-$tag
+if [ -n "$kt_csv" ]; then cp "$kt_csv" "$build/kt-reuse-$tag.csv"; kt_csv=$build/kt-reuse-$tag.csv; fi
 rm -rf "$work"
 mkdir -p "$work"
 args=(--seeds "$seeds" --budget "$budget")
@@ -76,7 +80,11 @@ done
 
 out=$here/docs/results/strategies_$tag
 "$build/bench/bench_strategies" "${args[@]}" --export-kt "$work/kt" --export-only
-if [ "$kt" = 1 ]; then
+if [ -n "$kt_csv" ]; then
+  cp "$kt_csv" "$work/kt.csv"
+  ktv=$("$here/.venv/bin/python" -c "import importlib.metadata as m; print(m.version('kernel_tuner'))" 2>/dev/null || echo "?")
+  args+=(--kt-results "$work/kt.csv")
+elif [ "$kt" = 1 ]; then
   py=$here/.venv/bin/python
   if ! "$py" -c "import kernel_tuner, sklearn" 2>/dev/null; then
     python3 -m venv "$here/.venv"

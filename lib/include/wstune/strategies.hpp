@@ -31,8 +31,8 @@ namespace wstune {
 
 /// A steady-state genetic algorithm over configurations (after Kernel
 /// Tuner's constraint-aware genetic algorithm, Schoonhoven et al. 2022): the
-/// first proposal is the configuration nearest to the baseline (in the
-/// features below), the next `population` − 1 are random; then each proposal
+/// first proposal is the start point (below), the next `population` − 1 are
+/// random; then each proposal
 /// is a child of two parents picked by binary tournament among the
 /// `population` fastest measured configurations: uniform crossover of the
 /// genes (one gene per tuning parameter's value index, one for the local
@@ -45,8 +45,8 @@ namespace wstune {
 /// parents. `population` 0 picks clamp(size / 50, 8, 24).
 std::unique_ptr<Searcher> make_genetic_searcher(std::uint64_t seed, std::size_t population = 0);
 
-/// Simulated annealing over SearchSpace::neighbours(), starting at the
-/// configuration nearest to the baseline: from the current configuration a
+/// Simulated annealing over SearchSpace::neighbours(), from the start point
+/// (below): from the current configuration a
 /// random unmeasured neighbour is proposed; it becomes current when faster,
 /// or when slower by Δ = ln(t_new / t_current) with probability
 /// exp(−Δ / T); T falls geometrically from 0.5 by a factor of 0.97 per
@@ -58,8 +58,7 @@ std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 /// Sequential model-based search (Bayesian optimisation with a tree-ensemble
 /// surrogate, after SMAC). Features of a configuration: each parameter's
 /// value index, and the local size's log2 x, y, z and work-items (−1 for
-/// NULL). The first proposal is the configuration nearest to the baseline,
-/// then random ones up to an initial design of max(5, features + 1) (at
+/// NULL). The first proposal is the start point (below), then random ones up to an initial design of max(5, features + 1) (at
 /// most 1 % of the space + 5). After that each proposal maximises the
 /// expected improvement of ln(time) under 16 extremely randomized
 /// regression trees fitted to every measured configuration (mean and spread
@@ -72,6 +71,13 @@ std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 /// plus the open SearchSpace::neighbours of the five fastest). Every tenth
 /// proposal is random (exploration).
 std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed);
+
+/// The start point of genetic, annealing and bayes: when the baseline runs
+/// the driver's choice (NULL local size) and its parameter set has shapes,
+/// the shape prior_order() (search.hpp) ranks first in that set (the
+/// baseline's parameters with a settable local size); otherwise the
+/// configuration nearest to the baseline (L1 over the features: value
+/// indices and log2 local extents, scaled by their ranges).
 
 /// The strategy "auto" picks for `space`: "exhaustive" for at most 16
 /// configurations; "guided" for a space of local sizes only (no tuning

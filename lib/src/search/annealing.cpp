@@ -19,8 +19,9 @@ class AnnealingSearcher final : public Searcher {
   std::string_view name() const override { return "annealing"; }
   bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget&) override {
+  void initialize(const SearchSpace& space, const TuneTarget& target) override {
     space_ = &space;
+    target_ = target;
     enc_.emplace(space);
     mem_.reset(space.size());
     current_.reset();
@@ -41,7 +42,7 @@ class AnnealingSearcher final : public Searcher {
       }
     }
     current_.reset();
-    if (mem_.count() == 0) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
+    if (mem_.count() == 0) return strategy::start_point(*space_, target_, *enc_, mem_, rng_);
     return mem_.random_unmeasured(rng_);
   }
 
@@ -62,6 +63,7 @@ class AnnealingSearcher final : public Searcher {
   static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
   Rng rng_;
   const SearchSpace* space_ = nullptr;
+  TuneTarget target_;
   std::optional<strategy::Encoding> enc_;
   Memory mem_;
   std::optional<std::size_t> current_;

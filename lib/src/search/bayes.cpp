@@ -39,8 +39,9 @@ class BayesSearcher final : public Searcher {
   std::string_view name() const override { return "bayes"; }
   bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget&) override {
+  void initialize(const SearchSpace& space, const TuneTarget& target) override {
     space_ = &space;
+    target_ = target;
     enc_.emplace(space);
     mem_.reset(space.size());
     initial_ = std::min(std::max<std::size_t>(5, enc_->features() + 1), space.size() / 100 + 5);
@@ -50,7 +51,7 @@ class BayesSearcher final : public Searcher {
   std::optional<std::size_t> next() override {
     if (mem_.exhausted()) return std::nullopt;
     ++proposals_;
-    if (proposals_ == 1) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
+    if (proposals_ == 1) return strategy::start_point(*space_, target_, *enc_, mem_, rng_);
     if (mem_.count() < initial_ || mem_.ranked().size() < 2 || proposals_ % kRandomEvery == 0)
       return mem_.random_unmeasured(rng_);
     fit();
@@ -117,6 +118,7 @@ class BayesSearcher final : public Searcher {
 
   Rng rng_;
   const SearchSpace* space_ = nullptr;
+  TuneTarget target_;
   std::optional<Encoding> enc_;
   Memory mem_;
   Forest forest_;

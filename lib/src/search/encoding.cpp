@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "wstune/search.hpp"
+
 namespace wstune::strategy {
 
 Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.parameters().size()) {
@@ -126,6 +128,18 @@ std::vector<std::size_t> Memory::open_neighbours(const SearchSpace& space, std::
   for (std::size_t j : space.neighbours(i))
     if (!taken_[j]) out.push_back(j);
   return out;
+}
+
+std::optional<std::size_t> start_point(const SearchSpace& space, const TuneTarget& target, const Encoding& enc,
+                                       const Memory& mem, Rng& rng) {
+  const Configuration& base = space.baseline();
+  if (const auto set = space.find_set(base.params); set && !base.local) {
+    const auto shapes = space.shapes_of_set(*set);
+    if (!shapes.empty())
+      if (const auto i = space.find(Configuration{base.params, prior_order(shapes, target).front()}); i && !mem.measured(*i))
+        return i;
+  }
+  return enc.nearest(enc.encode(base, space), mem.taken(), rng);
 }
 
 }  // namespace wstune::strategy

@@ -85,6 +85,13 @@ class Memory {
   std::vector<std::size_t> measured_;
 };
 
+/// Where a search starts: when the baseline runs the driver's choice (NULL)
+/// and its parameter set has shapes, the shape prior_order() (search.hpp)
+/// ranks first in that set; else the configuration nearest to the baseline.
+/// nullopt when every configuration is measured.
+std::optional<std::size_t> start_point(const SearchSpace& space, const TuneTarget& target, const Encoding& enc,
+                                       const Memory& mem, Rng& rng);
+
 /// A uniformly random element of `v` (non-empty).
 template <class T>
 const T& pick(const std::vector<T>& v, Rng& rng) {

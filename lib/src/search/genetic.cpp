@@ -20,8 +20,9 @@ class GeneticSearcher final : public Searcher {
   std::string_view name() const override { return "genetic"; }
   bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget&) override {
+  void initialize(const SearchSpace& space, const TuneTarget& target) override {
     space_ = &space;
+    target_ = target;
     enc_.emplace(space);
     mem_.reset(space.size());
     population_ = requested_ ? requested_ : std::clamp<std::size_t>(space.size() / 50, 8, 24);
@@ -30,7 +31,7 @@ class GeneticSearcher final : public Searcher {
 
   std::optional<std::size_t> next() override {
     if (mem_.exhausted()) return std::nullopt;
-    if (++proposals_ == 1) return enc_->nearest(enc_->encode(space_->baseline(), *space_), mem_.taken(), rng_);
+    if (++proposals_ == 1) return strategy::start_point(*space_, target_, *enc_, mem_, rng_);
     const auto ranked = mem_.ranked();
     if (ranked.size() < std::min<std::size_t>(population_, 2) || mem_.count() < population_)
       return mem_.random_unmeasured(rng_);
@@ -94,6 +95,7 @@ class GeneticSearcher final : public Searcher {
   Rng rng_;
   std::size_t requested_, population_ = 0;
   const SearchSpace* space_ = nullptr;
+  TuneTarget target_;
   std::optional<Encoding> enc_;
   Memory mem_;
   std::size_t proposals_ = 0;
