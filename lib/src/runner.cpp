@@ -1,7 +1,10 @@
 #include "wstune/runner.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <map>
 
 #include <fmt/format.h>
@@ -21,6 +24,7 @@ struct Variant {
   std::string error;  // non-empty: the build failed (the call, the error name and the log)
   std::string call, log;  // of a failed build
   cl_int code = CL_SUCCESS;
+  bool compile_reported = false;  // its compile_ms went to a RunResult
 };
 
 // A device buffer the kernel writes: its spec and, for an in-place one, the
@@ -71,10 +75,16 @@ struct DeviceRunner::Impl {
     return false;
   }
 
+  // The variant of `options`, compiled (once).
   Variant& build(const std::string& options) {
     auto [it, fresh] = variants.try_emplace(options);
-    Variant& v = it->second;
-    if (!fresh) return v;
+    if (fresh) compile(it->second, options);
+    return it->second;
+  }
+
+  // Builds one program and its kernel. Thread-safe for distinct variants
+  // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
+  void compile(Variant& v, const std::string& options) const {
     v.info.build_options = options;
     cl_int err = CL_SUCCESS;
     v.program = cl::Program(context, std::string(spec->source()), false, &err);
@@ -87,13 +97,13 @@ struct DeviceRunner::Impl {
       v.call = fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options);
       v.code = err;
       v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
-      return v;
+      return;
     }
     v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
     if (err != CL_SUCCESS) {
       v.error = fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(),
                             cl_error_name(err));
-      return v;
+      return;
     }
     WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
     cl_ulong lmem = 0;
@@ -103,7 +113,6 @@ struct DeviceRunner::Impl {
     WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
                                              sizeof reqd, reqd.data(), nullptr));
     if (reqd[0] != 0) v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
-    return v;
   }
 
   Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
@@ -183,6 +192,32 @@ const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* er
   }
   if (!impl_->reference && p.params == impl_->spec->reference_params()) impl_->reference = &v;
   return &v.info;
+}
+
+void DeviceRunner::prebuild(const std::vector<Problem>& problems, unsigned threads) {
+  auto& m = *impl_;
+  std::vector<std::pair<Variant*, std::string>> todo;
+  for (const Problem& p : problems) {
+    const std::string options = m.options_for(p, false);
+    auto [it, fresh] = m.variants.try_emplace(options);
+    if (fresh) todo.emplace_back(&it->second, options);
+  }
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::string> failures(todo.size());
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) {
+      try {
+        m.compile(*todo[i].first, todo[i].second);
+      } catch (const std::exception& e) {  // an OpenCL failure outside the build itself
+        todo[i].first->error = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<std::size_t>(threads, todo.size()); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 Extent DeviceRunner::launch_global(const Problem& p, const Block& b, const LocalSize& local) const {
@@ -282,7 +317,8 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.has_upload = true;
 }
 
-RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing) {
+RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
+                            bool read_outputs) {
   auto& m = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r;
@@ -294,9 +330,11 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.error = "run() called before upload() of this block";
     return r;
   }
-  const bool fresh = !m.variants.count(m.options_for(p, m.needs_non_uniform(p, b, local)));
   Variant& v = m.variant_for(p, b, local);
-  if (fresh) r.compile_ms = v.info.compile_ms;
+  if (!v.compile_reported) {  // the build's time goes to the first run that uses it (prebuilt or not)
+    r.compile_ms = v.info.compile_ms;
+    v.compile_reported = true;
+  }
   if (!v.error.empty()) {
     r.status = TrialStatus::compile;
     r.error = v.error;
@@ -335,8 +373,8 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     const auto t_read = std::chrono::steady_clock::now();
     std::vector<cl::Event> reads;
     for (const auto& o : m.outputs) {
-      r.outputs.emplace_back(o.spec.type, o.spec.read_count);
-      if (o.spec.read_count == 0) continue;
+      r.outputs.emplace_back(o.spec.type, read_outputs ? o.spec.read_count : 0);
+      if (r.outputs.back().empty()) continue;
       cl::Event ev;
       WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, 0, r.outputs.back().bytes(),
                                                 r.outputs.back().data(), nullptr, &ev));

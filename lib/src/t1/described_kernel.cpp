@@ -289,10 +289,7 @@ class DescribedKernel final : public KernelSpec {
     return dim < c_.file.problem_size.size() ? p.n.at(dim) : 1;
   }
   Extent block_global(const Problem& p, const Block& b) const override {
-    if (b.begin != 0 || b.end != split_units(p, b.dim)) {
-      throw UsageError(fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs the "
-                                   "wstune.Split description (docs/tuning-files.md)", c_.file.path, b.begin, b.end));
-    }
+    check_whole(p, b);
     return c_.global_size(p.n, p.params);
   }
   Extent problem_extent(const Problem& p) const override {
@@ -377,7 +374,7 @@ class DescribedKernel final : public KernelSpec {
 
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& inputs,
                                        const Block& b) const override {
-    (void)block_global(p, b);  // the whole problem only
+    check_whole(p, b);
     return inputs;
   }
   std::vector<OutputBuffer> outputs(const Problem& p, const Block&) const override {
@@ -445,6 +442,14 @@ class DescribedKernel final : public KernelSpec {
     p.text = text.empty() ? "fixed" : text;
     p.n = std::move(n);
     return p;
+  }
+
+  // Blocks other than the whole problem need the split description.
+  void check_whole(const Problem& p, const Block& b) const {
+    if (b.begin != 0 || b.end != split_units(p, b.dim)) {
+      throw UsageError(fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs the "
+                                   "wstune.Split description (docs/tuning-files.md)", c_.file.path, b.begin, b.end));
+    }
   }
 
   // A scalar argument's value: wstune.ScalarValues' expression, else FillValue.
