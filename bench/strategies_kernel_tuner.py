@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import random
+import signal
 import sys
 import time
 import warnings
@@ -43,6 +44,14 @@ def py_str(v):
 def quantile(sorted_values, q):
     """Hyndman & Fan type 7, as wstune's Samples::quantile and NumPy."""
     return float(np.quantile(np.array(sorted_values), q))
+
+
+class RunTimeout(BaseException):
+    """A Kernel Tuner run past --run-timeout (its greedy_ils looped without end on a table here)."""
+
+
+def on_alarm(signum, frame):
+    raise RunTimeout()
 
 
 def run_once(table, cache, strategy, seed, budget):
@@ -92,17 +101,21 @@ def main():
     ap.add_argument("--seeds", type=int, default=0, help="default: the seeds in tables.json")
     ap.add_argument("--tables", default="", help="comma-separated table names (default: all)")
     ap.add_argument("--caps", default="bayes_opt=120",
-                    help="NAME=LIMIT,...: run NAME only up to LIMIT evaluations (a fraction of the configurations "
-                         "when at most 1; its later checkpoints are nan): Kernel Tuner's bayes_opt refits a Gaussian "
+                    help="NAME=LIMIT,...: run NAME (* for every other) only up to LIMIT evaluations (a fraction of "
+                         "the configurations when at most 1; its later checkpoints are nan): Kernel Tuner's bayes_opt refits a Gaussian "
                          "process over the whole space at every step (25 s per run of 231 evaluations of a "
                          "2,304-configuration table here) and takes hours at 10 % of a 10,000-configuration table")
     ap.add_argument("--seed-caps", default="",
                     help="NAME=SEEDS,...: run NAME with at most this many seeds")
+    ap.add_argument("--run-timeout", type=int, default=120,
+                    help="seconds one run may take; a run past it is left out (the seeds column counts the runs kept)")
     args = ap.parse_args()
     with open(f"{args.dir}/tables.json") as f:
         tables = json.load(f)
     only = set(filter(None, args.tables.split(",")))
-    rows = ["table,configurations,strategy,evaluations,space_fraction,median,q1,q3,min,max,seeds"]
+    with open(args.out, "w") as f:
+        f.write("table,configurations,strategy,evaluations,space_fraction,median,q1,q3,min,max,seeds\n")
+    signal.signal(signal.SIGALRM, on_alarm)
     for table in tables:
         if only and table["name"] not in only:
             continue
@@ -117,28 +130,37 @@ def main():
             t0 = time.time()
             at = [[] for _ in points]
             cap = budget
-            if strategy in caps:
-                limit = float(caps[strategy])
+            if strategy in caps or "*" in caps:
+                limit = float(caps.get(strategy, caps.get("*")))
                 cap = min(budget, math.ceil(limit * table["configurations"]) if limit <= 1 else int(limit))
             n_seeds = min(seeds, int(seed_caps.get(strategy, seeds)))
+            kept = 0
             for seed in range(1, n_seeds + 1):
+                signal.alarm(args.run_timeout)
                 try:
                     best_after = run_once(table, cache, strategy, seed, cap)
+                except RunTimeout:
+                    print(f"{table['name']} kt:{strategy} seed {seed}: past {args.run_timeout} s, left out", file=sys.stderr)
+                    continue
                 except Exception as e:  # a strategy that fails is reported, not fatal
                     print(f"{table['name']} kt:{strategy} seed {seed}: {type(e).__name__}: {e}", file=sys.stderr)
                     best_after = []
+                finally:
+                    signal.alarm(0)
+                kept += 1
                 best_after += [best_after[-1] if best_after else math.inf] * (cap - len(best_after))
                 for k, e in enumerate(points):
                     if e <= cap:
                         at[k].append(table["optimum_ms"] / best_after[e - 1] if best_after[e - 1] > 0 else 0.0)
+            rows = []
             for k, e in enumerate(points):
                 v = sorted(at[k]) or [math.nan]
                 rows.append(f"{table['name']},{table['configurations']},kt:{strategy},{e},{e / table['configurations']:.5f},"
-                            f"{quantile(v, 0.5):.5f},{quantile(v, 0.25):.5f},{quantile(v, 0.75):.5f},{v[0]:.5f},{v[-1]:.5f},{n_seeds}")
-            print(f"{table['name']} kt:{strategy}: {n_seeds} seeds up to {cap} evaluations in {time.time() - t0:.0f} s",
+                            f"{quantile(v, 0.5):.5f},{quantile(v, 0.25):.5f},{quantile(v, 0.75):.5f},{v[0]:.5f},{v[-1]:.5f},{kept}")
+            with open(args.out, "a") as f:  # each strategy's rows as soon as they are done
+                f.write("\n".join(rows) + "\n")
+            print(f"{table['name']} kt:{strategy}: {kept} seeds up to {cap} evaluations in {time.time() - t0:.0f} s",
                   file=sys.stderr)
-    with open(args.out, "w") as f:
-        f.write("\n".join(rows) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
 
 

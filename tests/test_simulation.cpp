@@ -12,6 +12,7 @@
 #include "wstune/search.hpp"
 #include "wstune/simulation.hpp"
 #include "wstune/store.hpp"
+#include "wstune/t4.hpp"
 #include "wstune/tuner.hpp"
 
 using namespace wstune;
@@ -261,4 +262,23 @@ TEST(Simulation, SyntheticTablesSatisfyTheirConstraintAndAreDeterministic) {
   EXPECT_TRUE(a.trials.front().ok());
   EXPECT_EQ(table_space(a).size(), a.trials.size() - 1);
   EXPECT_THROW((void)synthetic_table(SyntheticSpec{1, 6}), UsageError);
+}
+
+TEST(Simulation, WstunesOwnT4ExportReplaysAsTheStoreSession) {
+  Store s(":memory:");
+  const auto id = fill_store(s);
+  const RecordedTable direct = table_from_store(s, id);
+  const RecordedTable via = table_from_t4(t4_results(s, {id}), "export.t4.json");
+  ASSERT_EQ(via.trials.size(), direct.trials.size());
+  EXPECT_TRUE(via.parameters.empty());  // "local_size" is the local size, not a parameter
+  for (std::size_t i = 0; i < via.trials.size(); ++i) {
+    EXPECT_EQ(via.trials[i].configuration(), direct.trials[i].configuration()) << i;
+    EXPECT_EQ(via.trials[i].status, direct.trials[i].status) << i;
+    EXPECT_EQ(via.trials[i].kernel.ms, direct.trials[i].kernel.ms) << i;
+  }
+  EXPECT_EQ(table_space(via).size(), 4u);
+  json doc = t4_results(s, {id});
+  doc["results"][1]["configuration"]["local_size"] = "8y8";
+  EXPECT_NE(message_of([&] { (void)table_from_t4(doc, "x.json"); }).find("results[1].configuration.local_size"),
+            std::string::npos);
 }

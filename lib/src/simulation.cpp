@@ -181,6 +181,11 @@ class T4Reader {
       if (!r.contains(key)) fail(where, fmt::format("has no field '{}'", key));
     Trial t;
     t.params = configuration(r.at("configuration"), where + ".configuration");
+    // wstune's own T4 export (t4.hpp) writes the local size as "local_size": "32x8" or "null".
+    if (const auto ls = t.params.find("local_size"); ls != t.params.end() && ls->is_string()) {
+      t.local = parse_local_size(ls->get<std::string>(), where + ".configuration.local_size");
+      t.params.erase(ls);
+    }
     const json& inv = r.at("invalidity");
     try {
       t.status = parse_trial_status(inv.is_string() ? inv.get<std::string>() : std::string("?"));

@@ -60,7 +60,8 @@ RecordedTable table_from_export(const nlohmann::json& doc, const std::string& so
 
 /// The table of a T4 results document: `results[i].configuration` (an object
 /// of parameter name → number, bool or string: every key is a tuning
-/// parameter, the local size is not separate), `times.runtimes` (ms unless
+/// parameter, except a string "local_size" ("32x8", "null"), the local size
+/// as `wstune export --format t4` writes it, t4.hpp), `times.runtimes` (ms unless
 /// `metadata.timeunit` says "seconds"/"s" or "microseconds"/"us"; a correct
 /// result without runtimes takes its `measurements` entry named "time"),
 /// and `invalidity` ("correct", "compile", "runtime", "constraints",
