@@ -32,6 +32,23 @@ expect 2 "trial-timeout" -- "$W" tune --kernel matmul --size 64 --trial-timeout 
 expect 2 "trapezoid size" -- "$W" run --kernel trapezoid --size 8589934592:2147483648
 expect 2 "kernel" -- "$W" run --size 64
 expect 2 "unrecognised|unrecognized" -- "$W" run --kernel matmul --bogus
+# wstune simulate: a T4 table replayed without a device; bad tables exit 2 naming the JSON path.
+sim=$(mktemp -d)
+python3 - "$sim" <<'PY'
+import json, sys
+d = sys.argv[1]
+results = [{"configuration": {"A": a, "B": b}, "times": {"runtimes": [1.0 + abs(a - 3) + abs(b - 2)]},
+            "invalidity": "correct", "correctness": 1} for a in range(6) for b in range(5)]
+json.dump({"schema_version": "1.0.0", "results": results}, open(f"{d}/t4.json", "w"))
+results[4]["times"]["runtimes"] = ["x"]
+json.dump({"schema_version": "1.0.0", "results": results}, open(f"{d}/bad.json", "w"))
+PY
+expect 0 "best/optimum 1.000" -- "$W" simulate "$sim/t4.json" --strategy exhaustive
+expect 0 '"best_over_optimum"' -- "$W" simulate "$sim/t4.json" --json --max-evals 5 --strategy bayes
+expect 2 "bad.json: results\[4\].times.runtimes\[0\] is not a number" -- "$W" simulate "$sim/bad.json"
+expect 2 "cannot read" -- "$W" simulate "$sim/missing.json"
+expect 2 "unknown strategy 'hill'.*bayes" -- "$W" simulate "$sim/t4.json" --strategy hill
+rm -rf "$sim"
 WSTUNE_DEVICE=no-such-gpu expect 2 "no-such-gpu" -- "$W" run --kernel matmul --size 32
 WSTUNE_PE_PER_CU="bad" expect 2 "WSTUNE_PE_PER_CU" -- "$W" devices
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null

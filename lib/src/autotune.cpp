@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/strategies.hpp"
 #include "wstune/tune_session.hpp"
 #include "wstune/tuning_file.hpp"
 
@@ -27,15 +28,15 @@ std::unique_ptr<StopCondition> stop_condition(unsigned max_evals, double time_li
 }
 
 // The evaluation budget: the caller's, else the tuning file's (a count, or
-// a fraction of the space with the baseline), else 20 % of the space (at
-// least 8) for the guided search.
-unsigned budget(const AutotuneOptions& o, const TuningFile* file, const std::string& strategy, std::size_t space) {
+// a fraction of the space with the baseline), else the strategy's default
+// (default_evaluations(): guided 20 % of the space, at least 8; genetic,
+// annealing and bayes 5 %, at least 20; auto that of its pick).
+unsigned budget(const AutotuneOptions& o, const TuningFile* file, const std::string& strategy, const SearchSpace& space) {
   if (o.max_evals) return o.max_evals;
   if (file && file->budget_count) return *file->budget_count;
   if (file && file->budget_fraction)
-    return std::max(1u, static_cast<unsigned>(*file->budget_fraction * static_cast<double>(space + 1)));
-  if (strategy == "guided") return std::max<unsigned>(8, static_cast<unsigned>((space + 1) / 5));
-  return 0;
+    return std::max(1u, static_cast<unsigned>(*file->budget_fraction * static_cast<double>(space.size() + 1)));
+  return default_evaluations(strategy, space);
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ unsigned budget(const AutotuneOptions& o, const TuningFile* file, const std::str
 AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, const AutotuneOptions& options) {
   const TuningFile* file = tuning_file_of(spec);
   std::string strategy = options.strategy;
-  if (strategy.empty()) strategy = file && !file->strategy.empty() ? file->strategy : "guided";
+  if (strategy.empty()) strategy = file && !file->strategy.empty() ? file->strategy : "auto";
   const std::uint64_t seed = file && file->search_seed && options.strategy.empty() ? *file->search_seed : options.seed;
   auto searcher = make_searcher(strategy, seed);
 
@@ -54,7 +55,7 @@ AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, 
   IsolatedEvaluator evaluator(spec, p, cfg);
 
   AutotuneResult out;
-  out.max_evals = budget(options, file, strategy, evaluator.space().size());
+  out.max_evals = budget(options, file, strategy, evaluator.space());
   const double seconds = options.time_limit_s > 0 ? options.time_limit_s : file && file->budget_seconds ? *file->budget_seconds : 0;
   const auto stop = stop_condition(out.max_evals, seconds);
 

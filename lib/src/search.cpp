@@ -16,6 +16,7 @@
 #include "wstune/error.hpp"
 #include "wstune/rules.hpp"
 #include "wstune/search_space.hpp"
+#include "wstune/strategies.hpp"
 
 namespace wstune {
 namespace {
@@ -282,7 +283,15 @@ std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t see
   if (name == "random") return make_random_searcher(seed);
   if (name == "guided") return make_guided_searcher(seed);
   if (name == "rule") return make_rule_searcher();
-  throw UsageError(fmt::format("unknown strategy '{}': use exhaustive, random, guided or rule", name));
+  if (name == "auto") return make_auto_searcher(seed);
+  if (name == "genetic") return make_genetic_searcher(seed);
+  if (name == "annealing") return make_annealing_searcher(seed);
+  if (name == "bayes") return make_bayes_searcher(seed);
+  throw UsageError(fmt::format("unknown strategy '{}': use {}", name, strategy_names()));
+}
+
+std::string_view strategy_names() noexcept {
+  return "auto, exhaustive, random, guided, rule, genetic, annealing or bayes";
 }
 
 std::unique_ptr<StopCondition> max_evaluations(unsigned n) { return std::make_unique<MaxEvaluations>(n); }
@@ -321,9 +330,9 @@ class TuneRun {
   TuneRun(Evaluator& evaluator, Searcher& searcher, const StopCondition& stop, const TuneOptions& options)
       : ev_(evaluator), searcher_(searcher), stop_(stop), opt_(options), space_(evaluator.space()) {
     res_.target = evaluator.target();
-    res_.strategy = std::string(searcher.name());
     res_.space_size = space_.size();
     searcher_.initialize(space_, res_.target);
+    res_.strategy = std::string(searcher.name());  // after initialize(): "auto" tells its pick
   }
 
   TuneResult run() {

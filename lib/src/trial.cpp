@@ -103,13 +103,15 @@ namespace {
 
 class TrialRunner {
  public:
-  TrialRunner(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& cfg)
-      : spec_(spec), p_(p), whole_(spec.whole(p)),
-        runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
-    const auto inputs = spec.generate_inputs(p, cfg.seed);
-    ref_ = reference_outputs(runner_, p, inputs);
-    runner_.upload(p, whole_, spec.block_inputs(p, inputs, whole_));
-    target_ = make_tune_target(runner_, p, whole_);
+  // A problem without parameter values runs with the reference ones (a
+  // described kernel's NDRange and buffers depend on them).
+  TrialRunner(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& cfg)
+      : spec_(spec), p_(problem.params.empty() ? with_params(problem, spec.reference_params()) : problem),
+        whole_(spec.whole(p_)), runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
+    const auto inputs = spec.generate_inputs(p_, cfg.seed);
+    ref_ = reference_outputs(runner_, p_, inputs);
+    runner_.upload(p_, whole_, spec.block_inputs(p_, inputs, whole_));
+    target_ = make_tune_target(runner_, p_, whole_);
   }
 
   const TuneTarget& target() const { return target_; }

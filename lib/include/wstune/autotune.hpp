@@ -35,11 +35,11 @@ struct AutotuneResult;
 /// How autotune() searches.
 struct AutotuneOptions {
   std::string device = "default";  ///< device selector (select_devices()); a tuning file's Device when "default"
-  /// Strategy name (make_searcher()); "" takes a tuning file's Search, else "guided".
+  /// Strategy name (make_searcher()); "" takes a tuning file's Search, else "auto".
   std::string strategy;
   std::uint64_t seed = 42;         ///< input and search seed
   /// At most this many measured configurations (0: a tuning file's Budget,
-  /// else for guided 20 % of the space, at least 8; else no limit).
+  /// else the strategy's default_evaluations(), strategies.hpp).
   unsigned max_evals = 0;
   /// Stop searching after this many seconds (0: a tuning file's TuningDuration, else none).
   double time_limit_s = 0;

@@ -30,7 +30,8 @@ namespace wstune {
 class Searcher {
  public:
   virtual ~Searcher() = default;
-  /// "exhaustive", "random", "guided" or "rule".
+  /// "exhaustive", "random", "guided", "rule", "genetic", "annealing",
+  /// "bayes", or "auto" ("auto:PICK" once initialized).
   [[nodiscard]] virtual std::string_view name() const = 0;
   /// Called once before next(): the configurations (search_space.hpp; it
   /// outlives the search and holds the baseline and the paper's rule) and
@@ -96,9 +97,13 @@ std::size_t prior_group_size(const TuneTarget& target);
 std::vector<Extent> prior_order(const std::vector<Extent>& space, const TuneTarget& target);
 /// Only the paper's rule (and the NULL baseline): no search.
 std::unique_ptr<Searcher> make_rule_searcher();
-/// By name: "exhaustive", "random", "guided", "rule"; throws UsageError
+/// By name: "auto" (the default: picks by the size of the space),
+/// "exhaustive", "random", "guided", "rule", and the strategies of
+/// strategies.hpp ("genetic", "annealing", "bayes"); throws UsageError
 /// listing the names otherwise.
-std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed = 1);
+std::unique_ptr<Searcher> make_searcher(std::string_view name = "auto", std::uint64_t seed = 1);
+/// The names make_searcher() knows, for help and error messages.
+std::string_view strategy_names() noexcept;
 
 /// Where a tune() stands, for stop conditions and progress lines.
 struct SearchProgress {

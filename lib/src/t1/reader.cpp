@@ -572,10 +572,10 @@ class Reader {
         {"BruteForce", "exhaustive"}, {"brute_force", "exhaustive"}, {"Random", "random"},
         {"RandomSearch", "random"}, {"random_sample", "random"}, {"Guided", "guided"},
         {"greedy_ils", "guided"}, {"greedy_mls", "guided"}, {"basinhopping", "guided"},
-        {"firefly_algorithm", "guided"}, {"pso", "guided"}, {"genetic_algorithm", "guided"},
-        {"simulated_annealing", "guided"}, {"dual_annealing", "guided"}, {"bayes_opt", "guided"},
+        {"firefly_algorithm", "guided"}, {"pso", "guided"}, {"genetic_algorithm", "genetic"},
+        {"simulated_annealing", "annealing"}, {"dual_annealing", "annealing"}, {"bayes_opt", "bayes"},
         {"mls", "guided"}, {"ordered_greedy_mls", "guided"}, {"diff_evo", "guided"}, {"minimize", "guided"},
-        {"Annealing", "guided"}, {"MCMC", "guided"}, {"ProfileBased", "guided"}};
+        {"Annealing", "annealing"}, {"MCMC", "guided"}, {"ProfileBased", "guided"}, {"Auto", "auto"}};
     const auto it = names.find(name);
     if (it == names.end()) {
       std::set<std::string> all;

@@ -1,0 +1,79 @@
+// Simulated annealing over SearchSpace::neighbours() (Kirkpatrick, Gelatt
+// and Vecchi, Science 220, 1983; among the strongest strategies on GPU
+// kernel spaces in Schoonhoven et al., IEEE TEVC 2022). See strategies.hpp.
+#include <algorithm>
+#include <cmath>
+
+#include "encoding.hpp"
+#include "wstune/strategies.hpp"
+
+namespace wstune {
+namespace {
+
+using strategy::Memory;
+using strategy::Rng;
+
+class AnnealingSearcher final : public Searcher {
+ public:
+  explicit AnnealingSearcher(std::uint64_t seed) : rng_(seed) {}
+  std::string_view name() const override { return "annealing"; }
+  bool rule_first() const override { return false; }
+
+  void initialize(const SearchSpace& space, const TuneTarget& target) override {
+    space_ = &space;
+    target_ = target;
+    enc_.emplace(space);
+    mem_.reset(space.size());
+    current_.reset();
+    temperature_ = kStart;
+  }
+
+  std::optional<std::size_t> next() override {
+    if (mem_.exhausted()) return std::nullopt;
+    temperature_ = std::max(kFloor, temperature_ * kCooling);
+    if (current_)
+      if (const auto open = mem_.open_neighbours(*space_, *current_); !open.empty()) return strategy::pick(open, rng_);
+    // Stuck: restart next to the best measured configuration, else anywhere.
+    const auto ranked = mem_.ranked();
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {
+      if (const auto open = mem_.open_neighbours(*space_, ranked[k]); !open.empty()) {
+        current_ = ranked[k];
+        return strategy::pick(open, rng_);
+      }
+    }
+    current_.reset();
+    if (mem_.count() == 0) return strategy::start_point(*space_, target_, *enc_, mem_, rng_);
+    return mem_.random_unmeasured(rng_);
+  }
+
+  void report(std::size_t entry, const Trial& trial) override {
+    mem_.report(entry, trial);
+    const double c = mem_.cost(entry);
+    if (!std::isfinite(c)) return;
+    if (!current_ || !std::isfinite(mem_.cost(*current_))) {
+      current_ = entry;
+      return;
+    }
+    const double delta = c - mem_.cost(*current_);
+    if (delta <= 0 || std::uniform_real_distribution<double>(0, 1)(rng_) < std::exp(-delta / temperature_))
+      current_ = entry;
+  }
+
+ private:
+  static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
+  Rng rng_;
+  const SearchSpace* space_ = nullptr;
+  TuneTarget target_;
+  std::optional<strategy::Encoding> enc_;
+  Memory mem_;
+  std::optional<std::size_t> current_;
+  double temperature_ = kStart;
+};
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed) {
+  return std::make_unique<AnnealingSearcher>(seed);
+}
+
+}  // namespace wstune
