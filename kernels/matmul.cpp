@@ -101,7 +101,7 @@ class Matmul final : public KernelSpec {
 
   std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
     const std::size_t n = block_global(p, b).count();
-    return {OutputBuffer{kFloat32, n, n}};
+    return {OutputBuffer{kFloat32, n, n, std::nullopt, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
     return {HostBuffer::floats(p.n[0] * p.n[1])};

@@ -103,7 +103,7 @@ class Trapezoid final : public KernelSpec {
     return {};
   }
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
-    return {OutputBuffer{kFloat32, b.size(), b.size()}};
+    return {OutputBuffer{kFloat32, b.size(), b.size(), std::nullopt, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
 

@@ -44,7 +44,7 @@ class HangSpec final : public KernelSpec {
   }
   std::vector<HostBuffer> block_inputs(const Problem&, const std::vector<HostBuffer>&, const Block&) const override { return {}; }
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
-    return {OutputBuffer{kFloat32, b.size(), b.size()}};
+    return {OutputBuffer{kFloat32, b.size(), b.size(), std::nullopt, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
   void place_block(const Problem&, const Block&, const std::vector<HostBuffer>& bo,
