@@ -45,6 +45,7 @@ struct Options {
   std::string devices_text, out_dir, tag, sizes_text, kernels_text;
   unsigned repeat = 5, warmup = 1, rounds = 7, round_repeat = 3, refine_points = 0, refine_repeat = 5;
   unsigned grid_step = 10, grid_subdivisions = 2;
+  double grid_prune = 1.5;
   double step = 5, fine = 1, cal_cap_ms = 250, refine_min_ms = 20, round_min_ms = 10;
 };
 
@@ -82,11 +83,6 @@ struct Row {
 
 std::string opt_ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "–"; }
 std::string ratio(double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.3f}", a / b) : "–"; }
-std::string percent_list(const Shares& u, std::size_t total) {
-  std::vector<std::string> p;
-  for (auto v : u) p.push_back(fmt::format("{:.1f}", 100.0 * static_cast<double>(v) / static_cast<double>(total)));
-  return fmt::format("{}", fmt::join(p, "/"));
-}
 std::string id_list(const std::vector<Device>& devices, const Shares& u) {
   std::vector<std::string> ids;
   for (auto i : device_set(u)) ids.push_back(devices[i].info.id());
@@ -109,6 +105,9 @@ std::optional<Options> parse(int argc, char** argv) {
       ("grid-step", po::value(&o.grid_step)->default_value(10), "three or more devices: grid step (% dividing 100)")
       ("grid-subdivisions", po::value(&o.grid_subdivisions)->default_value(2),
        "three or more devices: finer grid near the best, steps of grid-step / N within grid-step (1: none)")
+      ("grid-prune", po::value(&o.grid_prune)->default_value(1.5),
+       "three or more devices: skip grid splits giving a device at least a slice at which it alone took more than "
+       "this many times the best makespan so far (0: run all)")
       ("rounds", po::value(&o.rounds)->default_value(7), "interleaved rounds of the comparison")
       ("round-repeat", po::value(&o.round_repeat)->default_value(3), "timed runs per split and round")
       ("refine-points", po::value(&o.refine_points)->default_value(0),
@@ -154,7 +153,7 @@ std::vector<SweepPoint> oracle_points(MultiDeviceRunner& runner, unsigned dim, c
                                  devices[0].info.name, devices[1].info.name)));
     return sweep;
   }
-  auto grid = sweep_grid(runner, dim, locals, timing, 100 / o.grid_step, o.grid_subdivisions);
+  auto grid = sweep_grid(runner, dim, locals, timing, GridOptions{100 / o.grid_step, o.grid_subdivisions, o.grid_prune, std::max(10.0, o.grid_prune)});
   write(fmt::format("{}/split_{}_{}_grid.csv", o.out_dir, o.tag, kname), grid_csv(grid));
   return grid;
 }
@@ -167,6 +166,22 @@ const SweepPoint* best_without(const std::vector<SweepPoint>& points, std::size_
     if (!best || p.result.makespan.median() < best->result.makespan.median()) best = &p;
   }
   return best;
+}
+
+// Why a device alone is left out of the interleaved comparison, if it is:
+// the oracle skipped it (its own time already exceeded the grid's pruning
+// bound) or measured it at more than 10 × the oracle's best. A CPU alone on
+// matmul 4096 next to two GPUs takes tens of seconds a run.
+std::optional<std::string> hopeless_alone(const std::vector<SweepPoint>& points, const std::vector<Block>& blocks,
+                                          double best_ms) {
+  for (const auto& p : points) {
+    if (p.blocks != blocks) continue;
+    if (p.result.status == TrialStatus::timeout) return "not compared (the oracle " + p.result.error + ")";
+    if (p.result.ok() && p.result.makespan.median() > 10 * best_ms) {
+      return fmt::format("not compared (the oracle measured {:.3f} ms, > 10 x its best)", p.result.makespan.median());
+    }
+  }
+  return std::nullopt;
 }
 
 // The methods of one kernel; identical splits share one candidate.
@@ -236,7 +251,7 @@ std::string target_note(const std::string& what, double r, double limit) {
 std::string probes_text(const RefineOutcome& o, std::size_t total) {
   std::string s;
   for (const auto& pr : o.probes) {
-    s += fmt::format("{}{}: {} ({})", s.empty() ? "" : ", ", percent_list(pr.units, total),
+    s += fmt::format("{}{}: {} ({})", s.empty() ? "" : ", ", percent_text(pr.units, total),
                      std::isfinite(pr.makespan_ms) ? fmt::format("{:.3f}", pr.makespan_ms) : "failed", pr.role);
   }
   return s;
@@ -260,10 +275,16 @@ void bench_kernel(const std::string& kname, const Problem& p, const std::vector<
   m.oracle = &points;
   const std::size_t oracle_i = m.add(devices.size() == 2 ? "oracle (sweep)" : "oracle (grid)", best->blocks);
   std::vector<std::size_t> alone_i, subset_i;
+  std::string skipped;  // devices alone left out of the comparison
   for (std::size_t i = 0; i < devices.size(); ++i) {
     Shares u(devices.size(), 0);
     u[i] = total;
-    alone_i.push_back(m.add("alone " + devices[i].info.id(), shares_blocks(dim, u)));
+    const std::string name = "alone " + devices[i].info.id();
+    if (const auto why = hopeless_alone(points, shares_blocks(dim, u), best->result.makespan.median())) {
+      skipped += fmt::format("{}{}: {}", skipped.empty() ? "" : "; ", name, *why);
+      continue;
+    }
+    alone_i.push_back(m.add(name, shares_blocks(dim, u)));
   }
   for (std::size_t j = 0; devices.size() > 2 && j < devices.size(); ++j) {
     if (const SweepPoint* w = best_without(points, j)) {
@@ -293,7 +314,7 @@ void bench_kernel(const std::string& kname, const Problem& p, const std::vector<
     const Method& me = m.list[mi];
     const Candidate& c = m.cands[me.candidate];
     const Shares u = block_units(c.blocks);
-    Row row{kname, p.text, me.name, c.status, "", percent_list(u, total), id_list(devices, u),
+    Row row{kname, p.text, me.name, c.status, "", percent_text(u, total), id_list(devices, u),
             100.0 * static_cast<double>(u[0]) / static_cast<double>(total), c.median(), c.spread(), oracle, alone,
             u[0], c.round_ms.size(), me.oracle_ms, me.cost};
     for (std::size_t oi = 0; oi < mi; ++oi) {
@@ -309,15 +330,16 @@ void bench_kernel(const std::string& kname, const Problem& p, const std::vector<
     rows.push_back(std::move(row));
   }
   const double meas = m.cands[measured_i].median();
-  std::string targets = target_note("÷ oracle", meas / oracle, 1.05) + ", " +
-                        target_note("÷ best alone", alone > 0 ? meas / alone : 0, 1.03);
+  std::string targets = target_note("÷ oracle", meas / oracle, 1.05);
+  if (alone > 0) targets += ", " + target_note("÷ best alone", meas / alone, 1.03);
   if (subset > 0) targets += ", " + target_note("÷ best split without a device", meas / subset, 1.0);
+  if (!skipped.empty()) targets += ". " + skipped;
   notes += fmt::format(
       "- **{}**: measured {} % ({}; devices {}), model alone {} %. Cost: calibration {} solo slice runs (≤ {} kernel "
       "runs, {:.0f} ms) + refinement {} splits and {} confirming re-runs ({} concurrent rounds, {:.0f} ms). Targets: "
       "{}. Probes (shares %: ms): {}.\n",
-      kname, percent_list(ref.search.units, total), rows.back().note.empty() ? "its own split" : rows.back().note,
-      id_list(devices, ref.search.units), percent_list(block_units(ref.model_blocks), total), cost.cal_slices,
+      kname, percent_text(ref.search.units, total), rows.back().note.empty() ? "its own split" : rows.back().note,
+      id_list(devices, ref.search.units), percent_text(block_units(ref.model_blocks), total), cost.cal_slices,
       cost.cal_runs, cost.cal_ms, cost.refine_points, cost.refine_confirms, cost.refine_rounds, cost.refine_ms,
       targets, probes_text(ref.search, total));
 }

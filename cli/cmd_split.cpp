@@ -60,15 +60,6 @@ void write_file(const std::string& path, const std::string& text) {
   if (!(f << text)) throw UsageError(fmt::format("cannot write '{}': check the directory exists and is writable", path));
 }
 
-// Each device's share of `total` in %, "40.0/35.0/25.0".
-std::string percent_list(const Shares& units, std::size_t total) {
-  std::string out;
-  for (auto u : units) {
-    out += fmt::format("{}{:.1f}", out.empty() ? "" : "/", 100.0 * static_cast<double>(u) / static_cast<double>(total));
-  }
-  return out;
-}
-
 // The devices with a slice, as their ids "P:D".
 nlohmann::json device_ids(const std::vector<Device>& devices, const std::vector<Block>& blocks) {
   nlohmann::json ids = nlohmann::json::array();
@@ -165,7 +156,7 @@ std::string refinement_line(const MeasuredPlan& plan, std::size_t total) {
   const RefineOutcome& o = *plan.refinement;
   const std::string alone = o.best_alone_ms ? fmt::format("{:.4f} ms", *o.best_alone_ms) : "not measured";
   if (plan.refine_source == "stored") {
-    return fmt::format("stored: {} % ({:.4f} ms when measured; best device alone {})", percent_list(o.units, total),
+    return fmt::format("stored: {} % ({:.4f} ms when measured; best device alone {})", percent_text(o.units, total),
                        o.makespan_ms, alone);
   }
   std::size_t confirms = 0;
@@ -174,7 +165,7 @@ std::string refinement_line(const MeasuredPlan& plan, std::size_t total) {
                      "(best device alone {})",
                      o.probes.size() - confirms,
                      confirms ? fmt::format(" + {} confirming runs", confirms) : std::string{}, plan.concurrent_rounds,
-                     plan.refine_ms, percent_list(block_units(plan.model_blocks), total), percent_list(o.units, total),
+                     plan.refine_ms, percent_text(block_units(plan.model_blocks), total), percent_text(o.units, total),
                      o.makespan_ms, alone);
 }
 
@@ -239,7 +230,7 @@ int sweep_shares(SplitContext& c, double step, const std::string& csv_path, cons
                                    step, c.devices.size()));
     }
     if (!svg_path.empty()) throw UsageError("--svg plots two devices' sweep; with three or more use --csv");
-    points = sweep_grid(c.runner, c.dim, c.locals, c.timing, static_cast<unsigned>(std::lround(divisions)), 2);
+    points = sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(divisions)), 2});
     csv = grid_csv(points);
   }
   const SweepPoint* best = best_point(points);
@@ -265,7 +256,7 @@ int sweep_shares(SplitContext& c, double step, const std::string& csv_path, cons
     std::cout << csv;
     if (best) {
       std::cout << fmt::format("best: {} % ({} units), makespan {:.4f} ms\n",
-                               percent_list(block_units(best->blocks), c.total()),
+                               percent_text(block_units(best->blocks), c.total()),
                                fmt::join(block_units(best->blocks), "/"), best->result.makespan.median());
     }
   }

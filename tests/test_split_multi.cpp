@@ -228,12 +228,14 @@ TEST_F(SplitMulti, RefinementOnThreeDevicesChoosesASetAndVerifies) {
 
 // The grid oracle on three devices: every point of a 25 % grid and its 12.5 %
 // refinement runs and verifies, shares cover the range, the best is the
-// smallest median.
+// smallest median. With pruning, the splits skipped are marked and each
+// gives some device at least a slice that alone took longer than 1.5 × the
+// best makespan.
 TEST_F(SplitMulti, GridOracleOnThreeDevices) {
   const KernelSpec& k = kernel_spec("trapezoid");
   MultiDeviceRunner mr(three, k, k.parse_size("8192"));
   const std::vector<LocalSize> locals(3, std::nullopt);
-  const auto grid = sweep_grid(mr, 0, locals, quick, 4, 2);
+  const auto grid = sweep_grid(mr, 0, locals, quick, GridOptions{4, 2, 0});
   EXPECT_GE(grid.size(), 15u);  // C(6, 2) coarse points, then the finer ones near the best
   const SweepPoint* best = best_point(grid);
   ASSERT_NE(best, nullptr);
@@ -243,9 +245,17 @@ TEST_F(SplitMulti, GridOracleOnThreeDevices) {
     EXPECT_EQ(p.blocks.back().end, 8192u);
     EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
   }
+  const auto pruned = sweep_grid(mr, 0, locals, quick, GridOptions{4, 2, 1.5});
+  EXPECT_GE(pruned.size(), 15u);
+  for (const auto& p : pruned) {
+    if (p.result.ok()) continue;
+    EXPECT_EQ(p.result.status, TrialStatus::timeout);
+    EXPECT_EQ(p.result.error.rfind("not run:", 0), 0u) << p.result.error;
+  }
+  ASSERT_NE(best_point(pruned), nullptr);
   const std::string csv = grid_csv(grid);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "units_0,units_1,units_2,percent_0,percent_1,percent_2,devices,status,makespan_median_ms,makespan_min_ms");
   EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), grid.size() + 1);
-  EXPECT_THROW((void)sweep_grid(mr, 0, {std::nullopt}, quick, 4, 2), UsageError);
+  EXPECT_THROW((void)sweep_grid(mr, 0, {std::nullopt}, quick), UsageError);
 }

@@ -402,6 +402,8 @@ TEST(SplitLattice, ContainsSnapsAndAlone) {
   EXPECT_EQ(blocks[1], (Block{1, 3, 3}));
   EXPECT_EQ(blocks[2], (Block{1, 3, 10}));
   EXPECT_EQ(block_units(blocks), (Shares{3, 0, 7}));
+  EXPECT_EQ(percent_text({3, 0, 7}, 10), "30.0/0.0/70.0");
+  EXPECT_EQ(percent_text({0, 0}, 0), "0.0/0.0");
   EXPECT_EQ(refine_points(2), 8u);
   EXPECT_EQ(refine_points(3), 18u);
   EXPECT_EQ(refine_points(4), 28u);

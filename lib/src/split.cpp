@@ -301,6 +301,15 @@ std::vector<Block> shares_blocks(unsigned dim, const Shares& units) {
   return blocks;
 }
 
+std::string percent_text(const Shares& units, std::size_t total) {
+  std::string out;
+  for (auto u : units) {
+    const double pct = total ? 100.0 * static_cast<double>(u) / static_cast<double>(total) : 0.0;
+    out += fmt::format("{}{:.1f}", out.empty() ? "" : "/", pct);
+  }
+  return out;
+}
+
 Shares block_units(const std::vector<Block>& blocks) {
   Shares u;
   for (const auto& b : blocks) u.push_back(b.size());

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -110,33 +111,115 @@ std::vector<Shares> simplex_grid_around(const SplitLattice& lattice, const Share
   return aligned(lattice, fine, lo, hi);
 }
 
+namespace {
+
+// The grid walk: each split run once, skipping those that cannot win.
+class GridWalk {
+ public:
+  GridWalk(MultiDeviceRunner& runner, unsigned dim, const std::vector<LocalSize>& locals, const TimingOptions& timing,
+           const GridOptions& grid)
+      : runner_(runner), dim_(dim), locals_(locals), timing_(timing), grid_(grid),
+        total_(runner.spec().split_units(runner.problem(), dim)), seen_(runner.size()) {}
+
+  void measure(const Shares& u) {
+    if (points_.count(u)) return;
+    const auto blocks = shares_blocks(dim_, u);
+    const double pct = total_ ? 100.0 * static_cast<double>(u[0]) / static_cast<double>(total_) : 0;
+    SweepPoint p{pct, blocks, {}};
+    if (const auto why = hopeless(u)) {
+      p.result.status = TrialStatus::timeout;
+      p.result.error = *why;
+    } else {
+      p.result = runner_.run(blocks, locals_, timing_);
+      learn(u, p.result);
+    }
+    points_.emplace(u, std::move(p));
+  }
+  [[nodiscard]] std::vector<SweepPoint> points() const {
+    std::vector<SweepPoint> out;
+    for (const auto& [u, p] : points_) out.push_back(p);
+    return out;
+  }
+
+ private:
+  // Why `u` cannot win, if it cannot: some device already took longer than
+  // the bound with a slice no larger than u gives it.
+  std::optional<std::string> hopeless(const Shares& u) const {
+    if (grid_.prune <= 0 || best_ <= 0) return std::nullopt;
+    const double factor = device_set(u).size() == 1 ? grid_.prune_alone : grid_.prune;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      for (const auto& [units, ms] : seen_[i]) {
+        if (units > u[i] || ms <= factor * best_) continue;
+        return fmt::format("not run: device {} took {:.4g} ms with {} units (> {} x the best makespan {:.4g} ms); "
+                           "this split gives it {} units", i, ms, units, factor, best_, u[i]);
+      }
+    }
+    return std::nullopt;
+  }
+  // The best makespan, and each device's own time at its slice.
+  void learn(const Shares& u, const SplitRunResult& r) {
+    if (!r.ok()) return;
+    best_ = best_ > 0 ? std::min(best_, r.makespan.median()) : r.makespan.median();
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (u[i] > 0 && r.slices[i].wall.size()) seen_[i].emplace_back(u[i], r.slices[i].wall.median());
+    }
+  }
+
+  MultiDeviceRunner& runner_;
+  unsigned dim_;
+  const std::vector<LocalSize>& locals_;
+  const TimingOptions& timing_;
+  GridOptions grid_;
+  std::size_t total_;
+  double best_ = 0;
+  std::vector<std::vector<std::pair<std::size_t, double>>> seen_;  // per device: (slice, its time)
+  std::map<Shares, SweepPoint, std::greater<>> points_;
+};
+
+// The lattice's devices ordered by total PEs, most first (stable).
+std::vector<std::size_t> by_pe(MultiDeviceRunner& runner) {
+  std::vector<std::size_t> order(runner.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return runner.runner(a).device().info.total_pe() > runner.runner(b).device().info.total_pe();
+  });
+  return order;
+}
+
+}  // namespace
+
 std::vector<SweepPoint> sweep_grid(MultiDeviceRunner& runner, unsigned dim, const std::vector<LocalSize>& locals,
-                                   const TimingOptions& timing, unsigned divisions, unsigned subdivisions) {
+                                   const TimingOptions& timing, const GridOptions& grid) {
   if (locals.size() != runner.size()) {
     throw UsageError(fmt::format("split grid: {} devices but {} local sizes", runner.size(), locals.size()));
   }
+  if (!(grid.prune >= 0) || !(grid.prune_alone >= grid.prune)) {
+    throw UsageError(fmt::format("split grid: prune {} must be 0 (off) or positive and prune_alone {} at least that",
+                                 grid.prune, grid.prune_alone));
+  }
   const SplitLattice lattice{runner.spec().split_units(runner.problem(), dim),
                              split_granularities(runner.spec(), dim, locals)};
-  std::map<Shares, SweepPoint, std::greater<>> points;
-  auto measure = [&](const Shares& u) {
-    if (points.count(u)) return;
-    const auto blocks = shares_blocks(dim, u);
-    const double pct = lattice.total_units ? 100.0 * static_cast<double>(u[0]) / static_cast<double>(lattice.total_units) : 0;
-    points.emplace(u, SweepPoint{pct, blocks, runner.run(blocks, locals, timing)});
+  // Walk the grid of the devices in PE order; measure each split in device order.
+  const auto order = by_pe(runner);
+  SplitLattice walked{lattice.total_units, {}};
+  for (auto i : order) walked.granularity.push_back(lattice.granularity[i]);
+  auto device_order = [&](const Shares& w) {
+    Shares u(w.size());
+    for (std::size_t k = 0; k < w.size(); ++k) u[order[k]] = w[k];
+    return u;
   };
-  auto all = [&] {
-    std::vector<SweepPoint> out;
-    for (const auto& [u, p] : points) out.push_back(p);
-    return out;
-  };
-  for (const auto& u : simplex_grid(lattice, divisions)) measure(u);
-  if (subdivisions > 1) {
-    const auto coarse = all();
-    if (const SweepPoint* best = best_point(coarse)) {
-      for (const auto& u : simplex_grid_around(lattice, block_units(best->blocks), divisions, subdivisions)) measure(u);
+  GridWalk walk(runner, dim, locals, timing, grid);
+  for (const auto& w : simplex_grid(walked, grid.divisions)) walk.measure(device_order(w));
+  if (grid.subdivisions > 1) {
+    if (const SweepPoint* best = best_point(walk.points())) {
+      Shares center;
+      for (auto i : order) center.push_back(block_units(best->blocks)[i]);
+      for (const auto& w : simplex_grid_around(walked, center, grid.divisions, grid.subdivisions)) {
+        walk.measure(device_order(w));
+      }
     }
   }
-  return all();
+  return walk.points();
 }
 
 std::string grid_csv(const std::vector<SweepPoint>& grid) {

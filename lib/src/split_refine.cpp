@@ -511,7 +511,7 @@ void Search::lines() {
       // first probes halfway to the window's edges.
       const auto half = std::max<std::size_t>(
           1, static_cast<std::size_t>(std::llround(step * static_cast<double>(line.count - 1))));
-      measured += search_line(window(line, *line.index(*b), half), 0.5, o_.line_points);
+      if (const auto at = line.index(*b)) measured += search_line(window(line, *at, half), 0.5, o_.line_points);
     }
     if (measured == 0) return;  // every line is done
     step *= o_.step_shrink;

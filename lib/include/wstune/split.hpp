@@ -151,6 +151,9 @@ std::vector<std::size_t> device_set(const Shares& units);
 std::vector<Block> shares_blocks(unsigned dim, const Shares& units);
 /// Each block's size, in order (the inverse of shares_blocks()).
 Shares block_units(const std::vector<Block>& blocks);
+/// Each slice as a percentage of `total_units` with one decimal, joined by
+/// '/': "40.0/35.0/25.0" (0.0 each when total_units is 0).
+std::string percent_text(const Shares& units, std::size_t total_units);
 
 // ---- the measured model --------------------------------------------------------
 

@@ -35,15 +35,37 @@ std::vector<Shares> simplex_grid(const SplitLattice& lattice, unsigned divisions
 std::vector<Shares> simplex_grid_around(const SplitLattice& lattice, const Shares& center, unsigned divisions,
                                         unsigned subdivisions);
 
+/// How the grid oracle measures (sweep_grid()).
+struct GridOptions {
+  unsigned divisions = 10;    ///< the coarse grid: shares in steps of 1/divisions (10: 10 %)
+  unsigned subdivisions = 2;  ///< the finer grid around the best: steps of 1/(divisions·subdivisions); 1: none
+  /// Skip a split when some device's share is at least a share at which
+  /// that device's own time (its thread's wall clock: upload, kernel,
+  /// read-back) already exceeded `prune` × the best makespan measured so far:
+  /// the makespan is at least that device's time, which grows with its slice,
+  /// so the split cannot win (a CPU given half of matmul 4096 next to two
+  /// GPUs takes seconds). 0: run every split.
+  double prune = 1.5;
+  /// The bound for a device alone (≥ prune): it is skipped only when its
+  /// time with a smaller slice already exceeded this many times the best
+  /// makespan, so the devices alone that can matter are measured.
+  double prune_alone = 10;
+};
+
 /// The measured grid oracle: every split of simplex_grid(divisions) run
 /// concurrently (MultiDeviceRunner::run with `timing`), then, when
 /// subdivisions > 1, every new split of simplex_grid_around() the best
-/// correct point. Points are sorted by their shares (descending first
-/// device share); each split runs once; a failed run is kept as a point
-/// with its status. SweepPoint::percent_first is the first device's share.
-/// Throws UsageError as simplex_grid() does, or when `locals` has the wrong size.
+/// correct point. The grid is walked with the devices ordered by total PEs,
+/// most first (a GPU's large shares before a CPU's), so that pruning
+/// (GridOptions::prune) skips the hopeless splits early; a skipped split is
+/// kept as a point with TrialStatus::timeout and an error starting "not
+/// run:" that names the device and times. Points are returned sorted by
+/// their shares (descending first device share); each split runs once; a
+/// failed run is kept as a point with its status. SweepPoint::percent_first
+/// is the first device's share. Throws UsageError as simplex_grid() does,
+/// when `locals` has the wrong size, prune is negative or prune_alone < prune.
 std::vector<SweepPoint> sweep_grid(MultiDeviceRunner& runner, unsigned dim, const std::vector<LocalSize>& locals,
-                                   const TimingOptions& timing, unsigned divisions, unsigned subdivisions);
+                                   const TimingOptions& timing, const GridOptions& grid = {});
 
 /// A grid as CSV: header "units_0,…,units_{N−1},percent_0,…,percent_{N−1},
 /// devices,status,makespan_median_ms,makespan_min_ms" (devices: the used
