@@ -7,8 +7,10 @@
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
+#include "wstune/kernel.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
+#include "wstune/tune_session.hpp"
 
 namespace po = boost::program_options;
 
@@ -59,15 +61,39 @@ DeviceInfo resolve_device(const Store& store, const std::string& sel) {
   return select_device(enumerate_devices(), sel).info;
 }
 
+// The kernel identity --kernel (and --source-hash, --build-options) names:
+// one of wstune's own kernels, else the one stored identity of that name
+// matching the options given. Throws UsageError when several match.
+KernelKey query_key(const Store& store, const std::string& name, const std::string* hash, const std::string* opts) {
+  std::vector<KernelKey> keys;
+  for (const KernelKey& k : store.kernels(name))
+    if ((!hash || k.source_hash == *hash) && (!opts || k.build_options == *opts)) keys.push_back(k);
+  if (keys.empty()) {
+    for (const std::string& n : kernel_names())
+      if (kernel_spec(n).entry_point() == name || n == name) return kernel_key(kernel_spec(n));
+    return {name, hash ? *hash : "", opts ? *opts : ""};
+  }
+  if (keys.size() > 1) {
+    std::string list;
+    for (const KernelKey& k : keys) list += fmt::format("\n  --source-hash '{}' --build-options '{}'", k.source_hash, k.build_options);
+    throw UsageError(fmt::format("--kernel {}: {} stored kernels have this name; pick one with:{}", name, keys.size(), list));
+  }
+  return keys.front();
+}
+
 int query_main(int argc, char** argv) {
   po::options_description desc("wstune query options");
-  std::string db, device, kernel, size, format;
+  std::string db, device, kernel, size, format, source_hash, build_options;
   desc.add_options()
       ("db", po::value(&db), db_option_help)
       ("device,d", po::value(&device), "device: fingerprint or name substring of a stored device, or a selector "
                                         "(P:D, cpu, gpu) of a live one")
       ("kernel,k", po::value(&kernel), "kernel function name (CL_KERNEL_FUNCTION_NAME)")
-      ("size,s", po::value(&size), "global size X or XxY: show what the look-up chain returns and from which level")
+      ("source-hash", po::value(&source_hash), "with --size: the kernel's program hash as stored (wstune query "
+                                               "--format json shows it), when several kernels share the name")
+      ("build-options", po::value(&build_options), "with --size: the kernel's build options as stored")
+      ("size,s", po::value(&size), "global size X, XxY or XxYxZ: show what the look-up chain returns and from which "
+                                 "level")
       ("format,f", po::value(&format)->default_value("table"), "table, json or csv")
       ("history", "every stored best, not only the current one per (device, kernel, problem)");
   po::variables_map vm;
@@ -86,7 +112,9 @@ int query_main(int argc, char** argv) {
     if (!g) throw UsageError("--size null: give the global size X or XxY (work-items)");
     const DeviceInfo dev = resolve_device(store, device.empty() ? "default" : device);
     Lookup lookup(store);
-    const LookupResult r = lookup.find(dev, kernel, *g);
+    const KernelKey key = query_key(store, kernel, vm.count("source-hash") ? &source_hash : nullptr,
+                                    vm.count("build-options") ? &build_options : nullptr);
+    const LookupResult r = lookup.find(dev, key, *g);
     nlohmann::json j{{"device", dev.name}, {"fingerprint", dev.fingerprint()}, {"kernel", kernel},
                      {"global", to_json(*g)}, {"local", to_json(r.local)},
                      {"level", std::string(to_string(r.level))}, {"distance", r.distance}};

@@ -16,40 +16,52 @@ namespace {
 
 int run_main(int argc, char** argv) {
   po::options_description desc("wstune run options");
-  std::string kernel, size, device, local_text;
+  std::string kernel, kernel_file, size, device, local_text, config_text;
   unsigned repeat = 5, warmup = 1;
   std::uint64_t seed = 42;
+  add_kernel_options(desc, kernel, kernel_file);
   desc.add_options()
-      ("kernel,k", po::value(&kernel)->required(), "kernel: matmul, bilinear, sort or trapezoid")
-      ("size,s", po::value(&size), "problem size (kernel-specific; default: the paper's Table 3 size)")
+      ("size,s", po::value(&size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
       ("device,d", po::value(&device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
-      ("local,l", po::value(&local_text)->default_value("null"), "local work size X or X,Y, or null for the driver's choice")
+      ("config,c", po::value(&config_text), "tuning parameter values NAME=V,... (default: the file's reference configuration)")
+      ("local,l", po::value(&local_text), "local work size X, X,Y or X,Y,Z, or null for the driver's choice "
+                                          "(default: null, or the local size the parameters set)")
       ("repeat,r", po::value(&repeat)->default_value(5), "timed repetitions")
       ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up runs")
       ("seed", po::value(&seed)->default_value(42), "input seed")
       ("json", "print JSON");
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune run --kernel K [--size S] [--device D] [--local X[,Y] | --local null] "
-                     "[--repeat N] [--json]\n\nRuns one kernel on one device, verifies it against the CPU "
-                     "reference and prints kernel and transfer times (OpenCL profiling events).",
+                     "usage: wstune run (--kernel K | --kernel-file FILE) [--size S] [--device D] [--config NAME=V,...]\n"
+                     "                  [--local X[,Y[,Z]] | --local null] [--repeat N] [--json]\n\n"
+                     "Runs one configuration of one kernel on one device, verifies its outputs (against the CPU\n"
+                     "reference, the tuning file's ReferenceArguments, or its reference configuration) and prints\n"
+                     "kernel and transfer times (OpenCL profiling events).",
                      desc, vm, nullptr, {"device"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
-  const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = problem_option(spec, vm, size);
-  const LocalSize local = parse_local_size(local_text);
+  const auto spec_ptr = kernel_option(kernel, kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  const Problem base = problem_option(spec, vm, size);
+  const Problem p = with_params(base, config_option(spec, base, config_text));
+  LocalSize local = vm.count("local") ? parse_local_size(local_text) : spec.parameter_local(p);
+  if (vm.count("local") && spec.parameter_local(p)) {
+    throw UsageError(fmt::format("--local {}: {}'s tuning file sets the local size from its parameters ({}); drop "
+                                 "--local or set the parameters with --config", local_text, spec.name(),
+                                 to_string(spec.parameter_local(p))));
+  }
   const Device dev = select_device(enumerate_devices(), device);
   DeviceRunner runner(dev, spec);
   if (std::string why = runner.check_local(p, spec.whole(p), local); !why.empty()) {
-    throw UsageError(fmt::format("--local {} cannot run {} {} on '{}': {}; pick a divisor of the global "
-                                 "size {} (see 'wstune tune') or --local null", local_text, kernel, p.text,
-                                 dev.info.name, why, to_string(spec.global_size(p))));
+    throw UsageError(fmt::format("{} cannot run {} {} on '{}': {}; pick another local size (see 'wstune tune') "
+                                 "or --local null", to_string(Configuration{p.params, local}), spec.name(), p.text,
+                                 dev.info.name, why));
   }
   Verdict verdict;
   const RunResult r = run_and_verify(runner, p, local, TimingOptions{warmup, repeat}, seed, &verdict);
   if (vm.count("json")) {
     nlohmann::json j = to_json(r);
-    j["kernel_name"] = kernel;
+    j["kernel_name"] = std::string(spec.name());
+    j["params"] = p.params;
     j["size"] = p.text;
     j["global"] = to_json(runner.launch_global(p, spec.whole(p), local));
     j["device"] = to_json(dev.info);
@@ -57,7 +69,8 @@ int run_main(int argc, char** argv) {
                    {"detail", verdict.detail}};
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} {} on {} ({}), global {}, local {}\n", kernel, p.text, dev.info.name,
+    std::cout << fmt::format("{} {}{} on {} ({}), global {}, local {}\n", spec.name(), p.text,
+                             p.params.empty() ? "" : " " + to_string(Configuration{p.params, local}), dev.info.name,
                              dev.info.id(), to_string(runner.launch_global(p, spec.whole(p), local)),
                              to_string(local));
     Table t({"phase", "median ms", "min ms", "max ms", "samples"});

@@ -2,6 +2,7 @@
 // The wstune CLI's subcommand registry. Each cli/cmd_*.cpp registers one
 // subcommand with a static WSTUNE_COMMAND; main() dispatches on argv[1].
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,26 @@ inline constexpr const char* db_option_help =
 /// The database a command uses: `db` when given, else default_db_path().
 std::string database_path(const std::string& db);
 
+/// Adds --kernel NAME and --kernel-file FILE (one of them is required,
+/// checked by kernel_option()) to `desc`, bound to `name` and `file`.
+void add_kernel_options(boost::program_options::options_description& desc, std::string& name, std::string& file);
+
+/// The kernel a command works on: wstune's own (--kernel NAME) or one
+/// described by a T1 tuning file (--kernel-file FILE, read and validated).
+/// Throws UsageError when neither or both are given, or the file is bad.
+std::shared_ptr<const KernelSpec> kernel_option(const std::string& name, const std::string& file);
+
 /// The problem a command runs: `size` parsed by the kernel when the --size
 /// option was given, else the paper's Table 3 size. Throws UsageError.
 Problem problem_option(const KernelSpec& spec, const boost::program_options::variables_map& vm,
                        const std::string& size);
+
+/// Tuning parameter values from --config "NAME=V,..." for `spec` (each
+/// value parsed by its parameter's type and one of its Values); parameters
+/// not named keep the reference configuration's value. The result must
+/// satisfy the kernel's constraints for `p`. Throws UsageError naming the
+/// part and the fix.
+nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std::string& text);
 
 /// True when stderr is a terminal (progress lines are only drawn then).
 bool stderr_is_tty();

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+
+#include "wstune/tuning_file.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/store.hpp"
@@ -27,9 +29,74 @@ Register::Register(std::string name, std::string summary, std::function<int(int,
 
 std::string database_path(const std::string& db) { return db.empty() ? default_db_path() : db; }
 
+void add_kernel_options(boost::program_options::options_description& desc, std::string& name, std::string& file) {
+  namespace po = boost::program_options;
+  desc.add_options()
+      ("kernel,k", po::value(&name), "wstune's kernel: matmul, bilinear, sort or trapezoid")
+      ("kernel-file", po::value(&file), "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md)");
+}
+
+std::shared_ptr<const KernelSpec> kernel_option(const std::string& name, const std::string& file) {
+  if (name.empty() == file.empty()) {
+    throw UsageError(name.empty() ? "give the kernel: --kernel NAME (matmul, bilinear, sort, trapezoid) or "
+                                    "--kernel-file FILE (a T1 tuning file)"
+                                  : "give --kernel or --kernel-file, not both");
+  }
+  if (!file.empty()) return load_tuning_file(file);
+  return std::shared_ptr<const KernelSpec>(&kernel_spec(name), [](const KernelSpec*) {});
+}
+
 Problem problem_option(const KernelSpec& spec, const boost::program_options::variables_map& vm,
                        const std::string& size) {
   return vm.count("size") ? spec.parse_size(size) : spec.paper_size();
+}
+
+namespace {
+nlohmann::json parameter_value(const TuningParameter& tp, const std::string& v, const std::string& whole) {
+  nlohmann::json value;
+  try {
+    if (tp.type == "int" || tp.type == "uint") value = std::stoll(v);
+    else if (tp.type == "float") value = std::stod(v);
+    else if (tp.type == "bool") value = v == "true" || v == "True" || v == "1";
+    else value = v;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("--config '{}': {}={} is not a {} value", whole, tp.name, v, tp.type));
+  }
+  if (tp.type == "bool" && !(v == "true" || v == "false" || v == "True" || v == "False" || v == "1" || v == "0"))
+    throw UsageError(fmt::format("--config '{}': {}={} is not true or false", whole, tp.name, v));
+  if (std::find(tp.values.begin(), tp.values.end(), value) == tp.values.end()) {
+    std::string values;
+    for (const auto& x : tp.values) values += (values.empty() ? "" : ", ") + x.dump();
+    throw UsageError(fmt::format("--config '{}': {} is not one of {}'s values: {}", whole, v, tp.name, values));
+  }
+  return value;
+}
+}  // namespace
+
+nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std::string& text) {
+  nlohmann::json params = spec.reference_params();
+  const auto& tps = spec.tuning_parameters();
+  if (tps.empty() && !text.empty())
+    throw UsageError(fmt::format("--config '{}': {} has no tuning parameters", text, spec.name()));
+  std::size_t pos = 0;
+  while (!text.empty() && pos <= text.size()) {
+    const auto comma = text.find(',', pos);
+    const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    const auto eq = part.find('=');
+    const std::string name = part.substr(0, eq);
+    const auto tp = std::find_if(tps.begin(), tps.end(), [&](const TuningParameter& t) { return t.name == name; });
+    if (eq == std::string::npos || tp == tps.end()) {
+      std::string names;
+      for (const auto& t : tps) names += (names.empty() ? "" : ", ") + t.name;
+      throw UsageError(fmt::format("--config '{}': '{}' is not NAME=VALUE of a tuning parameter ({})", text, part, names));
+    }
+    params[name] = parameter_value(*tp, part.substr(eq + 1), text);
+  }
+  if (!spec.satisfies_constraints(with_params(p, params)))
+    throw UsageError(fmt::format("--config '{}': {} violates the kernel's Conditions; pick values that satisfy them",
+                                 text, params.dump()));
+  return params;
 }
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }

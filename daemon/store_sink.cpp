@@ -71,9 +71,9 @@ class StoreSink final : public ResultSink {
 
   std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
                                         const Extent& whole) override {
-    const std::string name(kernel_spec(kernel).entry_point());
-    if (auto best = store_.exact_best(d.fingerprint(), name, block)) return best->local;
-    if (auto best = store_.exact_best(d.fingerprint(), name, whole)) {
+    const KernelKey key = kernel_key(kernel_spec(kernel));
+    if (auto best = store_.exact_best(d.fingerprint(), key, block)) return best->local;
+    if (auto best = store_.exact_best(d.fingerprint(), key, whole)) {
       if (local_fits(best->local, block, d)) return best->local;
     }
     return std::nullopt;

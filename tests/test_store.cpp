@@ -227,8 +227,14 @@ TEST(Store, BestIsDerivedFromTrialsAndKeepsHistory) {
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.device = "h10"; })).size(), 1u) << "name substring, case-insensitive";
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.kernel = "sort"; })).size(), 0u);
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.global = Extent{1024, 1024, 2}; })).size(), 1u);
-  EXPECT_EQ(s.exact_best(d.fingerprint(), "matmul", Extent{1024, 1024, 2})->local, newer.local);
-  EXPECT_FALSE(s.exact_best(d.fingerprint(), "matmul", Extent{1024, 512, 2}));
+  EXPECT_EQ(s.exact_best(d.fingerprint(), kMatmul, Extent{1024, 1024, 2})->local, newer.local);
+  EXPECT_FALSE(s.exact_best(d.fingerprint(), kMatmul, Extent{1024, 512, 2}));
+  EXPECT_FALSE(s.exact_best(d.fingerprint(), KernelKey{"matmul", kMatmul.source_hash, ""}, Extent{1024, 1024, 2}))
+      << "other build options: another kernel";
+  const auto cands = s.candidates(kMatmul, 2, d.fingerprint(), {}, {}, {});
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_DOUBLE_EQ(cands[0].median_ms, newer.median_ms);
+  EXPECT_EQ(cands[0].null_ms, newer.null_ms);
 }
 
 TEST(Store, SplitRunsAndCalibrations) {

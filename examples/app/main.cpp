@@ -1,7 +1,10 @@
 // An OpenCL app using wstune at run time: it builds its own kernel, asks
 // wstune::Tuner for the local work size (look-up chain over the database in
 // WSTUNE_DB or $XDG_DATA_HOME/wstune/wstune.db), lets it tune online within
-// a small budget when nothing is stored, enqueues, and checks the result.
+// a small budget when nothing is stored (trials never change what the app
+// computes), enqueues, and checks the result.
+// Build:  cmake -S examples/app -B build -DCMAKE_PREFIX_PATH=PREFIX
+//   or:   c++ main.cpp $(pkg-config --cflags --libs wstune) -o app
 // Usage: wstune_example_app [WIDTH HEIGHT]   (default 256 128)
 #include <cstdlib>
 #include <iostream>
@@ -29,14 +32,14 @@ int main(int argc, char** argv) try {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000);
   cl::Buffer bx(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * sizeof(float), x.data());
   cl::Buffer by(ctx, CL_MEM_WRITE_ONLY, y.size() * sizeof(float));
-  kernel.setArg(0, 3.0f);
-  kernel.setArg(1, bx);
-  kernel.setArg(2, by);
 
   wstune::TunerOptions options;
-  options.tune_online = true;  // saxpy2d may run repeatedly with the same arguments
+  options.tune_online = true;  // tune when nothing exact or near is stored
   options.online_max_trials = 6;
   wstune::Tuner tuner({}, options);
+  kernel.setArg(0, 3.0f);
+  kernel.setArg(1, bx);
+  tuner.set_arg(kernel, 2, by);  // written: wstune restores it after its trials
   const wstune::LookupResult r = tuner.launch(queue, kernel, cl::NDRange(w, h));
   queue.enqueueReadBuffer(by, CL_TRUE, 0, y.size() * sizeof(float), y.data());
   for (std::size_t i = 0; i < y.size(); ++i) {

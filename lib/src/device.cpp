@@ -265,12 +265,12 @@ DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev
     if (err == CL_SUCCESS) info.preferred_wg_multiple = preferred_multiple(ctx, dev);
   }
   // Non-uniform work-groups: every OpenCL 2.x device, a 3.0 device that says
-  // so (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT = 0x1069, not in the 1.2
+  // so (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT = 0x1065, not in the 1.2
   // headers this library targets).
   if (const unsigned major = opencl_major(info.opencl_version); major == 2) {
     info.non_uniform_work_groups = true;
   } else if (major >= 3) {
-    info.non_uniform_work_groups = try_info<cl_bool>(dev, 0x1069).value_or(CL_FALSE) == CL_TRUE;
+    info.non_uniform_work_groups = try_info<cl_bool>(dev, 0x1065).value_or(CL_FALSE) == CL_TRUE;
   }
 
   // Architecture (for the store's look-up chain) and PEs per CU.

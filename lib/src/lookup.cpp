@@ -16,6 +16,7 @@ namespace wstune {
 
 std::string_view to_string(LookupLevel l) noexcept {
   switch (l) {
+    case LookupLevel::required: return "required";
     case LookupLevel::forced: return "forced";
     case LookupLevel::exact: return "exact";
     case LookupLevel::nearest: return "nearest";
@@ -60,15 +61,51 @@ RuleFunction paper_rule_function() {
 }
 
 double problem_distance(const Extent& a, const Extent& b) {
-  double d = std::abs(std::log2(static_cast<double>(a.x) / static_cast<double>(b.x)));
-  if (a.dims > 1 || b.dims > 1) d += std::abs(std::log2(static_cast<double>(a.y) / static_cast<double>(b.y)));
+  double d = 0;
+  for (unsigned i = 0; i < std::max(a.dims, b.dims); ++i)
+    d += std::abs(std::log2(static_cast<double>(a[i]) / static_cast<double>(b[i])));
   return d;
 }
 
-bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device, std::size_t max_items) {
+bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device, const KernelFit& fit) {
   if (!local) return true;
   if (local->dims != global.dims) return false;
-  return fits(*local, global, limits_of(device, max_items));
+  for (unsigned d = 0; fit.remainder == Remainder::non_uniform && d < global.dims; ++d)
+    if ((*local)[d] > global[d]) return false;  // no group larger than the NDRange
+  SpaceLimits limits = limits_of(device, fit.max_items);
+  limits.any_shape = fit.remainder != Remainder::divide;
+  return fits(*local, global, limits);
+}
+
+Extent padded_global(const Extent& global, const LocalSize& local) {
+  return local ? round_up(global, *local) : global;
+}
+
+namespace {
+// True when dimension `d` of the stored problem offered a value other than
+// the chosen one: it does not divide (padded / non-uniform), or another
+// divisor of the stored global size was within the limits.
+bool chosen_along(const BestCandidate& c, unsigned d, const SpaceLimits& limits) {
+  const std::size_t l = (*c.local)[d], g = c.global[d];
+  if (g % l != 0) return true;
+  const std::size_t cap = std::min(limits.max_items(), d < limits.max_work_item_sizes.size()
+                                                           ? limits.max_work_item_sizes[d]
+                                                           : std::numeric_limits<std::size_t>::max());
+  for (std::size_t v : divisors(g)) {
+    if (v > cap) break;
+    if (v != l) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool reusable(const BestCandidate& stored, const DeviceInfo& device, const KernelFit& fit, double min_speedup) {
+  if (!stored.local || !stored.null_ms || stored.median_ms <= 0) return false;
+  if (*stored.null_ms / stored.median_ms < min_speedup) return false;
+  const SpaceLimits limits = limits_of(device, fit.max_items);
+  for (unsigned d = 0; d < stored.global.dims; ++d)
+    if (!chosen_along(stored, d, limits)) return false;
+  return true;
 }
 
 std::map<std::string, LocalSize, std::less<>> parse_forced(std::string_view text, std::string_view origin) {
@@ -97,42 +134,42 @@ struct Lookup::Impl {
   std::uint64_t generation = 0;
   std::string key;  // reused buffer
 
-  // The best valid candidate (smallest distance, newest on ties).
+  // The nearest candidate that fits here and may be reused (reusable(),
+  // within options.max_distance); the newest on ties.
   std::optional<LookupResult> pick(const std::vector<BestCandidate>& cands, const DeviceInfo& device,
-                                   const Extent& global, std::size_t max_items, LookupLevel level) const {
+                                   const Extent& global, const KernelFit& fit, LookupLevel level) const {
     const BestCandidate* best = nullptr;
     double best_d = 0;
     for (const BestCandidate& c : cands) {
-      if (!local_fits(c.local, global, device, max_items)) continue;
       const double d = problem_distance(c.global, global);
-      if (!best || d < best_d) {
-        best = &c;
-        best_d = d;
-      }
+      if (d > options.max_distance || (best && d >= best_d)) continue;
+      if (!local_fits(c.local, global, device, fit) || !reusable(c, device, fit, options.min_speedup)) continue;
+      best = &c;
+      best_d = d;
     }
     if (!best) return std::nullopt;
     return LookupResult{best->local, level, store->best_by_id(best->id), best_d};
   }
 
-  LookupResult resolve(const DeviceInfo& device, std::string_view kernel, const Extent& global,
-                       std::size_t max_items) {
-    if (auto it = forced.find(kernel); it != forced.end()) return {it->second, LookupLevel::forced, {}, 0};
+  LookupResult resolve(const DeviceInfo& device, const KernelKey& kernel, const Extent& global, const KernelFit& fit) {
+    if (auto it = forced.find(kernel.name); it != forced.end()) return {it->second, LookupLevel::forced, {}, 0};
     const std::string fp = device.fingerprint();
-    if (auto b = store->exact_best(fp, kernel, global); b && local_fits(b->local, global, device, max_items)) {
+    if (auto b = store->exact_best(fp, kernel, global); b && local_fits(b->local, global, device, fit)) {
       return {b->local, LookupLevel::exact, std::move(b), 0};
     }
-    if (auto r = pick(store->candidates(kernel, global.dims, fp, {}, {}, {}), device, global, max_items,
+    if (auto r = pick(store->candidates(kernel, global.dims, fp, {}, {}, {}), device, global, fit,
                       LookupLevel::nearest)) return *r;
     if (!device.architecture.empty()) {
-      if (auto r = pick(store->candidates(kernel, global.dims, {}, device.architecture, {}, {}), device, global,
-                        max_items, LookupLevel::architecture)) return *r;
+      if (auto r = pick(store->candidates(kernel, global.dims, {}, device.architecture, {}, {}), device, global, fit,
+                        LookupLevel::architecture)) return *r;
     }
     if (!device.vendor.empty() && !device.type.empty()) {
       if (auto r = pick(store->candidates(kernel, global.dims, {}, {}, device.vendor, device.type), device, global,
-                        max_items, LookupLevel::vendor_type)) return *r;
+                        fit, LookupLevel::vendor_type)) return *r;
     }
     if (options.rule) {
-      if (auto l = options.rule(device, kernel, global, max_items); l && local_fits(*l, global, device, max_items)) {
+      if (auto l = options.rule(device, kernel.name, global, fit.max_items);
+          l && local_fits(*l, global, device, {fit.max_items, Remainder::divide})) {
         return {*l, LookupLevel::rule, {}, 0};
       }
     }
@@ -153,25 +190,26 @@ Lookup::Lookup(Store& store, LookupOptions options) : impl_(std::make_unique<Imp
 
 Lookup::~Lookup() = default;
 
-LookupResult Lookup::find(const DeviceInfo& device, std::string_view kernel, const Extent& global,
-                          std::size_t max_items) {
+LookupResult Lookup::find(const DeviceInfo& device, const KernelKey& kernel, const Extent& global,
+                          const KernelFit& fit) {
   Impl& m = *impl_;
-  if (global.x == 0 || global.y == 0 || global.dims < 1 || global.dims > 2) {
-    throw UsageError(fmt::format("look-up of {}: global size {} is not a valid 1-D or 2-D NDRange", kernel,
-                                 to_string(global)));
+  if (global.dims < 1 || global.dims > 3 || global.count() == 0) {
+    throw UsageError(fmt::format("look-up of {}: global size {} is not a valid 1-, 2- or 3-D NDRange; give each "
+                                 "dimension ≥ 1 work-item",
+                                 kernel.name, to_string(global)));
   }
-  if (!m.options.cache) return m.resolve(device, kernel, global, max_items);
+  if (!m.options.cache) return m.resolve(device, kernel, global, fit);
   if (m.generation != m.store->generation()) {
     m.cache.clear();
     m.generation = m.store->generation();
   }
-  // Key: identity fields of the device (as the fingerprint), kernel, size, limit.
+  // Key: identity fields of the device (as the fingerprint), kernel, size, fit.
   m.key.clear();
-  fmt::format_to(std::back_inserter(m.key), "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", device.vendor,
-                 device.name, device.driver_version, device.compute_units, kernel, global.dims, global.x,
-                 global.dims == 1 ? 1 : global.y, max_items);
+  fmt::format_to(std::back_inserter(m.key), "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", device.vendor,
+                 device.name, device.driver_version, device.compute_units, kernel.name, kernel.source_hash,
+                 kernel.build_options, to_string(global), global.dims, fit.max_items, static_cast<int>(fit.remainder));
   if (auto it = m.cache.find(m.key); it != m.cache.end()) return it->second;
-  LookupResult r = m.resolve(device, kernel, global, max_items);
+  LookupResult r = m.resolve(device, kernel, global, fit);
   m.cache.emplace(m.key, r);
   return r;
 }

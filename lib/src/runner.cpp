@@ -200,7 +200,10 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
     return fmt::format("the kernel requires the local size {} (reqd_work_group_size); {} cannot run it",
                        to_string(v.info.required_local), to_string(local));
   }
-  if (!local) return {};
+  if (!local) {
+    if (m.spec->null_local_allowed()) return {};
+    return "the kernel sizes a __local argument from the local size, so it needs an explicit one (not NULL)";
+  }
   const Extent g = m.spec->block_global(p, b);
   if (local->dims < g.dims) {
     return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local),
@@ -347,6 +350,10 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
                    ? TrialStatus::constraints : TrialStatus::runtime;
     r.error = e.what();
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
+    check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
+  } catch (const std::exception& e) {  // e.g. a __local size expression that does not evaluate
+    r.status = TrialStatus::runtime;
+    r.error = e.what();
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
   }
   r.wall_ms = ms_since(t0);

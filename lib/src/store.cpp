@@ -396,6 +396,16 @@ std::int64_t Store::put_kernel(const KernelKey& k) {
   return impl_->guard("store a kernel", [&] { return impl_->kernel_id(k); });
 }
 
+std::vector<KernelKey> Store::kernels(std::string_view name) const {
+  return impl_->guard("read kernels", [&] {
+    auto& q = impl_->stmt("SELECT name,source_hash,build_options FROM kernels WHERE name=? ORDER BY id");
+    q.bind(1, std::string(name));
+    std::vector<KernelKey> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString()});
+    return out;
+  });
+}
+
 std::int64_t Store::put_problem(const ProblemKey& p) {
   return impl_->guard("store a problem", [&] { return impl_->problem_id(p); });
 }
@@ -728,24 +738,26 @@ std::vector<BestConfig> Store::best_configs(const BestFilter& f) const {
   });
 }
 
-std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, std::string_view kernel,
+std::optional<BestConfig> Store::exact_best(std::string_view fingerprint, const KernelKey& kernel,
                                             const Extent& global) const {
   return impl_->guard("look up a best configuration", [&]() -> std::optional<BestConfig> {
     auto& q = impl_->stmt(std::string(kBestSelectScoped) +
-                          "WHERE d.fingerprint=? AND k.name=? AND p.dims=? AND p.global_x=? AND p.global_y=? "
-                          "AND p.global_z=? ORDER BY b.id DESC LIMIT 1");
+                          "WHERE d.fingerprint=? AND k.name=? AND k.source_hash=? AND k.build_options=? AND p.dims=? "
+                          "AND p.global_x=? AND p.global_y=? AND p.global_z=? ORDER BY b.id DESC LIMIT 1");
     q.bind(1, std::string(fingerprint));
-    q.bind(2, std::string(kernel));
-    q.bind(3, static_cast<int>(global.dims));
-    q.bind(4, static_cast<std::int64_t>(global.x));
-    q.bind(5, static_cast<std::int64_t>(global.dims < 2 ? 1 : global.y));
-    q.bind(6, static_cast<std::int64_t>(global.dims < 3 ? 1 : global.z));
+    q.bind(2, kernel.name);
+    q.bind(3, kernel.source_hash);
+    q.bind(4, kernel.build_options);
+    q.bind(5, static_cast<int>(global.dims));
+    q.bind(6, static_cast<std::int64_t>(global.x));
+    q.bind(7, static_cast<std::int64_t>(global.dims < 2 ? 1 : global.y));
+    q.bind(8, static_cast<std::int64_t>(global.dims < 3 ? 1 : global.z));
     if (!q.executeStep()) return std::nullopt;
     return best_from_row(q);
   });
 }
 
-std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned dims, std::string_view fingerprint,
+std::vector<BestCandidate> Store::candidates(const KernelKey& kernel, unsigned dims, std::string_view fingerprint,
                                              std::string_view architecture, std::string_view vendor,
                                              std::string_view type) const {
   return impl_->guard("look up best configurations", [&] {
@@ -753,14 +765,17 @@ std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned d
     // best_key; the newest row per (device, kernel, problem) is kept in C++.
     std::string sql =
         "SELECT b.device_id,b.kernel_id,b.problem_id,b.id,p.dims,p.global_x,p.global_y,p.global_z,b.local_dims,"
-        "b.local_x,b.local_y,b.local_z FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b ON b.device_id=d.id AND "
-        "b.kernel_id=k.id CROSS JOIN problems p ON p.id=b.problem_id WHERE k.name=:kernel AND p.dims=:dims ";
+        "b.local_x,b.local_y,b.local_z,b.median_ms,b.null_ms FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b "
+        "ON b.device_id=d.id AND b.kernel_id=k.id CROSS JOIN problems p ON p.id=b.problem_id WHERE k.name=:kernel "
+        "AND k.source_hash=:hash AND k.build_options=:opts AND p.dims=:dims ";
     if (!fingerprint.empty()) sql += "AND d.fingerprint=:fp ";
     else if (!architecture.empty()) sql += "AND d.architecture=:arch ";
     else sql += "AND d.vendor=:vendor AND d.type=:type ";
     sql += "ORDER BY b.id DESC";
     auto& q = impl_->stmt(sql);
-    q.bind(":kernel", std::string(kernel));
+    q.bind(":kernel", kernel.name);
+    q.bind(":hash", kernel.source_hash);
+    q.bind(":opts", kernel.build_options);
     q.bind(":dims", static_cast<int>(dims));
     if (!fingerprint.empty()) q.bind(":fp", std::string(fingerprint));
     else if (!architecture.empty()) q.bind(":arch", std::string(architecture));
@@ -774,7 +789,10 @@ std::vector<BestCandidate> Store::candidates(std::string_view kernel, unsigned d
       if (!seen.insert({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}).second) {
         continue;  // an older history row of a key already seen
       }
-      out.push_back({q.getColumn(3).getInt64(), col_problem_extent(q, 4), col_local(q, 8)});
+      BestCandidate c{q.getColumn(3).getInt64(), col_problem_extent(q, 4), col_local(q, 8),
+                      q.getColumn(12).getDouble(), std::nullopt};
+      if (!q.getColumn(13).isNull()) c.null_ms = q.getColumn(13).getDouble();
+      out.push_back(c);
     }
     return out;
   });

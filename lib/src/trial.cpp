@@ -33,22 +33,14 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b) {
-  const KernelSpec& spec = runner.spec();
-  const DeviceInfo& info = runner.device().info;
-  const Problem ref = with_params(p, spec.reference_params());
+TuneTarget device_tune_target(const DeviceInfo& info, std::size_t kernel_work_group_size,
+                              std::uint64_t kernel_local_mem_bytes) {
   TuneTarget t;
-  t.kernel = std::string(spec.name());
-  t.size = p.text;
-  t.global = spec.block_global(ref, b);
-  t.problem = spec.tuning_parameters().empty() ? t.global : spec.problem_extent(ref);
-  t.priority = spec.priority();
   t.limits.max_work_group_size = info.max_work_group_size;
-  t.limits.kernel_work_group_size = runner.kernel_work_group_size();
+  t.limits.kernel_work_group_size = kernel_work_group_size;
   t.limits.max_work_item_sizes = info.max_work_item_sizes;
   t.limits.local_mem_bytes = info.local_mem_bytes;
-  t.limits.kernel_local_mem_bytes = runner.kernel_local_mem_bytes();
-  t.limits.any_shape = spec.guards_bounds() || info.non_uniform_work_groups;
+  t.limits.kernel_local_mem_bytes = kernel_local_mem_bytes;
   t.pe_per_cu = info.pe_per_cu;
   t.device_name = info.name;
   t.device_id = info.id();
@@ -57,12 +49,26 @@ TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block&
   return t;
 }
 
+TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b) {
+  const KernelSpec& spec = runner.spec();
+  const DeviceInfo& info = runner.device().info;
+  const Problem ref = with_params(p, spec.reference_params());
+  TuneTarget t = device_tune_target(info, runner.kernel_work_group_size(), runner.kernel_local_mem_bytes());
+  t.kernel = std::string(spec.name());
+  t.size = p.text;
+  t.global = spec.block_global(ref, b);
+  t.problem = spec.tuning_parameters().empty() ? t.global : spec.problem_extent(ref);
+  t.priority = spec.priority();
+  t.limits.any_shape = spec.guards_bounds() || info.non_uniform_work_groups;
+  return t;
+}
+
 SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target) {
   const Problem ref = with_params(p, spec.reference_params());
-  if (spec.tuning_parameters().empty()) {
-    const auto shapes = enumerate_local_sizes(target.global, target.limits);
-    return SearchSpace(shapes, paper_rule(target.global, shapes, target.priority, target.pe_per_cu));
-  }
+  const bool null_ok = spec.null_local_allowed();
+  const auto base_shapes = enumerate_local_sizes(target.global, target.limits);
+  const LocalSize rule_shape = paper_rule(target.global, base_shapes, target.priority, target.pe_per_cu);
+  if (spec.tuning_parameters().empty() && null_ok) return SearchSpace(base_shapes, rule_shape);
   // With parameters: the constraints first, then the local sizes each
   // combination runs with. Device limits known before a build leave
   // configurations out; the built kernel's limits are checked per trial.
@@ -74,7 +80,8 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
       if (!fits(*fixed, g, target.limits)) return {};
       return {fixed};
     }
-    std::vector<LocalSize> out{std::nullopt};
+    std::vector<LocalSize> out;
+    if (null_ok) out.emplace_back(std::nullopt);
     for (const Extent& e : enumerate_local_sizes(g, target.limits)) out.emplace_back(e);
     return out;
   };
@@ -83,13 +90,12 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
                                  "satisfies them (the wstune extension's ReferenceConfiguration)",
                                  spec.name(), to_string(Configuration{ref.params, std::nullopt})));
   }
-  const LocalSize base_local = spec.parameter_local(ref);
+  // The baseline: the reference parameters with the driver's choice (or the
+  // local size they set; a kernel that cannot run NULL takes the paper's rule).
+  LocalSize base_local = spec.parameter_local(ref);
+  if (!base_local && !null_ok) base_local = rule_shape ? rule_shape : LocalSize(base_shapes.empty() ? Extent{} : base_shapes.front());
   std::optional<Configuration> rule;
-  if (!base_local) {
-    const auto shapes = enumerate_local_sizes(target.global, target.limits);
-    if (const LocalSize r = paper_rule(target.global, shapes, target.priority, target.pe_per_cu))
-      rule = Configuration{ref.params, r};
-  }
+  if (!spec.parameter_local(ref) && rule_shape && rule_shape != base_local) rule = Configuration{ref.params, rule_shape};
   return SearchSpace(spec.tuning_parameters(), locals, Configuration{ref.params, base_local}, rule);
 }
 

@@ -1,12 +1,16 @@
-// wstune::Tuner: the run-time API for OpenCL apps (see tuner.hpp).
+// wstune::Tuner: the run-time API for OpenCL apps (see tuner.hpp, docs/app.md).
 #include "wstune/tuner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "app_evaluator.hpp"
+#include "app_kernel.hpp"
 #include "wstune/error.hpp"
 #include "wstune/rules.hpp"
 #include "wstune/search.hpp"
@@ -14,129 +18,15 @@
 
 namespace wstune {
 
+using detail::KernelFacts;
+using detail::queue_device;
+
 Extent extent_of(const cl::NDRange& range) {
-  const auto dims = range.dimensions();
-  if (dims == 1) return Extent{range[0], 1, 1};
-  if (dims == 2) return Extent{range[0], range[1], 2};
-  throw UsageError(fmt::format("wstune tunes 1-D and 2-D NDRanges; this one has {} dimensions", dims));
+  const auto dims = static_cast<unsigned>(range.dimensions());
+  if (dims < 1 || dims > 3)
+    throw UsageError(fmt::format("an NDRange has 1 to 3 dimensions; this one has {}", dims));
+  return Extent{range[0], dims > 1 ? range[1] : 1, dims > 2 ? range[2] : 1, dims};
 }
-
-namespace {
-
-struct KernelFacts {
-  KernelKey key;
-  std::size_t max_items = 0;         // CL_KERNEL_WORK_GROUP_SIZE
-  std::uint64_t local_mem_bytes = 0; // CL_KERNEL_LOCAL_MEM_SIZE
-};
-
-cl_device_id queue_device(cl_command_queue q) {
-  cl_device_id d = nullptr;
-  WSTUNE_CL_CHECK(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr));
-  return d;
-}
-
-std::string kernel_name(cl_kernel k) {
-  std::size_t n = 0;
-  WSTUNE_CL_CHECK(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &n));
-  std::string s(n, '\0');
-  WSTUNE_CL_CHECK(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, n, s.data(), nullptr));
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
-}
-
-KernelFacts kernel_facts(cl_kernel k, cl_device_id dev) {
-  KernelFacts f;
-  f.key.name = kernel_name(k);
-  cl_program prog = nullptr;
-  WSTUNE_CL_CHECK(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof prog, &prog, nullptr));
-  std::size_t n = 0;
-  if (clGetProgramInfo(prog, CL_PROGRAM_SOURCE, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
-    std::string src(n, '\0');
-    WSTUNE_CL_CHECK(clGetProgramInfo(prog, CL_PROGRAM_SOURCE, n, src.data(), nullptr));
-    while (!src.empty() && src.back() == '\0') src.pop_back();
-    f.key.source_hash = fnv1a_hex(src);
-  }
-  if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_OPTIONS, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
-    std::string opts(n, '\0');
-    WSTUNE_CL_CHECK(clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_OPTIONS, n, opts.data(), nullptr));
-    while (!opts.empty() && opts.back() == '\0') opts.pop_back();
-    f.key.build_options = opts;
-  }
-  WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof f.max_items, &f.max_items,
-                                           nullptr));
-  cl_ulong lm = 0;
-  WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, nullptr));
-  f.local_mem_bytes = lm;
-  return f;
-}
-
-// Times an app's kernel (with its current arguments) on a profiling queue.
-class AppEvaluator final : public Evaluator {
- public:
-  AppEvaluator(cl_command_queue queue, cl_kernel kernel, const Extent& global, const DeviceInfo& dev,
-               const KernelFacts& facts)
-      : kernel_(kernel, true) {
-    cl_context ctx = nullptr;
-    WSTUNE_CL_CHECK(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr));
-    cl_int err = CL_SUCCESS;
-    const cl_device_id d = queue_device(queue);
-    cl_command_queue pq = clCreateCommandQueue(ctx, d, CL_QUEUE_PROFILING_ENABLE, &err);
-    WSTUNE_CL_CHECK(err);
-    queue_ = cl::CommandQueue(pq, false);
-    target_.kernel = facts.key.name;
-    target_.global = global;
-    target_.priority = Priority::none;  // unknown for an app's kernel: the rule reads it as x
-    target_.limits.max_work_group_size = dev.max_work_group_size;
-    target_.limits.kernel_work_group_size = facts.max_items;
-    target_.limits.max_work_item_sizes = dev.max_work_item_sizes;
-    target_.limits.local_mem_bytes = dev.local_mem_bytes;
-    target_.limits.kernel_local_mem_bytes = facts.local_mem_bytes;
-    target_.pe_per_cu = dev.pe_per_cu;
-    target_.device_name = dev.name;
-    target_.device_id = dev.id();
-    target_.device_fingerprint = dev.fingerprint();
-    target_.problem = global;
-    const auto shapes = enumerate_local_sizes(global, target_.limits);
-    space_ = SearchSpace(shapes, paper_rule(global, shapes, target_.priority, target_.pe_per_cu));
-  }
-  const TuneTarget& target() const override { return target_; }
-  const SearchSpace& space() const override { return space_; }
-
-  Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
-    const LocalSize& local = config.local;
-    Trial t;
-    t.local = local;
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t global[2] = {target_.global.x, target_.global.y};
-    const std::size_t lsize[2] = {local ? local->x : 1, local ? local->y : 1};
-    for (unsigned i = 0; i < timing.warmup + timing.repetitions; ++i) {
-      cl_event ev = nullptr;
-      cl_int err = clEnqueueNDRangeKernel(queue_(), kernel_(), target_.global.dims, nullptr, global,
-                                          local ? lsize : nullptr, 0, nullptr, &ev);
-      if (err == CL_SUCCESS) err = clWaitForEvents(1, &ev);
-      if (err != CL_SUCCESS) {
-        if (ev) clReleaseEvent(ev);
-        t.status = TrialStatus::runtime;
-        t.error = fmt::format("clEnqueueNDRangeKernel: {} ({})", cl_error_name(err), err);
-        t.kernel.ms.clear();
-        break;
-      }
-      const cl::Event event(ev, false);
-      if (i >= timing.warmup) t.kernel.ms.push_back(event_span_ms(event, event));
-    }
-    t.run_wall_ms = ms_since(t0);
-    t.wall_ms = t.run_wall_ms;
-    return t;
-  }
-
- private:
-  cl::Kernel kernel_;
-  cl::CommandQueue queue_;
-  TuneTarget target_;
-  SearchSpace space_;
-};
-
-}  // namespace
 
 TrialRecord to_record(const Trial& t) {
   TrialRecord r;
@@ -174,13 +64,26 @@ struct Tuner::Impl {
   std::unique_ptr<Lookup> lookup;
   std::map<cl_device_id, DeviceInfo> devices;
   std::map<std::pair<cl_kernel, cl_device_id>, KernelFacts> kernels;
+  std::map<cl_kernel, KernelOptions> kernel_options;
+  std::map<cl_kernel, std::map<cl_uint, cl_mem>> buffers;
+  std::set<std::string> tuned;  // keys tuned online by this process
   PeOverrides overrides = PeOverrides::from_environment();
 
-  const KernelFacts& facts(cl_kernel k, cl_device_id d) {
-    auto it = kernels.find({k, d});
-    if (it == kernels.end()) it = kernels.emplace(std::pair{k, d}, kernel_facts(k, d)).first;
-    return it->second;
+  const KernelOptions& opts(cl_kernel k) {
+    static const KernelOptions none;
+    auto it = kernel_options.find(k);
+    return it == kernel_options.end() ? none : it->second;
   }
+  Remainder remainder(cl_kernel k, const KernelFacts& f) {
+    if (f.non_uniform) return Remainder::non_uniform;
+    return opts(k).bounds_guarded ? Remainder::pad : Remainder::divide;
+  }
+  KernelFit fit(cl_kernel k, const KernelFacts& f) { return {f.max_items, remainder(k, f)}; }
+  detail::AppRun app_run(cl_command_queue q, cl_kernel k, const Extent& global, const DeviceInfo& dev,
+                         const KernelFacts& f);
+  std::vector<detail::WrittenArg> written(cl_kernel k, const KernelFacts& f);
+  void record_best(const SessionRecord& s, const TuneResult& res, detail::AppEvaluator& ev);
+  Extent ready(cl_kernel k, const Extent& global, const LookupResult& r, const DeviceInfo& dev, const KernelFacts& f);
 };
 
 Tuner::Tuner(const std::string& db_path, TunerOptions options) : impl_(std::make_unique<Impl>()) {
@@ -200,6 +103,25 @@ Tuner::~Tuner() = default;
 
 Store& Tuner::store() const noexcept { return *impl_->store; }
 Lookup& Tuner::lookup_chain() const noexcept { return *impl_->lookup; }
+
+void Tuner::set_kernel_options(cl_kernel kernel, KernelOptions options) {
+  impl_->kernel_options[kernel] = std::move(options);
+}
+
+void Tuner::set_arg(cl_kernel kernel, cl_uint index, cl_mem buffer) {
+  WSTUNE_CL_CHECK(clSetKernelArg(kernel, index, sizeof(cl_mem), &buffer));
+  impl_->buffers[kernel][index] = buffer;
+}
+
+void Tuner::set_arg(const cl::Kernel& kernel, cl_uint index, const cl::Buffer& buffer) {
+  set_arg(kernel(), index, buffer());
+}
+
+void Tuner::forget(cl_kernel kernel) {
+  impl_->kernel_options.erase(kernel);
+  impl_->buffers.erase(kernel);
+  std::erase_if(impl_->kernels, [&](const auto& kv) { return kv.first.first == kernel; });
+}
 
 const DeviceInfo& Tuner::device_info(cl_command_queue queue) {
   const cl_device_id id = queue_device(queue);
@@ -224,10 +146,32 @@ const DeviceInfo& Tuner::device_info(cl_command_queue queue) {
   return impl_->devices.emplace(id, query_device_info(platform, device, pi, di, impl_->overrides)).first->second;
 }
 
+namespace {
+const KernelFacts& facts_of(std::map<std::pair<cl_kernel, cl_device_id>, KernelFacts>& cache, cl_kernel k,
+                            cl_device_id d, const DeviceInfo& info) {
+  auto it = cache.find({k, d});
+  if (it == cache.end()) it = cache.emplace(std::pair{k, d}, detail::kernel_facts(k, d, info)).first;
+  return it->second;
+}
+
+bool answers_without_tuning(LookupLevel l) {
+  return l == LookupLevel::required || l == LookupLevel::forced || l == LookupLevel::exact ||
+         l == LookupLevel::nearest;
+}
+}  // namespace
+
+const KernelKey& Tuner::kernel_key(cl_command_queue queue, cl_kernel kernel) {
+  return facts_of(impl_->kernels, kernel, queue_device(queue), device_info(queue)).key;
+}
+
 LookupResult Tuner::lookup(cl_command_queue queue, cl_kernel kernel, const Extent& global) {
   const DeviceInfo& dev = device_info(queue);
-  const KernelFacts& f = impl_->facts(kernel, queue_device(queue));
-  return impl_->lookup->find(dev, f.key.name, global, f.max_items);
+  const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
+  if (global.dims < 1 || global.dims > 3 || global.count() == 0)
+    throw UsageError(fmt::format("kernel {}: global size {} is not a 1-, 2- or 3-D NDRange of ≥ 1 work-item per "
+                                 "dimension", f.key.name, to_string(global)));
+  if (LocalSize req = f.required_local(global.dims)) return {req, LookupLevel::required, {}, 0};
+  return impl_->lookup->find(dev, f.key, global, impl_->fit(kernel, f));
 }
 
 LocalSize Tuner::local_size(cl_command_queue queue, cl_kernel kernel, const Extent& global) {
@@ -238,11 +182,86 @@ LocalSize Tuner::local_size(const cl::CommandQueue& queue, const cl::Kernel& ker
   return local_size(queue(), kernel(), extent_of(global));
 }
 
+std::vector<detail::WrittenArg> Tuner::Impl::written(cl_kernel k, const KernelFacts& f) {
+  const std::string& name = f.key.name;
+  const KernelOptions& o = opts(k);
+  if (!f.arg_info && !o.written_args)
+    throw UsageError(fmt::format("kernel {}: the driver gives no argument info, so wstune cannot tell which buffers "
+                                 "it writes; build the program with -cl-kernel-arg-info or set "
+                                 "KernelOptions::written_args", name));
+  std::vector<cl_uint> indices;
+  if (o.written_args) indices = *o.written_args;
+  for (cl_uint i = 0; !o.written_args && i < f.args.size(); ++i)
+    if (f.args[i].written()) indices.push_back(i);
+  std::vector<detail::WrittenArg> out;
+  for (cl_uint i : indices) {
+    const std::string arg = i < f.args.size() ? fmt::format("{} ({} {})", i, f.args[i].type, f.args[i].name)
+                                              : std::to_string(i);
+    auto b = buffers[k].find(i);
+    if (i >= f.num_args || b == buffers[k].end())
+      throw UsageError(fmt::format("kernel {}: argument {} may be written; pass its buffer with Tuner::set_arg(kernel, "
+                                   "{}, buffer) (C: wstune_set_arg_buffer) so online tuning can restore it, or "
+                                   "declare it const", name, arg, i));
+    const std::string type = i < f.args.size() ? f.args[i].type : "";
+    const char element = type.starts_with("float*") ? 'f' : type.starts_with("double*") ? 'd' : 'b';
+    out.push_back({i, b->second, element});
+  }
+  return out;
+}
+
+detail::AppRun Tuner::Impl::app_run(cl_command_queue q, cl_kernel k, const Extent& global, const DeviceInfo& dev,
+                                    const KernelFacts& f) {
+  const KernelOptions& o = opts(k);
+  for (cl_uint i = 0; i < f.args.size(); ++i) {
+    if (f.args[i].writable_image)
+      throw UsageError(fmt::format("kernel {}: argument {} ({}) is a writable image; online tuning restores buffers "
+                                   "only: tune it offline (wstune tune) or copy the image yourself", f.key.name, i,
+                                   f.args[i].name));
+    if (f.args[i].address == CL_KERNEL_ARG_ADDRESS_LOCAL && !o.local_args)
+      throw UsageError(fmt::format("kernel {}: argument {} ({}) is __local and wstune cannot size it for other local "
+                                   "sizes; set KernelOptions::local_args (Tuner::set_kernel_options, C: "
+                                   "wstune_set_local_args) or give the kernel reqd_work_group_size", f.key.name, i,
+                                   f.args[i].name));
+  }
+  return detail::AppRun{q, k, global, remainder(k, f), &dev, &f, written(k, f), o.local_args, o.tolerance};
+}
+
+// The final interleaved rounds decide: NULL and the fastest correct shapes
+// of the search, once each per round; the stored medians are these rounds'.
+void Tuner::Impl::record_best(const SessionRecord& s, const TuneResult& res, detail::AppEvaluator& ev) {
+  std::vector<const Trial*> ok;
+  for (const Trial& t : res.trials)
+    if (t.ok() && t.local && t.kernel.size()) ok.push_back(&t);
+  std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
+  std::vector<LocalSize> configs{std::nullopt};
+  for (std::size_t i = 0; i < ok.size() && i < options.final_candidates; ++i) configs.push_back(ok[i]->local);
+  const auto samples = ev.interleave(configs, options.final_rounds, 5, options.final_max_time);
+  ev.restore();
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < configs.size(); ++i)
+    if (samples[i].size() && (!samples[best].size() || samples[i].median() < samples[best].median())) best = i;
+  if (!samples[best].size()) return;  // nothing ran: no best
+  BestConfig b;
+  b.device_fingerprint = s.device_fingerprint;
+  b.kernel = s.kernel;
+  b.problem = s.problem;
+  b.local = configs[best];
+  if (const Extent g = ev.run_global(b.local); g != s.problem.global) b.global = g;
+  b.median_ms = samples[best].median();
+  if (samples[0].size()) b.null_ms = samples[0].median();
+  if (res.rule && res.rule->ok() && res.rule->kernel.size()) b.rule_ms = res.rule->median_ms();
+  b.session_id = s.id;
+  store->record_best(b);
+}
+
 LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent& global) {
+  const LookupResult before = lookup(queue, kernel, global);  // validates global
+  if (before.level == LookupLevel::required) return before;
   const DeviceInfo& dev = device_info(queue);
-  const KernelFacts& f = impl_->facts(kernel, queue_device(queue));
+  const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
   Store& store = *impl_->store;
   const auto& o = impl_->options;
+  detail::AppEvaluator evaluator(impl_->app_run(queue, kernel, global, dev, f));
   const SessionRecord s =
       store.open_session(dev, f.key, ProblemKey{global, ""},
                          SessionSpec{"online", o.online_max_trials,
@@ -250,13 +269,12 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   std::map<std::string, Trial> done;
   for (const TrialRecord& r : store.trials(s.id)) done.emplace(to_string(r.local), from_record(r));
 
-  AppEvaluator evaluator(queue, kernel, global, dev, f);
   auto searcher = make_searcher("guided", 1);
   const unsigned left = o.online_max_trials > done.size() ? o.online_max_trials - static_cast<unsigned>(done.size()) : 0;
   auto stop = either(max_evaluations(left), time_limit(o.online_max_time));
   TuneOptions topt;
   topt.timing = o.online_timing;
-  topt.tiebreak_rounds = 0;  // one stored trial per configuration
+  topt.tiebreak_rounds = 0;  // the final interleaved rounds below decide instead
   topt.on_trial = [&](const Trial& t, TrialPhase) { store.add_trial(s.id, to_record(t)); };
   topt.lookup = [&](const Configuration& c) -> std::optional<Trial> {
     auto it = done.find(to_string(c.local));
@@ -264,18 +282,43 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
     return it->second;
   };
   const TuneResult res = wstune::tune(evaluator, *searcher, *stop, topt);
-  store.derive_best(s.id, res.rule ? &res.rule->local : nullptr);
+  impl_->record_best(s, res, evaluator);
   store.end_session(s.id);
-  return impl_->lookup->find(dev, f.key.name, global, f.max_items);
+  return lookup(queue, kernel, global);
+}
+
+// Readies `k` to run answer `r` over `global` (the __local setter, checks)
+// and returns the NDRange to enqueue. Throws UsageError when it cannot run.
+Extent Tuner::Impl::ready(cl_kernel k, const Extent& global, const LookupResult& r, const DeviceInfo& dev,
+                          const KernelFacts& f) {
+  const KernelFit kfit = fit(k, f);
+  if (!local_fits(r.local, global, dev, kfit))
+    throw UsageError(fmt::format("kernel {}: its reqd_work_group_size {} does not fit the global size {}; give a "
+                                 "multiple of it, or declare the kernel bounds_guarded (KernelOptions)",
+                                 f.key.name, to_string(r.local), to_string(global)));
+  const KernelOptions& o = opts(k);
+  if (o.local_args && !o.local_args(k, r.local))
+    throw UsageError(fmt::format("kernel {}: its local_args setter refused the local size {} ({})", f.key.name,
+                                 to_string(r.local), to_string(r.level)));
+  if (!o.local_args && !f.local_args().empty() && r.level != LookupLevel::required && r.level != LookupLevel::forced)
+    throw UsageError(fmt::format("kernel {}: argument {} is __local, sized by the app for one local size; set "
+                                 "KernelOptions::local_args so wstune can size it for {}, or give the kernel "
+                                 "reqd_work_group_size", f.key.name, f.local_args().front(), to_string(r.local)));
+  return kfit.remainder == Remainder::pad ? padded_global(global, r.local) : global;
 }
 
 LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Extent& global, cl_event* event) {
   LookupResult r = lookup(queue, kernel, global);
-  if (impl_->options.tune_online && r.level >= LookupLevel::architecture) r = tune(queue, kernel, global);
-  const std::size_t g[2] = {global.x, global.y};
-  const std::size_t l[2] = {r.local ? r.local->x : 1, r.local ? r.local->y : 1};
-  WSTUNE_CL_CHECK(clEnqueueNDRangeKernel(queue, kernel, global.dims, nullptr, g, r.local ? l : nullptr, 0, nullptr,
-                                         event));
+  const DeviceInfo& dev = device_info(queue);
+  const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
+  const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(), f.key.name, f.key.source_hash,
+                                      f.key.build_options, to_string(global));
+  if (impl_->options.tune_online && !answers_without_tuning(r.level) && !impl_->tuned.contains(key)) {
+    r = tune(queue, kernel, global);
+    impl_->tuned.insert(key);
+  }
+  const Extent run = impl_->ready(kernel, global, r, dev, f);
+  WSTUNE_CL_CHECK(detail::enqueue_ndrange(queue, kernel, run, r.local, event));
   return r;
 }
 

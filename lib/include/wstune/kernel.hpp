@@ -110,6 +110,9 @@ class KernelSpec {
   /// True when the kernel returns early for work-items beyond its NDRange, so
   /// the runner may round the NDRange up to a multiple of any local size.
   [[nodiscard]] virtual bool guards_bounds() const { return false; }
+  /// False when the kernel cannot run with the driver's choice (NULL): a
+  /// __local argument sized from the local size needs an explicit one.
+  [[nodiscard]] virtual bool null_local_allowed() const { return true; }
   /// The parameter values of the reference configuration (the baseline that
   /// every measured configuration is compared with): {} without parameters.
   [[nodiscard]] virtual nlohmann::json reference_params() const { return nlohmann::json::object(); }

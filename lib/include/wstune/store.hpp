@@ -56,8 +56,12 @@ struct StoreOptions {
 };
 
 /// A kernel's identity: its __kernel function name (CL_KERNEL_FUNCTION_NAME),
-/// a hash of its source (16 hex digits, fnv1a_hex(); "" when unknown) and the
-/// build options.
+/// a hash of its program (fnv1a_hex() of CL_PROGRAM_SOURCE, 16 hex digits;
+/// for a program without source, "il:" + the hash of CL_PROGRAM_IL or
+/// "bin:" + the hash of the device's CL_PROGRAM_BINARIES; "" when unknown)
+/// and the build options (CL_PROGRAM_BUILD_OPTIONS). The look-up chain
+/// matches all three: another -D value or another kernel of the same
+/// function name is another kernel.
 struct KernelKey {
   std::string name;           ///< __kernel function name, e.g. "matmul"
   std::string source_hash;    ///< hash of the OpenCL C source, "" if unknown
@@ -144,6 +148,8 @@ struct BestCandidate {
   std::int64_t id = 0;  ///< best_configs row id (Store::best_by_id)
   Extent global;        ///< its problem's NDRange
   LocalSize local;      ///< its local size
+  double median_ms = 0;           ///< its median kernel time (ms)
+  std::optional<double> null_ms;  ///< the driver default's median in the same session (ms), if measured
 };
 
 /// Filter for Store::best_configs(); empty fields match everything.
@@ -235,6 +241,8 @@ class Store {
   [[nodiscard]] std::vector<DeviceInfo> devices() const;
   /// Stores a kernel identity (existing rows kept) and returns its row id.
   std::int64_t put_kernel(const KernelKey& k);
+  /// The stored kernel identities whose function name is `name`, oldest first.
+  [[nodiscard]] std::vector<KernelKey> kernels(std::string_view name) const;
   /// Stores a problem (existing rows kept) and returns its row id.
   std::int64_t put_problem(const ProblemKey& p);
 
@@ -274,19 +282,19 @@ class Store {
   std::optional<BestConfig> derive_best(std::int64_t session_id, const LocalSize* rule_local = nullptr);
   /// Current best configurations (or all history rows), newest first.
   [[nodiscard]] std::vector<BestConfig> best_configs(const BestFilter& filter = {}) const;
-  /// Current best local sizes for one kernel name and NDRange
+  /// Current best local sizes for one kernel (the whole KernelKey) and NDRange
   /// dimensionality on the devices of one scope of the look-up chain: a
   /// fingerprint when `fingerprint` is set, else an architecture when
   /// `architecture` is set, else a (vendor, type) pair. Lean rows for
   /// ranking; fetch the winner with best_by_id(). Newest first.
-  [[nodiscard]] std::vector<BestCandidate> candidates(std::string_view kernel, unsigned dims,
+  [[nodiscard]] std::vector<BestCandidate> candidates(const KernelKey& kernel, unsigned dims,
                                                       std::string_view fingerprint, std::string_view architecture,
                                                       std::string_view vendor, std::string_view type) const;
   /// One best-configuration row by id, or nullopt.
   [[nodiscard]] std::optional<BestConfig> best_by_id(std::int64_t id) const;
-  /// The current best for one device fingerprint, kernel name and exact
-  /// global size (newest row), or nullopt.
-  [[nodiscard]] std::optional<BestConfig> exact_best(std::string_view fingerprint, std::string_view kernel,
+  /// The current best for one device fingerprint, kernel (the whole
+  /// KernelKey) and exact global size (newest row), or nullopt.
+  [[nodiscard]] std::optional<BestConfig> exact_best(std::string_view fingerprint, const KernelKey& kernel,
                                                      const Extent& global) const;
 
   /// Stores a split run (devices must be stored); returns its row id.

@@ -68,6 +68,13 @@ struct TuneTarget {
   DeviceInfo device;         ///< the whole device model (for the store)
 };
 
+/// A target on `device` with its limits and model filled in, and the built
+/// kernel's CL_KERNEL_WORK_GROUP_SIZE (`kernel_work_group_size`, work-items)
+/// and CL_KERNEL_LOCAL_MEM_SIZE (`kernel_local_mem_bytes`); kernel, size,
+/// global and priority are left for the caller.
+TuneTarget device_tune_target(const DeviceInfo& device, std::size_t kernel_work_group_size,
+                              std::uint64_t kernel_local_mem_bytes);
+
 /// The target of tuning block `b` of problem `p` on `runner`'s device and
 /// built kernel (the whole problem when `b` is the whole block): the block's
 /// NDRange (with the reference parameters), the device's and the kernel's

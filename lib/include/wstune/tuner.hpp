@@ -3,22 +3,29 @@
 /// The run-time API for OpenCL applications: ask the store for the local
 /// work size of a kernel over a global size on a queue's device, and enqueue
 /// with it. Accepts plain cl_kernel / cl_command_queue handles and the C++
-/// bindings' cl::Kernel / cl::CommandQueue.
+/// bindings' cl::Kernel / cl::CommandQueue. C programs use wstune/wstune.h.
 ///
 /// @code
-/// wstune::Tuner tuner;                                   // default database
-/// auto local = tuner.local_size(queue, kernel, {1024, 1024, 2});
-/// tuner.launch(queue, kernel, cl::NDRange(1024, 1024)); // enqueues with it
+/// wstune::Tuner tuner;                                        // default database
+/// auto local = tuner.local_size(queue, kernel, cl::NDRange(1024, 1024));
+/// tuner.launch(queue, kernel, cl::NDRange(1024, 1024));      // enqueues with it
 /// @endcode
 ///
-/// The kernel is identified by CL_KERNEL_FUNCTION_NAME, the device by
-/// DeviceInfo::fingerprint() (query_device_info). Answers come from the
-/// look-up chain (lookup.hpp) and are cached per process.
+/// The kernel is identified by its whole KernelKey (CL_KERNEL_FUNCTION_NAME,
+/// the hash of CL_PROGRAM_SOURCE, CL_PROGRAM_BUILD_OPTIONS), the device by
+/// DeviceInfo::fingerprint() (query_device_info). A kernel with
+/// reqd_work_group_size gets exactly that (LookupLevel::required, no
+/// trials); otherwise answers come from the look-up chain (lookup.hpp) and
+/// are cached per process. Online tuning (TunerOptions::tune_online) never
+/// changes what the app computes: docs/app.md.
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CL/opencl.hpp>
 
@@ -33,16 +40,55 @@ namespace wstune {
 struct TunerOptions {
   LookupOptions lookup;        ///< the look-up chain's options
   StoreOptions store;          ///< how to open the database (path constructor only)
-  /// When nothing is stored for this device and kernel (the chain falls to
-  /// the architecture level or below), launch() first tunes online: it runs
-  /// the kernel with its current arguments over NULL, the paper's rule and
-  /// divisor shapes, timed with profiling events, within the budget below,
-  /// and stores every trial and the best. Only for kernels that may run
-  /// repeatedly with the same arguments (not in-place ones).
+  /// When the look-up chain has no exact, forced or near (LookupLevel::nearest)
+  /// answer, launch() first tunes online (tune()): with the kernel's current
+  /// arguments it measures NULL, the paper's rule and the guided searcher's
+  /// shapes within the budget below, verifies every shape's output against
+  /// NULL's, restores the buffers the kernel writes, and stores every trial
+  /// and the best. Refused (UsageError) for kernels wstune cannot run safely:
+  /// see Tuner::tune().
   bool tune_online = false;
-  unsigned online_max_trials = 12;     ///< at most this many configurations
-  std::chrono::milliseconds online_max_time{2000};  ///< and at most this long
-  TimingOptions online_timing{1, 3};   ///< warm-up and repetitions per configuration
+  unsigned online_max_trials = 12;     ///< at most this many configurations in the search
+  std::chrono::milliseconds online_max_time{2000};  ///< and at most this long (the final rounds come on top)
+  TimingOptions online_timing{1, 3};   ///< warm-up and repetitions per configuration in the search
+  /// Final rounds: NULL and the up to final_candidates fastest correct shapes
+  /// run once each per round, interleaved (a steady-state A/B), for at most
+  /// final_rounds rounds or final_max_time (at least 5 rounds); the stored
+  /// best and its ratio to NULL are the medians of these rounds.
+  unsigned final_rounds = 50;
+  unsigned final_candidates = 3;       ///< shapes besides NULL in the final rounds
+  std::chrono::milliseconds final_max_time{1000};  ///< time bound of the final rounds
+};
+
+/// Sets `kernel`'s __local pointer arguments (clSetKernelArg with a size
+/// and NULL value) for a launch with `local` work-items per group (nullopt:
+/// the driver chooses). Returns false when the kernel cannot run with that
+/// local size (e.g. nullopt for a kernel that must know its group size); the
+/// configuration is then refused (TrialStatus::constraints) and launch()
+/// throws UsageError for it. Called before every trial and every launch.
+using LocalArgsSetter = std::function<bool(cl_kernel kernel, const LocalSize& local)>;
+
+/// What an app tells wstune about one of its kernels (Tuner::set_kernel_options).
+struct KernelOptions {
+  /// The kernel checks its work-item ids against the real size (e.g.
+  /// `if (i >= n) return;`): wstune may round the NDRange up to a multiple
+  /// of the local size (padded_global()), so any shape is possible, not
+  /// only divisors (a prime size no longer means local size 1). On devices
+  /// with non-uniform work-groups (non_uniform_allowed()) no padding is
+  /// needed and none is used.
+  bool bounds_guarded = false;
+  /// Sizes the kernel's __local pointer arguments for a local size; needed
+  /// to tune or launch a kernel that has such arguments.
+  LocalArgsSetter local_args;
+  /// Indices of the arguments the kernel may write. Default (nullopt): the
+  /// __global pointer arguments not declared const (clGetKernelArgInfo,
+  /// OpenCL 1.2 §5.7.3); required when the driver gives no argument info
+  /// (build with -cl-kernel-arg-info).
+  std::optional<std::vector<cl_uint>> written_args;
+  /// Relative tolerance when a trial's float or double output is compared
+  /// with NULL's (|a − b| ≤ tolerance · max(|a|, |b|)); 0: byte-exact. Other
+  /// element types are always compared byte for byte.
+  double tolerance = 0;
 };
 
 /// A tuner Trial (trial.hpp) as a store row: local size, status, error,
@@ -51,10 +97,12 @@ TrialRecord to_record(const Trial& t);
 /// A stored row as a Trial (from_store = true), for TuneOptions::lookup.
 Trial from_record(const TrialRecord& r);
 
-/// An NDRange (cl::NDRange) as an Extent; throws UsageError for 0-D or 3-D ranges.
+/// An NDRange (cl::NDRange) of 1 to 3 dimensions as an Extent; throws UsageError for a 0-D range.
 Extent extent_of(const cl::NDRange& range);
 
-/// Looks up and applies stored local work sizes. Not thread-safe: one per thread.
+/// Looks up and applies stored local work sizes. Not thread-safe: one per
+/// thread (or one at a time). Kernels are remembered by their cl_kernel
+/// handle: call forget() before releasing a kernel whose handle may be reused.
 class Tuner {
  public:
   /// Opens the database at `db_path` (default_db_path() when empty; created
@@ -66,19 +114,39 @@ class Tuner {
   Tuner(const Tuner&) = delete;
   Tuner& operator=(const Tuner&) = delete;
 
-  /// The look-up chain's answer for `kernel` over `global` on `queue`'s
-  /// device. Throws ClError when a handle is invalid, StoreError on a
-  /// database failure.
+  /// Declares how `kernel` may be run and tuned (replaces earlier options).
+  void set_kernel_options(cl_kernel kernel, KernelOptions options);
+  /// Sets buffer argument `index` of `kernel` (clSetKernelArg) and remembers
+  /// the buffer, so that online tuning can snapshot and restore what the
+  /// kernel writes. Set every buffer the kernel may write this way before a
+  /// launch that may tune. Throws ClError when clSetKernelArg fails.
+  void set_arg(cl_kernel kernel, cl_uint index, cl_mem buffer);
+  /// set_arg() for the C++ bindings.
+  void set_arg(const cl::Kernel& kernel, cl_uint index, const cl::Buffer& buffer);
+  /// Forgets what is known about `kernel` (options, buffers, queried facts).
+  void forget(cl_kernel kernel);
+
+  /// The answer for `kernel` over `global` (1 to 3 dimensions) on `queue`'s
+  /// device: its reqd_work_group_size (LookupLevel::required), else the
+  /// look-up chain's, valid for the kernel (CL_KERNEL_WORK_GROUP_SIZE,
+  /// bounds_guarded, non-uniform work-groups). Never tunes. Throws ClError
+  /// when a handle is invalid, UsageError for a bad `global`, StoreError on
+  /// a database failure.
   LookupResult lookup(cl_command_queue queue, cl_kernel kernel, const Extent& global);
   /// lookup().local.
   LocalSize local_size(cl_command_queue queue, cl_kernel kernel, const Extent& global);
   /// lookup().local for the C++ bindings.
   LocalSize local_size(const cl::CommandQueue& queue, const cl::Kernel& kernel, const cl::NDRange& global);
 
-  /// Enqueues `kernel` over `global` with the looked-up local size (tuning
-  /// online first when TunerOptions::tune_online says so). Stores the
-  /// kernel's event in `event` when not null. Returns the answer used.
-  /// Throws ClError when the enqueue fails.
+  /// Enqueues `kernel` over `global` with the answer (tuning online first
+  /// when TunerOptions::tune_online says so and there is no exact, forced,
+  /// near or required answer), after the kernel's local_args setter; a
+  /// bounds-guarded kernel on a device without non-uniform work-groups runs
+  /// the padded NDRange. Stores the kernel's event in `event` when not null.
+  /// Returns the answer used. Throws UsageError when the kernel cannot run
+  /// with it (a __local argument and no setter; reqd_work_group_size that
+  /// does not divide `global`), ClError when the enqueue fails; nothing is
+  /// enqueued then.
   LookupResult launch(cl_command_queue queue, cl_kernel kernel, const Extent& global, cl_event* event = nullptr);
   /// launch() for the C++ bindings.
   LookupResult launch(const cl::CommandQueue& queue, const cl::Kernel& kernel, const cl::NDRange& global,
@@ -86,12 +154,21 @@ class Tuner {
 
   /// Tunes online now (see TunerOptions::tune_online), stores the session,
   /// its trials and the best configuration, and returns the new answer.
-  /// Resumes an unfinished online session of the same key without measuring
-  /// a configuration twice. Throws ClError / StoreError.
+  /// The buffers the kernel writes hold what they held before when it
+  /// returns. Resumes an unfinished online session of the same key without
+  /// measuring a configuration twice. A kernel with reqd_work_group_size is
+  /// not tuned (its answer is returned). Throws UsageError, before running
+  /// anything, when tuning could change the app's data or results: a
+  /// __local argument without a KernelOptions::local_args setter, a written
+  /// buffer argument not given through set_arg(), a writable image argument,
+  /// or no argument info and no KernelOptions::written_args. Throws
+  /// ClError / StoreError on a driver or database failure.
   LookupResult tune(cl_command_queue queue, cl_kernel kernel, const Extent& global);
 
   /// The device model of `queue`'s device (queried once per device).
   const DeviceInfo& device_info(cl_command_queue queue);
+  /// The kernel's identity as wstune stores it (queried once per kernel and device).
+  const KernelKey& kernel_key(cl_command_queue queue, cl_kernel kernel);
   /// The store.
   [[nodiscard]] Store& store() const noexcept;
   /// The look-up chain (e.g. to clear its cache).

@@ -1,0 +1,153 @@
+/**
+ * @file wstune.h
+ * The C API of libwstune (C99; usable from C++, and from any language with
+ * a C foreign-function interface, e.g. Python's ctypes: docs/app.md). It
+ * wraps wstune::Tuner (wstune/tuner.hpp): ask for the stored local work
+ * size of a kernel over a global size on a queue's device, and enqueue with
+ * it, optionally tuning online first. Model: CLBlast's clblast_c.h.
+ *
+ * Errors: every function that can fail returns a status, WSTUNE_SUCCESS (0)
+ * or a negative code: an OpenCL error code (e.g. -54,
+ * CL_INVALID_WORK_GROUP_SIZE) when an OpenCL call failed, else one of
+ * wstune_status. wstune_last_error() then describes the failure (the input
+ * and the fix). Functions returning a pointer return NULL on failure.
+ *
+ * Ownership: a wstune_tuner is created by wstune_open() and freed by
+ * wstune_close(); nothing else needs freeing. Queues, kernels, buffers and
+ * events stay the caller's: wstune retains none of them (an event returned
+ * by wstune_launch() is the caller's to release). Strings returned are owned
+ * by the library (see each function for how long they stay valid).
+ *
+ * Thread safety: a wstune_tuner must be used by one thread at a time (it
+ * owns an SQLite connection and caches); use one tuner per thread for
+ * concurrent use. wstune_last_error() is per thread. wstune_version() is
+ * thread-safe.
+ *
+ * Linking: C programs link with `pkg-config --libs wstune-c` (or CMake's
+ * wstune::wstune_c target) and need no C++ flags.
+ */
+#ifndef WSTUNE_WSTUNE_H_
+#define WSTUNE_WSTUNE_H_
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120 /* the API level libwstune is built against */
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes besides CL_SUCCESS and the OpenCL error codes (negative). */
+typedef enum wstune_status {
+  WSTUNE_SUCCESS = 0,          /**< no error */
+  WSTUNE_USAGE_ERROR = -2001,  /**< bad input (a NULL handle, a bad size, a kernel wstune cannot tune safely) */
+  WSTUNE_STORE_ERROR = -2002,  /**< the database failed (locked, read-only, corrupt, newer schema) */
+  WSTUNE_OTHER_ERROR = -2003   /**< anything else (out of memory, …) */
+} wstune_status;
+
+/** An opaque tuner: a database connection, its look-up chain and what it knows about kernels. */
+typedef struct wstune_tuner wstune_tuner;
+
+/**
+ * Opens the database at `db_path` (NULL or "": the default database,
+ * $WSTUNE_DB or $XDG_DATA_HOME/wstune/wstune.db; created if missing) for
+ * look-ups only. Returns NULL on failure (wstune_last_error() says why).
+ */
+wstune_tuner* wstune_open(const char* db_path);
+
+/**
+ * wstune_open() with online tuning: a launch with no exact or near stored
+ * answer first tunes within `max_trials` configurations (0: 12) and
+ * `max_time_ms` milliseconds (0: 2000), on the kernel's current arguments,
+ * without changing what the app computes (docs/app.md). Returns NULL on
+ * failure.
+ */
+wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsigned max_time_ms);
+
+/**
+ * The local work size for `k` over the NDRange `global` (`work_dim` 1 to 3
+ * values, work-items) on `q`'s device, written to `local` (`work_dim`
+ * values; local[0] == 0 means NULL, the driver's choice). Never tunes.
+ * Returns 0 or an error code.
+ */
+int wstune_local_size(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
+                      size_t* local);
+
+/**
+ * Enqueues `k` over `global` on `q` with the answer (tuning first when the
+ * tuner was opened with wstune_open_online() and nothing exact or near is
+ * stored). When `event` is not NULL it receives the kernel's event (the
+ * caller releases it). Returns 0 or an error code; nothing is enqueued on
+ * an error.
+ */
+int wstune_launch(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
+                  cl_event* event);
+
+/** Tunes `k` over `global` now (see wstune_open_online()) and stores the result. Returns 0 or an error code. */
+int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global);
+
+/**
+ * Which look-up level gave `t`'s last answer: "required", "forced", "exact",
+ * "nearest", "architecture", "vendor-type", "rule", "null", or "" before any.
+ * Valid until the next call with `t`.
+ */
+const char* wstune_last_level(const wstune_tuner* t);
+
+/**
+ * Sets argument `index` of `k` to `buffer` (clSetKernelArg) and remembers
+ * it, so online tuning can snapshot and restore what the kernel writes
+ * there. Set every buffer the kernel may write this way. Returns 0 or an
+ * error code.
+ */
+int wstune_set_arg_buffer(wstune_tuner* t, cl_kernel k, cl_uint index, cl_mem buffer);
+
+/**
+ * Declares (`guarded` != 0) that `k` checks its work-item ids against the
+ * real size, so wstune may pad the NDRange to a multiple of the local size.
+ * Returns 0 or an error code.
+ */
+int wstune_set_bounds_guarded(wstune_tuner* t, cl_kernel k, int guarded);
+
+/**
+ * Sets `kernel`'s __local arguments for a launch with `local` (`work_dim`
+ * values; `local` is NULL and `work_dim` 0 when the driver chooses).
+ * Returns non-zero when the kernel can run so, 0 to refuse that local size.
+ */
+typedef int (*wstune_local_args_fn)(cl_kernel kernel, cl_uint work_dim, const size_t* local, void* user);
+
+/**
+ * Registers `fn` (called with `user`) to size `k`'s __local arguments
+ * before every trial and launch; needed to tune or launch a kernel with
+ * __local pointer arguments. NULL `fn` removes it. Returns 0 or an error code.
+ */
+int wstune_set_local_args(wstune_tuner* t, cl_kernel k, wstune_local_args_fn fn, void* user);
+
+/**
+ * Declares the `count` argument indices `k` may write (default: its
+ * __global pointer arguments not declared const, from the argument info).
+ * Returns 0 or an error code.
+ */
+int wstune_set_written_args(wstune_tuner* t, cl_kernel k, cl_uint count, const cl_uint* indices);
+
+/** Forgets what `t` knows about `k`; call before releasing a kernel whose handle may be reused. */
+void wstune_forget(wstune_tuner* t, cl_kernel k);
+
+/** Closes the database and frees `t` (NULL is ignored). */
+void wstune_close(wstune_tuner* t);
+
+/**
+ * This thread's last error message ("" when none); valid until this
+ * thread's next failing call.
+ */
+const char* wstune_last_error(void);
+
+/** The library's version, "MAJOR.MINOR.PATCH" (static storage). */
+const char* wstune_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WSTUNE_WSTUNE_H_ */

@@ -1,0 +1,165 @@
+// The C API (wstune/wstune.h) over wstune::Tuner.
+#include "wstune/wstune.h"
+
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "wstune/error.hpp"
+#include "wstune/tuner.hpp"
+#include "wstune/version.hpp"
+
+struct wstune_tuner {
+  std::unique_ptr<wstune::Tuner> tuner;
+  std::map<cl_kernel, wstune::KernelOptions> options;  // what the C calls set, per kernel
+  std::string level;                                   // the last answer's level
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs `f`, turning exceptions into status codes and this thread's message.
+template <class F>
+int guarded(F&& f) noexcept {
+  try {
+    f();
+    return WSTUNE_SUCCESS;
+  } catch (const wstune::ClError& e) {
+    last_error = e.what();
+    return e.code();
+  } catch (const wstune::UsageError& e) {
+    last_error = e.what();
+    return WSTUNE_USAGE_ERROR;
+  } catch (const wstune::StoreError& e) {
+    last_error = e.what();
+    return WSTUNE_STORE_ERROR;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return WSTUNE_OTHER_ERROR;
+  } catch (...) {
+    last_error = "unknown error";
+    return WSTUNE_OTHER_ERROR;
+  }
+}
+
+void need(const void* p, const char* what) {
+  if (!p) throw wstune::UsageError(std::string(what) + " is NULL; pass a valid handle");
+}
+
+wstune::Extent extent(cl_uint work_dim, const size_t* global) {
+  need(global, "global");
+  if (work_dim < 1 || work_dim > 3)
+    throw wstune::UsageError("work_dim " + std::to_string(work_dim) + ": an NDRange has 1 to 3 dimensions");
+  return wstune::Extent{global[0], work_dim > 1 ? global[1] : 1, work_dim > 2 ? global[2] : 1, work_dim};
+}
+
+wstune_tuner* open_tuner(const char* db_path, wstune::TunerOptions o) {
+  wstune_tuner* out = nullptr;
+  guarded([&] {
+    auto t = std::make_unique<wstune_tuner>();
+    t->tuner = std::make_unique<wstune::Tuner>(db_path ? db_path : "", std::move(o));
+    out = t.release();
+  });
+  return out;
+}
+
+// Updates `k`'s options through `change` and hands them to the tuner.
+template <class F>
+int with_options(wstune_tuner* t, cl_kernel k, F&& change) {
+  return guarded([&] {
+    need(t, "tuner");
+    need(k, "kernel");
+    wstune::KernelOptions& o = t->options[k];
+    change(o);
+    t->tuner->set_kernel_options(k, o);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+wstune_tuner* wstune_open(const char* db_path) { return open_tuner(db_path, {}); }
+
+wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsigned max_time_ms) {
+  wstune::TunerOptions o;
+  o.tune_online = true;
+  if (max_trials) o.online_max_trials = max_trials;
+  if (max_time_ms) o.online_max_time = std::chrono::milliseconds(max_time_ms);
+  return open_tuner(db_path, std::move(o));
+}
+
+int wstune_local_size(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
+                      size_t* local) {
+  return guarded([&] {
+    need(t, "tuner");
+    need(local, "local");
+    const wstune::LookupResult r = t->tuner->lookup(q, k, extent(work_dim, global));
+    t->level = wstune::to_string(r.level);
+    for (cl_uint d = 0; d < work_dim; ++d) local[d] = r.local ? (*r.local)[d] : 0;
+  });
+}
+
+int wstune_launch(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
+                  cl_event* event) {
+  return guarded([&] {
+    need(t, "tuner");
+    t->level = wstune::to_string(t->tuner->launch(q, k, extent(work_dim, global), event).level);
+  });
+}
+
+int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global) {
+  return guarded([&] {
+    need(t, "tuner");
+    t->level = wstune::to_string(t->tuner->tune(q, k, extent(work_dim, global)).level);
+  });
+}
+
+const char* wstune_last_level(const wstune_tuner* t) { return t ? t->level.c_str() : ""; }
+
+int wstune_set_arg_buffer(wstune_tuner* t, cl_kernel k, cl_uint index, cl_mem buffer) {
+  return guarded([&] {
+    need(t, "tuner");
+    t->tuner->set_arg(k, index, buffer);
+  });
+}
+
+int wstune_set_bounds_guarded(wstune_tuner* t, cl_kernel k, int guarded_flag) {
+  return with_options(t, k, [&](wstune::KernelOptions& o) { o.bounds_guarded = guarded_flag != 0; });
+}
+
+int wstune_set_local_args(wstune_tuner* t, cl_kernel k, wstune_local_args_fn fn, void* user) {
+  return with_options(t, k, [&](wstune::KernelOptions& o) {
+    if (!fn) {
+      o.local_args = nullptr;
+      return;
+    }
+    o.local_args = [fn, user](cl_kernel kernel, const wstune::LocalSize& local) {
+      const size_t l[3] = {local ? local->x : 0, local ? local->y : 0, local ? local->z : 0};
+      return fn(kernel, local ? local->dims : 0, local ? l : nullptr, user) != 0;
+    };
+  });
+}
+
+int wstune_set_written_args(wstune_tuner* t, cl_kernel k, cl_uint count, const cl_uint* indices) {
+  return with_options(t, k, [&](wstune::KernelOptions& o) {
+    if (count) need(indices, "indices");
+    o.written_args = std::vector<cl_uint>(indices, indices + count);
+  });
+}
+
+void wstune_forget(wstune_tuner* t, cl_kernel k) {
+  if (!t) return;
+  t->options.erase(k);
+  t->tuner->forget(k);
+}
+
+void wstune_close(wstune_tuner* t) { delete t; }
+
+const char* wstune_last_error(void) { return last_error.c_str(); }
+
+const char* wstune_version(void) { return wstune::version().data(); }
+
+}  // extern "C"
