@@ -240,6 +240,25 @@ std::optional<Shares> snap_pair(const SplitLattice& l, const std::vector<double>
   u[j] = rest - *best;
   return u;
 }
+
+// The nearest of the pair splits (snap_pair) over every pair of devices.
+std::optional<Shares> snap_by_pairs(const SplitLattice& l, const std::vector<double>& target) {
+  std::optional<Shares> best;
+  double best_dist = 0;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    for (std::size_t j = i + 1; j < l.size(); ++j) {
+      const auto u = snap_pair(l, target, i, j);
+      if (!u) continue;
+      double dist = 0;
+      for (std::size_t m = 0; m < l.size(); ++m) dist += std::abs(static_cast<double>((*u)[m]) - target[m]);
+      if (!best || dist < best_dist) {
+        best = u;
+        best_dist = dist;
+      }
+    }
+  }
+  return best;
+}
 }  // namespace
 
 Shares SplitLattice::snap(const Shares& units) const {
@@ -256,24 +275,10 @@ Shares SplitLattice::snap(const Shares& units) const {
   }
   try {
     return block_units(align_blocks(fractions, total_units, 0, granularity));
-  } catch (const UsageError& e) {
+  } catch (const UsageError&) {
     // The remainder fits no single device; a pair of devices may still take it.
-    std::optional<Shares> best;
-    double best_dist = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
-      for (std::size_t j = i + 1; j < size(); ++j) {
-        const auto u = snap_pair(*this, target, i, j);
-        if (!u) continue;
-        double dist = 0;
-        for (std::size_t m = 0; m < size(); ++m) dist += std::abs(static_cast<double>((*u)[m]) - target[m]);
-        if (!best || dist < best_dist) {
-          best = u;
-          best_dist = dist;
-        }
-      }
-    }
-    if (!best) throw;
-    return *best;
+    if (auto u = snap_by_pairs(*this, target)) return *u;
+    throw;
   }
 }
 

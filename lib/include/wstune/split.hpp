@@ -135,8 +135,11 @@ struct SplitLattice {
   /// granularity, summing to total_units.
   [[nodiscard]] bool contains(const Shares& units) const;
   /// The split nearest `units` (any values, one per device): align_blocks()
-  /// of their fractions. Throws UsageError when the sizes differ or no split
-  /// aligns (naming the fix).
+  /// of their fractions; when no single device can take the remainder, the
+  /// others floored and a pair of devices sharing the rest as near their
+  /// targets as their granularities allow (4 and 6 take 77:23 of 100 as
+  /// 76:24). Throws UsageError when the sizes differ or no split aligns
+  /// (naming the fix).
   [[nodiscard]] Shares snap(const Shares& units) const;
   /// Device i alone: total_units on i, nothing elsewhere (contains() says
   /// whether it is settable).
