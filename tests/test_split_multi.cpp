@@ -155,7 +155,7 @@ TEST_F(SplitMulti, RefinementIsVerifiedAndNotWorseThanTheBestDeviceAlone) {
   std::size_t distinct = 0;
   for (const auto& p : ref.search.probes) distinct += p.role != "confirm";
   EXPECT_LE(distinct, 6u);
-  EXPECT_LE(ref.search.probes.size(), 6u + (opt.rivals + 1) * opt.confirm);
+  EXPECT_LE(ref.search.probes.size(), 6u + 2 * opt.rivals * opt.confirm);
   EXPECT_GE(distinct, 3u);  // start and both endpoints at least (equal devices)
   EXPECT_EQ(ref.concurrent_rounds, ref.search.probes.size() * 4);
   for (const auto& p : ref.search.probes) EXPECT_TRUE(std::isfinite(p.makespan_ms)) << p.units[0];

@@ -113,7 +113,7 @@ TEST(RefineSearch, FindsTheMinimumFarFromThePrediction) {
   const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 850, c.measure());
   expect_best_of_probes(o);
   const unsigned confirm = RefineOptions{}.confirm, candidates = RefineOptions{}.rivals + 1;
-  EXPECT_LE(o.probes.size(), 8u + candidates * confirm);
+  EXPECT_LE(o.probes.size(), 8u + 2 * RefineOptions{}.rivals * confirm);
   EXPECT_EQ(c.calls.size(), o.probes.size());
   EXPECT_EQ(o.probes.front().units[0], 850u);
   EXPECT_EQ(o.probes.front().role, "start");
@@ -200,7 +200,7 @@ TEST(RefineSearch, BudgetIsAHardLimit) {
       opt.max_points = budget;
       opt.confirm = confirm;
       const RefineOutcome o = search2(RefineDomain{1000, 1, 1}, 700, c.measure(), opt);
-      EXPECT_LE(o.probes.size(), budget + (opt.rivals + 1) * confirm);
+      EXPECT_LE(o.probes.size(), budget + 2 * opt.rivals * confirm);
       if (confirm == 0) {
         EXPECT_LE(o.probes.size(), budget);
       }
@@ -353,7 +353,7 @@ RC_GTEST_PROP(RefineSearch, InvariantsHoldOnRandomCurves, ()) {
     calls.push_back(u);
     return f(static_cast<double>(u) / static_cast<double>(total));
   }, opt);
-  RC_ASSERT(o.probes.size() <= budget + (opt.rivals + 1) * opt.confirm);
+  RC_ASSERT(o.probes.size() <= budget + 2 * opt.rivals * opt.confirm);
   RC_ASSERT(calls.size() == o.probes.size());
   std::set<std::size_t> distinct;
   for (const auto& p : o.probes) {
@@ -658,7 +658,7 @@ RC_GTEST_PROP(RefineSearchN, InvariantsHoldOnRandomMakespans, ()) {
     if (p.role != "confirm") RC_ASSERT(distinct.insert(p.units).second);
   }
   RC_ASSERT(distinct.size() <= o.max_points);
-  RC_ASSERT(out.probes.size() <= o.max_points + o.confirm * (o.rivals + n - 1));
+  RC_ASSERT(out.probes.size() <= o.max_points + o.confirm * o.rivals * n);
   RC_ASSERT(out.found() == (o.max_points > 0));
   if (!out.found()) return;
   RC_ASSERT(l.contains(out.units));

@@ -298,6 +298,7 @@ void check_options(const RefineOptions& o) {
   require(o.balance_tolerance >= 0 && o.balance_tolerance < 1, "balance tolerance", o.balance_tolerance, "in [0, 1)");
   require(o.line_points >= 1, "line points", o.line_points, ">= 1");
   require(o.rivals >= 1, "rivals", o.rivals, ">= 1");
+  require(o.confirm_window >= 0, "confirm window", o.confirm_window, ">= 0");
 }
 
 class Search {
@@ -518,36 +519,41 @@ void Search::lines() {
   }
 }
 
-// The choice of the device set. Candidates: the `rivals` best splits using
-// as many devices as the best split (k ≥ 2), and the best split of each
-// smaller device count that beats all smaller counts. They are measured
-// again, interleaved, and compared by their medians (only these remain
-// candidates; one lucky sample must not decide): the best rival, and a
-// split with more devices than the one kept so far only when it beats it by
-// alone_margin (a single device) or subset_margin (several).
+// The choice of the device set. Candidates: the best device alone, and for
+// each device count its `rivals` best splits within confirm_window of the
+// best makespan measured. With two or more, each is measured `confirm` times
+// more, interleaved, and only their medians count from here (one lucky
+// sample, a split's or a device's alone, must not decide): per device count
+// the lowest median, then, from the fewest devices up, a count with more
+// devices replaces the one kept only when it beats it by alone_margin (a
+// single device) or subset_margin (several).
 void Search::confirm() {
   const auto b = best();
-  if (!b || device_set(*b).size() < 2) return;
-  const std::size_t k = device_set(*b).size();
-  std::vector<Shares> fewer;  // ascending device count
-  for (std::size_t c = 1; c < k; ++c) {
-    const auto bc = best(c);
-    if (bc && (fewer.empty() || value(*bc) < value(fewer.back()))) fewer.push_back(*bc);
+  if (!b) return;
+  std::map<std::size_t, std::vector<Shares>> cands;  // device count → candidates
+  std::size_t count = 0;
+  for (std::size_t c = 1; c <= lattice_.size(); ++c) {
+    for (const auto& u : leaders(c, o_.rivals)) {
+      const bool first_alone = c == 1 && cands[1].empty();
+      if (first_alone || value(u) <= (1 + o_.confirm_window) * value(*b)) {
+        cands[c].push_back(u);
+        ++count;
+      }
+    }
   }
-  const std::vector<Shares> rivals = leaders(k, o_.rivals);
-  if (fewer.size() + rivals.size() < 2) return;  // nothing to confirm against
+  if (count < 2) return;  // nothing to confirm against
   for (unsigned r = 0; r < o_.confirm; ++r) {
-    for (const auto& u : rivals) run(u, "confirm");
-    for (auto it = fewer.rbegin(); it != fewer.rend(); ++it) run(*it, "confirm");
+    for (auto it = cands.rbegin(); it != cands.rend(); ++it) {
+      for (const auto& u : it->second) run(u, "confirm");
+    }
   }
-  if (!fewer.empty() && device_set(fewer.front()).size() == 1) fewer.front() = *best(1);  // another may lead now
-  Shares top = rivals.front();
-  for (const auto& u : rivals) top = value(u) < value(top) ? u : top;
-  fewer.push_back(top);
-  Shares pick = fewer.front();
-  for (std::size_t i = 1; i < fewer.size(); ++i) {
-    const double margin = device_set(pick).size() == 1 ? o_.alone_margin : o_.subset_margin;
-    if (value(fewer[i]) < (1 - margin) * value(pick)) pick = fewer[i];
+  std::optional<Shares> pick;
+  for (const auto& [c, us] : cands) {
+    if (us.empty()) continue;
+    Shares top = c == 1 ? *best(1) : us.front();  // alone: any device that leads now
+    for (const auto& u : us) top = value(u) < value(top) ? u : top;
+    const double margin = pick && device_set(*pick).size() == 1 ? o_.alone_margin : o_.subset_margin;
+    if (!pick || value(top) < (1 - margin) * value(*pick)) pick = top;
   }
   chosen_ = pick;
 }

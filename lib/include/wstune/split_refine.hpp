@@ -76,12 +76,12 @@ struct RefineOptions {
   /// endpoints included (0: none, the search returns nothing measured). See
   /// refine_points() for a default by device count.
   unsigned max_points = 8;
-  /// Re-measurements that confirm a winning split: when the best split uses
-  /// k ≥ 2 devices, the `rivals` best splits using k devices and the best
-  /// split of each smaller device count that beats all smaller counts (the
-  /// best device alone always) are each measured this many times more
-  /// (interleaved), and the medians decide. At most max_points +
-  /// confirm·(rivals + devices − 1) measurements in all.
+  /// Re-measurements that confirm the choice: the best device alone and,
+  /// for each device count, its `rivals` best splits within confirm_window
+  /// of the best makespan measured are each measured this many times more
+  /// (interleaved), when there are two or more such candidates, and the
+  /// medians decide. At most max_points + confirm·rivals·devices
+  /// measurements in all.
   unsigned confirm = 3;
   /// A split using several devices is chosen over the best device alone
   /// only when its median beats that one's by this fraction (0 ≤ margin <
@@ -92,10 +92,13 @@ struct RefineOptions {
   /// (two or more) only when its median beats that one's by this fraction
   /// (0 ≤ margin < 1): two GPUs and a CPU must beat the two GPUs.
   double subset_margin = 0.02;
-  /// How many of the best splits using the most devices are confirmed
-  /// (≥ 1); the lowest median wins. Near the optimum several splits differ
-  /// by less than the noise, and the lowest single sample is often a lucky one.
+  /// How many of the best splits of each device count are confirmed (≥ 1);
+  /// the lowest median wins. Near the optimum several splits differ by less
+  /// than the noise, and the lowest single sample is often a lucky one.
   unsigned rivals = 2;
+  /// Candidates for confirmation other than the best device alone: splits
+  /// whose single measurement is within this fraction of the best (≥ 0).
+  double confirm_window = 0.25;
   /// First bracketing step on a line as a fraction of the line's range (0 < step ≤ 1).
   double initial_step = 0.1;
   /// Three or more devices: each round of lines searches within ±step of
@@ -190,11 +193,11 @@ struct RefineOutcome {
 /// measured splits is bisected instead. The search ends when the budget
 /// (max_points distinct splits) is spent or a whole round finds no untried
 /// split next to the best. Choice of the device set (RefineOptions::confirm,
-/// rivals, alone_margin, subset_margin): when the best split uses k ≥ 2
-/// devices, its rivals and the best split of each smaller device count are
+/// rivals, confirm_window, alone_margin, subset_margin): the best device
+/// alone and each device count's best splits near the best makespan are
 /// measured again and the medians decide, a split with more devices winning
-/// only by the margin. Since the measured single devices are candidates, the
-/// result is never measured worse than the best measured single device.
+/// only by the margin. Since the best measured single device is always a
+/// candidate, the result is never measured worse than it (by median).
 /// `measure(units)` returns the concurrent makespan in ms and optionally each
 /// device's time (a non-finite or negative makespan, or an exception derived
 /// from wstune::Error, marks a failed split, which is never chosen; other
