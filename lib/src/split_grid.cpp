@@ -211,7 +211,8 @@ std::vector<SweepPoint> sweep_grid(MultiDeviceRunner& runner, unsigned dim, cons
   GridWalk walk(runner, dim, locals, timing, grid);
   for (const auto& w : simplex_grid(walked, grid.divisions)) walk.measure(device_order(w));
   if (grid.subdivisions > 1) {
-    if (const SweepPoint* best = best_point(walk.points())) {
+    const auto coarse = walk.points();
+    if (const SweepPoint* best = best_point(coarse)) {
       Shares center;
       for (auto i : order) center.push_back(block_units(best->blocks)[i]);
       for (const auto& w : simplex_grid_around(walked, center, grid.divisions, grid.subdivisions)) {
