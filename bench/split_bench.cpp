@@ -19,6 +19,7 @@
 // (three or more devices) never slower than the best split without a device.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -408,6 +409,11 @@ int bench_main(int argc, char** argv) {
 
   std::vector<Row> rows;
   std::string md = method_text(o, devices);
+  std::string env;  // the PoCL knobs that shape the devices, for the record
+  for (const char* name : {"POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT"}) {
+    if (const char* v = std::getenv(name)) env += fmt::format("{}=\"{}\" ", name, v);
+  }
+  md += fmt::format("Command: `{}bench_split {}`\n\n", env, fmt::join(std::vector<std::string>(argv + 1, argv + argc), " "));
   md += "| kernel | size | method | shares % | devices | makespan ms | spread % | ÷ oracle | ÷ best alone | "
         "oracle ms | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string notes;
