@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "table.hpp"
+#include "wstune/autotune.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
 #include "wstune/kernel.hpp"
@@ -81,10 +82,38 @@ KernelKey query_key(const Store& store, const std::string& name, const std::stri
   return keys.front();
 }
 
+// --kernel-file: the stored best configuration of a described kernel.
+int query_file(const Store& store, const std::string& file, const po::variables_map& vm, const std::string& size,
+               const std::string& device, const std::string& format) {
+  const auto spec = kernel_option("", file);
+  const Problem p = problem_option(*spec, vm, size);
+  const DeviceInfo dev = resolve_device(store, device.empty() ? "default" : device);
+  const auto best = stored_configuration(store, *spec, p, dev);
+  if (!best) {
+    std::cerr << fmt::format("no stored best configuration of {} {} on {}; run 'wstune tune --kernel-file {}{}'\n",
+                             spec->name(), p.text, dev.name, file, size.empty() ? "" : " --size " + size);
+    return 1;
+  }
+  const BestConfig& b = best->row;
+  nlohmann::json j{{"device", dev.name}, {"fingerprint", dev.fingerprint()}, {"kernel", b.kernel.name},
+                   {"size", p.text}, {"params", b.params}, {"local", to_json(b.local)},
+                   {"global", b.global ? to_json(*b.global) : nlohmann::json()},
+                   {"build_options", best->build_options}, {"median_ms", b.median_ms},
+                   {"baseline_ms", opt_json(b.null_ms)}, {"ratio_to_baseline", opt_json(b.ratio_to_null())},
+                   {"recorded_at", b.recorded_at}};
+  print({"device", "kernel", "size", "configuration", "median ms", "x baseline", "build options"},
+        {{dev.name, b.kernel.name, p.text, to_string(best->config), fmt::format("{:.4f}", b.median_ms),
+          opt_num(b.ratio_to_null(), "{:.2f}"), best->build_options}},
+        j, format);
+  return 0;
+}
+
 int query_main(int argc, char** argv) {
   po::options_description desc("wstune query options");
-  std::string db, device, kernel, size, format, source_hash, build_options;
+  std::string db, device, kernel, kernel_file, size, format, source_hash, build_options;
   desc.add_options()
+      ("kernel-file", po::value(&kernel_file), "a T1 tuning file: the stored best configuration (parameters, local "
+                                               "size, build options) of its kernel for --size and --device")
       ("db", po::value(&db), db_option_help)
       ("device,d", po::value(&device), "device: fingerprint or name substring of a stored device, or a selector "
                                         "(P:D, cpu, gpu) of a live one")
@@ -98,14 +127,18 @@ int query_main(int argc, char** argv) {
       ("history", "every stored best, not only the current one per (device, kernel, problem)");
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune query [--device D] [--kernel K] [--size S] [--format table|json|csv] [--db FILE]"
+                     "usage: wstune query [--device D] [--kernel K | --kernel-file FILE] [--size S]\n"
+                     "                    [--format table|json|csv] [--db FILE]"
                      "\n\nLists the stored best configurations; with --size, the local size the look-up chain "
-                     "(exact, nearest, architecture, vendor-type, rule, null) returns for --device and --kernel.",
+                     "(exact, nearest, architecture, vendor-type, rule, null) returns for --device and --kernel. "
+                     "With --kernel-file, the stored best configuration of that file's kernel and size (default: "
+                     "the file's ProblemSize) and the build options to compile it with.",
                      desc, vm)) return 0;
   if (format != "table" && format != "json" && format != "csv") {
     throw UsageError(fmt::format("--format {}: use table, json or csv", format));
   }
   Store store(database_path(db), {.read_only = false, .busy_timeout_ms = 5000});
+  if (!kernel_file.empty()) return query_file(store, kernel_file, vm, size, device, format);
   if (vm.count("size")) {
     if (kernel.empty()) throw UsageError("--size needs --kernel K (the kernel's function name)");
     LocalSize g = parse_local_size(size, "--size");
@@ -143,15 +176,16 @@ int query_main(int argc, char** argv) {
   for (const BestConfig& b : bests) {
     j.push_back(nlohmann::json{{"device", names[b.device_fingerprint]}, {"fingerprint", b.device_fingerprint},
                  {"kernel", b.kernel.name}, {"global", to_json(b.problem.global)}, {"size", b.problem.size_text},
-                 {"local", to_json(b.local)}, {"median_ms", b.median_ms}, {"null_ms", opt_json(b.null_ms)},
+                 {"params", b.params}, {"local", to_json(b.local)}, {"median_ms", b.median_ms}, {"null_ms", opt_json(b.null_ms)},
                  {"rule_ms", opt_json(b.rule_ms)}, {"ratio_to_null", opt_json(b.ratio_to_null())},
                  {"ratio_to_rule", opt_json(b.ratio_to_rule())},
                  {"recorded_at", b.recorded_at}});
     rows.push_back({names[b.device_fingerprint], b.kernel.name, to_string(b.problem.global), b.problem.size_text,
-                    to_string(b.local), fmt::format("{:.4f}", b.median_ms), opt_num(b.ratio_to_null(), "{:.2f}"),
+                    b.params.empty() ? to_string(b.local) : to_string(Configuration{b.params, b.local}), fmt::format("{:.4f}", b.median_ms), opt_num(b.ratio_to_null(), "{:.2f}"),
                     opt_num(b.ratio_to_rule(), "{:.2f}"), b.recorded_at});
   }
-  print({"device", "kernel", "global", "size", "local", "median ms", "x NULL", "x rule", "recorded"}, rows, j, format);
+  print({"device", "kernel", "global", "size", "configuration", "median ms", "x NULL", "x rule", "recorded"}, rows, j,
+        format);
   if (bests.empty() && format == "table") std::cerr << "no stored best configuration matches\n";
   return 0;
 }

@@ -14,6 +14,8 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "wstune/autotune.hpp"
+#include "wstune/tuning_file.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/json.hpp"
@@ -325,7 +327,7 @@ MeasuredPlan plan_measured(SplitContext& c, const MeasuredOptions& mo, Store* st
   plan.model_blocks = model_blocks(SplitModel::measured, c.runner, c.dim, c.locals, &plan.cal);
   plan.blocks = plan.model_blocks;
   if (mo.refine > 0 && c.devices.size() >= 2) {
-    const SplitLattice lattice{c.total(), split_granularities(c.spec, c.dim, c.locals)};
+    const SplitLattice lattice{c.total(), split_granularities(c.spec, c.problem, c.dim, c.locals)};
     if (auto prev = split ? stored_refinement(*split, lattice) : std::nullopt) {
       plan.blocks = shares_blocks(c.dim, prev->units);
       plan.refinement = std::move(prev);
@@ -426,8 +428,11 @@ int run_split(SplitContext& c, const std::vector<Block>& blocks, const std::func
 }
 
 // --local: one entry for all devices or one per device ('/'); "rule" is
-// std::nullopt (the paper's rule for the device's block).
-std::vector<std::optional<LocalSize>> local_option(const std::string& text, std::size_t devices) {
+// std::nullopt (the paper's rule for the device's block), "stored" the
+// device's stored best local size (null without one).
+std::vector<std::optional<LocalSize>> local_option(const std::string& text,
+                                                   const std::vector<std::optional<StoredConfiguration>>& stored) {
+  const std::size_t devices = stored.size();
   const auto parts = split_list(text, '/');
   if (parts.size() != 1 && parts.size() != devices) {
     throw UsageError(fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
@@ -436,26 +441,32 @@ std::vector<std::optional<LocalSize>> local_option(const std::string& text, std:
   std::vector<std::optional<LocalSize>> fixed;
   for (std::size_t i = 0; i < devices; ++i) {
     const auto& t = parts[parts.size() == 1 ? 0 : i];
-    if (t == "rule") fixed.emplace_back(std::nullopt); else fixed.emplace_back(parse_local_size(t));
+    if (t == "rule") fixed.emplace_back(std::nullopt);
+    else if (t == "stored") fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
+    else fixed.emplace_back(parse_local_size(t));
   }
   return fixed;
 }
 
 int split_main(int argc, char** argv) {
   po::options_description desc("wstune split options");
-  std::string kernel, size, devices_text, model_text, direction_text, local_text, csv_path, svg_path;
+  std::string kernel, kernel_file, config_text, size, devices_text, model_text, direction_text, local_text, csv_path,
+      svg_path;
   MeasuredOptions mo;
   unsigned repeat = 5, warmup = 1, refine_repeat = 5;
   double refine_min_ms = 20, sweep = 0;
   std::uint64_t seed = 42;
+  add_kernel_options(desc, kernel, kernel_file);
   desc.add_options()
-      ("kernel,k", po::value(&kernel)->required(), "kernel: matmul, bilinear, sort or trapezoid")
-      ("size,s", po::value(&size), "problem size (default: the paper's Table 3 size)")
+      ("size,s", po::value(&size), "problem size (default: the paper's Table 3 size or the file's ProblemSize)")
+      ("config,c", po::value(&config_text), "--kernel-file: tuning parameter values NAME=V,... for every device "
+                                            "(default: each device's stored best, else the reference configuration)")
       ("devices,d", po::value(&devices_text)->required(), "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")
       ("model,m", po::value(&model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")
       ("direction", po::value(&direction_text)->default_value("auto"), "split along x, y or auto (from the kernel's priority)")
       ("local,l", po::value(&local_text)->default_value("null"),
-       "local size for all devices (null, rule or X,Y) or one per device separated by '/', e.g. 16,8/null")
+       "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
+       "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times")
       ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
                                    "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
@@ -481,7 +492,8 @@ int split_main(int argc, char** argv) {
       ("json", "print JSON");
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune split --kernel K [--size S] --devices D1,D2[,...] [--model pe-ratio|proportional|"
+                     "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
+                     "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
                      "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run] [--sweep STEP] [--json]\n"
                      "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
                      "Splits one NDRange across several devices and prints each device's share and the devices "
@@ -493,10 +505,16 @@ int split_main(int argc, char** argv) {
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
   if (!(refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
-  const KernelSpec& spec = kernel_spec(kernel);
-  const Problem p = problem_option(spec, vm, size);
+  const auto spec_ptr = kernel_option(kernel, kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  if (kernel.empty()) kernel = std::string(spec.name());
+  const Problem p = with_params(problem_option(spec, vm, size), config_option(spec, problem_option(spec, vm, size), config_text));
   const SplitModel model = parse_split_model(model_text);
-  const unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
+  unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
+  if (const TuningFile* file = tuning_file_of(spec); file && file->split.is_object()) {  // the file says how it splits
+    const std::string d = file->split.value("Dimension", "X");
+    dim = d == "Y" ? 1 : d == "Z" ? 2 : 0;
+  }
   const auto all = enumerate_devices();
   std::vector<Device> devices;
   for (const auto& sel : split_list(devices_text, ',')) devices.push_back(select_device(all, sel));
@@ -505,14 +523,28 @@ int split_main(int argc, char** argv) {
   mo.recalibrate = vm.count("recalibrate") > 0;
   mo.store = vm.count("no-store") == 0;
 
+  // Each device's stored best (parameters and local size) for "stored" and,
+  // without --config, for a kernel with tuning parameters.
+  std::vector<std::optional<StoredConfiguration>> stored(devices.size());
+  const bool want_stored = local_text.find("stored") != std::string::npos ||
+                           (!spec.tuning_parameters().empty() && config_text.empty());
+  if (want_stored && mo.store) {
+    Store s(database_path(mo.db));
+    for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
+  }
   // Blocks are chosen with the given local sizes (rule devices: granularity 1),
   // then rule devices get the rule's local size for their block.
-  const auto fixed = local_option(local_text, devices.size());
+  const auto fixed = local_option(local_text, stored);
   const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
   std::vector<LocalSize> locals;
   for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
 
   MultiDeviceRunner runner(devices, spec, p, seed);
+  if (!spec.tuning_parameters().empty() && config_text.empty()) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (stored[i]) runner.set_params(i, stored[i]->config.params);
+    }
+  }
   nlohmann::json out{{"kernel_name", kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
                      {"compute_amount", spec.compute_amount(p)},
                      {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};

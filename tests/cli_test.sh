@@ -4,18 +4,7 @@
 set -u
 W=$1
 fails=0
-expect() {  # expect CODE PATTERN -- command...
-  local code=$1 pattern=$2; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" != "$code" ]; then
-    echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | head -5; fails=$((fails+1)); return
-  fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: '$*' output lacks /$pattern/"; echo "$out" | head -5; fails=$((fails+1)); return
-  fi
-  echo "ok: $*"
-}
+. "$(dirname "$0")/expect.sh"
 expect 0 "devices" -- "$W" --help
 expect 0 "^wstune [0-9]+\.[0-9]+\.[0-9]+" -- "$W" --version
 expect 0 "^wstune [0-9]" -- "$W" run --version

@@ -130,7 +130,9 @@ TEST(Align, SortHasTwoElementsPerWorkItem) {
   ASSERT_TRUE(mm.guards_bounds());
   EXPECT_EQ(split_granularity(mm, 1, Extent{32, 8, 2}), 1u);
   EXPECT_EQ(split_granularity(mm, 0, Extent{32, 8, 2}), 1u);
-  EXPECT_EQ(split_granularities(sort, 0, {Extent{64, 1, 1}, std::nullopt}), (std::vector<std::size_t>{128, 2}));
+  EXPECT_EQ(split_granularities(sort, sort.parse_size("4096"), 0, {Extent{64, 1, 1}, std::nullopt}),
+            (std::vector<std::size_t>{128, 2}));
+  EXPECT_EQ(split_granularity(mm, mm.parse_size("64"), 1, Extent{32, 8, 2}), 1u);
 }
 
 RC_GTEST_PROP(Align, CoversTheRangeAligned, ()) {

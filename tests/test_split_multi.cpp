@@ -205,7 +205,7 @@ TEST_F(SplitMulti, RefinementOnThreeDevicesChoosesASetAndVerifies) {
   opt.max_points = refine_points(3);
   const SplitRefinement ref = refine_split(mr, cal, locals, quick, opt);
   ASSERT_TRUE(ref.search.found());
-  const SplitLattice lattice{total, split_granularities(k, dim, locals)};
+  const SplitLattice lattice{total, split_granularities(k, mr.problem(), dim, locals)};
   std::set<Shares> distinct;
   for (const auto& p : ref.search.probes) {
     EXPECT_TRUE(std::isfinite(p.makespan_ms)) << "a probe failed or was wrong";

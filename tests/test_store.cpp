@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "test_store_util.hpp"
 #include "wstune/json.hpp"
 #include "wstune/kernel.hpp"
 #include "wstune/store.hpp"
+#include "wstune/t4.hpp"
 #include "wstune/tune_session.hpp"
 #include "wstune_config.hpp"
 
@@ -142,6 +144,53 @@ TEST(Store, ParametersThreeDimensionsAndNDRangePerTrial) {
   EXPECT_EQ(ts2[1].params, b.params);
   EXPECT_EQ(ts2[1].global, b.global);
   EXPECT_EQ(t.best_configs({}).at(0).params, b.params);
+}
+
+TEST(Store, T4ExportFollowsTheResultsSchema) {
+  Store s(":memory:");
+  const auto sess = s.open_session(fake_device("H100"), kMatmul, ProblemKey{Extent{512, 512, 512, 3}, "512x512x512"},
+                                   {"random", {}, {}});
+  TrialRecord a = trial(1, 2.0);
+  a.params = {{"TSM", 64}, {"VEC", true}};
+  a.local = Extent{16, 16, 2};
+  a.verify_ms = 0.5;
+  TrialRecord b = a;
+  b.params["TSM"] = 32;
+  b.status = TrialStatus::compile;
+  b.error = "build log";
+  b.samples_ms.clear();
+  s.add_trial(sess.id, a);
+  s.add_trial(sess.id, b);
+  const nlohmann::json t4 = t4_results(s);
+  // The T4 1.0.0 results schema: schema_version "M.m.p"; results[] with the
+  // required configuration (object), times (object), invalidity (enum) and
+  // correctness (number).
+  ASSERT_TRUE(t4.at("schema_version").is_string());
+  EXPECT_EQ(t4["schema_version"], "1.0.0");
+  ASSERT_EQ(t4.at("results").size(), 2u);
+  const std::set<std::string> invalidity{"timeout", "compile", "runtime", "correctness", "constraints", "correct"};
+  for (const auto& r : t4["results"]) {
+    ASSERT_TRUE(r.at("configuration").is_object());
+    ASSERT_TRUE(r.at("times").is_object());
+    ASSERT_TRUE(r.at("times").at("runtimes").is_array());
+    EXPECT_TRUE(r.at("times").at("compilation").is_number());
+    EXPECT_TRUE(r.at("times").at("validation").is_number());
+    EXPECT_TRUE(invalidity.count(r.at("invalidity").get<std::string>()));
+    EXPECT_TRUE(r.at("correctness").is_number());
+    EXPECT_TRUE(r.at("objectives").is_array());
+    EXPECT_TRUE(r.at("measurements").is_array());
+    EXPECT_TRUE(r.at("timestamp").is_string());
+  }
+  EXPECT_EQ(t4["results"][0]["configuration"], (nlohmann::json{{"TSM", 64}, {"VEC", true}, {"local_size", "16x16"}}));
+  EXPECT_EQ(t4["results"][0]["times"]["runtimes"], nlohmann::json(a.samples_ms));
+  EXPECT_EQ(t4["results"][0]["times"]["validation"], 0.5);
+  EXPECT_EQ(t4["results"][0]["correctness"], 1);
+  EXPECT_EQ(t4["results"][0]["measurements"][0]["value"], *a.median_ms());
+  EXPECT_EQ(t4["results"][1]["invalidity"], "compile");
+  EXPECT_EQ(t4["results"][1]["correctness"], 0);
+  EXPECT_EQ(t4["metadata"]["timeunit"], "milliseconds");
+  EXPECT_EQ(t4["metadata"]["wstune"][0]["session"], sess.uuid);
+  EXPECT_THROW((void)t4_results(s, {999}), UsageError);
 }
 
 TEST(Store, ConfigurationKeys) {

@@ -19,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 struct MultiDeviceRunner::Impl {
   const KernelSpec* spec = nullptr;
   Problem problem;
+  std::vector<Problem> device_problems;  // the problem with each device's parameter values
   std::vector<HostBuffer> inputs;
   std::optional<std::vector<HostBuffer>> reference;
   std::vector<std::unique_ptr<DeviceRunner>> runners;
@@ -31,6 +32,7 @@ MultiDeviceRunner::MultiDeviceRunner(std::vector<Device> devices, const KernelSp
   impl_->spec = &spec;
   impl_->problem = std::move(problem);
   for (auto& d : devices) impl_->runners.push_back(std::make_unique<DeviceRunner>(std::move(d), spec));
+  impl_->device_problems.assign(impl_->runners.size(), impl_->problem);
   impl_->inputs = spec.generate_inputs(impl_->problem, seed);
 }
 
@@ -40,6 +42,12 @@ std::size_t MultiDeviceRunner::size() const noexcept { return impl_->runners.siz
 DeviceRunner& MultiDeviceRunner::runner(std::size_t i) { return *impl_->runners.at(i); }
 const KernelSpec& MultiDeviceRunner::spec() const noexcept { return *impl_->spec; }
 const Problem& MultiDeviceRunner::problem() const noexcept { return impl_->problem; }
+
+void MultiDeviceRunner::set_params(std::size_t i, const nlohmann::json& params) {
+  impl_->device_problems.at(i) = with_params(impl_->problem, params);
+}
+
+const Problem& MultiDeviceRunner::problem(std::size_t i) const { return impl_->device_problems.at(i); }
 
 double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
   if (units == 0) return 0;
@@ -79,12 +87,13 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     s.block = blocks[i];
     s.local = locals[i];
     if (blocks[i].size() == 0) continue;
-    if (std::string why = m.runners[i]->check_local(p, blocks[i], locals[i]); !why.empty()) {
+    const Problem& pi = m.device_problems[i];
+    if (std::string why = m.runners[i]->check_local(pi, blocks[i], locals[i]); !why.empty()) {
       s.status = TrialStatus::constraints;
       s.error = why;
       continue;
     }
-    block_in[i] = k.block_inputs(p, m.inputs, blocks[i]);
+    block_in[i] = k.block_inputs(pi, m.inputs, blocks[i]);
   }
 
   // One round: every used device uploads, runs once and reads back, each
@@ -99,8 +108,8 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
         const auto ti = Clock::now();
         RunResult r;
         try {
-          m.runners[i]->upload(p, blocks[i], block_in[i]);
-          r = m.runners[i]->run(p, blocks[i], locals[i], TimingOptions{0, 1});
+          m.runners[i]->upload(m.device_problems[i], blocks[i], block_in[i]);
+          r = m.runners[i]->run(m.device_problems[i], blocks[i], locals[i], TimingOptions{0, 1});
         } catch (const std::exception& e) {
           r.status = TrialStatus::runtime;
           r.error = e.what();
@@ -146,7 +155,7 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   std::vector<Block> used;
   for (std::size_t i = 0; i < n; ++i) {
     if (blocks[i].size() == 0) continue;
-    k.place_block(p, blocks[i], last_out[i], full);
+    k.place_block(m.device_problems[i], blocks[i], last_out[i], full);
     used.push_back(blocks[i]);
   }
   k.finish(p, used, full);
@@ -174,23 +183,23 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
   DeviceRunner& dr = runner(i);
   const auto& info = dr.device().info;
   DeviceCalibration c{info.id(), info.name, info.fingerprint(), to_string(local), {}, {}, 1.0};
-  const std::size_t total = m.spec->split_units(m.problem, dim);
+  const std::size_t total = m.spec->split_units(m.device_problems[i], dim);
   std::string last_error;
   // One slice: uploaded, run, read back; its time, or -1 when it cannot run.
   // Under a cap the first timed run decides whether the others are worth it.
   auto measure = [&](std::size_t u) -> double {
     const Block b{dim, 0, u};
-    if (std::string why = dr.check_local(m.problem, b, local); !why.empty()) {
+    if (std::string why = dr.check_local(m.device_problems[i], b, local); !why.empty()) {
       last_error = why;
       return -1;
     }
-    dr.upload(m.problem, b, m.spec->block_inputs(m.problem, m.inputs, b));
+    dr.upload(m.device_problems[i], b, m.spec->block_inputs(m.device_problems[i], m.inputs, b));
     TimingOptions first = timing;
     if (budget.capped()) {
       first.repetitions = 1;
       first.min_timed_ms = 0;
     }
-    RunResult r = dr.run(m.problem, b, local, first);
+    RunResult r = dr.run(m.device_problems[i], b, local, first);
     if (!r.ok()) {
       last_error = r.error;
       return -1;
@@ -205,7 +214,7 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
       rest.repetitions = timing.repetitions > 1 ? timing.repetitions - 1 : 0;
       rest.min_timed_ms = std::max(0.0, timing.min_timed_ms - r.kernel.ms.front());
       if (rest.max_repetitions > 0) --rest.max_repetitions;
-      const RunResult more = dr.run(m.problem, b, local, rest);
+      const RunResult more = dr.run(m.device_problems[i], b, local, rest);
       if (more.ok()) {
         r.kernel.ms.insert(r.kernel.ms.end(), more.kernel.ms.begin(), more.kernel.ms.end());
         r.d2h.ms.insert(r.d2h.ms.end(), more.d2h.ms.begin(), more.d2h.ms.end());
@@ -214,7 +223,7 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
     c.points.push_back(point());
     return c.points.back().total_ms();
   };
-  capped_calibration_sizes(total, split_granularity(*m.spec, dim, local), budget.max_slice_ms, measure);
+  capped_calibration_sizes(total, split_granularity(*m.spec, m.device_problems[i], dim, local), budget.max_slice_ms, measure);
   if (c.points.empty()) {
     throw Error(fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", m.spec->name(), info.name, info.id(),
                             last_error));
@@ -255,7 +264,7 @@ std::vector<LocalSize> resolve_locals(MultiDeviceRunner& runner, const std::vect
 std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, unsigned dim,
                                 const std::vector<LocalSize>& locals, const Calibration* cal) {
   const std::size_t total = runner.spec().split_units(runner.problem(), dim);
-  const auto gran = split_granularities(runner.spec(), dim, locals);
+  const auto gran = split_granularities(runner.spec(), runner.problem(), dim, locals);
   std::vector<std::uint64_t> pe;
   for (std::size_t i = 0; i < runner.size(); ++i) pe.push_back(runner.runner(i).device().info.total_pe());
   switch (model) {
@@ -299,7 +308,7 @@ std::vector<SweepPoint> sweep_two(MultiDeviceRunner& runner, unsigned dim, const
   if (runner.size() != 2) throw UsageError(fmt::format("--sweep needs exactly two devices, got {}", runner.size()));
   if (!(step > 0 && step <= 50)) throw UsageError(fmt::format("--sweep {}: give a step in (0, 50] percent", step));
   const std::size_t total = runner.spec().split_units(runner.problem(), dim);
-  const auto gran = split_granularities(runner.spec(), dim, locals);
+  const auto gran = split_granularities(runner.spec(), runner.problem(), dim, locals);
   std::map<double, SweepPoint> points;  // by percent
   std::vector<std::vector<Block>> seen;
   auto measure = [&](double pct) {

@@ -1,7 +1,10 @@
 #include "wstune/runner.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <map>
 
 #include <fmt/format.h>
@@ -21,6 +24,7 @@ struct Variant {
   std::string error;  // non-empty: the build failed (the call, the error name and the log)
   std::string call, log;  // of a failed build
   cl_int code = CL_SUCCESS;
+  bool compile_reported = false;  // its compile_ms went to a RunResult
 };
 
 // A device buffer the kernel writes: its spec and, for an in-place one, the
@@ -29,6 +33,7 @@ struct OutputSlot {
   OutputBuffer spec;
   cl::Buffer buffer;
   const HostBuffer* initial = nullptr;  // points into Impl::uploaded_inputs
+  std::size_t initial_offset = 0;       // elements: where `initial` sits in the buffer
 };
 
 }  // namespace
@@ -71,10 +76,16 @@ struct DeviceRunner::Impl {
     return false;
   }
 
+  // The variant of `options`, compiled (once).
   Variant& build(const std::string& options) {
     auto [it, fresh] = variants.try_emplace(options);
-    Variant& v = it->second;
-    if (!fresh) return v;
+    if (fresh) compile(it->second, options);
+    return it->second;
+  }
+
+  // Builds one program and its kernel. Thread-safe for distinct variants
+  // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
+  void compile(Variant& v, const std::string& options) const {
     v.info.build_options = options;
     cl_int err = CL_SUCCESS;
     v.program = cl::Program(context, std::string(spec->source()), false, &err);
@@ -87,13 +98,13 @@ struct DeviceRunner::Impl {
       v.call = fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options);
       v.code = err;
       v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
-      return v;
+      return;
     }
     v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
     if (err != CL_SUCCESS) {
       v.error = fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(),
                             cl_error_name(err));
-      return v;
+      return;
     }
     WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
     cl_ulong lmem = 0;
@@ -103,7 +114,6 @@ struct DeviceRunner::Impl {
     WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
                                              sizeof reqd, reqd.data(), nullptr));
     if (reqd[0] != 0) v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
-    return v;
   }
 
   Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
@@ -130,8 +140,8 @@ struct DeviceRunner::Impl {
     for (const auto& o : outputs) {
       if (!o.initial || (!all && !o.spec.restore_each_run)) continue;
       cl::Event ev;
-      WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, 0, o.initial->bytes(), o.initial->data(), nullptr,
-                                               &ev));
+      WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, o.initial_offset * o.spec.type.bytes(),
+                                               o.initial->bytes(), o.initial->data(), nullptr, &ev));
       if (events) events->push_back(ev);
     }
   }
@@ -183,6 +193,32 @@ const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* er
   }
   if (!impl_->reference && p.params == impl_->spec->reference_params()) impl_->reference = &v;
   return &v.info;
+}
+
+void DeviceRunner::prebuild(const std::vector<Problem>& problems, unsigned threads) {
+  auto& m = *impl_;
+  std::vector<std::pair<Variant*, std::string>> todo;
+  for (const Problem& p : problems) {
+    const std::string options = m.options_for(p, false);
+    auto [it, fresh] = m.variants.try_emplace(options);
+    if (fresh) todo.emplace_back(&it->second, options);
+  }
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::string> failures(todo.size());
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) {
+      try {
+        m.compile(*todo[i].first, todo[i].second);
+      } catch (const std::exception& e) {  // an OpenCL failure outside the build itself
+        todo[i].first->error = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<std::size_t>(threads, todo.size()); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 Extent DeviceRunner::launch_global(const Problem& p, const Block& b, const LocalSize& local) const {
@@ -246,6 +282,12 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.h2d.ms.clear();
   m.uploaded_inputs = block_inputs;
   const auto outs = m.spec->outputs(p, b);
+  // Where each input goes: compact at offset 0, or placed in a larger buffer.
+  std::vector<InputPlacement> place = m.spec->input_placement(p, b);
+  if (place.empty())
+    for (const auto& h : block_inputs) place.push_back(InputPlacement{0, h.size()});
+  if (place.size() != block_inputs.size())
+    throw Error(fmt::format("{}: {} input placements for {} inputs", m.spec->name(), place.size(), block_inputs.size()));
   std::vector<bool> in_place(block_inputs.size(), false);
   for (const auto& o : outs)
     if (o.from_input) in_place.at(*o.from_input) = true;
@@ -253,21 +295,25 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
     if (in_place[i]) continue;
     const auto& host = block_inputs[i];
-    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), host.bytes(), CL_MEM_READ_ONLY, "clCreateBuffer(input)");
+    const std::size_t eb = host.type().bytes();
+    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), std::max(place[i].device_count, place[i].offset + host.size()) * eb,
+                              CL_MEM_READ_ONLY, "clCreateBuffer(input)");
     if (!host.empty()) {
       cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, 0, host.bytes(), host.data(), nullptr, &ev));
+      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, place[i].offset * eb, host.bytes(), host.data(), nullptr,
+                                                 &ev));
       events.push_back(ev);
     }
     m.inputs.push_back(buf);
   }
   for (std::size_t i = 0; i < outs.size(); ++i) {
-    OutputSlot slot{outs[i], {}, nullptr};
+    OutputSlot slot{outs[i], {}, nullptr, 0};
     if (outs[i].from_input) {
       slot.initial = &m.uploaded_inputs.at(*outs[i].from_input);
-      if (slot.initial->size() != outs[i].device_count)
-        throw Error(fmt::format("{}: in-place output {} has {} elements but its input {}", m.spec->name(), i,
-                                outs[i].device_count, slot.initial->size()));
+      slot.initial_offset = place.at(*outs[i].from_input).offset;
+      if (slot.initial_offset + slot.initial->size() > outs[i].device_count)
+        throw Error(fmt::format("{}: in-place output {} has {} elements but its input needs {}", m.spec->name(), i,
+                                outs[i].device_count, slot.initial_offset + slot.initial->size()));
     }
     slot.buffer = m.pooled(m.output_pool, i, outs[i].device_count * outs[i].type.bytes(), CL_MEM_READ_WRITE,
                            "clCreateBuffer(output)");
@@ -282,7 +328,8 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.has_upload = true;
 }
 
-RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing) {
+RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
+                            bool read_outputs) {
   auto& m = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r;
@@ -294,9 +341,11 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.error = "run() called before upload() of this block";
     return r;
   }
-  const bool fresh = !m.variants.count(m.options_for(p, m.needs_non_uniform(p, b, local)));
   Variant& v = m.variant_for(p, b, local);
-  if (fresh) r.compile_ms = v.info.compile_ms;
+  if (!v.compile_reported) {  // the build's time goes to the first run that uses it (prebuilt or not)
+    r.compile_ms = v.info.compile_ms;
+    v.compile_reported = true;
+  }
   if (!v.error.empty()) {
     r.status = TrialStatus::compile;
     r.error = v.error;
@@ -335,11 +384,11 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     const auto t_read = std::chrono::steady_clock::now();
     std::vector<cl::Event> reads;
     for (const auto& o : m.outputs) {
-      r.outputs.emplace_back(o.spec.type, o.spec.read_count);
-      if (o.spec.read_count == 0) continue;
+      r.outputs.emplace_back(o.spec.type, read_outputs ? o.spec.read_count : 0);
+      if (r.outputs.back().empty()) continue;
       cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, 0, r.outputs.back().bytes(),
-                                                r.outputs.back().data(), nullptr, &ev));
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, o.spec.read_offset * o.spec.type.bytes(),
+                                                r.outputs.back().bytes(), r.outputs.back().data(), nullptr, &ev));
       reads.push_back(ev);
     }
     WSTUNE_CL_CHECK(m.queue.finish());

@@ -41,6 +41,10 @@ class ListSearcher : public Searcher {
     return order_[pos_++];
   }
   void report(std::size_t, const Trial&) override {}
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    const std::size_t end = std::min(order_.size(), pos_ + n);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(pos_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
 
  private:
   std::string name_;
@@ -125,6 +129,10 @@ class GuidedSearcher final : public Searcher {
       if (!measured_.count(c)) return c;
     }
     return std::nullopt;
+  }
+
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    return {seeds_.begin(), seeds_.begin() + static_cast<std::ptrdiff_t>(std::min(n, seeds_.size()))};
   }
 
   void report(std::size_t entry, const Trial& t) override {
@@ -383,9 +391,22 @@ class TuneRun {
         continue;
       }
       skips = 0;
+      build_ahead(*s);
       searcher_.report(*s, measure(c, rule == s ? TrialPhase::rule : TrialPhase::search));
     }
   }
+
+  // With tuning parameters every parameter set is its own program: before
+  // measuring one that is not built yet, the evaluator builds it and those
+  // of the searcher's next proposals, several at once.
+  void build_ahead(std::size_t entry) {
+    if (space_.parameters().empty() || !built_.insert(space_.parameter_set(entry)).second) return;
+    std::vector<Configuration> batch{space_.at(entry)};
+    for (const std::size_t e : searcher_.upcoming(kBuildAhead))
+      if (built_.insert(space_.parameter_set(e)).second) batch.push_back(space_.at(e));
+    ev_.prepare(batch);
+  }
+  static constexpr std::size_t kBuildAhead = 64;
 
   std::vector<Trial*> ranked_ok() {
     std::vector<Trial*> ok;
@@ -480,6 +501,7 @@ class TuneRun {
   const Clock::time_point t0_ = Clock::now();
   TuneResult res_;
   std::map<std::string, std::size_t> index_;  // configuration key -> trials
+  std::set<std::size_t> built_;               // parameter sets handed to Evaluator::prepare
 };
 
 }  // namespace

@@ -188,10 +188,10 @@ std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalS
   return std::max<std::size_t>(1, l) * spec.units_per_work_item();
 }
 
-std::vector<std::size_t> split_granularities(const KernelSpec& spec, unsigned dim,
+std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals) {
   std::vector<std::size_t> g;
-  for (const auto& l : locals) g.push_back(split_granularity(spec, dim, l));
+  for (const auto& l : locals) g.push_back(split_granularity(spec, p, dim, l));
   return g;
 }
 
@@ -319,6 +319,11 @@ Shares block_units(const std::vector<Block>& blocks) {
   Shares u;
   for (const auto& b : blocks) u.push_back(b.size());
   return u;
+}
+
+std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local) {
+  const std::size_t l = local && !spec.guards_bounds() ? (*local)[dim] : 1;
+  return std::max<std::size_t>(1, l) * std::max<std::size_t>(1, spec.slice_multiple(p, dim));
 }
 
 // ---- measured model ---------------------------------------------------------------

@@ -198,7 +198,7 @@ std::vector<SweepPoint> sweep_grid(MultiDeviceRunner& runner, unsigned dim, cons
                                  grid.prune, grid.prune_alone));
   }
   const SplitLattice lattice{runner.spec().split_units(runner.problem(), dim),
-                             split_granularities(runner.spec(), dim, locals)};
+                             split_granularities(runner.spec(), runner.problem(), dim, locals)};
   // Walk the grid of the devices in PE order; measure each split in device order.
   const auto order = by_pe(runner);
   SplitLattice walked{lattice.total_units, {}};

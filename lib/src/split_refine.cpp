@@ -631,7 +631,7 @@ SplitRefinement refine_split(MultiDeviceRunner& runner, Calibration& cal, const 
   const auto t0 = std::chrono::steady_clock::now();
   const unsigned dim = cal.dim;
   const SplitLattice lattice{runner.spec().split_units(runner.problem(), dim),
-                             split_granularities(runner.spec(), dim, locals)};
+                             split_granularities(runner.spec(), runner.problem(), dim, locals)};
   SplitRefinement res;
   res.model_blocks = model_blocks(SplitModel::measured, runner, dim, locals, &cal);
 

@@ -114,9 +114,17 @@ class TrialRunner {
 
   const TuneTarget& target() const { return target_; }
 
+  void prepare(const std::vector<Configuration>& upcoming) {
+    std::vector<Problem> ps;
+    for (const auto& c : upcoming) ps.push_back(with_params(p_, c.params));
+    runner_.prebuild(ps);
+  }
+
   Trial run(const Configuration& config, const TimingOptions& timing) {
     const Problem p = with_params(p_, config.params);
-    RunResult r = runner_.run(p, whole_, config.local, timing);
+    const std::string key = config.key();
+    const bool verify = !verified_.count(key);  // outputs are read back only to verify them
+    RunResult r = runner_.run(p, whole_, config.local, timing, verify);
     Trial t;
     t.params = config.params;
     t.local = config.local;
@@ -126,8 +134,7 @@ class TrialRunner {
     t.kernel = r.kernel;
     t.run_wall_ms = r.wall_ms;
     t.compile_ms = r.compile_ms;
-    const std::string key = config.key();
-    if (r.ok() && !verified_.count(key)) {
+    if (r.ok() && verify) {
       const auto tv = std::chrono::steady_clock::now();
       const Verdict v = verify_outputs(spec_, p, whole_, r.outputs, ref_);
       t.verify_ms = ms_since(tv);
@@ -300,6 +307,13 @@ TimingOptions timing_from(const nlohmann::json& j) {
     for (;;) {
       nlohmann::json req;
       if (recv_msg(fd, req, std::nullopt) != Recv::ok) ::_exit(0);
+      if (req.contains("prepare")) {  // build these configurations' programs, then say so
+        std::vector<Configuration> up;
+        for (const auto& params : req.at("prepare")) up.push_back(Configuration{params, std::nullopt});
+        runner->prepare(up);
+        if (!send_msg(fd, nlohmann::json{{"prepared", up.size()}})) ::_exit(0);
+        continue;
+      }
       const Configuration c{req.at("params"), local_from_json(req.at("local"))};
       const Trial t = runner->run(c, timing_from(req.at("timing")));
       if (!send_msg(fd, trial_json(t))) ::_exit(0);
@@ -337,6 +351,7 @@ InProcessEvaluator::InProcessEvaluator(const KernelSpec& spec, const Problem& pr
 InProcessEvaluator::~InProcessEvaluator() = default;
 const TuneTarget& InProcessEvaluator::target() const { return impl_->runner.target(); }
 const SearchSpace& InProcessEvaluator::space() const { return impl_->space; }
+void InProcessEvaluator::prepare(const std::vector<Configuration>& upcoming) { impl_->runner.prepare(upcoming); }
 Trial InProcessEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   const auto t0 = Clock::now();
   Trial t = impl_->runner.run(config, timing);
@@ -434,6 +449,22 @@ IsolatedEvaluator::~IsolatedEvaluator() { impl_->stop(std::chrono::milliseconds(
 
 const TuneTarget& IsolatedEvaluator::target() const { return impl_->target; }
 const SearchSpace& IsolatedEvaluator::space() const { return impl_->space; }
+
+void IsolatedEvaluator::prepare(const std::vector<Configuration>& upcoming) {
+  auto& m = *impl_;
+  if (upcoming.empty() || !m.compile_error.empty() || m.pid < 0) return;  // a hint: skipped when no worker runs
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& c : upcoming) params.push_back(c.params);
+  nlohmann::json answer;
+  // Builds take at most the startup limit; a worker that does not answer is
+  // restarted by the next trial (its builds are lost, nothing else).
+  const Recv r = send_msg(m.fd, nlohmann::json{{"prepare", params}})
+                     ? recv_msg(m.fd, answer, Clock::now() + m.cfg.startup_timeout) : Recv::eof;
+  if (r != Recv::ok) {
+    if (m.pid >= 0) ::kill(m.pid, SIGKILL);
+    m.stop(std::chrono::milliseconds(2000));
+  }
+}
 unsigned IsolatedEvaluator::workers_started() const noexcept { return impl_->started; }
 
 Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {

@@ -1,6 +1,7 @@
 #include "wstune/tune_session.hpp"
 
 #include "wstune/tuner.hpp"
+#include "wstune/tuning_file.hpp"
 
 namespace wstune {
 
@@ -8,7 +9,11 @@ KernelKey kernel_key(const KernelSpec& spec, std::string_view extra_build_option
   std::string options = "-cl-std=CL1.2";
   // The kernel's own options without parameter values (those belong to each
   // configuration): a described kernel's T1 CompilerOptions.
-  if (const std::string own = spec.build_options(Problem{}); !own.empty()) options += " " + own;
+  if (const TuningFile* file = tuning_file_of(spec)) {
+    for (const std::string& o : file->compiler_options) options += " " + o;
+  } else if (const std::string own = spec.build_options(Problem{}); !own.empty()) {
+    options += " " + own;
+  }
   if (!extra_build_options.empty()) options += " " + std::string(extra_build_options);
   return KernelKey{std::string(spec.entry_point()), fnv1a_hex(spec.source()), options};
 }

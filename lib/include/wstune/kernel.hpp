@@ -64,6 +64,18 @@ struct OutputBuffer {
   /// the same inputs (a kernel such as y = a·x + y); not needed by a kernel
   /// whose repeated runs give the same output (sort's network on sorted data).
   bool restore_each_run = false;
+  /// Element where the read-back starts (a slice of a buffer that a kernel
+  /// indexes absolutely); 0 for compact block outputs.
+  std::size_t read_offset = 0;
+};
+
+/// Where a block input sits in its device buffer: the buffer holds
+/// `device_count` elements and the input's data starts at element `offset`
+/// (a described kernel indexes its buffers absolutely, so a slice's range is
+/// placed where it lies in the whole buffer).
+struct InputPlacement {
+  std::size_t offset = 0;        ///< first element of the data in the device buffer
+  std::size_t device_count = 0;  ///< elements of the device buffer (≥ offset + data size)
 };
 
 /// One kernel's host-side descriptor. Implementations are immutable and
@@ -143,6 +155,12 @@ class KernelSpec {
   /// Work-items per split unit along the split dimension (sort: 1/2, as a
   /// ratio num/den); used to keep slices multiples of the local size.
   [[nodiscard]] virtual std::size_t units_per_work_item() const { return 1; }
+  /// Split units a slice along `dim` must be a multiple of with p.params,
+  /// before the local size (split_granularity()): units_per_work_item() by
+  /// default; a described kernel's wstune.Split.Granularity.
+  [[nodiscard]] virtual std::size_t slice_multiple(const Problem& /*p*/, unsigned /*dim*/) const {
+    return units_per_work_item();
+  }
 
   /// Arithmetic operations (add, sub, mul, div, compare) one work-item does,
   /// counted in the kernel's source loop as documented per kernel (paper §3.1.2).
@@ -172,6 +190,11 @@ class KernelSpec {
   /// buffer per device input buffer, in the order set_args() binds them.
   [[nodiscard]] virtual std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& inputs,
                                                              const Block& b) const = 0;
+  /// Where each of block_inputs()'s buffers goes on the device; empty (the
+  /// default): each at offset 0 in a buffer of its own size.
+  [[nodiscard]] virtual std::vector<InputPlacement> input_placement(const Problem& /*p*/, const Block& /*b*/) const {
+    return {};
+  }
   /// The device buffers `b` writes, in the order set_args() binds them.
   [[nodiscard]] virtual std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const = 0;
   /// Enqueues the kernel(s) for `b` with local size `local` over the NDRange

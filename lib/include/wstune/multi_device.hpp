@@ -79,8 +79,14 @@ class MultiDeviceRunner {
   [[nodiscard]] DeviceRunner& runner(std::size_t i);
   /// The kernel.
   [[nodiscard]] const KernelSpec& spec() const noexcept;
-  /// The problem.
+  /// The problem (with the parameter values it was created with).
   [[nodiscard]] const Problem& problem() const noexcept;
+  /// Runs device i with these tuning parameter values (each device may have
+  /// its own: the best stored for it); blocks are in the kernel's split
+  /// units, which do not depend on the parameters.
+  void set_params(std::size_t i, const nlohmann::json& params);
+  /// The problem device i runs (problem() with its parameter values).
+  [[nodiscard]] const Problem& problem(std::size_t i) const;
 
   /// Runs the blocks (one per device, contiguous, covering the problem;
   /// empty blocks leave their device idle) with the local sizes (one per

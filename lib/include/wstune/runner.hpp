@@ -84,6 +84,13 @@ class DeviceRunner {
   /// data, not an exception). Throws ClError for other OpenCL failures.
   const KernelVariantInfo* variant(const Problem& p, std::string* error);
 
+  /// Builds the programs of every problem's parameters that are not built
+  /// yet, on `threads` threads at once (0: the hardware's threads), so a
+  /// search over many parameter sets does not wait for one build at a time.
+  /// Failed builds are kept as data for run() (status compile). Throws
+  /// ClError only for failures outside the builds.
+  void prebuild(const std::vector<Problem>& problems, unsigned threads = 0);
+
   /// Why `local` cannot run `b` with p.params on this device ("" when it
   /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
   /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or
@@ -104,11 +111,15 @@ class DeviceRunner {
   void upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs);
 
   /// Runs warm-up + repetitions of the uploaded block with p.params and
-  /// `local`, reads the outputs once. Never throws for a failing
-  /// configuration: the status says compile (the build log), constraints
-  /// (check_local refused it) or runtime (an OpenCL error). The caller
-  /// verifies the outputs (status stays correct until then).
-  RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing);
+  /// `local`, reads the outputs once (unless `read_outputs` is false: then
+  /// RunResult::outputs are empty buffers, e.g. for a configuration already
+  /// verified). Never throws for a failing configuration: the status says
+  /// compile (the build log), constraints (check_local refused it) or runtime
+  /// (an OpenCL error). The caller verifies the outputs (status stays correct
+  /// until then). RunResult::compile_ms is the build's time the first time a
+  /// build is used (prebuilt or not), else 0.
+  RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
+                bool read_outputs = true);
 
  private:
   struct Impl;

@@ -49,6 +49,10 @@ class Searcher {
   virtual std::optional<std::size_t> next() = 0;
   /// Configuration `entry`'s trial (the rule's too, and cached ones).
   virtual void report(std::size_t entry, const Trial& trial) = 0;
+  /// Up to `n` indices the searcher will propose next, as far as it knows
+  /// without further reports (tune() builds their programs ahead, several at
+  /// once); empty by default.
+  [[nodiscard]] virtual std::vector<std::size_t> upcoming(std::size_t /*n*/) const { return {}; }
 };
 
 /// Every configuration of the space in order.

@@ -112,9 +112,12 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
 /// rounded up to a multiple of the local size) has units per work-item
 /// whatever the local size.
 std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local);
+/// split_granularity() with the problem's parameters: KernelSpec::slice_multiple(p, dim) × the local
+/// size along `dim` (1 for the driver's choice, or for a kernel that guards its bounds).
+std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local);
 
-/// split_granularity() of each local size, in order.
-std::vector<std::size_t> split_granularities(const KernelSpec& spec, unsigned dim,
+/// split_granularity(spec, p, dim, local) of each local size, in order.
+std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals);
 
 // ---- splits as slices per device ------------------------------------------------

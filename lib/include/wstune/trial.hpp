@@ -105,6 +105,9 @@ class Evaluator {
   /// `config`; the first time a configuration runs its outputs are verified
   /// against the reference (status correctness on mismatch).
   virtual Trial evaluate(const Configuration& config, const TimingOptions& timing) = 0;
+  /// A hint that these configurations come next: their programs may be built
+  /// now, several at once (DeviceRunner::prebuild). The default does nothing.
+  virtual void prepare(const std::vector<Configuration>& /*upcoming*/) {}
 };
 
 /// Where and how to run a kernel for tuning.
@@ -131,6 +134,7 @@ class InProcessEvaluator final : public Evaluator {
   const TuneTarget& target() const override;
   const SearchSpace& space() const override;
   Trial evaluate(const Configuration& config, const TimingOptions& timing) override;
+  void prepare(const std::vector<Configuration>& upcoming) override;
 
  private:
   struct Impl;
@@ -160,6 +164,7 @@ class IsolatedEvaluator final : public Evaluator {
   const TuneTarget& target() const override;
   const SearchSpace& space() const override;
   Trial evaluate(const Configuration& config, const TimingOptions& timing) override;
+  void prepare(const std::vector<Configuration>& upcoming) override;
   /// How many workers have been started (1 + restarts after timeouts/crashes).
   [[nodiscard]] unsigned workers_started() const noexcept;
 

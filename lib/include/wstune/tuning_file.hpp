@@ -140,7 +140,9 @@ TuningFile read_tuning_file(const std::string& path);
 /// variables; parse_size() binds others: "4096x4096" (ProblemSize),
 /// "ProblemSize[1]=2048", "N=4096" (a wstune.Sizes variable), several
 /// separated by commas. The problem's text (the stored size) names them all.
-/// Buffers are filled per Arguments (Generator: `i` runs over components),
+/// A Problem without parameter values (Problem::params empty) runs the
+/// reference configuration's. Buffers are filled per Arguments (Generator:
+/// `i` runs over components),
 /// outputs are every written Vector argument, verified against
 /// ReferenceArguments or, without them, the reference configuration's outputs.
 std::shared_ptr<const KernelSpec> load_tuning_file(const std::string& path);

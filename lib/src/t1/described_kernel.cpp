@@ -266,14 +266,14 @@ class DescribedKernel final : public KernelSpec {
   Priority priority() const override { return c_.file.priority; }
 
   const std::vector<TuningParameter>& tuning_parameters() const override { return c_.file.parameters; }
-  bool satisfies_constraints(const Problem& p) const override { return c_.satisfies(p.n, p.params); }
+  bool satisfies_constraints(const Problem& p) const override { return c_.satisfies(p.n, params_of(p)); }
   std::string build_options(const Problem& p) const override {
     std::string o;
     for (const auto& opt : c_.file.compiler_options) o += (o.empty() ? "" : " ") + opt;
-    const std::string defines = define_options(p.params);
+    const std::string defines = define_options(params_of(p));
     return defines.empty() ? o : o.empty() ? defines : o + " " + defines;
   }
-  LocalSize parameter_local(const Problem& p) const override { return c_.local_size(p.n, p.params); }
+  LocalSize parameter_local(const Problem& p) const override { return c_.local_size(p.n, params_of(p)); }
   bool guards_bounds() const override { return c_.file.guards_bounds; }
   bool null_local_allowed() const override {
     return std::none_of(c_.local_depends_on_local_size.begin(), c_.local_depends_on_local_size.end(),
@@ -286,14 +286,21 @@ class DescribedKernel final : public KernelSpec {
   unsigned paper_repetitions() const override { return 1; }
 
   std::size_t split_units(const Problem& p, unsigned dim) const override {
+    if (c_.split && dim == c_.split->dim)
+      return positive_size(*c_.split->units, c_.size_bindings(p.n), c_.file.path, "wstune.Split.Units");
     return dim < c_.file.problem_size.size() ? p.n.at(dim) : 1;
   }
+  std::size_t slice_multiple(const Problem& p, unsigned) const override {
+    if (!c_.split || !c_.split->granularity) return 1;
+    return positive_size(*c_.split->granularity, c_.config_bindings(p.n, params_of(p)), c_.file.path,
+                         "wstune.Split.Granularity");
+  }
   Extent block_global(const Problem& p, const Block& b) const override {
-    if (b.begin != 0 || b.end != split_units(p, b.dim)) {
-      throw UsageError(fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs the "
-                                   "wstune.Split description (docs/tuning-files.md)", c_.file.path, b.begin, b.end));
-    }
-    return c_.global_size(p.n, p.params);
+    Extent g = c_.global_size(p.n, params_of(p));
+    if (is_whole(p, b)) return g;
+    check_slice(p, b);
+    g.at(b.dim) = slice_work_items(p, b.size());
+    return g;
   }
   Extent problem_extent(const Problem& p) const override {
     Extent e{1, 1, 1, 1};
@@ -304,7 +311,7 @@ class DescribedKernel final : public KernelSpec {
   }
   double ops_per_work_item(const Problem& p) const override {
     if (!c_.ops_per_work_item) return 1;
-    return static_cast<double>(positive_size(*c_.ops_per_work_item, c_.config_bindings(p.n, p.params), c_.file.path,
+    return static_cast<double>(positive_size(*c_.ops_per_work_item, c_.config_bindings(p.n, params_of(p)), c_.file.path,
                                              "wstune.OpsPerWorkItem"));
   }
 
@@ -377,17 +384,34 @@ class DescribedKernel final : public KernelSpec {
 
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& inputs,
                                        const Block& b) const override {
-    (void)block_global(p, b);  // the whole problem only
-    return inputs;
+    if (is_whole(p, b)) return inputs;
+    check_slice(p, b);
+    std::vector<HostBuffer> in;
+    for (std::size_t k = 0; k < vector_index_.size(); ++k) {
+      const auto [first, count] = range(vector_index_[k], p, b, inputs.at(k).size());
+      in.push_back(inputs.at(k).slice(first, count));
+    }
+    return in;
   }
-  std::vector<OutputBuffer> outputs(const Problem& p, const Block&) const override {
+  std::vector<InputPlacement> input_placement(const Problem& p, const Block& b) const override {
+    if (is_whole(p, b)) return {};
+    std::vector<InputPlacement> place;
+    for (const std::size_t a : vector_index_) {
+      const std::size_t n = c_.buffer_elements(a, p.n);
+      place.push_back(InputPlacement{range(a, p, b, n).first, n});
+    }
+    return place;
+  }
+  std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
+    const bool whole = is_whole(p, b);
     std::vector<OutputBuffer> out;
     for (const std::size_t a : written_) {
       const auto& arg = c_.file.arguments[a];
       const std::size_t n = c_.buffer_elements(a, p.n);
       const auto input = static_cast<std::size_t>(std::find(vector_index_.begin(), vector_index_.end(), a) -
                                                   vector_index_.begin());
-      out.push_back(OutputBuffer{arg.type, n, n, input, arg.access == Access::read_write});
+      const auto [first, count] = whole ? std::pair<std::size_t, std::size_t>{0, n} : range(a, p, b, n);
+      out.push_back(OutputBuffer{arg.type, n, count, input, arg.access == Access::read_write, first});
     }
     return out;
   }
@@ -396,9 +420,28 @@ class DescribedKernel final : public KernelSpec {
     for (const std::size_t a : written_) out.emplace_back(c_.file.arguments[a].type, c_.buffer_elements(a, p.n));
     return out;
   }
-  void place_block(const Problem&, const Block&, const std::vector<HostBuffer>& bo,
+  void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& bo,
                    std::vector<HostBuffer>& full) const override {
-    full = bo;
+    if (is_whole(p, b)) {
+      full = bo;
+      return;
+    }
+    for (std::size_t k = 0; k < written_.size(); ++k)
+      full.at(k).write(range(written_[k], p, b, full.at(k).size()).first, bo.at(k));
+  }
+
+  // A slice runs with a global work offset: the kernel sees the work-items it
+  // would have seen in the whole NDRange.
+  std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
+                                 const std::vector<cl::Buffer>& in, const std::vector<cl::Buffer>& out,
+                                 const LocalSize& local, const Extent& global) const override {
+    set_args(kernel, p, b, in, out, local);
+    Extent offset{0, 0, 0, global.dims};
+    if (!is_whole(p, b)) offset.at(b.dim) = b.begin == 0 ? 0 : slice_work_items(p, b.begin);
+    const cl::NDRange loc = local ? ndrange(*local, global.dims) : cl::NullRange;
+    cl::Event ev;
+    WSTUNE_CL_CHECK(queue.enqueueNDRangeKernel(kernel, ndrange(offset), ndrange(global), loc, nullptr, &ev));
+    return {ev};
   }
 
  protected:
@@ -419,7 +462,7 @@ class DescribedKernel final : public KernelSpec {
           break;
         }
         case ArgumentKind::local: {
-          Bindings b = c_.config_bindings(p.n, p.params);
+          Bindings b = c_.config_bindings(p.n, params_of(p));
           const Extent l = local.value_or(Extent{0, 0, 0, 3});
           b.set("LocalSize", expr::Value(std::vector<expr::Value>{static_cast<std::int64_t>(l.x),
                                                                    static_cast<std::int64_t>(l.y),
@@ -447,13 +490,62 @@ class DescribedKernel final : public KernelSpec {
     return p;
   }
 
+  bool is_whole(const Problem& p, const Block& b) const { return b.begin == 0 && b.end == split_units(p, b.dim); }
+
+  // A slice needs the split description, along its dimension.
+  void check_slice(const Problem& p, const Block& b) const {
+    if (!c_.split) {
+      throw UsageError(fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs "
+                                   "wstune.Split (the split dimension and each written buffer's range; "
+                                   "docs/tuning-files.md)", c_.file.path, b.begin, b.end));
+    }
+    if (b.dim != c_.split->dim || b.begin >= b.end || b.end > split_units(p, b.dim)) {
+      throw UsageError(fmt::format("{}: block [{}, {}) along dimension {}: the kernel splits along dimension {} "
+                                   "into {} units", c_.file.path, b.begin, b.end, b.dim, c_.split->dim,
+                                   split_units(p, c_.split->dim)));
+    }
+  }
+
+  // The parameters a size expression sees: the configuration's, else the reference's.
+  const json& params_of(const Problem& p) const { return p.params.empty() ? c_.file.reference_params : p.params; }
+
+  // Work-items along the split dimension for `units` split units.
+  std::size_t slice_work_items(const Problem& p, std::size_t units) const {
+    if (!c_.split->work_items) return units;
+    Bindings env = c_.config_bindings(p.n, params_of(p));
+    env.set("units", expr::Value(static_cast<std::int64_t>(units)));
+    return positive_size(*c_.split->work_items, env, c_.file.path, "wstune.Split.WorkItems");
+  }
+
+  // The element range [first, first + count) of argument `a` (n elements)
+  // that block `b` reads or writes: wstune.Split.Buffers clamped to the
+  // buffer, or the whole buffer.
+  std::pair<std::size_t, std::size_t> range(std::size_t a, const Problem& p, const Block& b, std::size_t n) const {
+    if (!c_.split || !c_.split->first[a]) return {0, n};
+    Bindings env = c_.config_bindings(p.n, params_of(p));
+    env.set("first", expr::Value(static_cast<std::int64_t>(b.begin)));
+    env.set("units", expr::Value(static_cast<std::int64_t>(b.size())));
+    const std::string at = "wstune.Split.Buffers." + c_.file.arguments[a].name;
+    auto eval = [&](const expr::Expression& e, const char* what) -> std::int64_t {
+      try {
+        return e.eval(env).as_int();
+      } catch (const expr::ExprError& err) {
+        fail(c_.file.path, at + what, err.what());
+      }
+    };
+    const std::int64_t lo = eval(*c_.split->first[a], ".First");
+    const std::int64_t hi = lo + eval(*c_.split->count[a], ".Count");
+    const auto clamp = [&](std::int64_t v) { return static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, static_cast<std::int64_t>(n))); };
+    return {clamp(lo), clamp(hi) - clamp(lo)};
+  }
+
   // A scalar argument's value: wstune.ScalarValues' expression, else FillValue.
   double scalar_value(std::size_t a, const Problem& p) const {
     if (!c_.scalar_values[a]) return c_.file.arguments[a].fill.value;
     const std::string what = "wstune.ScalarValues." + c_.file.arguments[a].name;
     expr::Value v;
     try {
-      v = c_.scalar_values[a]->eval(c_.config_bindings(p.n, p.params));
+      v = c_.scalar_values[a]->eval(c_.config_bindings(p.n, params_of(p)));
     } catch (const expr::ExprError& e) {
       fail(c_.file.path, what, e.what());
     }

@@ -105,6 +105,7 @@ class Reader {
     search();
     device(ks);
     check_signature(ks);
+    split();
     reference_configuration();
     return std::move(c_);
   }
@@ -630,6 +631,60 @@ class Reader {
         fail(path_, fmt::format("KernelSpecification.Arguments[{}].AccessType", i),
              fmt::format("'{}' is __constant in the kernel, so it is ReadOnly", args[i].name));
     }
+  }
+
+  // wstune.Split: the split dimension, its units, and each buffer's range.
+  void split() {
+    const json& w = object(doc_, "wstune", false);
+    if (!w.contains("Split")) return;
+    const json& sp = object(w, "Split", true, "wstune");
+    static const std::set<std::string> known{"Dimension", "Units", "Granularity", "WorkItems", "Buffers"};
+    for (const auto& [k, v] : sp.items())
+      if (!known.count(k)) fail(path_, "wstune.Split." + k, fmt::format("unknown; use one of: {}", join(known)));
+    CompiledFile::Split s;
+    const std::string dim = sp.contains("Dimension") ? string(sp, "Dimension", "wstune.Split") : std::string("X");
+    s.dim = dim == "X" ? 0 : dim == "Y" ? 1 : dim == "Z" ? 2 : 3;
+    if (s.dim >= c_.file.dims)
+      fail(path_, "wstune.Split.Dimension", fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim,
+                                                        c_.file.dims, c_.file.dims > 1 ? ", Y" : ""));
+    const auto sizes = size_names();
+    const auto config = config_names();
+    if (sp.contains("Units")) {
+      s.units = parse(sp.at("Units"), "wstune.Split.Units", sizes, "ProblemSize or a wstune.Sizes variable");
+    } else if (s.dim < c_.file.problem_size.size()) {
+      s.units = expr::Expression::parse(fmt::format("ProblemSize[{}]", s.dim));
+    } else {
+      fail(path_, "wstune.Split.Units", "missing; give the split units of the whole problem, e.g. \"ProblemSize[1]\"");
+    }
+    if (sp.contains("Granularity"))
+      s.granularity = parse(sp.at("Granularity"), "wstune.Split.Granularity", config, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    auto with_units = config;
+    with_units.insert("units");
+    if (sp.contains("WorkItems"))
+      s.work_items = parse(sp.at("WorkItems"), "wstune.Split.WorkItems", with_units, "units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    auto range_names = with_units;
+    range_names.insert("first");
+    const json& bufs = object(sp, "Buffers", false, "wstune.Split");
+    s.first.resize(c_.file.arguments.size());
+    s.count.resize(c_.file.arguments.size());
+    for (const auto& [name, r] : bufs.items()) {
+      const std::string at = "wstune.Split.Buffers." + name;
+      const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
+                                   [&, n = name](const TuningFileArgument& a) { return a.name == n; });
+      if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector) fail(path_, at, "is not a Vector argument's Name");
+      if (!r.is_object() || !r.contains("First") || !r.contains("Count"))
+        fail(path_, at, "needs First and Count: the element range a slice reads or writes");
+      const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
+      s.first[a] = parse(r.at("First"), at + ".First", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.count[a] = parse(r.at("Count"), at + ".Count", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    }
+    for (std::size_t a = 0; a < c_.file.arguments.size(); ++a) {
+      const auto& arg = c_.file.arguments[a];
+      if (arg.kind == ArgumentKind::vector && arg.access != Access::read_only && !s.first[a])
+        fail(path_, "wstune.Split.Buffers", fmt::format("has no range for '{}', which the kernel writes: give its "
+                                                        "First and Count (each device returns only its slice)", arg.name));
+    }
+    c_.split = std::move(s);
   }
 
   // The reference configuration: wstune.ReferenceConfiguration, else every

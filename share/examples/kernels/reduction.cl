@@ -16,10 +16,10 @@ __kernel void reduce_sum(const int n, const __global int* in, __global int* resu
   scratch[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = (int)get_local_size(0); s > 1;) {
-    const int half = (s + 1) / 2;
-    if (lid < s - half) scratch[lid] += scratch[lid + half];
+    const int h = (s + 1) / 2;  // (half is an OpenCL C type)
+    if (lid < s - h) scratch[lid] += scratch[lid + h];
     barrier(CLK_LOCAL_MEM_FENCE);
-    s = half;
+    s = h;
   }
   if (lid == 0) atomic_add(result, scratch[0]);
 }
