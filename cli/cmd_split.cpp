@@ -1,6 +1,7 @@
 // wstune split: split one kernel's NDRange across several devices by a model
 // (pe-ratio, proportional, measured), optionally run it concurrently, or
-// sweep the split ratio of two devices for the oracle.
+// sweep the shares for the oracle (two devices: the first device's share;
+// three or more: a grid over the simplex).
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "command.hpp"
 #include "wstune/autotune.hpp"
@@ -20,6 +22,7 @@
 #include "wstune/json.hpp"
 #include "wstune/json_input.hpp"
 #include "wstune/multi_device.hpp"
+#include "wstune/split_grid.hpp"
 #include "wstune/split_refine.hpp"
 #include "wstune/store.hpp"
 #include "wstune/tune_session.hpp"
@@ -59,6 +62,13 @@ nlohmann::json run_json(const SplitRunResult& r) {
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   if (!(f << text)) throw UsageError(fmt::format("cannot write '{}': check the directory exists and is writable", path));
+}
+
+// The devices with a slice, as their ids "P:D".
+nlohmann::json device_ids(const std::vector<Device>& devices, const std::vector<Block>& blocks) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (std::size_t i : device_set(block_units(blocks))) ids.push_back(devices[i].info.id());
+  return ids;
 }
 
 // ---- the measured model's calibration and refinement, stored and reused ----------------
@@ -131,27 +141,47 @@ void store_split(Store& store, const KernelSpec& spec, const std::vector<Device>
   }
 }
 
-// A stored refinement, if its best split still fits the range and the local sizes.
-std::optional<RefineOutcome> stored_refinement(const nlohmann::json& split, std::size_t total,
-                                               const RefineDomain& domain) {
+// A stored refinement, if its chosen split still fits the range and the local sizes.
+std::optional<RefineOutcome> stored_refinement(const nlohmann::json& split, const SplitLattice& lattice) {
   if (!split.contains("refinement") || split["refinement"].is_null()) return std::nullopt;
-  if (split.value("total_units", std::size_t{0}) != total || domain.count() == 0) return std::nullopt;
+  if (split.value("total_units", std::size_t{0}) != lattice.total_units) return std::nullopt;
   try {
     RefineOutcome o = refine_outcome_from_json(split["refinement"]);
-    if (!o.found() || o.units_first > total || domain.units(domain.nearest(o.units_first)) != o.units_first) {
-      return std::nullopt;
-    }
+    if (!o.found() || !lattice.contains(o.units)) return std::nullopt;
     return o;
   } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+    return std::nullopt;  // an older format: refine anew
   }
+}
+
+// The refinement as one line for people.
+std::string refinement_line(const MeasuredPlan& plan, std::size_t total) {
+  if (!plan.refinement) return "off (--refine 0)";
+  const RefineOutcome& o = *plan.refinement;
+  const std::string alone = o.best_alone_ms ? fmt::format("{:.4f} ms", *o.best_alone_ms) : "not measured";
+  if (plan.refine_source == "stored") {
+    return fmt::format("stored: {} % ({:.4f} ms when measured; best device alone {})", percent_text(o.units, total),
+                       o.makespan_ms, alone);
+  }
+  std::size_t confirms = 0;
+  for (const auto& p : o.probes) confirms += p.role == "confirm";
+  return fmt::format("{} splits measured{} ({} concurrent rounds, {:.0f} ms): model {} % -> best {} %, {:.4f} ms "
+                     "(best device alone {})",
+                     o.probes.size() - confirms,
+                     confirms ? fmt::format(" + {} confirming runs", confirms) : std::string{}, plan.concurrent_rounds,
+                     plan.refine_ms, percent_text(block_units(plan.model_blocks), total), percent_text(o.units, total),
+                     o.makespan_ms, alone);
 }
 
 // The measured model's provenance: where the calibration and the refinement
 // came from and what they cost, as lines and as JSON fields.
 void report_measured(const MeasuredPlan& plan, const Store* store, const std::string& cal_path, std::size_t total,
                      bool json, nlohmann::json& out) {
-  auto pct = [&](std::size_t units) { return 100.0 * static_cast<double>(units) / static_cast<double>(total); };
+  auto pct = [&](const Shares& u) {
+    std::vector<double> v;
+    for (auto x : u) v.push_back(100.0 * static_cast<double>(x) / static_cast<double>(total));
+    return v;
+  };
   std::size_t slices = 0;
   for (const auto& d : plan.cal.devices) slices += d.points.size();
   std::string where = plan.cal_source == "stored" ? fmt::format("stored ({}, {})", store->path(), plan.stored_at)
@@ -161,38 +191,274 @@ void report_measured(const MeasuredPlan& plan, const Store* store, const std::st
   else if (!store) where += ", not stored (--no-store)";
   out["calibration_source"] = plan.cal_source;
   out["db"] = store ? nlohmann::json(store->path()) : nlohmann::json(nullptr);
-  nlohmann::json r{{"source", plan.refine_source}, {"model_percent_first", pct(plan.model_blocks.at(0).size())},
-                   {"concurrent_rounds", plan.concurrent_rounds}, {"elapsed_ms", plan.refine_ms}};
-  std::string line = "off (--refine 0)";
-  if (plan.refine_source == "rounds") line = "concurrency-correction rounds (three or more devices)";
+  const Shares model = block_units(plan.model_blocks);
+  nlohmann::json r{{"source", plan.refine_source}, {"model_percent", pct(model)},
+                   {"model_percent_first", pct(model).at(0)}, {"concurrent_rounds", plan.concurrent_rounds},
+                   {"elapsed_ms", plan.refine_ms}};
   if (plan.refinement) {
-    const RefineOutcome& o = *plan.refinement;
-    r["search"] = to_json(o);
-    r["percent_first"] = pct(o.units_first);
-    const std::string alone = o.best_alone_ms ? fmt::format("{:.4f} ms", *o.best_alone_ms) : "not measured";
-    std::size_t confirms = 0;
-    for (const auto& p : o.probes) confirms += p.role == "confirm";
-    line = plan.refine_source == "stored"
-               ? fmt::format("stored: {:.2f} % on the first device ({:.4f} ms when measured; best device alone {})",
-                             pct(o.units_first), o.makespan_ms, alone)
-               : fmt::format("{} splits measured{} ({} concurrent rounds, {:.0f} ms): model {:.2f} % -> best "
-                             "{:.2f} % on the first device, {:.4f} ms (best device alone {})",
-                             o.probes.size() - confirms,
-                             confirms ? fmt::format(" + {} confirming runs", confirms) : std::string{},
-                             plan.concurrent_rounds, plan.refine_ms,
-                             pct(plan.model_blocks.at(0).size()), pct(o.units_first), o.makespan_ms, alone);
+    r["search"] = to_json(*plan.refinement);
+    r["percent"] = pct(plan.refinement->units);
+    r["percent_first"] = pct(plan.refinement->units).at(0);
   }
   out["refinement"] = r;
-  if (!json) std::cout << "calibration: " << where << "\nrefinement: " << line << "\n";
+  if (!json) std::cout << "calibration: " << where << "\nrefinement: " << refinement_line(plan, total) << "\n";
+}
+
+// What every step of `wstune split` needs.
+struct SplitContext {
+  const KernelSpec& spec;
+  Problem problem;
+  unsigned dim = 0;
+  std::vector<Device> devices;
+  std::vector<LocalSize> locals;
+  MultiDeviceRunner& runner;
+  TimingOptions timing;
+  bool json = false;
+  nlohmann::json& out;
+  [[nodiscard]] std::size_t total() const { return spec.split_units(problem, dim); }
+};
+
+// --sweep STEP: two devices over the first device's share (STEP %, then 1 %
+// near the best), three or more over a grid of the simplex (STEP %, then
+// STEP/2 % within STEP of the best).
+int sweep_shares(SplitContext& c, double step, const std::string& csv_path, const std::string& svg_path) {
+  std::vector<SweepPoint> points;
+  std::string csv;
+  if (c.devices.size() == 2) {
+    points = sweep_two(c.runner, c.dim, c.locals, c.timing, step, std::min(1.0, step));
+    csv = sweep_csv(points);
+  } else {
+    const double divisions = 100 / step;
+    if (!(step > 0 && step <= 50) || std::abs(divisions - std::round(divisions)) > 1e-9) {
+      throw UsageError(fmt::format("--sweep {} with {} devices: give a step in (0, 50] that divides 100, e.g. 10",
+                                   step, c.devices.size()));
+    }
+    if (!svg_path.empty()) throw UsageError("--svg plots two devices' sweep; with three or more use --csv");
+    points = sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(divisions)), 2});
+    csv = grid_csv(points);
+  }
+  const SweepPoint* best = best_point(points);
+  if (!csv_path.empty()) write_file(csv_path, csv);
+  if (!svg_path.empty()) {
+    write_file(svg_path, svg::render(sweep_plot(points, fmt::format("{} {}: makespan over the split", c.spec.name(),
+                                                                    c.problem.text),
+                                                c.devices[0].info.name, c.devices[1].info.name)));
+  }
+  if (c.json) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (const auto& pt : points) {
+      pts.push_back({{"percent_first", pt.percent_first}, {"units", block_units(pt.blocks)}, {"run", run_json(pt.result)}});
+    }
+    c.out["sweep"] = pts;
+    if (best) {
+      c.out["best_percent_first"] = best->percent_first;
+      c.out["best_units"] = block_units(best->blocks);
+      c.out["device_set"] = device_ids(c.devices, best->blocks);
+    }
+    std::cout << c.out.dump(2) << "\n";
+  } else {
+    std::cout << csv;
+    if (best) {
+      std::cout << fmt::format("best: {} % ({} units), makespan {:.4f} ms\n",
+                               percent_text(block_units(best->blocks), c.total()),
+                               fmt::join(block_units(best->blocks), "/"), best->result.makespan.median());
+    }
+  }
+  return best ? 0 : 1;
+}
+
+// Options of the measured model.
+struct MeasuredOptions {
+  std::string cal_path, db;
+  bool store = true, recalibrate = false;
+  unsigned refine = 0;  // splits the refinement may measure (0: none)
+  TimingOptions refine_timing;
+  double cal_cap_ms = 250;
+};
+
+// The calibration: from --calibration FILE, the database or measured now.
+// Returns the stored split when the database's was reused.
+std::optional<nlohmann::json> calibrate(SplitContext& c, const MeasuredOptions& mo, Store* store, MeasuredPlan& plan) {
+  Calibration want{std::string(c.spec.name()), c.problem.text, c.dim, {}};
+  for (std::size_t i = 0; i < c.devices.size(); ++i) {
+    const auto& info = c.devices[i].info;
+    want.devices.push_back(DeviceCalibration{info.id(), info.name, info.fingerprint(), to_string(c.locals[i]), {}, {}, 1.0});
+  }
+  auto matches = [&](const Calibration& got) {
+    bool ok = got.kernel == want.kernel && got.size == want.size && got.dim == want.dim &&
+              got.devices.size() == want.devices.size();
+    for (std::size_t i = 0; ok && i < got.devices.size(); ++i) {
+      ok = got.devices[i].fingerprint == want.devices[i].fingerprint && got.devices[i].local == want.devices[i].local;
+    }
+    return ok;
+  };
+  if (!mo.recalibrate && !mo.cal_path.empty()) {
+    if (std::ifstream f(mo.cal_path); f) {
+      std::stringstream text;
+      text << f.rdbuf();
+      try {
+        plan.cal = calibration_from_json(parse_json_input(text.str(), "--calibration " + mo.cal_path));
+      } catch (const nlohmann::json::exception& e) {
+        throw UsageError(fmt::format("--calibration '{}' is not a calibration ({}); delete it to recalibrate",
+                                     mo.cal_path, bounded(e.what())));
+      }
+      if (matches(plan.cal)) {
+        plan.cal_source = "file";
+        return std::nullopt;
+      }
+    }
+  }
+  if (!mo.recalibrate && store) {
+    if (auto got = stored_split(*store, c.spec, want)) {
+      plan.cal = calibration_from_json(got->first.at("calibration"));
+      plan.stored_at = got->second;
+      plan.cal_source = "stored";
+      return std::move(got->first);
+    }
+  }
+  if (!c.json) std::cerr << "calibrating each device alone (a few slice sizes)...\n";
+  plan.cal = c.runner.calibrate_all(c.dim, c.locals, c.timing, CalibrationBudget{mo.cal_cap_ms});
+  plan.cal_source = "measured";
+  return std::nullopt;
+}
+
+// The measured model: calibration, prediction, refinement (or the stored
+// refinement), stored for the next run.
+MeasuredPlan plan_measured(SplitContext& c, const MeasuredOptions& mo, Store* store) {
+  MeasuredPlan plan;
+  const std::optional<nlohmann::json> split = calibrate(c, mo, store, plan);
+  bool fresh = plan.cal_source != "stored";  // something to store
+  plan.model_blocks = model_blocks(SplitModel::measured, c.runner, c.dim, c.locals, &plan.cal);
+  plan.blocks = plan.model_blocks;
+  if (mo.refine > 0 && c.devices.size() >= 2) {
+    const SplitLattice lattice{c.total(), split_granularities(c.spec, c.problem, c.dim, c.locals)};
+    if (auto prev = split ? stored_refinement(*split, lattice) : std::nullopt) {
+      plan.blocks = shares_blocks(c.dim, prev->units);
+      plan.refinement = std::move(prev);
+      plan.refine_source = "stored";
+    } else {
+      if (!c.json) std::cerr << "refining: measuring a few splits on the devices at once...\n";
+      RefineOptions ro;
+      ro.max_points = mo.refine;
+      const SplitRefinement r = refine_split(c.runner, plan.cal, c.locals, mo.refine_timing, ro);
+      plan.blocks = r.blocks;
+      plan.refinement = r.search;
+      plan.concurrent_rounds = r.concurrent_rounds;
+      plan.refine_ms = r.elapsed_ms;
+      plan.refine_source = "measured";
+      fresh = true;
+    }
+  }
+  if (store && fresh) {
+    store_split(*store, c.spec, c.devices, plan, c.total());
+    plan.stored = true;
+  }
+  if (!mo.cal_path.empty()) write_file(mo.cal_path, to_json(plan.cal).dump(2) + "\n");
+  return plan;
+}
+
+// Each device's share, as a table and as JSON; the devices used.
+void print_shares(SplitContext& c, SplitModel model, const std::vector<Block>& blocks) {
+  nlohmann::json shares = nlohmann::json::array();
+  Table t({"device", "id", "PEs", "share %", "units", "range", "local"});
+  for (std::size_t i = 0; i < c.devices.size(); ++i) {
+    const auto& info = c.devices[i].info;
+    const double pct = 100.0 * static_cast<double>(blocks[i].size()) / static_cast<double>(c.total());
+    t.add({info.name, info.id(), fmt::format("{}", info.total_pe()), fmt::format("{:.2f}", pct),
+           fmt::format("{}", blocks[i].size()), fmt::format("[{}, {})", blocks[i].begin, blocks[i].end),
+           to_string(c.locals[i])});
+    shares.push_back({{"device", to_json(info)}, {"percent", pct}, {"begin", blocks[i].begin},
+                      {"end", blocks[i].end}, {"local", to_json(c.locals[i])}});
+  }
+  const nlohmann::json used = device_ids(c.devices, blocks);
+  c.out["model"] = std::string(to_string(model));
+  c.out["shares"] = shares;
+  c.out["device_set"] = used;
+  if (!c.json) {
+    const double amount = c.spec.compute_amount(c.problem);
+    std::cout << fmt::format("{} {} split along {} by {} (C = {:.3g}, {} class), {} units\n", c.spec.name(),
+                             c.problem.text, c.dim == 0 ? "x" : "y", to_string(model), amount,
+                             to_string(compute_class(amount)), c.total());
+    t.print(std::cout);
+    std::cout << fmt::format("devices used: {} of {} ({})\n", used.size(), c.devices.size(),
+                             fmt::join(used.get<std::vector<std::string>>(), ", "));
+  }
+}
+
+// A run of the split, as the store's split run: the shares and times, with
+// the devices used and the measured model's refinement in the detail.
+void record_run(Store& store, const SplitContext& c, SplitModel model, const std::vector<Block>& blocks,
+                const SplitRunResult& r, const MeasuredPlan& plan) {
+  SplitRun run;
+  run.kernel = kernel_key(c.spec);
+  run.problem = ProblemKey{c.spec.global_size(c.problem), c.problem.text};
+  run.model = std::string(to_string(model));
+  run.makespan_ms = r.makespan.median();
+  for (std::size_t i = 0; i < c.devices.size(); ++i) {
+    store.put_device(c.devices[i].info);
+    const auto& s = r.slices[i];
+    run.devices.push_back(SplitShare{c.devices[i].info.fingerprint(),
+                                     static_cast<double>(blocks[i].size()) / static_cast<double>(c.total()),
+                                     s.wall.size() ? s.wall.median() : 0.0});
+  }
+  nlohmann::json fingerprints = nlohmann::json::array();
+  for (std::size_t i : device_set(block_units(blocks))) fingerprints.push_back(c.devices[i].info.fingerprint());
+  run.detail = {{"source", "wstune split"}, {"dim", c.dim}, {"units", block_units(blocks)},
+                {"device_set", device_ids(c.devices, blocks)}, {"device_set_fingerprints", fingerprints},
+                {"host_finish_ms", r.host_finish_ms},
+                {"refinement", plan.refinement ? to_json(*plan.refinement) : nlohmann::json(nullptr)}};
+  store.record_split_run(run);
+}
+
+// --run: the split on all devices at once, verified, with its times.
+int run_split(SplitContext& c, const std::vector<Block>& blocks, const std::function<void(const SplitRunResult&)>& keep) {
+  const SplitRunResult r = c.runner.run(blocks, c.locals, c.timing);
+  c.out["run"] = run_json(r);
+  if (r.ok() && keep) keep(r);
+  if (!c.json) {
+    Table rt({"device", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
+    for (const auto& s : r.slices) {
+      if (s.block.size() == 0) continue;
+      rt.add({s.device_name, fmt::format("{:.4f}", s.kernel.median()), fmt::format("{:.4f}", s.h2d.median()),
+              fmt::format("{:.4f}", s.d2h.median()), fmt::format("{:.4f}", s.wall.median())});
+    }
+    std::cout << "\n";
+    rt.print(std::cout);
+    std::cout << fmt::format("makespan: {:.4f} ms median (min {:.4f}, {} rounds); host gather+finish {:.4f} ms\n",
+                             r.makespan.median(), r.makespan.min(), r.makespan.size(), r.host_finish_ms);
+    std::cout << fmt::format("status: {}{}\n", to_string(r.status), r.error.empty() ? "" : " - " + r.error);
+  }
+  return r.ok() ? 0 : 1;
+}
+
+// --local: one entry for all devices or one per device ('/'); "rule" is
+// std::nullopt (the paper's rule for the device's block), "stored" the
+// device's stored best local size (null without one).
+std::vector<std::optional<LocalSize>> local_option(const std::string& text,
+                                                   const std::vector<std::optional<StoredConfiguration>>& stored) {
+  const std::size_t devices = stored.size();
+  const auto parts = split_list(text, '/');
+  if (parts.size() != 1 && parts.size() != devices) {
+    throw UsageError(fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
+                                 "separated by '/'", text, parts.size(), devices));
+  }
+  std::vector<std::optional<LocalSize>> fixed;
+  for (std::size_t i = 0; i < devices; ++i) {
+    const auto& t = parts[parts.size() == 1 ? 0 : i];
+    if (t == "rule") fixed.emplace_back(std::nullopt);
+    else if (t == "stored") fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
+    else fixed.emplace_back(parse_local_size(t));
+  }
+  return fixed;
 }
 
 int split_main(int argc, char** argv) {
   po::options_description desc("wstune split options");
   std::string kernel, kernel_file, config_text, size, devices_text, model_text, direction_text, local_text, csv_path,
-      svg_path, cal_path, db;
-  unsigned repeat = 5, warmup = 1, refine = 8, refine_repeat = 5;
-  double refine_min_ms = 20;
-  double sweep = 0, cal_cap_ms = 250;
+      svg_path;
+  MeasuredOptions mo;
+  unsigned repeat = 5, warmup = 1, refine_repeat = 5;
+  double refine_min_ms = 20, sweep = 0;
   std::uint64_t seed = 42;
   add_kernel_options(desc, kernel, kernel_file);
   desc.add_options()
@@ -206,21 +472,22 @@ int split_main(int argc, char** argv) {
        "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
        "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times")
-      ("sweep", po::value(&sweep), "sweep two devices' split ratio in STEP % steps (1 % near the best)")
-      ("csv", po::value(&csv_path), "with --sweep: write the curve as CSV to this file")
-      ("svg", po::value(&svg_path), "with --sweep: write the curve as an SVG plot to this file")
-      ("calibration", po::value(&cal_path), "measured model: read the calibration from this JSON file if it "
-                                             "exists and matches, else calibrate and write it there")
-      ("refine", po::value(&refine)->default_value(8),
-       "measured model, two devices: measure at most N splits on both devices at once around the model's "
-       "prediction (bracketing + golden-section search) and keep the best; three or more devices: at most N "
-       "concurrency-correction rounds; 0: the model's prediction as it is")
+      ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
+                                   "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
+      ("csv", po::value(&csv_path), "with --sweep: write the curve or grid as CSV to this file")
+      ("svg", po::value(&svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")
+      ("calibration", po::value(&mo.cal_path), "measured model: read the calibration from this JSON file if it "
+                                                "exists and matches, else calibrate and write it there")
+      ("refine", po::value(&mo.refine),
+       "measured model: measure at most N splits on the devices at once (balancing the devices' times, then "
+       "lines through the best split), choose the devices and keep the best; default 8 for two devices, 18 for "
+       "three, 10 more per further device; 0: the model's prediction as it is")
       ("refine-repeat", po::value(&refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
       ("refine-min-ms", po::value(&refine_min_ms)->default_value(20),
        "measured model: more runs per refinement probe until they sum to MS (at most 50; 0: off)")
-      ("calibration-cap-ms", po::value(&cal_cap_ms)->default_value(250),
+      ("calibration-cap-ms", po::value(&mo.cal_cap_ms)->default_value(250),
        "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")
-      ("db", po::value(&db), db_option_help)
+      ("db", po::value(&mo.db), db_option_help)
       ("no-store", "measured model: neither reuse nor store a calibration in the database")
       ("recalibrate", "measured model: calibrate and refine anew even if the database holds a calibration")
       ("repeat,r", po::value(&repeat)->default_value(5), "timed repetitions")
@@ -233,10 +500,11 @@ int split_main(int argc, char** argv) {
                      "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
                      "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run] [--sweep STEP] [--json]\n"
                      "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
-                     "Splits one NDRange across several devices and prints each device's share; --run executes "
-                     "it on all devices at once and reports per-device times and the makespan. The measured model "
-                     "calibrates each device alone, predicts, refines online on both devices at once, and stores "
-                     "the calibration in the database for the next run with the same devices, kernel and size.",
+                     "Splits one NDRange across several devices and prints each device's share and the devices "
+                     "used; --run executes it on all devices at once and reports per-device times and the makespan. "
+                     "The measured model calibrates each device alone, predicts, refines online on the devices at "
+                     "once (choosing which devices to use), and stores the calibration in the database for the next "
+                     "run with the same devices, kernel and size.",
                      desc, vm, nullptr, {"devices"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
@@ -254,197 +522,63 @@ int split_main(int argc, char** argv) {
   const auto all = enumerate_devices();
   std::vector<Device> devices;
   for (const auto& sel : split_list(devices_text, ',')) devices.push_back(select_device(all, sel));
-  const TimingOptions timing{warmup, repeat};
+  if (!vm.count("refine")) mo.refine = refine_points(devices.size());
+  mo.refine_timing = TimingOptions{warmup, refine_repeat, refine_min_ms, 50};
+  mo.recalibrate = vm.count("recalibrate") > 0;
+  mo.store = vm.count("no-store") == 0;
 
-  // Local sizes: std::nullopt (outer) means "by the rule".
-  std::vector<std::optional<LocalSize>> fixed;
-  const auto local_parts = split_list(local_text, '/');
-  if (local_parts.size() != 1 && local_parts.size() != devices.size()) {
-    throw UsageError(fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
-                                 "separated by '/'", local_text, local_parts.size(), devices.size()));
-  }
   // Each device's stored best (parameters and local size) for "stored" and,
   // without --config, for a kernel with tuning parameters.
   std::vector<std::optional<StoredConfiguration>> stored(devices.size());
   const bool want_stored = local_text.find("stored") != std::string::npos ||
                            (!spec.tuning_parameters().empty() && config_text.empty());
-  if (want_stored && !vm.count("no-store")) {
-    Store s(database_path(db));
+  if (want_stored && mo.store) {
+    Store s(database_path(mo.db));
     for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
   }
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& t = local_parts[local_parts.size() == 1 ? 0 : i];
-    if (t == "rule") fixed.emplace_back(std::nullopt);
-    else if (t == "stored") fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
-    else fixed.emplace_back(parse_local_size(t));
-  }
-  bool any_rule = false;
-  for (const auto& f : fixed) any_rule = any_rule || !f.has_value();
   // Blocks are chosen with the given local sizes (rule devices: granularity 1),
   // then rule devices get the rule's local size for their block.
+  const auto fixed = local_option(local_text, stored);
+  const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
   std::vector<LocalSize> locals;
   for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
 
   MultiDeviceRunner runner(devices, spec, p, seed);
-  if (!spec.tuning_parameters().empty() && config_text.empty())
-    for (std::size_t i = 0; i < devices.size(); ++i)
+  if (!spec.tuning_parameters().empty() && config_text.empty()) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
       if (stored[i]) runner.set_params(i, stored[i]->config.params);
-  const bool json = vm.count("json") > 0;
+    }
+  }
   nlohmann::json out{{"kernel_name", kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
                      {"compute_amount", spec.compute_amount(p)},
                      {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
+  SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{warmup, repeat}, vm.count("json") > 0, out};
 
   if (vm.count("sweep")) {
     if (any_rule) throw UsageError("--sweep with --local rule is not supported: give X,Y or null per device");
-    const auto points = sweep_two(runner, dim, locals, timing, sweep, std::min(1.0, sweep));
-    const SweepPoint* best = best_point(points);
-    const std::string csv = sweep_csv(points);
-    if (!csv_path.empty()) write_file(csv_path, csv);
-    if (!svg_path.empty()) {
-      write_file(svg_path, svg::render(sweep_plot(points, fmt::format("{} {}: makespan over the split", kernel, p.text),
-                                                  devices[0].info.name, devices[1].info.name)));
-    }
-    if (json) {
-      nlohmann::json pts = nlohmann::json::array();
-      for (const auto& pt : points) pts.push_back({{"percent_first", pt.percent_first}, {"run", run_json(pt.result)}});
-      out["sweep"] = pts;
-      if (best) out["best_percent_first"] = best->percent_first;
-      std::cout << out.dump(2) << "\n";
-    } else {
-      std::cout << csv;
-      if (best) {
-        std::cout << fmt::format("best: {:g} % on {} ({} units), makespan {:.4f} ms\n", best->percent_first,
-                                 devices[0].info.name, best->blocks[0].size(), best->result.makespan.median());
-      }
-    }
-    return best ? 0 : 1;
+    return sweep_shares(c, sweep, csv_path, svg_path);
   }
-
-  const std::size_t total = spec.split_units(p, dim);
   MeasuredPlan plan;
   std::optional<Store> store;
   if (model == SplitModel::measured) {
-    if (!vm.count("no-store")) store.emplace(database_path(db));
-    const bool recalibrate = vm.count("recalibrate") > 0;
-    Calibration want{kernel, p.text, dim, {}};
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      const auto& info = devices[i].info;
-      want.devices.push_back(DeviceCalibration{info.id(), info.name, info.fingerprint(), to_string(locals[i]), {}, {}, 1.0});
-    }
-    auto matches = [&](const Calibration& c) {
-      bool ok = c.kernel == want.kernel && c.size == want.size && c.dim == want.dim &&
-                c.devices.size() == want.devices.size();
-      for (std::size_t i = 0; ok && i < c.devices.size(); ++i) {
-        ok = c.devices[i].fingerprint == want.devices[i].fingerprint && c.devices[i].local == want.devices[i].local;
-      }
-      return ok;
-    };
-    bool loaded = false;
-    std::optional<nlohmann::json> split;  // the stored split, when reused
-    if (!recalibrate && !cal_path.empty()) {
-      if (std::ifstream f(cal_path); f) {
-        std::stringstream text;
-        text << f.rdbuf();
-        try {
-          plan.cal = calibration_from_json(parse_json_input(text.str(), "--calibration " + cal_path));
-        } catch (const nlohmann::json::exception& e) {
-          throw UsageError(fmt::format("--calibration '{}' is not a calibration ({}); delete it to recalibrate",
-                                       cal_path, bounded(e.what())));
-        }
-        loaded = matches(plan.cal);
-        if (loaded) plan.cal_source = "file";
-      }
-    }
-    if (!loaded && !recalibrate && store) {
-      if (auto got = stored_split(*store, spec, want)) {
-        plan.cal = calibration_from_json(got->first.at("calibration"));
-        split = std::move(got->first);
-        plan.stored_at = got->second;
-        plan.cal_source = "stored";
-        loaded = true;
-      }
-    }
-    bool fresh = !loaded || plan.cal_source == "file";  // something to store
-    if (!loaded) {
-      if (!json) std::cerr << "calibrating each device alone (a few slice sizes)...\n";
-      plan.cal = runner.calibrate_all(dim, locals, timing, CalibrationBudget{cal_cap_ms});
-    }
-    plan.model_blocks = model_blocks(SplitModel::measured, runner, dim, locals, &plan.cal);
-    plan.blocks = plan.model_blocks;
-    if (refine > 0 && devices.size() == 2) {
-      const RefineDomain domain{total, split_granularity(spec, dim, locals[0]), split_granularity(spec, dim, locals[1])};
-      if (auto prev = split ? stored_refinement(*split, total, domain) : std::nullopt) {
-        plan.blocks = two_blocks(dim, prev->units_first, total);
-        plan.refinement = std::move(prev);
-        plan.refine_source = "stored";
-      } else {
-        if (!json) std::cerr << "refining: measuring a few splits on both devices at once...\n";
-        RefineOptions ro;
-        ro.max_points = refine;
-        const SplitRefinement r = refine_split(runner, plan.cal, locals, TimingOptions{warmup, refine_repeat, refine_min_ms, 50}, ro);
-        plan.blocks = r.blocks;
-        plan.refinement = r.search;
-        plan.concurrent_rounds = r.concurrent_rounds;
-        plan.refine_ms = r.elapsed_ms;
-        plan.refine_source = "measured";
-        fresh = true;
-      }
-    } else if (refine > 0 && devices.size() > 2) {
-      plan.blocks = refine_measured(runner, plan.cal, locals, timing, refine);
-      plan.refine_source = "rounds";
-      fresh = true;
-    }
-    if (store && fresh) {
-      store_split(*store, spec, devices, plan, total);
-      plan.stored = true;
-    }
-    if (!cal_path.empty()) write_file(cal_path, to_json(plan.cal).dump(2) + "\n");
+    if (mo.store) store.emplace(database_path(mo.db));
+    plan = plan_measured(c, mo, store ? &*store : nullptr);
   }
-  std::vector<Block> blocks =
-      model == SplitModel::measured ? plan.blocks : model_blocks(model, runner, dim, locals, nullptr);
-  if (any_rule) locals = resolve_locals(runner, blocks, fixed, paper_local_rule);
-
-  nlohmann::json shares = nlohmann::json::array();
-  Table t({"device", "id", "PEs", "share %", "units", "range", "local"});
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& info = devices[i].info;
-    const double pct = 100.0 * static_cast<double>(blocks[i].size()) / static_cast<double>(total);
-    t.add({info.name, info.id(), fmt::format("{}", info.total_pe()), fmt::format("{:.2f}", pct),
-           fmt::format("{}", blocks[i].size()), fmt::format("[{}, {})", blocks[i].begin, blocks[i].end),
-           to_string(locals[i])});
-    shares.push_back({{"device", to_json(info)}, {"percent", pct}, {"begin", blocks[i].begin},
-                      {"end", blocks[i].end}, {"local", to_json(locals[i])}});
+  const std::vector<Block> blocks =
+      model == SplitModel::measured ? plan.blocks : model_blocks(model, runner, dim, c.locals, nullptr);
+  if (any_rule) c.locals = resolve_locals(runner, blocks, fixed, paper_local_rule);
+  print_shares(c, model, blocks);
+  if (model == SplitModel::measured) {
+    c.out["calibration"] = to_json(plan.cal);
+    report_measured(plan, store ? &*store : nullptr, mo.cal_path, c.total(), c.json, c.out);
   }
-  out["model"] = std::string(to_string(model));
-  out["shares"] = shares;
-  if (model == SplitModel::measured) out["calibration"] = to_json(plan.cal);
-  if (!json) {
-    std::cout << fmt::format("{} {} split along {} by {} (C = {:.3g}, {} class), {} units\n", kernel, p.text,
-                             dim == 0 ? "x" : "y", to_string(model), spec.compute_amount(p),
-                             to_string(compute_class(spec.compute_amount(p))), total);
-    t.print(std::cout);
-  }
-  if (model == SplitModel::measured) report_measured(plan, store ? &*store : nullptr, cal_path, total, json, out);
   int status = 0;
   if (vm.count("run")) {
-    const SplitRunResult r = runner.run(blocks, locals, timing);
-    status = r.ok() ? 0 : 1;
-    out["run"] = run_json(r);
-    if (!json) {
-      Table rt({"device", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
-      for (const auto& s : r.slices) {
-        if (s.block.size() == 0) continue;
-        rt.add({s.device_name, fmt::format("{:.4f}", s.kernel.median()), fmt::format("{:.4f}", s.h2d.median()),
-                fmt::format("{:.4f}", s.d2h.median()), fmt::format("{:.4f}", s.wall.median())});
-      }
-      std::cout << "\n";
-      rt.print(std::cout);
-      std::cout << fmt::format("makespan: {:.4f} ms median (min {:.4f}, {} rounds); host gather+finish {:.4f} ms\n",
-                               r.makespan.median(), r.makespan.min(), r.makespan.size(), r.host_finish_ms);
-      std::cout << fmt::format("status: {}{}\n", to_string(r.status), r.error.empty() ? "" : " - " + r.error);
-    }
+    status = run_split(c, blocks, [&](const SplitRunResult& r) {
+      if (store) record_run(*store, c, model, blocks, r, plan);
+    });
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (c.json) std::cout << c.out.dump(2) << "\n";
   return status;
 }
 

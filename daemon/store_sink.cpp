@@ -41,6 +41,11 @@ class StoreSink final : public ResultSink {
       run.devices.push_back(SplitShare{part.fingerprint, part.share, part.kernel_ms + part.transfer_ms});
     run.detail = to_json(r);
     run.detail["source"] = "wstuned";
+    json used = json::array();  // the devices the split gave a slice, as `wstune split` records them
+    for (const auto& part : r.parts) {
+      if (part.share > 0) used.push_back(part.fingerprint);
+    }
+    run.detail["device_set_fingerprints"] = used;
     store_.record_split_run(run);
     // Trials of the tune policy: one session per worker block.
     for (const auto& part : r.parts) {

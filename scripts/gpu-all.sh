@@ -9,9 +9,13 @@
 # ./build-gpu (git-ignored, so it stays between calls while the machine is
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
-# Steps: build ctest tune (= tune-gpu tune-cpu) split daemon peers paper store
-# (in the order given). STEP_TIMEOUT (540 s) bounds each benchmark.
-# Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core PoCL (0:0).
+# Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
+# peers paper store (in the order given). STEP_TIMEOUT (540 s) bounds each
+# benchmark. Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core
+# PoCL (0:0); on nvidia-h200-x2 the GPUs are 1:0 and 1:1, the CPU 0:0.
+# split3-KERNEL (KERNEL: matmul, bilinear, sort, trapezoid): the measured
+# model on both GPUs and the CPU against the grid oracle at issue #18's sizes
+# (docs/results/split_h200x2-cpu.md); SPLIT3_DEVICES overrides 1:0,1:1,0:0.
 set -uo pipefail
 ROOT=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -45,6 +49,14 @@ for step in "$@"; do
       [ "$step" = tune-gpu ] || logged tune-cpu 25 scripts/bench-tune.sh cpu h100-host-pocl --case matmul=256 matmul=250 $sizes ;;
     split)
       logged split 30 scripts/bench-split.sh gpu,cpu h100-pocl ;;
+    split3-*)
+      kernel=${step#split3-}
+      case $kernel in
+        matmul) size=4096 ;; bilinear) size=2048x2048:4096x4096 ;; sort) size=4194304 ;; trapezoid) size=16777216 ;;
+        *) log "unknown kernel in $step"; continue ;;
+      esac
+      logged "$step" 30 scripts/bench-split.sh "${SPLIT3_DEVICES:-1:0,1:1,0:0}" "h200x2-cpu-$kernel" \
+        --kernels "$kernel" --sizes "$kernel=$size" ;;
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;

@@ -3,7 +3,9 @@
 # the first run calibrates, refines online and stores the calibration (one row
 # per device); the second reuses it ("calibration: stored", no calibration or
 # refinement runs, no new rows); --recalibrate measures anew; --no-store
-# neither reads nor writes; another size does not reuse the stored one.
+# neither reads nor writes; another size does not reuse the stored one. On
+# three devices the refinement chooses the devices it uses, printed, in the
+# JSON and in the stored split run's detail.
 # Usage: split_store_test.sh PATH/TO/wstune
 set -euo pipefail
 W=$1
@@ -56,4 +58,28 @@ grep -q "^calibration: measured.*not stored (--no-store)" "$TMP/5.out" || fail "
 "$W" split --kernel trapezoid --size 32768 --devices 0:0,0:1 --model measured --refine 0 --db "$DB" >"$TMP/6.out" 2>&1
 grep -q "^calibration: measured" "$TMP/6.out" || fail "a calibration of another size was reused"
 grep -q "^refinement: off" "$TMP/6.out" || fail "--refine 0 still refined"
+# Three devices: the chosen device set in the output, the JSON and the split run's detail.
+DB3=$TMP/split3.db
+POCL_DEVICES="basic pthread pthread" "$W" split --kernel trapezoid --size 65536 --devices 0:0,0:1,0:2 --model measured \
+  --run --repeat 2 --refine 10 --refine-repeat 2 --db "$DB3" >"$TMP/7.out" 2>"$TMP/7.err" \
+  || { cat "$TMP/7.out" "$TMP/7.err"; fail "three-device run"; }
+cat "$TMP/7.out"
+grep -qE "^devices used: [1-3] of 3 \(0:[0-2]" "$TMP/7.out" || fail "no 'devices used' line for three devices"
+grep -qE "^refinement: ([1-9]|10) splits measured" "$TMP/7.out" || fail "three devices were not refined within 10 splits"
+grep -q "^status: correct" "$TMP/7.out" || fail "the three-device split is not correct"
+POCL_DEVICES="basic pthread pthread" "$W" split --kernel trapezoid --size 65536 --devices 0:0,0:1,0:2 --model measured \
+  --db "$DB3" --json >"$TMP/8.json" 2>/dev/null
+python3 - "$TMP/8.json" "$DB3" <<'PY' || fail "the device set is missing from the JSON or the stored split run"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+units = d["refinement"]["search"]["units"]
+assert len(units) == 3 and sum(units) == 65536, units
+used = [s["device"]["id"] for s in d["shares"] if s["end"] > s["begin"]]
+assert d["device_set"] == used and used, (d["device_set"], used)
+rows = sqlite3.connect(sys.argv[2]).execute("SELECT model, detail FROM split_runs").fetchall()
+assert len(rows) == 1, rows
+detail = json.loads(rows[0][1])
+assert rows[0][0] == "measured" and detail["source"] == "wstune split", rows
+assert detail["device_set"] == used and detail["units"] == units, detail
+PY
 echo "split store checks passed"

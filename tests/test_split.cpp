@@ -124,9 +124,15 @@ TEST(Align, SortHasTwoElementsPerWorkItem) {
   const KernelSpec& sort = kernel_spec("sort");
   EXPECT_EQ(split_granularity(sort, 0, Extent{64, 1, 1}), 128u);
   EXPECT_EQ(split_granularity(sort, 0, std::nullopt), 2u);
+  // matmul guards its bounds (its NDRange is rounded up to the local size):
+  // any slice runs with any local size.
   const KernelSpec& mm = kernel_spec("matmul");
-  EXPECT_EQ(split_granularity(mm, 1, Extent{32, 8, 2}), 8u);
-  EXPECT_EQ(split_granularity(mm, 0, Extent{32, 8, 2}), 32u);
+  ASSERT_TRUE(mm.guards_bounds());
+  EXPECT_EQ(split_granularity(mm, 1, Extent{32, 8, 2}), 1u);
+  EXPECT_EQ(split_granularity(mm, 0, Extent{32, 8, 2}), 1u);
+  EXPECT_EQ(split_granularities(sort, sort.parse_size("4096"), 0, {Extent{64, 1, 1}, std::nullopt}),
+            (std::vector<std::size_t>{128, 2}));
+  EXPECT_EQ(split_granularity(mm, mm.parse_size("64"), 1, Extent{32, 8, 2}), 1u);
 }
 
 RC_GTEST_PROP(Align, CoversTheRangeAligned, ()) {

@@ -1,32 +1,35 @@
-// Multi-device split execution on real OpenCL: two PoCL devices in one
-// process (POCL_DEVICES="pthread pthread"), every kernel split and verified
-// against the CPU reference, calibration for the measured model, its online
-// refinement, and a sweep.
+// Multi-device split execution on real OpenCL: two and three PoCL devices in
+// one process (POCL_DEVICES="pthread pthread pthread"), every kernel split
+// and verified against the CPU reference, calibration for the measured
+// model, its online refinement on two and three devices, a sweep and the
+// grid oracle.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
+#include "wstune/split_grid.hpp"
 #include "wstune/split_refine.hpp"
 
 using namespace wstune;
 
 namespace {
 
-// Two PoCL CPU devices; set before the ICD loader first asks for platforms.
+// Three PoCL CPU devices; set before the ICD loader first asks for platforms.
 const bool env_set = [] {
-  setenv("POCL_DEVICES", "pthread pthread", 1);
+  setenv("POCL_DEVICES", "pthread pthread pthread", 1);
   setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
   return true;
 }();
 
-std::vector<Device> two_devices() {
+std::vector<Device> pocl_devices(std::size_t n) {
   auto all = enumerate_devices();
   std::vector<Device> out;
   for (auto& d : all) {
-    if (d.info.platform.find("Portable") != std::string::npos && out.size() < 2) out.push_back(d);
+    if (d.info.platform.find("Portable") != std::string::npos && out.size() < n) out.push_back(d);
   }
   return out;
 }
@@ -39,10 +42,12 @@ class SplitMulti : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(env_set);
-    devices = two_devices();
-    ASSERT_EQ(devices.size(), 2u) << "POCL_DEVICES=\"pthread pthread\" must give two PoCL devices";
+    devices = pocl_devices(2);
+    ASSERT_EQ(devices.size(), 2u) << "POCL_DEVICES=\"pthread pthread pthread\" must give PoCL devices";
+    three = pocl_devices(3);
+    ASSERT_EQ(three.size(), 3u) << "POCL_DEVICES=\"pthread pthread pthread\" must give three PoCL devices";
   }
-  std::vector<Device> devices;
+  std::vector<Device> devices, three;
 };
 
 TEST_F(SplitMulti, EveryKernelSplitsAndVerifies) {
@@ -77,12 +82,14 @@ TEST_F(SplitMulti, OneDeviceAloneAndPerDeviceLocalSizes) {
   auto r = mr.run(align_blocks({0.0, 1.0}, 64, 1, {1, 1}), {std::nullopt, std::nullopt}, quick);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.slices[0].kernel.size(), 0u);  // idle
-  // Device 0 with 16x8 groups (rows in multiples of 8), device 1 with the driver's choice.
+  // Device 0 with 16x8 groups, device 1 with the driver's choice. matmul
+  // guards its bounds, so device 0's slice need not be a multiple of 8 rows:
+  // 37 rows run as 40 and verify.
   const std::vector<LocalSize> locals{Extent{16, 8, 2}, std::nullopt};
-  const auto blocks = align_blocks({0.5, 0.5}, 64, 1, {split_granularity(k, 1, locals[0]), 1});
-  EXPECT_EQ(blocks[0].size() % 8, 0u);
-  r = mr.run(blocks, locals, quick);
+  EXPECT_EQ(split_granularity(k, 1, locals[0]), 1u);
+  r = mr.run(shares_blocks(1, {37, 27}), locals, quick);
   ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.verdict.ok);
   // A local size above the work-group limit is a constraint failure, not a crash.
   r = mr.run(align_blocks({0.5, 0.5}, 64, 1, {1, 1}), {Extent{128, 64, 2}, std::nullopt}, quick);
   EXPECT_EQ(r.status, TrialStatus::constraints);
@@ -144,15 +151,16 @@ TEST_F(SplitMulti, RefinementIsVerifiedAndNotWorseThanTheBestDeviceAlone) {
   const TimingOptions probe_timing{1, 3};
   const SplitRefinement ref = refine_split(mr, cal, locals, probe_timing, opt);
   ASSERT_TRUE(ref.search.found());
+  ASSERT_EQ(ref.search.units.size(), 2u);
   std::size_t distinct = 0;
   for (const auto& p : ref.search.probes) distinct += p.role != "confirm";
   EXPECT_LE(distinct, 6u);
-  EXPECT_LE(ref.search.probes.size(), 6u + 2 * opt.confirm);
+  EXPECT_LE(ref.search.probes.size(), 6u + 2 * opt.rivals * opt.confirm);
   EXPECT_GE(distinct, 3u);  // start and both endpoints at least (equal devices)
   EXPECT_EQ(ref.concurrent_rounds, ref.search.probes.size() * 4);
-  for (const auto& p : ref.search.probes) EXPECT_TRUE(std::isfinite(p.makespan_ms)) << p.units_first;
+  for (const auto& p : ref.search.probes) EXPECT_TRUE(std::isfinite(p.makespan_ms)) << p.units[0];
   ASSERT_EQ(ref.blocks.size(), 2u);
-  EXPECT_EQ(ref.blocks[0].size(), ref.search.units_first);
+  EXPECT_EQ(ref.blocks[0].size(), ref.search.units[0]);
   EXPECT_EQ(ref.blocks[1].end, total);
   ASSERT_TRUE(ref.search.best_alone_ms.has_value());
   EXPECT_LE(ref.search.makespan_ms, *ref.search.best_alone_ms);
@@ -163,7 +171,7 @@ TEST_F(SplitMulti, RefinementIsVerifiedAndNotWorseThanTheBestDeviceAlone) {
   }
 
   // Interleaved re-measurement: the chosen split and each device alone.
-  const std::vector<std::vector<Block>> cands{ref.blocks, two_blocks(0, total, total), two_blocks(0, 0, total)};
+  const std::vector<std::vector<Block>> cands{ref.blocks, shares_blocks(0, {total, 0}), shares_blocks(0, {0, total})};
   std::vector<Samples> med(cands.size());
   for (int round = 0; round < 5; ++round) {
     for (std::size_t j = 0; j < cands.size(); ++j) {
@@ -175,10 +183,79 @@ TEST_F(SplitMulti, RefinementIsVerifiedAndNotWorseThanTheBestDeviceAlone) {
     }
   }
   const double alone = std::min(med[1].median(), med[2].median());
-  EXPECT_LE(med[0].median(), 1.5 * alone) << "refined split " << ref.search.units_first << " of " << total
+  EXPECT_LE(med[0].median(), 1.5 * alone) << "refined split " << ref.search.units[0] << " of " << total
                                            << ": " << med[0].median() << " ms, best alone " << alone << " ms";
-  // Refinement needs two devices.
-  Calibration three = cal;
-  three.devices.push_back(cal.devices[0]);
-  EXPECT_THROW((void)refine_split(mr, three, locals, probe_timing, opt), UsageError);
+  // One calibration per device.
+  Calibration extra = cal;
+  extra.devices.push_back(cal.devices[0]);
+  EXPECT_THROW((void)refine_split(mr, extra, locals, probe_timing, opt), UsageError);
+}
+
+// Three devices in one process: the measured model refined online (every
+// probe run concurrently and its gathered output verified), the chosen
+// device set, and the chosen split run again and verified.
+TEST_F(SplitMulti, RefinementOnThreeDevicesChoosesASetAndVerifies) {
+  const KernelSpec& k = kernel_spec("matmul");
+  MultiDeviceRunner mr(three, k, k.parse_size("96x64x48"));
+  const std::vector<LocalSize> locals(3, std::nullopt);
+  const unsigned dim = split_dimension(k.dims(), k.priority(), SplitDirection::auto_);
+  const std::size_t total = k.split_units(mr.problem(), dim);
+  Calibration cal = mr.calibrate_all(dim, locals, quick);
+  RefineOptions opt;
+  opt.max_points = refine_points(3);
+  const SplitRefinement ref = refine_split(mr, cal, locals, quick, opt);
+  ASSERT_TRUE(ref.search.found());
+  const SplitLattice lattice{total, split_granularities(k, mr.problem(), dim, locals)};
+  std::set<Shares> distinct;
+  for (const auto& p : ref.search.probes) {
+    EXPECT_TRUE(std::isfinite(p.makespan_ms)) << "a probe failed or was wrong";
+    EXPECT_TRUE(lattice.contains(p.units));
+    if (p.role != "confirm") distinct.insert(p.units);
+  }
+  EXPECT_LE(distinct.size(), opt.max_points);
+  EXPECT_GE(distinct.size(), 4u);  // the start and each device alone at least (equal devices)
+  ASSERT_EQ(ref.blocks.size(), 3u);
+  EXPECT_EQ(block_units(ref.blocks), ref.search.units);
+  EXPECT_EQ(ref.blocks.back().end, total);
+  EXPECT_FALSE(ref.search.devices().empty());
+  ASSERT_TRUE(ref.search.best_alone_ms.has_value());
+  EXPECT_LE(ref.search.makespan_ms, *ref.search.best_alone_ms);
+  const SplitRunResult r = mr.run(ref.blocks, locals, quick);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.verdict.ok);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(r.slices[i].kernel.size() > 0, ref.blocks[i].size() > 0);
+}
+
+// The grid oracle on three devices: every point of a 25 % grid and its 12.5 %
+// refinement runs and verifies, shares cover the range, the best is the
+// smallest median. With pruning, the splits skipped are marked and each
+// gives some device at least a slice that alone took longer than 1.5 × the
+// best makespan.
+TEST_F(SplitMulti, GridOracleOnThreeDevices) {
+  const KernelSpec& k = kernel_spec("trapezoid");
+  MultiDeviceRunner mr(three, k, k.parse_size("8192"));
+  const std::vector<LocalSize> locals(3, std::nullopt);
+  const auto grid = sweep_grid(mr, 0, locals, quick, GridOptions{4, 2, 0});
+  EXPECT_GE(grid.size(), 15u);  // C(6, 2) coarse points, then the finer ones near the best
+  const SweepPoint* best = best_point(grid);
+  ASSERT_NE(best, nullptr);
+  for (const auto& p : grid) {
+    ASSERT_TRUE(p.result.ok()) << p.result.error;
+    EXPECT_TRUE(p.result.verdict.ok);
+    EXPECT_EQ(p.blocks.back().end, 8192u);
+    EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
+  }
+  const auto pruned = sweep_grid(mr, 0, locals, quick, GridOptions{4, 2, 1.5});
+  EXPECT_GE(pruned.size(), 15u);
+  for (const auto& p : pruned) {
+    if (p.result.ok()) continue;
+    EXPECT_EQ(p.result.status, TrialStatus::timeout);
+    EXPECT_EQ(p.result.error.rfind("not run:", 0), 0u) << p.result.error;
+  }
+  ASSERT_NE(best_point(pruned), nullptr);
+  const std::string csv = grid_csv(grid);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "units_0,units_1,units_2,percent_0,percent_1,percent_2,devices,status,makespan_median_ms,makespan_min_ms");
+  EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), grid.size() + 1);
+  EXPECT_THROW((void)sweep_grid(mr, 0, {std::nullopt}, quick), UsageError);
 }

@@ -261,18 +261,10 @@ std::vector<LocalSize> resolve_locals(MultiDeviceRunner& runner, const std::vect
   return out;
 }
 
-namespace {
-std::vector<std::size_t> granularities(const MultiDeviceRunner& r, unsigned dim, const std::vector<LocalSize>& locals) {
-  std::vector<std::size_t> g;
-  for (const auto& l : locals) g.push_back(split_granularity(r.spec(), r.problem(), dim, l));
-  return g;
-}
-}  // namespace
-
 std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, unsigned dim,
                                 const std::vector<LocalSize>& locals, const Calibration* cal) {
   const std::size_t total = runner.spec().split_units(runner.problem(), dim);
-  const auto gran = granularities(runner, dim, locals);
+  const auto gran = split_granularities(runner.spec(), runner.problem(), dim, locals);
   std::vector<std::uint64_t> pe;
   for (std::size_t i = 0; i < runner.size(); ++i) pe.push_back(runner.runner(i).device().info.total_pe());
   switch (model) {
@@ -316,7 +308,7 @@ std::vector<SweepPoint> sweep_two(MultiDeviceRunner& runner, unsigned dim, const
   if (runner.size() != 2) throw UsageError(fmt::format("--sweep needs exactly two devices, got {}", runner.size()));
   if (!(step > 0 && step <= 50)) throw UsageError(fmt::format("--sweep {}: give a step in (0, 50] percent", step));
   const std::size_t total = runner.spec().split_units(runner.problem(), dim);
-  const auto gran = granularities(runner, dim, locals);
+  const auto gran = split_granularities(runner.spec(), runner.problem(), dim, locals);
   std::map<double, SweepPoint> points;  // by percent
   std::vector<std::vector<Block>> seen;
   auto measure = [&](double pct) {

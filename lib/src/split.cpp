@@ -180,22 +180,149 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
     units[*best] += gran[*best];
     rem -= gran[*best];
   }
+  return shares_blocks(dim, units);
+}
+
+std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local) {
+  const std::size_t l = local && !spec.guards_bounds() ? (*local)[dim] : 1;
+  return std::max<std::size_t>(1, l) * spec.units_per_work_item();
+}
+
+std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
+                                             const std::vector<LocalSize>& locals) {
+  std::vector<std::size_t> g;
+  for (const auto& l : locals) g.push_back(split_granularity(spec, p, dim, l));
+  return g;
+}
+
+// ---- splits as slices per device ------------------------------------------------
+
+bool SplitLattice::contains(const Shares& units) const {
+  if (units.size() != size()) return false;
+  std::size_t sum = 0;
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (units[i] % std::max<std::size_t>(1, granularity[i]) != 0) return false;
+    sum += units[i];
+  }
+  return sum == total_units;
+}
+
+namespace {
+// The split with the others' slices floored to their granularities and the
+// pair (i, j) taking the rest, i as near its target as the pair's
+// granularities allow (RefineDomain's arithmetic, inline).
+std::optional<Shares> snap_pair(const SplitLattice& l, const std::vector<double>& target, std::size_t i,
+                                std::size_t j) {
+  Shares u(l.size(), 0);
+  std::size_t others = 0;
+  for (std::size_t m = 0; m < l.size(); ++m) {
+    if (m == i || m == j) continue;
+    const std::size_t g = std::max<std::size_t>(1, l.granularity[m]);
+    u[m] = std::min(static_cast<std::size_t>(std::max(0.0, target[m])), l.total_units) / g * g;
+    others += u[m];
+  }
+  if (others > l.total_units) return std::nullopt;
+  const std::size_t rest = l.total_units - others;
+  const std::size_t gi = std::max<std::size_t>(1, l.granularity[i]), gj = std::max<std::size_t>(1, l.granularity[j]);
+  std::optional<std::size_t> best;
+  // The settable slices of i repeat every lcm(gi, gj): look within one period of the target.
+  const std::size_t period = std::lcm(gi, gj);
+  const std::size_t near = std::min(static_cast<std::size_t>(std::max(0.0, target[i])), rest) / gi * gi;
+  const std::size_t from = near > period ? (near - period) / gi * gi : 0;
+  for (std::size_t ui = from; ui <= rest && ui <= near + period; ui += gi) {
+    if ((rest - ui) % gj != 0) continue;
+    if (!best || std::abs(static_cast<double>(ui) - target[i]) < std::abs(static_cast<double>(*best) - target[i])) {
+      best = ui;
+    }
+  }
+  if (!best) return std::nullopt;
+  u[i] = *best;
+  u[j] = rest - *best;
+  return u;
+}
+
+// The nearest of the pair splits (snap_pair) over every pair of devices.
+std::optional<Shares> snap_by_pairs(const SplitLattice& l, const std::vector<double>& target) {
+  std::optional<Shares> best;
+  double best_dist = 0;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    for (std::size_t j = i + 1; j < l.size(); ++j) {
+      const auto u = snap_pair(l, target, i, j);
+      if (!u) continue;
+      double dist = 0;
+      for (std::size_t m = 0; m < l.size(); ++m) dist += std::abs(static_cast<double>((*u)[m]) - target[m]);
+      if (!best || dist < best_dist) {
+        best = u;
+        best_dist = dist;
+      }
+    }
+  }
+  return best;
+}
+}  // namespace
+
+Shares SplitLattice::snap(const Shares& units) const {
+  if (units.size() != size() || units.empty()) {
+    throw UsageError(fmt::format("split: a split of {} devices given for {} devices; give one slice per device",
+                                 units.size(), size()));
+  }
+  const double sum = std::accumulate(units.begin(), units.end(), 0.0,
+                                     [](double s, std::size_t u) { return s + static_cast<double>(u); });
+  std::vector<double> fractions, target;
+  for (auto u : units) {
+    fractions.push_back(sum > 0 ? static_cast<double>(u) / sum : 1.0 / static_cast<double>(size()));
+    target.push_back(fractions.back() * static_cast<double>(total_units));
+  }
+  try {
+    return block_units(align_blocks(fractions, total_units, 0, granularity));
+  } catch (const UsageError&) {
+    // The remainder fits no single device; a pair of devices may still take it.
+    if (auto u = snap_by_pairs(*this, target)) return *u;
+    throw;
+  }
+}
+
+Shares SplitLattice::alone(std::size_t i) const {
+  Shares u(size(), 0);
+  u.at(i) = total_units;
+  return u;
+}
+
+std::vector<std::size_t> device_set(const Shares& units) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (units[i] > 0) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<Block> shares_blocks(unsigned dim, const Shares& units) {
   std::vector<Block> blocks;
   std::size_t begin = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    blocks.push_back(Block{dim, begin, begin + units[i]});
-    begin += units[i];
+  for (auto u : units) {
+    blocks.push_back(Block{dim, begin, begin + u});
+    begin += u;
   }
   return blocks;
 }
 
-std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local) {
-  const std::size_t l = local ? (*local)[dim] : 1;
-  return std::max<std::size_t>(1, l) * spec.units_per_work_item();
+std::string percent_text(const Shares& units, std::size_t total) {
+  std::string out;
+  for (auto u : units) {
+    const double pct = total ? 100.0 * static_cast<double>(u) / static_cast<double>(total) : 0.0;
+    out += fmt::format("{}{:.1f}", out.empty() ? "" : "/", pct);
+  }
+  return out;
+}
+
+Shares block_units(const std::vector<Block>& blocks) {
+  Shares u;
+  for (const auto& b : blocks) u.push_back(b.size());
+  return u;
 }
 
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local) {
-  const std::size_t l = local ? (*local)[dim] : 1;
+  const std::size_t l = local && !spec.guards_bounds() ? (*local)[dim] : 1;
   return std::max<std::size_t>(1, l) * std::max<std::size_t>(1, spec.slice_multiple(p, dim));
 }
 
@@ -427,13 +554,7 @@ std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total, un
     for (auto u : units) f.push_back(static_cast<double>(u) / static_cast<double>(sum));
     return align_blocks(f, total, dim, gran);
   }
-  std::vector<Block> blocks;
-  std::size_t begin = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    blocks.push_back(Block{dim, begin, begin + units[i]});
-    begin += units[i];
-  }
-  return blocks;
+  return shares_blocks(dim, units);
 }
 
 std::vector<double> block_fractions(const std::vector<Block>& blocks, std::size_t total) {

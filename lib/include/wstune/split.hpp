@@ -107,11 +107,59 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
 
 /// The granularity (split units) of a device's slice along `dim`: its local
 /// size along `dim` (1 for the driver's choice) × units per work-item
-/// (KernelSpec::units_per_work_item: 2 elements per work-item for sort).
+/// (KernelSpec::units_per_work_item: 2 elements per work-item for sort). A
+/// kernel that guards its bounds (KernelSpec::guards_bounds: its NDRange is
+/// rounded up to a multiple of the local size) has units per work-item
+/// whatever the local size.
 std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local);
 /// split_granularity() with the problem's parameters: KernelSpec::slice_multiple(p, dim) × the local
-/// size along `dim` (1 for the driver's choice).
+/// size along `dim` (1 for the driver's choice, or for a kernel that guards its bounds).
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local);
+
+/// split_granularity(spec, p, dim, local) of each local size, in order.
+std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
+                                             const std::vector<LocalSize>& locals);
+
+// ---- splits as slices per device ------------------------------------------------
+
+/// Split units per device, in device order (a split of a range: they sum to it).
+using Shares = std::vector<std::size_t>;
+
+/// The settable splits of a range over devices: device i's slice is a
+/// multiple of granularity[i] (split units; see split_granularity()) and the
+/// slices sum to total_units. A device may get nothing.
+struct SplitLattice {
+  std::size_t total_units = 0;          ///< the whole range (split units)
+  std::vector<std::size_t> granularity; ///< per device; each ≥ 1
+
+  /// Number of devices.
+  [[nodiscard]] std::size_t size() const noexcept { return granularity.size(); }
+  /// True when `units` has one entry per device, each a multiple of its
+  /// granularity, summing to total_units.
+  [[nodiscard]] bool contains(const Shares& units) const;
+  /// The split nearest `units` (any values, one per device): align_blocks()
+  /// of their fractions; when no single device can take the remainder, the
+  /// others floored and a pair of devices sharing the rest as near their
+  /// targets as their granularities allow (4 and 6 take 77:23 of 100 as
+  /// 76:24). Throws UsageError when the sizes differ or no split aligns
+  /// (naming the fix).
+  [[nodiscard]] Shares snap(const Shares& units) const;
+  /// Device i alone: total_units on i, nothing elsewhere (contains() says
+  /// whether it is settable).
+  [[nodiscard]] Shares alone(std::size_t i) const;
+};
+
+/// The devices a split uses (a positive slice), ascending indices.
+std::vector<std::size_t> device_set(const Shares& units);
+
+/// Contiguous blocks along `dim` giving device i `units[i]` split units, in
+/// device order (an empty block for 0).
+std::vector<Block> shares_blocks(unsigned dim, const Shares& units);
+/// Each block's size, in order (the inverse of shares_blocks()).
+Shares block_units(const std::vector<Block>& blocks);
+/// Each slice as a percentage of `total_units` with one decimal, joined by
+/// '/': "40.0/35.0/25.0" (0.0 each when total_units is 0).
+std::string percent_text(const Shares& units, std::size_t total_units);
 
 // ---- the measured model --------------------------------------------------------
 
