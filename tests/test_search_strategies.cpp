@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "wstune/error.hpp"
 #include "wstune/search.hpp"
 #include "wstune/rules.hpp"
 #include "wstune/search_space.hpp"
@@ -447,7 +448,7 @@ TEST(Tune, GuidedOnACpuIn1DSpendsATwoEvaluationBudgetOnNullAndTheRule) {
 }
 
 TEST(Searchers, UnknownNameIsAUsageError) {
-  EXPECT_THROW(make_searcher("genetic"), std::exception);
+  EXPECT_THROW(make_searcher("no-such-strategy"), UsageError);
 }
 
 RC_GTEST_PROP(TuneProperty, NeverSlowerThanNullAndNoShapeMeasuredTwice, ()) {
