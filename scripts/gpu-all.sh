@@ -10,7 +10,14 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# peers paper store (in the order given). STEP_TIMEOUT (540 s) bounds each
+# peers paper store examples prime tunecost showcase tables (in the order
+# given). examples: the T1 example kernels tuned on the GPU (issue 13);
+# prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
+# tuner's time per trial beyond the kernel runs on large buffers (issue 15);
+# showcase: the tiled matmul against CLBlast within budgets (issue 15,
+# SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
+# tables of the examples for simulation mode (TABLE_SECONDS bounds the tiled
+# matmul's). STEP_TIMEOUT (540 s) bounds each
 # benchmark. Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core
 # PoCL (0:0); on nvidia-h200-x2 the GPUs are 1:0 and 1:1, the CPU 0:0.
 # split3-KERNEL (KERNEL: matmul, bilinear, sort, trapezoid): the measured
@@ -39,7 +46,7 @@ for step in "$@"; do
   case $step in
     build)
       cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >"$LOGS/cmake.log" 2>&1 &&
-      cmake --build build-gpu -j16 >"$LOGS/build.log" 2>&1 || { grep -B2 -A8 error "$LOGS/build.log" | head -80; exit 1; } ;;
+      cmake --build build-gpu -j16 --target ${BUILD_TARGETS:-all} >"$LOGS/build.log" 2>&1 || { grep -B2 -A8 error "$LOGS/build.log" | head -80; exit 1; } ;;
     ctest)
       (cd build-gpu && timeout "$step_timeout" ctest -j8 --timeout 300 >"$LOGS/ctest.log" 2>&1); tail -15 "$LOGS/ctest.log" ;;
     tune|tune-gpu|tune-cpu)
@@ -66,11 +73,49 @@ for step in "$@"; do
       logged paper 30 scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} ;;
     store)
       logged store 10 scripts/bench-store.sh h100-host ;;
+    examples)
+      EX=share/examples/kernels
+      logged examples 20 scripts/bench-examples.sh gpu h100 "$EX/matmul_tiled.json@1024x1024x1024@300" \
+        "$EX/stencil5.json@4096x4096@150" "$EX/reduction.json@16777216@150" "$EX/stencil7_3d.json@256x256x256@150" \
+        "kernels/matmul.json@2048x2048x2048@100" "kernels/bilinear.json@IW=2048,IH=2048,OW=4096,OH=4096@100" ;;
+    prime)
+      for n in 1000000 1000003; do
+        timeout "$step_timeout" build-gpu/cli/wstune tune --kernel trapezoid --size "$n" --device gpu --no-store \
+          --json >"docs/results/prime_h100_trapezoid_$n.json" 2>>"$LOGS/prime.log"
+      done
+      python3 - docs/results/prime_h100_trapezoid_{1000000,1000003}.json <<'PY' | tee docs/results/prime_h100.md
+import json, sys
+print("# Trapezoid at a prime size on the H100 (issue 13)\n")
+print("Command: `wstune tune --kernel trapezoid --size N --device gpu --no-store --json` for N = 10^6 and 1,000,003.\n")
+print("| intervals | best local | best ms | NULL ms | global |\n|---|---|---|---|---|")
+for f in sys.argv[1:]:
+    d = json.load(open(f)); b = d["best"]; l = b["local"]
+    loc = "null" if l is None else "x".join(str(l[k]) for k in "xyz"[: l["dims"]])
+    null = d["baseline"]["kernel"]["median_ms"] if d["baseline"].get("status") == "correct" else None
+    print(f"| {d['size']} | {loc} | {b['kernel']['median_ms']:.4f} | {null if null is None else round(null, 4)} | {d.get('global')} |")
+PY
+      ;;
+    tunecost)
+      for c in "matmul 4096" "bilinear 2048x2048:4096x4096" "sort 4194304" "trapezoid 16777216"; do
+        set -- $c
+        echo "== $1 $2" | tee -a docs/results/tunecost_h100.txt
+        timeout "$step_timeout" build-gpu/cli/wstune tune --kernel "$1" --size "$2" --device gpu --no-store \
+          --max-evals 40 2>&1 | grep -E "per trial beyond|best" | tee -a docs/results/tunecost_h100.txt
+      done ;;
+    showcase)
+      logged showcase 20 scripts/bench-showcase.sh gpu h100 ${SHOWCASE_RUNS:-1024:0.01 1024:0.05 4096:0.01 4096:0.05:240} ;;
+    tables)
+      EX=share/examples/kernels
+      logged tables 20 bash -c "scripts/bench-strategies.sh record stencil5-4096-h100 --kernel-file $EX/stencil5.json --size 4096x4096 --device gpu &&
+        scripts/bench-strategies.sh record stencil7-3d-256-h100 --kernel-file $EX/stencil7_3d.json --size 256x256x256 --device gpu &&
+        scripts/bench-strategies.sh record bilinear-4096-h100 --kernel bilinear --size 2048x2048:4096x4096 --device gpu"
+      EXHAUSTIVE_TABLE=matmul_tiled-1024-h100 logged table-matmul 20 \
+        scripts/bench-showcase.sh gpu h100-exhaustive "1024:1:${TABLE_SECONDS:-400}" ;;
     *) log "unknown step $step" ;;
   esac
   log "end $step"
   # Packed after every step: a call cut off at its limit still returns the
   # steps that finished.
-  tar czf "$OUT/results.tgz" docs/results 2>/dev/null
+  tar czf "$OUT/results.tgz" docs/results bench/tables 2>/dev/null
   tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null
 done

@@ -247,7 +247,7 @@ int main(int argc, char** argv) try {
     std::string note = r.note;
     std::replace(note.begin(), note.end(), ',', ';');
     std::replace(note.begin(), note.end(), '\n', ' ');
-    csv << fmt::format("{},{},\"{}\",{},{},{:.4f},{:.4f},{:.4f},{},{:.2f},{},{},{}\n", r.tool, r.variant,
+    csv << fmt::format("{},\"{}\",\"{}\",{},{},{:.4f},{:.4f},{:.4f},{},{:.2f},{},{},{}\n", r.tool, r.variant,
                        dev.info.name, r.n, r.local, med, r.ms.min(), r.ms.max(), r.ms.size(), gflops(r.n, med), vs,
                        r.status, note);
     md << fmt::format("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.1f} | {} | {}{} |\n", r.n, r.tool,

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Issue 15's showcase: the tiled matmul example (share/examples/kernels/
+# matmul_tiled.json) tuned by wstune at each size within budgets of a
+# fraction of its space, next to CLBlast's SGEMM measured in the same run
+# (bench_clblast). Reports TFLOP/s (2·N³ / kernel time) and the ratio to
+# CLBlast, and the tuning wall time of each budget.
+# Usage: scripts/bench-showcase.sh DEVICE TAG [N:FRACTION[:SECONDS]...]
+#   FRACTION of the space's configurations (1 = exhaustive); SECONDS bounds a
+#   run (--time-limit; 0 = none). Default: 1024:0.01 1024:0.05 4096:0.01
+#   EXHAUSTIVE_TABLE=NAME: a run with FRACTION 1 also exports its table to
+#   bench/tables/NAME.json.gz (simulation mode's input).
+# Writes docs/results/showcase_TAG.{md,csv} and the raw JSON in
+# docs/results/showcase_TAG_raw/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+device=${1:?usage: $0 DEVICE TAG [N:FRACTION[:SECONDS]...]}
+tag=${2:?usage: $0 DEVICE TAG [N:FRACTION[:SECONDS]...]}
+shift 2
+. "$here/scripts/bench-common.sh"
+wstune_build_targets wstune_cli
+W=$build/cli/wstune
+file=$here/share/examples/kernels/matmul_tiled.json
+raw=$here/docs/results/showcase_${tag}_raw
+rm -rf "$raw" && mkdir -p "$raw"
+runs=("$@")
+[ ${#runs[@]} -gt 0 ] || runs=(1024:0.01 1024:0.05 4096:0.01)
+sizes=$(printf '%s\n' "${runs[@]}" | cut -d: -f1 | sort -un | paste -sd, -)
+# CLBlast's SGEMM first (its own tuned database inside libclblast).
+if cmake --build "$build" --target bench_clblast -j "$(nproc)" >/dev/null 2>&1; then
+  "$build/bench/bench_clblast" --device "$device" --sizes "$sizes" --out "$raw" >"$raw/clblast.log" 2>&1 ||
+    echo "bench_clblast failed: see $raw/clblast.log" >&2
+else
+  echo "bench_clblast not built (no libclblast-dev): no CLBlast column" >&2
+fi
+i=0
+for r in "${runs[@]}"; do
+  IFS=: read -r n frac secs <<<"$r"
+  i=$((i + 1))
+  size=${n}x${n}x${n}
+  space=$("$W" tune --kernel-file "$file" --size "$size" --device "$device" --max-evals 1 --no-store --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["space_size"])')
+  if [ "$frac" = 1 ]; then
+    strategy=exhaustive evals=100000000
+  else
+    strategy=auto evals=$(python3 -c "import math,sys; print(max(1, math.ceil($space * $frac)))")
+  fi
+  db=$build/showcase-$tag-$i.db
+  rm -f "$db" "$db-wal" "$db-shm"
+  echo "== matmul_tiled $size: $strategy, $evals of $space configurations, limit ${secs:-0} s" >&2
+  "$W" tune --kernel-file "$file" --size "$size" --device "$device" --strategy "$strategy" --max-evals "$evals" \
+    --time-limit "${secs:-0}" --db "$db" --no-resume --json >"$raw/$i-$n-$frac.json" || true
+  if [ "$frac" = 1 ] && [ -n "${EXHAUSTIVE_TABLE:-}" ]; then
+    "$W" export --db "$db" "$build/table.json" && gzip -9 -c "$build/table.json" >"$here/bench/tables/$EXHAUSTIVE_TABLE.json.gz"
+  fi
+done
+python3 - "$raw" "$here/docs/results/showcase_$tag" "$device" "scripts/bench-showcase.sh $device $tag ${runs[*]}" <<'PY'
+import csv, glob, json, os, re, sys
+raw, stem, device, cmd = sys.argv[1:5]
+clblast = {}
+for f in glob.glob(os.path.join(raw, "peers_clblast*.csv")):
+    for row in csv.DictReader(open(f)):
+        # kernel time by profiling event, as wstune measures its own kernels
+        if row["tool"] == "clblast" and "profiling" in row["variant"] and row["status"] == "ok":
+            clblast[int(row["n"])] = float(row["median_ms"])
+rows = []
+for f in sorted(glob.glob(os.path.join(raw, "*-*-*.json")), key=lambda p: int(os.path.basename(p).split("-")[0])):
+    try:
+        d = json.load(open(f))
+    except ValueError:
+        continue
+    n = int(d["size"].split("x")[0])
+    frac = os.path.basename(f)[:-5].split("-", 2)[2]
+    best = d["best"]
+    ms = best["kernel"]["median_ms"] if best.get("status") == "correct" else None
+    tflops = 2 * n**3 / (ms * 1e-3) / 1e12 if ms else None
+    cb = clblast.get(n)
+    rows.append(dict(n=n, fraction=frac, strategy=d["strategy"], space=d["space_size"], evaluations=d["evaluations"],
+                     stop=d["stop_reason"], best=" ".join(f"{k}={v}" for k, v in best["params"].items()), best_ms=ms,
+                     tflops=tflops, clblast_ms=cb, clblast_tflops=2 * n**3 / (cb * 1e-3) / 1e12 if cb else None,
+                     wall_s=d["wall_ms"] / 1000, baseline_ms=d["baseline"]["kernel"]["median_ms"]
+                     if d["baseline"].get("status") == "correct" else None))
+f4 = lambda v, s="{:.4f}": "-" if v is None else s.format(v)
+with open(stem + ".csv", "w") as c:
+    w = csv.DictWriter(c, fieldnames=list(rows[0].keys()) if rows else ["n"])
+    w.writeheader()
+    w.writerows(rows)
+with open(stem + ".md", "w") as m:
+    m.write(f"# Tiled matmul tuned by wstune against CLBlast SGEMM ({device})\n\nCommand: `{cmd}`\n\n")
+    m.write("TFLOP/s = 2·N³ / kernel median (profiling events). CLBlast: SGEMM through libclblast (its shipped "
+            "tuned database), its GEMM kernel's profiling-event time, same device, same run (bench_clblast). Budget = fraction of the space's configurations "
+            "(1 = exhaustive); tuning wall time includes program builds and verification.\n\n")
+    m.write("| N | budget | strategy | evaluations / space | stop | best configuration | best ms | TFLOP/s | CLBlast ms | CLBlast TFLOP/s | CLBlast / wstune time | tuning wall s |\n")
+    m.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        ratio = "-" if not (r["best_ms"] and r["clblast_ms"]) else f"{r['clblast_ms'] / r['best_ms']:.2f}x"
+        m.write(f"| {r['n']} | {r['fraction']} | {r['strategy']} | {r['evaluations']} / {r['space']} | {r['stop']} | "
+                f"{r['best']} | {f4(r['best_ms'])} | {f4(r['tflops'], '{:.1f}')} | {f4(r['clblast_ms'])} | "
+                f"{f4(r['clblast_tflops'], '{:.1f}')} | {ratio} | {r['wall_s']:.1f} |\n")
+print(open(stem + ".md").read())
+PY
