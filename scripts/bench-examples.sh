@@ -37,7 +37,7 @@ for c in "${cases[@]}"; do
   i=$((i + 1))
   echo "== $name $size ($evals evaluations) on $device" >&2
   "$W" tune --kernel-file "$here/$file" --size "$size" --device "$device" --db "$db" --max-evals "$evals" \
-    --json >"$raw/$i-$name.json"
+    --json >"$raw/$i-$name.json" || echo "wstune tune exited $? (no correct configuration?): see $raw/$i-$name.json" >&2
   # NULL with the best parameters (kernels whose local size is searched).
   cfg=$(python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['best']['params']; print(','.join(f'{k}={str(v).lower() if isinstance(v,bool) else v}' for k,v in p.items()))" "$raw/$i-$name.json")
   if grep -q '"LocalSize": "search"' "$here/$file"; then

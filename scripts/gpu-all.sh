@@ -16,8 +16,8 @@
 # tuner's time per trial beyond the kernel runs on large buffers (issue 15);
 # showcase: the tiled matmul against CLBlast within budgets (issue 15,
 # SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
-# tables of the examples for simulation mode (TABLE_SECONDS bounds the tiled
-# matmul's). STEP_TIMEOUT (540 s) bounds each
+# tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the tiled
+# matmul's at 1024, bounded to that many seconds). STEP_TIMEOUT (540 s) bounds each
 # benchmark. Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core
 # PoCL (0:0); on nvidia-h200-x2 the GPUs are 1:0 and 1:1, the CPU 0:0.
 # split3-KERNEL (KERNEL: matmul, bilinear, sort, trapezoid): the measured
@@ -106,11 +106,14 @@ PY
       logged showcase 20 scripts/bench-showcase.sh gpu h100 ${SHOWCASE_RUNS:-1024:0.01 1024:0.05 4096:0.01 4096:0.05:240} ;;
     tables)
       EX=share/examples/kernels
-      logged tables 20 bash -c "scripts/bench-strategies.sh record stencil5-4096-h100 --kernel-file $EX/stencil5.json --size 4096x4096 --device gpu &&
+      logged tables 20 bash -c "scripts/bench-strategies.sh record reduction-16m-h100 --kernel-file $EX/reduction.json --size 16777216 --device gpu &&
+        scripts/bench-strategies.sh record stencil5-4096-h100 --kernel-file $EX/stencil5.json --size 4096x4096 --device gpu &&
         scripts/bench-strategies.sh record stencil7-3d-256-h100 --kernel-file $EX/stencil7_3d.json --size 256x256x256 --device gpu &&
         scripts/bench-strategies.sh record bilinear-4096-h100 --kernel bilinear --size 2048x2048:4096x4096 --device gpu"
-      EXHAUSTIVE_TABLE=matmul_tiled-1024-h100 logged table-matmul 20 \
-        scripts/bench-showcase.sh gpu h100-exhaustive "1024:1:${TABLE_SECONDS:-400}" ;;
+      if [ "${TABLE_SECONDS:-0}" -gt 0 ]; then
+        EXHAUSTIVE_TABLE=matmul_tiled-1024-h100 logged table-matmul 20 \
+          scripts/bench-showcase.sh gpu h100-exhaustive "1024:1:$TABLE_SECONDS"
+      fi ;;
     *) log "unknown step $step" ;;
   esac
   log "end $step"
