@@ -129,6 +129,11 @@ class Sort final : public KernelSpec {
     full.at(0).write(b.begin, bo.at(0), 0, b.size());
   }
 
+  // A block's sorted run goes straight to its place; finish() merges.
+  std::optional<std::size_t> output_offset(const Problem&, const Block& b, std::size_t) const override {
+    return b.begin;
+  }
+
   // Each block comes back sorted; merge the runs pairwise in index order.
   void finish(const Problem&, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const override {
     std::vector<Block> bs = blocks;

@@ -144,8 +144,40 @@ TEST(EndToEnd, TrapezoidSmallSizesVerifyAgainstTheRule) {
   const std::vector<HostBuffer> ref = k.reference(p, {});
   std::vector<HostBuffer> out = ref;
   EXPECT_TRUE(k.verify(p, out, ref).ok);
-  out[0].as<float>()[3] *= 1.001f;  // one partial off by 1e-3
+  out[0].as<double>()[0] *= 1.001;  // the (one) chunk sum off by 1e-3
   EXPECT_FALSE(k.verify(p, out, ref).ok);
+}
+
+// The device reduces the partials per chunk of 256 work-items: a block
+// reads back one value per chunk it touches (not one per work-item), blocks
+// that cut chunks gather to the reference, and a chunk sum off by 1e-3
+// fails even when the total is within its bound.
+TEST(EndToEnd, TrapezoidReducesPerChunkOnTheDevice) {
+  const KernelSpec& k = kernel_spec("trapezoid");
+  const Problem p = k.parse_size("100000:4");
+  EXPECT_EQ(k.outputs(p, Block{0, 0, 100000}).at(0).read_count, 391u);  // ceil(100000 / 256)
+  EXPECT_EQ(k.outputs(p, Block{0, 0, 100000}).at(1).read_count, 0u);    // the partials stay on the device
+  EXPECT_EQ(k.outputs(p, Block{0, 300, 700}).at(0).read_count, 2u);     // chunks 1 and 2
+  DeviceRunner runner(cpu_device(), k);
+  std::vector<HostBuffer> full = k.empty_outputs(p);
+  std::vector<Block> blocks;
+  const std::vector<std::pair<Block, LocalSize>> parts{{Block{0, 0, 300}, LocalSize{Extent{7, 1, 1}}},
+                                                       {Block{0, 300, 70001}, std::nullopt},
+                                                       {Block{0, 70001, 100000}, LocalSize{Extent{64, 1, 1}}}};
+  for (const auto& [b, local] : parts) {
+    runner.upload(p, b, {});
+    RunResult r = runner.run(p, b, local, quick);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.outputs.at(0).size(), k.outputs(p, b).at(0).read_count);
+    k.place_block(p, b, r.outputs, full);
+    blocks.push_back(b);
+  }
+  k.finish(p, blocks, full);
+  const std::vector<HostBuffer> ref = k.reference(p, {});
+  const Verdict v = k.verify(p, full, ref);
+  EXPECT_TRUE(v.ok) << v.detail;
+  full[0].as<double>()[200] *= 1.001;  // 1e-3 of one of 391 chunks: 2.6e-6 of the total
+  EXPECT_FALSE(k.verify(p, full, ref).ok);
 }
 
 TEST(EndToEnd, NonPowerOfTwoIssueSizes) {

@@ -214,6 +214,14 @@ class KernelSpec {
   /// compares them without placing them).
   virtual void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_out,
                            std::vector<HostBuffer>& full) const = 0;
+  /// Where output `k` of block `b` lies in the whole output `k` as one
+  /// contiguous run of the same element type (its first element), so a
+  /// read-back can land there directly and place_block() is not needed for
+  /// it; nullopt (the default) when place_block() must place it.
+  [[nodiscard]] virtual std::optional<std::size_t> output_offset(const Problem& /*p*/, const Block& /*b*/,
+                                                                 std::size_t /*k*/) const {
+    return std::nullopt;
+  }
   /// Combines placed blocks into the final outputs (sort merges the sorted
   /// runs; trapezoid adds the partial sums; others do nothing).
   virtual void finish(const Problem& p, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const;
