@@ -45,43 +45,58 @@ double fraction(double achieved, double measured) { return measured > 0 ? achiev
 
 // The blocks of `model`: pe-ratio from the PEs, measured from a calibration
 // refined by two concurrent rounds.
+// Along the kernel's split direction (as `wstune split --direction auto`).
 std::vector<Block> model_split(const std::string& model, MultiDeviceRunner& runner, const TimingOptions& timing) {
   const std::vector<LocalSize> locals(runner.size(), std::nullopt);
-  if (model == "pe-ratio") return model_blocks(SplitModel::pe_ratio, runner, 0, locals);
+  const KernelSpec& k = runner.spec();
+  const unsigned dim = split_dimension(k.dims(), k.priority(), SplitDirection::auto_);
+  if (model == "pe-ratio") return model_blocks(SplitModel::pe_ratio, runner, dim, locals);
   if (model != "measured") throw UsageError(fmt::format("--models: '{}' is not pe-ratio or measured", model));
-  Calibration cal = runner.calibrate_all(0, locals, timing, CalibrationBudget{250});
+  Calibration cal = runner.calibrate_all(dim, locals, timing, CalibrationBudget{250});
   return refine_measured(runner, cal, locals, timing, 2);
 }
 
-// One kernel, one model: a verified split run, one row per used device.
-std::vector<Row> run_one(const Options& o, const std::vector<Device>& devices, const std::string& kernel,
-                         const std::string& size, const std::string& model,
-                         const std::vector<DeviceBandwidth>& bandwidth) {
+// One device's row of a split run.
+Row slice_row(const Options& o, const std::string& kernel, const std::string& size, const std::string& model,
+              const SplitRunResult& r, const SliceResult& s, const DeviceBandwidth& bw) {
+  Row row{kernel, size, model, o.devices_text, std::string(to_string(r.status)), s.device_id, s.device_name};
+  row.units = s.block.size();
+  row.h2d_bytes = s.h2d_bytes;
+  row.d2h_bytes = s.d2h_bytes;
+  row.makespan = r.makespan.median();
+  row.finish = r.host_finish_ms;
+  row.kernel_ms = s.kernel.median();
+  row.h2d_ms = s.h2d.median();
+  row.d2h_ms = s.d2h.median();
+  row.h2d_gbps = s.h2d_gbps();
+  row.d2h_gbps = s.d2h_gbps();
+  row.pinned_h2d = bw.pinned_h2d.gbps(bw.bytes);
+  row.pinned_d2h = bw.pinned_d2h.gbps(bw.bytes);
+  return row;
+}
+
+// One kernel: a verified split run per model (one runner, so the CPU
+// reference is computed once), one row per used device.
+std::vector<Row> run_kernel(const Options& o, const std::vector<Device>& devices, const std::string& kernel,
+                            const std::string& size, const std::vector<DeviceBandwidth>& bandwidth) {
   const KernelSpec& spec = kernel_spec(kernel);
   const TimingOptions timing{o.warmup, o.repeat};
   MultiDeviceRunner runner(devices, spec, spec.parse_size(size));
-  const std::vector<Block> blocks = model_split(model, runner, timing);
-  const SplitRunResult r = runner.run(blocks, std::vector<LocalSize>(devices.size(), std::nullopt), timing);
   std::vector<Row> rows;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& s = r.slices[i];
-    if (s.block.size() == 0) continue;
-    Row row{kernel, size, model, o.devices_text, std::string(to_string(r.status)), s.device_id, s.device_name};
-    row.units = s.block.size();
-    row.h2d_bytes = s.h2d_bytes;
-    row.d2h_bytes = s.d2h_bytes;
-    row.makespan = r.makespan.median();
-    row.finish = r.host_finish_ms;
-    row.kernel_ms = s.kernel.median();
-    row.h2d_ms = s.h2d.median();
-    row.d2h_ms = s.d2h.median();
-    row.h2d_gbps = s.h2d_gbps();
-    row.d2h_gbps = s.d2h_gbps();
-    row.pinned_h2d = bandwidth[i].pinned_h2d.gbps(bandwidth[i].bytes);
-    row.pinned_d2h = bandwidth[i].pinned_d2h.gbps(bandwidth[i].bytes);
-    rows.push_back(row);
+  for (const auto& model : split_list(o.models_text, ',')) {
+    std::cerr << fmt::format("{} {} {} on {}\n", kernel, size, model, o.devices_text);
+    std::vector<Block> blocks;
+    try {
+      blocks = model_split(model, runner, timing);
+    } catch (const Error& e) {  // e.g. a calibration that ran no slice: reported, the others go on
+      std::cerr << fmt::format("{} {} {}: no split: {}\n", kernel, size, model, e.what());
+      continue;
+    }
+    const SplitRunResult r = runner.run(blocks, std::vector<LocalSize>(devices.size(), std::nullopt), timing);
+    if (!r.ok()) std::cerr << fmt::format("{} {} {}: {}\n", kernel, size, model, r.error);
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      if (r.slices[i].block.size()) rows.push_back(slice_row(o, kernel, size, model, r, r.slices[i], bandwidth[i]));
   }
-  if (!r.ok()) std::cerr << fmt::format("{} {} {}: {}\n", kernel, size, model, r.error);
   return rows;
 }
 
@@ -165,10 +180,7 @@ int run(int argc, char** argv) {
   for (const auto& item : split_list(o.sizes_text, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw UsageError(fmt::format("--sizes: '{}' is not kernel=size", item));
-    for (const auto& model : split_list(o.models_text, ',')) {
-      std::cerr << fmt::format("{} {} {}\n", item.substr(0, eq), item.substr(eq + 1), model);
-      for (auto& r : run_one(o, devices, item.substr(0, eq), item.substr(eq + 1), model, bw)) rows.push_back(r);
-    }
+    for (auto& r : run_kernel(o, devices, item.substr(0, eq), item.substr(eq + 1), bw)) rows.push_back(r);
   }
   const std::string base = fmt::format("{}/transfers_{}", o.out_dir, o.tag);
   write(base + "_bandwidth.json", bw_json.dump(2) + "\n");

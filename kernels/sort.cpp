@@ -130,8 +130,8 @@ class Sort final : public KernelSpec {
   }
 
   // A block's sorted run goes straight to its place; finish() merges.
-  std::optional<std::size_t> output_offset(const Problem&, const Block& b, std::size_t) const override {
-    return b.begin;
+  std::optional<OutputPlace> output_place(const Problem&, const Block& b, std::size_t) const override {
+    return OutputPlace{b.begin, 0, 0};
   }
 
   // Each block comes back sorted; merge the runs pairwise in index order.

@@ -58,6 +58,29 @@ TEST(PinnedMemory, HostBufferLivesInMappedMemory) {
   EXPECT_EQ(memory.fallbacks(), 0u) << memory.last_error();
 }
 
+// A freed pinned buffer is kept and handed out again for a request that it
+// holds (at least half its size); a larger one gets a fresh buffer, and with
+// no room to keep, nothing is kept.
+TEST(PinnedMemory, FreedBuffersAreReused) {
+  const auto devices = pocl_devices(1);
+  ASSERT_EQ(devices.size(), 1u);
+  cl::Context ctx(devices[0].device);
+  PinnedMemory memory(ctx, devices[0].device);
+  void* a = memory.allocate(1 << 20, 64);
+  memory.deallocate(a, 1 << 20, 64);
+  void* b = memory.allocate(700000, 64);
+  EXPECT_EQ(b, a);
+  void* c = memory.allocate(2 << 20, 64);
+  EXPECT_NE(c, a);
+  memory.deallocate(b, 700000, 64);
+  memory.deallocate(c, 2 << 20, 64);
+  PinnedMemory none(ctx, devices[0].device, 0);
+  void* d = none.allocate(4096, 64);
+  std::memset(d, 1, 4096);
+  none.deallocate(d, 4096, 64);
+  EXPECT_EQ(none.fallbacks(), 0u);
+}
+
 // read_into(): the output lands in the caller's memory and RunResult keeps
 // an empty buffer; a target of the wrong size is a runtime failure, not a crash.
 TEST(ReadInto, OutputLandsInTheTarget) {

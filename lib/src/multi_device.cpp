@@ -114,11 +114,20 @@ std::vector<HostBuffer> copy_into(const std::vector<HostBuffer>& bufs, std::pmr:
   return out;
 }
 
+// Whether a block output of `out`'s shape fits `whole` at `place`.
+bool fits(const OutputPlace& place, const OutputBuffer& out, const HostBuffer& whole) {
+  if (!(whole.type() == out.type)) return false;
+  if (place.row == 0) return place.offset + out.read_count <= whole.size();
+  if (out.read_count % place.row || place.pitch < place.row) return false;
+  const std::size_t rows = out.read_count / place.row;
+  return rows == 0 || place.offset + (rows - 1) * place.pitch + place.row <= whole.size();
+}
+
 }  // namespace
 
 // One device's data path for a split run: its inputs in its pinned memory,
 // and where each read-back lands: straight in the whole output (`direct`,
-// KernelSpec::output_offset) or in pinned buffers recycled between rounds.
+// KernelSpec::output_place) or in pinned buffers recycled between rounds.
 struct MultiDeviceRunner::Impl::Path {
   std::vector<HostBuffer> inputs;
   bool direct = false;
@@ -133,9 +142,11 @@ void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, std::vector
   const auto outs = k.outputs(pi, b);
   std::vector<ReadTarget> targets;
   for (std::size_t o = 0; o < outs.size(); ++o) {
-    const auto off = k.output_offset(pi, b, o);
-    if (!off || o >= full.size() || !(full[o].type() == outs[o].type) || *off + outs[o].read_count > full[o].size()) break;
-    targets.push_back(ReadTarget{full[o].data() + *off * outs[o].type.bytes(), outs[o].read_count * outs[o].type.bytes()});
+    const auto place = k.output_place(pi, b, o);
+    if (!place || o >= full.size() || !fits(*place, outs[o], full[o])) break;
+    const std::size_t eb = outs[o].type.bytes();
+    targets.push_back(ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb,
+                                 place->pitch * eb});
   }
   path.direct = !outs.empty() && targets.size() == outs.size();
   runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});

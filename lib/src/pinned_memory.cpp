@@ -6,7 +6,8 @@
 
 namespace wstune {
 
-PinnedMemory::PinnedMemory(const cl::Context& context, const cl::Device& device) : context_(context) {
+PinnedMemory::PinnedMemory(const cl::Context& context, const cl::Device& device, std::size_t keep_bytes)
+    : context_(context), keep_bytes_(keep_bytes) {
   cl_int err = CL_SUCCESS;
   queue_ = cl::CommandQueue(context_, device, 0, &err);
   check(err, "clCreateCommandQueue(pinned memory)");
@@ -14,7 +15,8 @@ PinnedMemory::PinnedMemory(const cl::Context& context, const cl::Device& device)
 
 PinnedMemory::~PinnedMemory() {
   const std::lock_guard lock(mutex_);
-  for (auto& [ptr, buf] : mapped_) check_nothrow(queue_.enqueueUnmapMemObject(buf, ptr), "clEnqueueUnmapMemObject");
+  for (auto* in : {&mapped_, &kept_})
+    for (auto& [ptr, m] : *in) check_nothrow(queue_.enqueueUnmapMemObject(m.buffer, ptr), "clEnqueueUnmapMemObject");
   check_nothrow(queue_.finish(), "clFinish(pinned memory)");
 }
 
@@ -28,8 +30,25 @@ std::string PinnedMemory::last_error() const {
   return last_error_;
 }
 
+void PinnedMemory::release(void* p, Mapping& m) {
+  check_nothrow(queue_.enqueueUnmapMemObject(m.buffer, p), "clEnqueueUnmapMemObject");
+  check_nothrow(queue_.finish(), "clFinish(pinned memory)");
+}
+
 void* PinnedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
   bytes = std::max<std::size_t>(bytes, 1);
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = free_.lower_bound(bytes);  // the smallest kept buffer that holds it
+    if (it != free_.end() && it->first / 2 <= bytes && reinterpret_cast<std::uintptr_t>(it->second) % alignment == 0) {
+      void* p = it->second;
+      auto node = kept_.extract(p);
+      kept_bytes_ -= node.mapped().bytes;
+      free_.erase(it);
+      mapped_.insert(std::move(node));
+      return p;
+    }
+  }
   cl_int err = CL_SUCCESS;
   cl::Buffer buf(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
   void* ptr = nullptr;
@@ -45,7 +64,7 @@ void* PinnedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
     if (ptr) check_nothrow(queue_.enqueueUnmapMemObject(buf, ptr), "clEnqueueUnmapMemObject");
     return std::pmr::new_delete_resource()->allocate(bytes, alignment);
   }
-  mapped_.emplace(ptr, std::move(buf));
+  mapped_.emplace(ptr, Mapping{std::move(buf), bytes});
   return ptr;
 }
 
@@ -57,9 +76,23 @@ void PinnedMemory::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
     std::pmr::new_delete_resource()->deallocate(p, std::max<std::size_t>(bytes, 1), alignment);
     return;
   }
-  check_nothrow(queue_.enqueueUnmapMemObject(it->second, p), "clEnqueueUnmapMemObject");
-  check_nothrow(queue_.finish(), "clFinish(pinned memory)");
-  mapped_.erase(it);
+  auto node = mapped_.extract(it);
+  const std::size_t size = node.mapped().bytes;
+  if (size > keep_bytes_) {
+    release(p, node.mapped());
+    return;
+  }
+  // Keep it; make room by releasing the largest kept buffers.
+  while (kept_bytes_ + size > keep_bytes_ && !free_.empty()) {
+    const auto largest = std::prev(free_.end());
+    auto old = kept_.extract(largest->second);
+    release(largest->second, old.mapped());
+    kept_bytes_ -= old.mapped().bytes;
+    free_.erase(largest);
+  }
+  free_.emplace(size, p);
+  kept_bytes_ += size;
+  kept_.insert(std::move(node));
 }
 
 }  // namespace wstune

@@ -177,11 +177,20 @@ std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResul
     } else {
       r.outputs.emplace_back(o.spec.type, n);
     }
-    if (!dst) dst = r.outputs.back().data();
     if (n == 0) continue;
+    const std::size_t offset = o.spec.read_offset * o.spec.type.bytes(), bytes = n * o.spec.type.bytes();
     cl::Event ev;
-    WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, o.spec.read_offset * o.spec.type.bytes(),
-                                              n * o.spec.type.bytes(), dst, nullptr, &ev));
+    if (dst && target.row_bytes) {
+      if (bytes % target.row_bytes || target.pitch_bytes < target.row_bytes)
+        throw Error(fmt::format("read target of output {}: rows of {} bytes at a pitch of {} do not fit {} bytes", k,
+                                target.row_bytes, target.pitch_bytes, bytes));
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBufferRect(
+          o.buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0}, {target.row_bytes, bytes / target.row_bytes, 1},
+          target.row_bytes, 0, target.pitch_bytes, 0, dst, nullptr, &ev));
+    } else {
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, offset, bytes,
+                                                dst ? dst : r.outputs.back().data(), nullptr, &ev));
+    }
     reads.push_back(ev);
     r.d2h_bytes += n * o.spec.type.bytes();
   }

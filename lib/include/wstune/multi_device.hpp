@@ -102,9 +102,9 @@ class MultiDeviceRunner {
   /// and reading back on every device at the same time. Verifies the last
   /// round's gathered output. Data path: each device's block inputs sit in
   /// its pinned memory (PinnedMemory, prepared once per call), so uploads
-  /// are DMA copies; a block output that is one contiguous run of the whole
-  /// output (KernelSpec::output_offset) is read straight to its place there
-  /// (pinned too), others into pinned buffers reused between rounds and
+  /// are DMA copies; a block output with a place in the whole output
+  /// (KernelSpec::output_place: a run, or rows at the output's pitch) is
+  /// read straight to it there (pinned too), others into pinned buffers reused between rounds and
   /// placed after the last round (SplitRunResult::host_finish_ms). Never throws for a device or driver failure
   /// (the status says); throws UsageError when sizes differ or the blocks do
   /// not cover the problem.

@@ -55,11 +55,15 @@ struct KernelVariantInfo {
 };
 
 /// Where run() reads one output to instead of a fresh RunResult::outputs
-/// buffer: `bytes` at `data` (the read-back's size; e.g. the block's place
-/// in the whole output, KernelSpec::output_offset()).
+/// buffer (e.g. the block's place in the whole output,
+/// KernelSpec::output_place()): `bytes` at `data` back to back, or with
+/// row_bytes > 0 rows of row_bytes whose starts are pitch_bytes apart
+/// (clEnqueueReadBufferRect, OpenCL 1.2 §5.2.2).
 struct ReadTarget {
-  std::byte* data = nullptr;  ///< nullptr: read into RunResult::outputs as usual
-  std::size_t bytes = 0;      ///< must equal the output's read_count × element bytes
+  std::byte* data = nullptr;    ///< nullptr: read into RunResult::outputs as usual
+  std::size_t bytes = 0;        ///< must equal the output's read_count × element bytes
+  std::size_t row_bytes = 0;    ///< bytes per row (0: one contiguous run); must divide `bytes`
+  std::size_t pitch_bytes = 0;  ///< bytes between row starts at `data` (≥ row_bytes)
 };
 
 /// One device, one kernel: context, profiling queue and built programs.
