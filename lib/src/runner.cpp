@@ -32,7 +32,7 @@ struct Variant {
 struct OutputSlot {
   OutputBuffer spec;
   cl::Buffer buffer;
-  const HostBuffer* initial = nullptr;  // points into Impl::uploaded_inputs
+  const HostBuffer* initial = nullptr;  // the caller's input during upload(), then Impl::uploaded_inputs' copy
   std::size_t initial_offset = 0;       // elements: where `initial` sits in the buffer
 };
 
@@ -48,7 +48,7 @@ struct DeviceRunner::Impl {
   const Variant* reference = nullptr;       // the reference parameters' build, once built
   std::vector<cl::Buffer> inputs;
   std::vector<OutputSlot> outputs;
-  std::vector<HostBuffer> uploaded_inputs;  // in-place outputs' inputs (others empty), restored before runs
+  std::vector<HostBuffer> uploaded_inputs;  // copies of the inputs restored before each run (others empty)
   std::size_t uploaded_bytes = 0;           // bytes the last upload() wrote
   std::vector<ReadTarget> read_targets;     // read_into()
   std::vector<HostBuffer> spare_outputs;    // recycled host buffers for the next read-back
@@ -331,6 +331,7 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
 void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
   auto& m = *impl_;
   const auto t_up = std::chrono::steady_clock::now();
+  m.has_upload = false;  // until this upload completes
   m.inputs.clear();
   m.outputs.clear();
   m.h2d.ms.clear();
@@ -347,7 +348,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   for (const auto& o : outs) {
     if (!o.from_input) continue;
     in_place.at(*o.from_input) = true;
-    m.uploaded_inputs.at(*o.from_input) = block_inputs[*o.from_input];
+    if (o.restore_each_run) m.uploaded_inputs.at(*o.from_input) = block_inputs[*o.from_input];
   }
   std::vector<cl::Event> events;
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
@@ -368,7 +369,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   for (std::size_t i = 0; i < outs.size(); ++i) {
     OutputSlot slot{outs[i], {}, nullptr, 0};
     if (outs[i].from_input) {
-      slot.initial = &m.uploaded_inputs.at(*outs[i].from_input);
+      slot.initial = &block_inputs.at(*outs[i].from_input);  // uploaded from the caller's memory (pinned there)
       slot.initial_offset = place.at(*outs[i].from_input).offset;
       if (slot.initial_offset + slot.initial->size() > outs[i].device_count)
         throw Error(fmt::format("{}: in-place output {} has {} elements but its input needs {}", m.spec->name(), i,
@@ -380,6 +381,8 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   }
   m.restore_outputs(true, &events);
   WSTUNE_CL_CHECK(m.queue.finish());
+  for (auto& o : m.outputs)  // later runs restore from the copy, which outlives the caller's buffer
+    if (o.initial) o.initial = o.spec.restore_each_run ? &m.uploaded_inputs.at(*o.spec.from_input) : nullptr;
   if (!events.empty()) m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
   m.h2d_wall_ms = ms_since(t_up);
   m.uploaded = b;
