@@ -133,6 +133,11 @@ class Trapezoid final : public KernelSpec {
                    std::vector<HostBuffer>& full) const override {
     const auto out = full.at(0).as<double>();
     const std::size_t first = b.begin / chunk;
+    if (bo.at(0).type() == kFloat32) {  // the device's sums: no per-element conversion switch
+      const auto sums = bo.at(0).as<float>();
+      for (std::size_t j = 0; j < sums.size(); ++j) out[first + j] += sums[j];
+      return;
+    }
     for (std::size_t j = 0; j < components(bo.at(0)); ++j) out[first + j] += component(bo.at(0), j);
   }
 
