@@ -2,6 +2,7 @@
 // sizes, verification and refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "wstune/error.hpp"
@@ -284,4 +285,21 @@ TEST(Build, BadOptionsThrowWithName) {
     EXPECT_NE(std::string(e.what()).find("clBuildProgram"), std::string::npos);
     EXPECT_NE(e.name(), "CL_UNKNOWN_ERROR");
   }
+}
+
+// sort's finish merges the blocks' sorted runs on several threads (large
+// runs): uneven runs with many ties, three blocks, give the sorted whole.
+TEST(Blocks, SortFinishMergesLargeRunsInParallel) {
+  const KernelSpec& k = kernel_spec("sort");
+  const Problem p = k.parse_size("1000001");
+  std::vector<HostBuffer> full = k.empty_outputs(p);
+  const auto v = full.at(0).as<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 1000);  // values repeat
+  const std::vector<Block> blocks{Block{0, 0, 300000}, Block{0, 300000, 700001}, Block{0, 700001, 1000001}};
+  for (const auto& b : blocks) std::sort(v.begin() + static_cast<std::ptrdiff_t>(b.begin),
+                                         v.begin() + static_cast<std::ptrdiff_t>(b.end));
+  std::vector<float> expected(v.begin(), v.end());
+  std::sort(expected.begin(), expected.end());
+  k.finish(p, {blocks[2], blocks[0], blocks[1]}, full);  // any order
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), expected.begin(), expected.end()));
 }
