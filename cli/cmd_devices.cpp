@@ -1,10 +1,12 @@
-// wstune devices: every OpenCL device with its CU/PE model.
+// wstune devices: every OpenCL device with its CU/PE model, and with
+// --bandwidth each device's pageable and pinned transfer bandwidth.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "table.hpp"
+#include "wstune/bandwidth.hpp"
 #include "wstune/device.hpp"
 #include "wstune/json.hpp"
 
@@ -15,14 +17,58 @@ namespace {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{}", bytes >> 20); }
 
+// --bandwidth: each selected device's measured bandwidths, as a table or JSON.
+int bandwidth_main(const std::vector<Device>& all, const po::variables_map& vm) {
+  BandwidthOptions opt;
+  opt.bytes = vm["bytes"].as<std::size_t>();
+  opt.repetitions = vm["repetitions"].as<unsigned>();
+  std::vector<Device> devices;
+  std::string sel = vm["device"].as<std::string>();
+  for (std::size_t pos = 0; pos != std::string::npos;) {  // a comma-separated list of selectors
+    const std::size_t comma = sel.find(',', pos);
+    for (auto& d : select_devices(all, sel.substr(pos, comma == std::string::npos ? comma : comma - pos)))
+      devices.push_back(std::move(d));
+    pos = comma == std::string::npos ? comma : comma + 1;
+  }
+  std::vector<DeviceBandwidth> results;
+  for (const auto& d : devices) results.push_back(measure_bandwidth(d, opt));
+  if (vm.count("json")) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& b : results) j.push_back(to_json(b));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("transfer bandwidth, GB/s (10^9 B/s), median of {} transfers of {} MiB; "
+                           "profiling events (wall clock in brackets)\n", opt.repetitions, opt.bytes >> 20);
+  Table t({"id", "name", "pageable h2d", "pageable d2h", "pinned h2d", "pinned d2h", "error"});
+  auto cell = [](const TransferSamples& s, std::size_t bytes) {
+    return fmt::format("{:.2f} ({:.2f})", s.gbps(bytes), s.wall_gbps(bytes));
+  };
+  for (const auto& b : results) {
+    t.add({b.device_id, b.device_name, cell(b.pageable_h2d, b.bytes), cell(b.pageable_d2h, b.bytes),
+           cell(b.pinned_h2d, b.bytes), cell(b.pinned_d2h, b.bytes),
+           b.pinned_fallback ? "pinned memory refused: heap used" : b.error});
+  }
+  t.print(std::cout);
+  return 0;
+}
+
 int devices_main(int argc, char** argv) {
   po::options_description desc("wstune devices options");
-  desc.add_options()("json", "print JSON instead of a table");
+  desc.add_options()("json", "print JSON instead of a table")(
+      "bandwidth", "measure each device's upload (host to device) and download bandwidth from pageable and "
+                   "pinned host memory")(
+      "bytes", po::value<std::size_t>()->default_value(BandwidthOptions{}.bytes), "bytes per transfer (--bandwidth)")(
+      "repetitions", po::value<unsigned>()->default_value(BandwidthOptions{}.repetitions),
+      "timed transfers per kind; the median is reported (--bandwidth)")(
+      "device", po::value<std::string>()->default_value("all"), "devices to measure (--bandwidth): all, or selectors such as 1:0,1:1");
   po::variables_map vm;
-  if (!parse_options(argc, argv, "usage: wstune devices [--json]\n\nLists every OpenCL device: "
-                     "compute units (CU), processing elements (PE) per CU and where that count came from.",
+  if (!parse_options(argc, argv, "usage: wstune devices [--json] [--bandwidth [--bytes N] [--repetitions R] "
+                     "[--device SEL]]\n\nLists every OpenCL device: compute units (CU), processing elements (PE) "
+                     "per CU and where that count came from; with --bandwidth, measures transfer bandwidth.",
                      desc, vm)) return 0;
   const auto all = enumerate_devices();
+  if (vm.count("bandwidth")) return bandwidth_main(all, vm);
   if (vm.count("json")) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& d : all) j.push_back(to_json(d.info));

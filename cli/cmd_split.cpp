@@ -48,7 +48,8 @@ nlohmann::json slice_json(const SliceResult& s) {
   return {{"device_id", s.device_id}, {"device_name", s.device_name}, {"begin", s.block.begin},
           {"end", s.block.end}, {"local", to_json(s.local)}, {"status", std::string(to_string(s.status))},
           {"error", s.error}, {"kernel", to_json(s.kernel)}, {"h2d", to_json(s.h2d)}, {"d2h", to_json(s.d2h)},
-          {"wall", to_json(s.wall)}};
+          {"wall", to_json(s.wall)}, {"h2d_bytes", s.h2d_bytes}, {"d2h_bytes", s.d2h_bytes},
+          {"h2d_gbps", s.h2d_gbps()}, {"d2h_gbps", s.d2h_gbps()}};
 }
 
 nlohmann::json run_json(const SplitRunResult& r) {
@@ -215,6 +216,7 @@ struct SplitContext {
   TimingOptions timing;
   bool json = false;
   nlohmann::json& out;
+  nlohmann::json bandwidth = nullptr;  // --bandwidth FILE: `wstune devices --bandwidth --json` output
   [[nodiscard]] std::size_t total() const { return spec.split_units(problem, dim); }
 };
 
@@ -410,11 +412,51 @@ void record_run(Store& store, const SplitContext& c, SplitModel model, const std
   store.record_split_run(run);
 }
 
+// The measured pinned bandwidth (GB/s) of device `id` for `kind`
+// ("pinned_h2d" or "pinned_d2h") in a `wstune devices --bandwidth --json`
+// array; 0 when it holds none.
+double pinned_gbps(const nlohmann::json& bandwidth, const std::string& id, const char* kind) {
+  if (!bandwidth.is_array()) return 0;
+  for (const auto& d : bandwidth) {
+    if (d.value("device_id", "") == id && d.value("error", "").empty() && d.contains(kind))
+      return d[kind].value("gbps", 0.0);
+  }
+  return 0;
+}
+
+// "" or the achieved fraction of the measured pinned bandwidth, in %.
+std::string percent_of(double achieved, double measured) {
+  return measured > 0 && achieved > 0 ? fmt::format("{:.0f}", 100 * achieved / measured) : std::string{};
+}
+
+// Each used device's achieved transfer bandwidth, against the measured
+// pinned bandwidth where --bandwidth gave it (also into c.out["run"]).
+void print_transfers(SplitContext& c, const SplitRunResult& r) {
+  Table bt({"device", "h2d MB", "h2d GB/s", "h2d % pinned", "d2h MB", "d2h GB/s", "d2h % pinned"});
+  for (std::size_t i = 0; i < r.slices.size(); ++i) {
+    const auto& s = r.slices[i];
+    if (s.block.size() == 0) continue;
+    const double ph = pinned_gbps(c.bandwidth, s.device_id, "pinned_h2d");
+    const double pd = pinned_gbps(c.bandwidth, s.device_id, "pinned_d2h");
+    auto& js = c.out["run"]["slices"][i];
+    js["pinned_h2d_gbps"] = ph;
+    js["pinned_d2h_gbps"] = pd;
+    bt.add({s.device_name, fmt::format("{:.1f}", s.h2d_bytes / 1e6), fmt::format("{:.2f}", s.h2d_gbps()),
+            percent_of(s.h2d_gbps(), ph), fmt::format("{:.1f}", s.d2h_bytes / 1e6), fmt::format("{:.2f}", s.d2h_gbps()),
+            percent_of(s.d2h_gbps(), pd)});
+  }
+  if (c.json) return;
+  std::cout << "\ntransfers (profiling events; GB/s = 10^9 B/s; % of `wstune devices --bandwidth` pinned, with "
+               "--bandwidth FILE):\n";
+  bt.print(std::cout);
+}
+
 // --run: the split on all devices at once, verified, with its times.
 int run_split(SplitContext& c, const std::vector<Block>& blocks, const std::function<void(const SplitRunResult&)>& keep) {
   const SplitRunResult r = c.runner.run(blocks, c.locals, c.timing);
   c.out["run"] = run_json(r);
   if (r.ok() && keep) keep(r);
+  print_transfers(c, r);
   if (!c.json) {
     Table rt({"device", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
     for (const auto& s : r.slices) {
@@ -471,7 +513,9 @@ int split_main(int argc, char** argv) {
       ("local,l", po::value(&local_text)->default_value("null"),
        "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
        "stored: each device's stored best (with its parameters), else null")
-      ("run", "run the split on all devices at once, verify and report times")
+      ("run", "run the split on all devices at once, verify and report times and transfer bandwidth")
+      ("bandwidth", po::value<std::string>(), "with --run: a `wstune devices --bandwidth --json` file; the "
+                                              "transfers are reported as a % of each device's pinned bandwidth")
       ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
                                    "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
       ("csv", po::value(&csv_path), "with --sweep: write the curve or grid as CSV to this file")
@@ -553,6 +597,13 @@ int split_main(int argc, char** argv) {
                      {"compute_amount", spec.compute_amount(p)},
                      {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
   SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{warmup, repeat}, vm.count("json") > 0, out};
+  if (vm.count("bandwidth")) {
+    const std::string path = vm["bandwidth"].as<std::string>();
+    std::ifstream f(path);
+    std::stringstream text;
+    if (!(text << f.rdbuf())) throw UsageError(fmt::format("--bandwidth '{}': cannot read the file", path));
+    c.bandwidth = parse_json_input(text.str(), "--bandwidth " + path);
+  }
 
   if (vm.count("sweep")) {
     if (any_rule) throw UsageError("--sweep with --local rule is not supported: give X,Y or null per device");

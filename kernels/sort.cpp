@@ -3,10 +3,13 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "kernel_util.hpp"
+#include "parallel.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -14,6 +17,38 @@ namespace {
 
 /// The padded length of a block of m elements: a power of two, at least 2.
 std::size_t padded(std::size_t m) { return std::max<std::size_t>(2, std::bit_ceil(m)); }
+
+/// How many of the first k elements of the stable merge of sorted a and b
+/// come from a (ties: a first): the merge path's crossing of diagonal k,
+/// found by binary search.
+std::size_t merge_split(std::span<const float> a, std::span<const float> b, std::size_t k) {
+  std::size_t lo = k > b.size() ? k - b.size() : 0, hi = std::min(k, a.size());
+  while (lo < hi) {
+    const std::size_t i = lo + (hi - lo) / 2;
+    if (a[i] <= b[k - i - 1]) lo = i + 1;  // a[i] comes before b[k-i-1]: more of a
+    else hi = i;
+  }
+  return lo;
+}
+
+/// Merges the sorted runs v[0, m) and v[m, n) in place, on the hardware's
+/// threads: each thread merges the outputs [lo, hi) it owns (merge_split
+/// says where they start in each run) into a buffer, which is copied back.
+void parallel_merge(std::span<float> v, std::size_t m) {
+  const std::span<const float> a = v.first(m), b = v.subspan(m);
+  const std::unique_ptr<float[]> out(new float[v.size()]);  // left uninitialised: the threads touch their pages
+  detail::parallel_chunks(v.size(), [&](std::size_t lo, std::size_t hi) {
+    const std::size_t a0 = merge_split(a, b, lo), a1 = merge_split(a, b, hi);
+    std::merge(a.begin() + static_cast<std::ptrdiff_t>(a0), a.begin() + static_cast<std::ptrdiff_t>(a1),
+               b.begin() + static_cast<std::ptrdiff_t>(lo - a0), b.begin() + static_cast<std::ptrdiff_t>(hi - a1),
+               out.get() + lo);
+    return 0;
+  });
+  detail::parallel_chunks(v.size(), [&](std::size_t lo, std::size_t hi) {
+    std::copy(out.get() + lo, out.get() + hi, v.begin() + static_cast<std::ptrdiff_t>(lo));
+    return 0;
+  });
+}
 
 class Sort final : public KernelSpec {
  public:
@@ -129,16 +164,19 @@ class Sort final : public KernelSpec {
     full.at(0).write(b.begin, bo.at(0), 0, b.size());
   }
 
-  // Each block comes back sorted; merge the runs pairwise in index order.
+  // A block's sorted run goes straight to its place; finish() merges.
+  std::optional<OutputPlace> output_place(const Problem&, const Block& b, std::size_t) const override {
+    return OutputPlace{b.begin, 0, 0};
+  }
+
+  // Each block comes back sorted; merge the runs pairwise in index order
+  // (in parallel: parallel_merge).
   void finish(const Problem&, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const override {
     std::vector<Block> bs = blocks;
     std::sort(bs.begin(), bs.end(), [](const Block& a, const Block& c) { return a.begin < c.begin; });
     const auto v = full.at(0).as<float>();
-    for (std::size_t i = 1; i < bs.size(); ++i) {
-      std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(bs[0].begin),
-                         v.begin() + static_cast<std::ptrdiff_t>(bs[i].begin),
-                         v.begin() + static_cast<std::ptrdiff_t>(bs[i].end));
-    }
+    for (std::size_t i = 1; i < bs.size(); ++i)
+      parallel_merge(v.subspan(bs[0].begin, bs[i].end - bs[0].begin), bs[i].begin - bs[0].begin);
   }
 
  protected:

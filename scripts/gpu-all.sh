@@ -10,14 +10,15 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# peers paper store examples prime tunecost showcase tables (in the order
-# given). examples: the T1 example kernels tuned on the GPU (issue 13);
+# peers paper store transfers examples prime tunecost showcase tables (in the
+# order given). transfers: pinned bandwidth and the split's transfers
+# (issue 18); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
 # tuner's time per trial beyond the kernel runs on large buffers (issue 15);
 # showcase: the tiled matmul against CLBlast within budgets (issue 15,
 # SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
-# tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the tiled
-# matmul's at 1024, bounded to that many seconds). STEP_TIMEOUT (540 s) bounds each
+# tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
+# tiled matmul's at 1024, bounded to that many seconds). STEP_TIMEOUT (540 s) bounds each
 # benchmark. Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core
 # PoCL (0:0); on nvidia-h200-x2 the GPUs are 1:0 and 1:1, the CPU 0:0.
 # split3-KERNEL (KERNEL: matmul, bilinear, sort, trapezoid): the measured
@@ -64,6 +65,8 @@ for step in "$@"; do
       esac
       logged "$step" 30 scripts/bench-split.sh "${SPLIT3_DEVICES:-1:0,1:1,0:0}" "h200x2-cpu-$kernel" \
         --kernels "$kernel" --sizes "$kernel=$size" ;;
+    transfers)  # issue 18: split transfers against the measured pinned bandwidth (2×H200 + CPU)
+      logged transfers 40 scripts/bench-transfers.sh docs/results/transfers_h200x2 ;;
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;

@@ -15,6 +15,16 @@ expect 0 "PE/CU" -- "$W" devices
 expect 0 '"pe_source"' -- "$W" devices --json
 "$W" devices --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d and all(x["compute_units"]>0 and x["pe_per_cu"]>0 and x["total_pe"]==x["compute_units"]*x["pe_per_cu"] for x in d)' \
   && echo "ok: devices --json is valid JSON with CU x PE" || { echo "FAIL: devices --json"; fails=$((fails+1)); }
+# --bandwidth: every kind measured per device, the JSON readable by split --run --bandwidth
+bw=$(mktemp)
+"$W" devices --bandwidth --bytes 1048576 --repetitions 2 --device 0:0 --json >"$bw"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==1 and d[0]["error"]=="" and all(len(d[0][k]["wall_ms"]["samples_ms"])==2 and d[0][k]["wall_gbps"]>0 for k in ("pageable_h2d","pageable_d2h","pinned_h2d","pinned_d2h"))' "$bw" \
+  && echo "ok: devices --bandwidth --json" || { echo "FAIL: devices --bandwidth --json"; fails=$((fails+1)); }
+expect 0 "pinned h2d" -- "$W" devices --bandwidth --bytes 1048576 --repetitions 1 --device 0:0
+expect 2 "positive size" -- "$W" devices --bandwidth --bytes 0 --device 0:0
+expect 0 "h2d % pinned" -- "$W" split --kernel sort --size 4096 --devices 0:0,0:0 --run --repeat 1 --bandwidth "$bw"
+expect 2 "cannot read" -- "$W" split --kernel sort --size 4096 --devices 0:0,0:0 --run --bandwidth /no/such/file.json
+rm -f "$bw"
 expect 0 "status: correct" -- "$W" run --kernel matmul --size 64 --local 8,8 --repeat 2
 expect 0 "verified" -- "$W" run --kernel sort --size 1000 --repeat 2
 expect 0 '"status": "correct"' -- "$W" run --kernel trapezoid --size 1000 --json --repeat 1

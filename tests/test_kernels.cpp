@@ -2,6 +2,7 @@
 // sizes, verification and refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "wstune/error.hpp"
@@ -144,8 +145,40 @@ TEST(EndToEnd, TrapezoidSmallSizesVerifyAgainstTheRule) {
   const std::vector<HostBuffer> ref = k.reference(p, {});
   std::vector<HostBuffer> out = ref;
   EXPECT_TRUE(k.verify(p, out, ref).ok);
-  out[0].as<float>()[3] *= 1.001f;  // one partial off by 1e-3
+  out[0].as<double>()[0] *= 1.001;  // the (one) chunk sum off by 1e-3
   EXPECT_FALSE(k.verify(p, out, ref).ok);
+}
+
+// The device reduces the partials per chunk of 256 work-items: a block
+// reads back one value per chunk it touches (not one per work-item), blocks
+// that cut chunks gather to the reference, and a chunk sum off by 1e-3
+// fails even when the total is within its bound.
+TEST(EndToEnd, TrapezoidReducesPerChunkOnTheDevice) {
+  const KernelSpec& k = kernel_spec("trapezoid");
+  const Problem p = k.parse_size("100000:4");
+  EXPECT_EQ(k.outputs(p, Block{0, 0, 100000}).at(0).read_count, 391u);  // ceil(100000 / 256)
+  EXPECT_EQ(k.outputs(p, Block{0, 0, 100000}).at(1).read_count, 0u);    // the partials stay on the device
+  EXPECT_EQ(k.outputs(p, Block{0, 300, 700}).at(0).read_count, 2u);     // chunks 1 and 2
+  DeviceRunner runner(cpu_device(), k);
+  std::vector<HostBuffer> full = k.empty_outputs(p);
+  std::vector<Block> blocks;
+  const std::vector<std::pair<Block, LocalSize>> parts{{Block{0, 0, 300}, LocalSize{Extent{7, 1, 1}}},
+                                                       {Block{0, 300, 70001}, std::nullopt},
+                                                       {Block{0, 70001, 100000}, LocalSize{Extent{64, 1, 1}}}};
+  for (const auto& [b, local] : parts) {
+    runner.upload(p, b, {});
+    RunResult r = runner.run(p, b, local, quick);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.outputs.at(0).size(), k.outputs(p, b).at(0).read_count);
+    k.place_block(p, b, r.outputs, full);
+    blocks.push_back(b);
+  }
+  k.finish(p, blocks, full);
+  const std::vector<HostBuffer> ref = k.reference(p, {});
+  const Verdict v = k.verify(p, full, ref);
+  EXPECT_TRUE(v.ok) << v.detail;
+  full[0].as<double>()[200] *= 1.001;  // 1e-3 of one of 391 chunks: 2.6e-6 of the total
+  EXPECT_FALSE(k.verify(p, full, ref).ok);
 }
 
 TEST(EndToEnd, NonPowerOfTwoIssueSizes) {
@@ -252,4 +285,21 @@ TEST(Build, BadOptionsThrowWithName) {
     EXPECT_NE(std::string(e.what()).find("clBuildProgram"), std::string::npos);
     EXPECT_NE(e.name(), "CL_UNKNOWN_ERROR");
   }
+}
+
+// sort's finish merges the blocks' sorted runs on several threads (large
+// runs): uneven runs with many ties, three blocks, give the sorted whole.
+TEST(Blocks, SortFinishMergesLargeRunsInParallel) {
+  const KernelSpec& k = kernel_spec("sort");
+  const Problem p = k.parse_size("1000001");
+  std::vector<HostBuffer> full = k.empty_outputs(p);
+  const auto v = full.at(0).as<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 1000);  // values repeat
+  const std::vector<Block> blocks{Block{0, 0, 300000}, Block{0, 300000, 700001}, Block{0, 700001, 1000001}};
+  for (const auto& b : blocks) std::sort(v.begin() + static_cast<std::ptrdiff_t>(b.begin),
+                                         v.begin() + static_cast<std::ptrdiff_t>(b.end));
+  std::vector<float> expected(v.begin(), v.end());
+  std::sort(expected.begin(), expected.end());
+  k.finish(p, {blocks[2], blocks[0], blocks[1]}, full);  // any order
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), expected.begin(), expected.end()));
 }

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
+#include "wstune/pinned_memory.hpp"
 #include "wstune/rules.hpp"
 #include "wstune/search_space.hpp"
 
@@ -22,7 +24,18 @@ struct MultiDeviceRunner::Impl {
   std::vector<Problem> device_problems;  // the problem with each device's parameter values
   std::vector<HostBuffer> inputs;
   std::optional<std::vector<HostBuffer>> reference;
+  // Each device's pinned host memory (nullptr where it could not be had);
+  // declared before the runners, which may hold buffers from it.
+  std::vector<std::unique_ptr<PinnedMemory>> pinned;
   std::vector<std::unique_ptr<DeviceRunner>> runners;
+
+  struct Path;
+  void prepare(std::size_t i, const Block& b, std::vector<HostBuffer>& full, Path& path);
+  double round(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals, bool timed,
+               std::vector<Path>& paths, SplitRunResult& res);
+  void run_rounds(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals, const TimingOptions& timing,
+                  std::vector<Path>& paths, SplitRunResult& res);
+  void verify(const std::vector<HostBuffer>& full, SplitRunResult& res);
 };
 
 MultiDeviceRunner::MultiDeviceRunner(std::vector<Device> devices, const KernelSpec& spec, Problem problem,
@@ -32,11 +45,25 @@ MultiDeviceRunner::MultiDeviceRunner(std::vector<Device> devices, const KernelSp
   impl_->spec = &spec;
   impl_->problem = std::move(problem);
   for (auto& d : devices) impl_->runners.push_back(std::make_unique<DeviceRunner>(std::move(d), spec));
+  for (const auto& r : impl_->runners) {
+    try {
+      impl_->pinned.push_back(std::make_unique<PinnedMemory>(r->context(), r->device().device));
+    } catch (const Error&) {
+      impl_->pinned.push_back(nullptr);  // no pinned memory: the heap (pageable) instead
+    }
+  }
   impl_->device_problems.assign(impl_->runners.size(), impl_->problem);
   impl_->inputs = spec.generate_inputs(impl_->problem, seed);
 }
 
 MultiDeviceRunner::~MultiDeviceRunner() = default;
+
+namespace {
+double gbps(std::size_t bytes, const Samples& ms) { return ms.size() && ms.median() > 0 ? bytes / ms.median() / 1e6 : 0; }
+}  // namespace
+
+double SliceResult::h2d_gbps() const noexcept { return gbps(h2d_bytes, h2d); }
+double SliceResult::d2h_gbps() const noexcept { return gbps(d2h_bytes, d2h); }
 
 std::size_t MultiDeviceRunner::size() const noexcept { return impl_->runners.size(); }
 DeviceRunner& MultiDeviceRunner::runner(std::size_t i) { return *impl_->runners.at(i); }
@@ -54,12 +81,12 @@ double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
   return static_cast<double>(impl_->spec->block_global(impl_->problem, Block{dim, 0, units}).count());
 }
 
-SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
-                                      const TimingOptions& timing) {
-  auto& m = *impl_;
-  const KernelSpec& k = *m.spec;
-  const Problem& p = m.problem;
-  const std::size_t n = m.runners.size();
+namespace {
+
+// Throws UsageError unless there is one block and one local size per device
+// and the blocks are contiguous along one dimension and cover the problem.
+void check_blocks(const KernelSpec& k, const Problem& p, std::size_t n, const std::vector<Block>& blocks,
+                  const std::vector<LocalSize>& locals) {
   if (blocks.size() != n || locals.size() != n) {
     throw UsageError(fmt::format("split run: {} devices but {} blocks and {} local sizes; give one each", n,
                                  blocks.size(), locals.size()));
@@ -75,11 +102,72 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   if (covered != k.split_units(p, dim)) {
     throw UsageError(fmt::format("split run: blocks cover {} of {} split units", covered, k.split_units(p, dim)));
   }
+}
+
+// `bufs` copied into `memory` (nullptr: the heap).
+std::vector<HostBuffer> copy_into(const std::vector<HostBuffer>& bufs, std::pmr::memory_resource* memory) {
+  std::vector<HostBuffer> out;
+  for (const auto& b : bufs) {
+    out.emplace_back(b.type(), b.size(), memory ? memory : std::pmr::get_default_resource());
+    if (!b.empty()) std::memcpy(out.back().data(), b.data(), b.bytes());
+  }
+  return out;
+}
+
+// Whether a block output of `out`'s shape fits `whole` at `place`.
+bool fits(const OutputPlace& place, const OutputBuffer& out, const HostBuffer& whole) {
+  if (!(whole.type() == out.type)) return false;
+  if (place.row == 0) return place.offset + out.read_count <= whole.size();
+  if (out.read_count % place.row || place.pitch < place.row) return false;
+  const std::size_t rows = out.read_count / place.row;
+  return rows == 0 || place.offset + (rows - 1) * place.pitch + place.row <= whole.size();
+}
+
+}  // namespace
+
+// One device's data path for a split run: its inputs in its pinned memory,
+// and where each read-back lands: straight in the whole output (`direct`,
+// KernelSpec::output_place) or in pinned buffers recycled between rounds.
+struct MultiDeviceRunner::Impl::Path {
+  std::vector<HostBuffer> inputs;
+  bool direct = false;
+  std::vector<HostBuffer> outputs;  // the last round's read-back (empty when direct)
+};
+
+void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, std::vector<HostBuffer>& full, Path& path) {
+  const KernelSpec& k = *spec;
+  const Problem& pi = device_problems[i];
+  std::pmr::memory_resource* memory = pinned[i] ? pinned[i].get() : nullptr;
+  path.inputs = copy_into(k.block_inputs(pi, inputs, b), memory);
+  const auto outs = k.outputs(pi, b);
+  std::vector<ReadTarget> targets;
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const auto place = k.output_place(pi, b, o);
+    if (!place || o >= full.size() || !fits(*place, outs[o], full[o])) break;
+    const std::size_t eb = outs[o].type.bytes();
+    targets.push_back(ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb,
+                                 place->pitch * eb});
+  }
+  path.direct = !outs.empty() && targets.size() == outs.size();
+  runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});
+  if (path.direct) return;
+  for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, memory ? memory : std::pmr::get_default_resource());
+}
+
+SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
+                                      const TimingOptions& timing) {
+  auto& m = *impl_;
+  const KernelSpec& k = *m.spec;
+  const Problem& p = m.problem;
+  const std::size_t n = m.runners.size();
+  check_blocks(k, p, n, blocks, locals);
 
   SplitRunResult res;
   res.slices.resize(n);
-  std::vector<std::vector<HostBuffer>> block_in(n);
-  std::vector<std::vector<HostBuffer>> last_out(n);
+  // The whole outputs in the first device's pinned memory: the read-backs
+  // that land straight in them (contiguous blocks) are DMA copies.
+  std::vector<HostBuffer> full = copy_into(k.empty_outputs(p), m.pinned.front().get());
+  std::vector<Impl::Path> paths(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = res.slices[i];
     s.device_id = m.runners[i]->device().info.id();
@@ -87,61 +175,15 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     s.block = blocks[i];
     s.local = locals[i];
     if (blocks[i].size() == 0) continue;
-    const Problem& pi = m.device_problems[i];
-    if (std::string why = m.runners[i]->check_local(pi, blocks[i], locals[i]); !why.empty()) {
+    if (std::string why = m.runners[i]->check_local(m.device_problems[i], blocks[i], locals[i]); !why.empty()) {
       s.status = TrialStatus::constraints;
       s.error = why;
       continue;
     }
-    block_in[i] = k.block_inputs(pi, m.inputs, blocks[i]);
+    m.prepare(i, blocks[i], full, paths[i]);
   }
-
-  // One round: every used device uploads, runs once and reads back, each
-  // from its own thread; returns the round's wall clock.
-  auto round = [&](bool timed) {
-    std::vector<std::thread> threads;
-    const auto t0 = Clock::now();
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& s = res.slices[i];
-      if (blocks[i].size() == 0 || s.status != TrialStatus::correct) continue;
-      threads.emplace_back([&, i] {
-        const auto ti = Clock::now();
-        RunResult r;
-        try {
-          m.runners[i]->upload(m.device_problems[i], blocks[i], block_in[i]);
-          r = m.runners[i]->run(m.device_problems[i], blocks[i], locals[i], TimingOptions{0, 1});
-        } catch (const std::exception& e) {
-          r.status = TrialStatus::runtime;
-          r.error = e.what();
-        }
-        const double wall = ms_since(ti);
-        if (!r.ok()) {
-          res.slices[i].status = r.status;
-          res.slices[i].error = r.error;
-          return;
-        }
-        if (timed) {
-          auto& sl = res.slices[i];
-          sl.kernel.ms.insert(sl.kernel.ms.end(), r.kernel.ms.begin(), r.kernel.ms.end());
-          sl.h2d.ms.insert(sl.h2d.ms.end(), r.h2d.ms.begin(), r.h2d.ms.end());
-          sl.d2h.ms.insert(sl.d2h.ms.end(), r.d2h.ms.begin(), r.d2h.ms.end());
-          sl.wall.ms.push_back(wall);
-        }
-        last_out[i] = std::move(r.outputs);
-      });
-    }
-    for (auto& t : threads) t.join();
-    return ms_since(t0);
-  };
-  for (unsigned w = 0; w < timing.warmup; ++w) round(false);
-  // At least one timed round; adaptive (TimingOptions::min_timed_ms) when set.
-  double timed_sum = 0;
-  do {
-    res.makespan.ms.push_back(round(true));
-    timed_sum += res.makespan.ms.back();
-  } while (timing.more(res.makespan.ms.size(), timed_sum) &&
-           std::all_of(res.slices.begin(), res.slices.end(),
-                       [](const auto& s) { return s.status == TrialStatus::correct; }));
+  m.run_rounds(blocks, locals, timing, paths, res);
+  for (std::size_t i = 0; i < n; ++i) m.runners[i]->read_into({});
 
   for (const auto& s : res.slices) {
     if (s.status != TrialStatus::correct) {
@@ -151,30 +193,88 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     }
   }
   const auto tf = Clock::now();
-  std::vector<HostBuffer> full = k.empty_outputs(p);
   std::vector<Block> used;
   for (std::size_t i = 0; i < n; ++i) {
     if (blocks[i].size() == 0) continue;
-    k.place_block(m.device_problems[i], blocks[i], last_out[i], full);
+    if (!paths[i].direct) k.place_block(m.device_problems[i], blocks[i], paths[i].outputs, full);
     used.push_back(blocks[i]);
   }
   k.finish(p, used, full);
   res.host_finish_ms = ms_since(tf);
-  if (!m.reference) {
+  m.verify(full, res);
+  return res;
+}
+
+// One round: every used device uploads, runs once and reads back, each from
+// its own thread (its own context and queue, so devices proceed at once);
+// returns the round's wall clock. Timed rounds add their samples.
+double MultiDeviceRunner::Impl::round(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
+                                      bool timed, std::vector<Path>& paths, SplitRunResult& res) {
+  std::vector<std::thread> threads;
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < runners.size(); ++i) {
+    if (blocks[i].size() == 0 || res.slices[i].status != TrialStatus::correct) continue;
+    threads.emplace_back([&, i] {
+      const auto ti = Clock::now();
+      RunResult r;
+      try {
+        runners[i]->recycle(std::move(paths[i].outputs));
+        runners[i]->upload(device_problems[i], blocks[i], paths[i].inputs);
+        r = runners[i]->run(device_problems[i], blocks[i], locals[i], TimingOptions{0, 1});
+      } catch (const std::exception& e) {
+        r.status = TrialStatus::runtime;
+        r.error = e.what();
+      }
+      const double wall = ms_since(ti);
+      auto& sl = res.slices[i];
+      if (!r.ok()) {
+        sl.status = r.status;
+        sl.error = r.error;
+        return;
+      }
+      if (timed) {
+        sl.kernel.ms.insert(sl.kernel.ms.end(), r.kernel.ms.begin(), r.kernel.ms.end());
+        sl.h2d.ms.insert(sl.h2d.ms.end(), r.h2d.ms.begin(), r.h2d.ms.end());
+        sl.d2h.ms.insert(sl.d2h.ms.end(), r.d2h.ms.begin(), r.d2h.ms.end());
+        sl.wall.ms.push_back(wall);
+        sl.h2d_bytes = r.h2d_bytes;
+        sl.d2h_bytes = r.d2h_bytes;
+      }
+      paths[i].outputs = std::move(r.outputs);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return ms_since(t0);
+}
+
+void MultiDeviceRunner::Impl::run_rounds(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
+                                         const TimingOptions& timing, std::vector<Path>& paths, SplitRunResult& res) {
+  for (unsigned w = 0; w < timing.warmup; ++w) round(blocks, locals, false, paths, res);
+  // At least one timed round; adaptive (TimingOptions::min_timed_ms) when set.
+  double timed_sum = 0;
+  do {
+    res.makespan.ms.push_back(round(blocks, locals, true, paths, res));
+    timed_sum += res.makespan.ms.back();
+  } while (timing.more(res.makespan.ms.size(), timed_sum) &&
+           std::all_of(res.slices.begin(), res.slices.end(),
+                       [](const auto& s) { return s.status == TrialStatus::correct; }));
+}
+
+void MultiDeviceRunner::Impl::verify(const std::vector<HostBuffer>& full, SplitRunResult& res) {
+  if (!reference) {
     try {
-      m.reference = reference_outputs(*m.runners.front(), p, m.inputs);
+      reference = reference_outputs(*runners.front(), problem, inputs);
     } catch (const Error& e) {
       res.status = TrialStatus::correctness;
       res.error = e.what();
-      return res;
+      return;
     }
   }
-  res.verdict = k.verify(p, full, *m.reference);
+  res.verdict = spec->verify(problem, full, *reference);
   if (!res.verdict.ok) {
     res.status = TrialStatus::correctness;
     res.error = verification_error(res.verdict);
   }
-  return res;
 }
 
 DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, const LocalSize& local,
@@ -193,7 +293,7 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
       last_error = why;
       return -1;
     }
-    dr.upload(m.device_problems[i], b, m.spec->block_inputs(m.device_problems[i], m.inputs, b));
+    dr.upload(m.device_problems[i], b, copy_into(m.spec->block_inputs(m.device_problems[i], m.inputs, b), m.pinned[i].get()));
     TimingOptions first = timing;
     if (budget.capped()) {
       first.repetitions = 1;

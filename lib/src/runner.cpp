@@ -32,7 +32,7 @@ struct Variant {
 struct OutputSlot {
   OutputBuffer spec;
   cl::Buffer buffer;
-  const HostBuffer* initial = nullptr;  // points into Impl::uploaded_inputs
+  const HostBuffer* initial = nullptr;  // the caller's input during upload(), then Impl::uploaded_inputs' copy
   std::size_t initial_offset = 0;       // elements: where `initial` sits in the buffer
 };
 
@@ -48,7 +48,9 @@ struct DeviceRunner::Impl {
   const Variant* reference = nullptr;       // the reference parameters' build, once built
   std::vector<cl::Buffer> inputs;
   std::vector<OutputSlot> outputs;
-  std::vector<HostBuffer> uploaded_inputs;  // kept for in-place outputs restored before each run
+  std::vector<HostBuffer> uploaded_inputs;  // copies of the inputs restored before each run (others empty)
+  std::size_t uploaded_bytes = 0;           // bytes the last upload() wrote
+  std::vector<ReadTarget> read_targets;     // read_into()
   std::vector<HostBuffer> spare_outputs;    // recycled host buffers for the next read-back
   // Device buffers are kept between uploads and reused while they are big
   // enough: allocating (and, on NVIDIA, first-touch mapping) on every
@@ -136,6 +138,8 @@ struct DeviceRunner::Impl {
     return buf;
   }
 
+  std::vector<cl::Event> read_back(bool read_outputs, RunResult& r);
+
   // Writes every in-place output's initial contents (non-blocking).
   void restore_outputs(bool all, std::vector<cl::Event>* events) {
     for (const auto& o : outputs) {
@@ -144,9 +148,54 @@ struct DeviceRunner::Impl {
       WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, o.initial_offset * o.spec.type.bytes(),
                                                o.initial->bytes(), o.initial->data(), nullptr, &ev));
       if (events) events->push_back(ev);
+      if (all) uploaded_bytes += o.initial->bytes();
     }
   }
 };
+
+// Enqueues the outputs' read-backs (non-blocking) into read targets,
+// recycled buffers of the right shape (no fresh, zeroed allocation) or new
+// RunResult::outputs; returns their events. Throws Error for a target of
+// the wrong size.
+std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResult& r) {
+  auto& m = *this;
+  std::vector<cl::Event> reads;
+  for (std::size_t k = 0; k < m.outputs.size(); ++k) {
+    const auto& o = m.outputs[k];
+    const std::size_t n = read_outputs ? o.spec.read_count : 0;
+    const ReadTarget target = k < m.read_targets.size() ? m.read_targets[k] : ReadTarget{};
+    std::byte* dst = target.data;
+    if (dst && target.bytes != n * o.spec.type.bytes()) {
+      throw Error(fmt::format("read target of output {} holds {} bytes, the read-back {}", k, target.bytes,
+                              n * o.spec.type.bytes()));
+    }
+    if (dst || n == 0) {
+      r.outputs.emplace_back(o.spec.type, 0);
+    } else if (k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type &&
+               m.spare_outputs[k].size() == n) {
+      r.outputs.push_back(std::move(m.spare_outputs[k]));
+    } else {
+      r.outputs.emplace_back(o.spec.type, n);
+    }
+    if (n == 0) continue;
+    const std::size_t offset = o.spec.read_offset * o.spec.type.bytes(), bytes = n * o.spec.type.bytes();
+    cl::Event ev;
+    if (dst && target.row_bytes) {
+      if (bytes % target.row_bytes || target.pitch_bytes < target.row_bytes)
+        throw Error(fmt::format("read target of output {}: rows of {} bytes at a pitch of {} do not fit {} bytes", k,
+                                target.row_bytes, target.pitch_bytes, bytes));
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBufferRect(
+          o.buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0}, {target.row_bytes, bytes / target.row_bytes, 1},
+          target.row_bytes, 0, target.pitch_bytes, 0, dst, nullptr, &ev));
+    } else {
+      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, offset, bytes,
+                                                dst ? dst : r.outputs.back().data(), nullptr, &ev));
+    }
+    reads.push_back(ev);
+    r.d2h_bytes += n * o.spec.type.bytes();
+  }
+  return reads;
+}
 
 DeviceRunner::DeviceRunner(Device device, const KernelSpec& spec, std::string extra_build_options)
     : impl_(std::make_unique<Impl>()) {
@@ -175,6 +224,8 @@ DeviceRunner::~DeviceRunner() {
 
 const Device& DeviceRunner::device() const noexcept { return impl_->device; }
 const KernelSpec& DeviceRunner::spec() const noexcept { return *impl_->spec; }
+const cl::Context& DeviceRunner::context() const noexcept { return impl_->context; }
+void DeviceRunner::read_into(std::vector<ReadTarget> targets) { impl_->read_targets = std::move(targets); }
 std::size_t DeviceRunner::kernel_work_group_size() const noexcept {
   return impl_->reference ? impl_->reference->info.work_group_size : 0;
 }
@@ -280,10 +331,12 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
 void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
   auto& m = *impl_;
   const auto t_up = std::chrono::steady_clock::now();
+  m.has_upload = false;  // until this upload completes
   m.inputs.clear();
   m.outputs.clear();
   m.h2d.ms.clear();
-  m.uploaded_inputs = block_inputs;
+  m.uploaded_inputs.assign(block_inputs.size(), HostBuffer{});
+  m.uploaded_bytes = 0;
   const auto outs = m.spec->outputs(p, b);
   // Where each input goes: compact at offset 0, or placed in a larger buffer.
   std::vector<InputPlacement> place = m.spec->input_placement(p, b);
@@ -292,8 +345,11 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   if (place.size() != block_inputs.size())
     throw Error(fmt::format("{}: {} input placements for {} inputs", m.spec->name(), place.size(), block_inputs.size()));
   std::vector<bool> in_place(block_inputs.size(), false);
-  for (const auto& o : outs)
-    if (o.from_input) in_place.at(*o.from_input) = true;
+  for (const auto& o : outs) {
+    if (!o.from_input) continue;
+    in_place.at(*o.from_input) = true;
+    if (o.restore_each_run) m.uploaded_inputs.at(*o.from_input) = block_inputs[*o.from_input];
+  }
   std::vector<cl::Event> events;
   for (std::size_t i = 0; i < block_inputs.size(); ++i) {
     if (in_place[i]) continue;
@@ -306,13 +362,14 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
       WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, place[i].offset * eb, host.bytes(), host.data(), nullptr,
                                                  &ev));
       events.push_back(ev);
+      m.uploaded_bytes += host.bytes();
     }
     m.inputs.push_back(buf);
   }
   for (std::size_t i = 0; i < outs.size(); ++i) {
     OutputSlot slot{outs[i], {}, nullptr, 0};
     if (outs[i].from_input) {
-      slot.initial = &m.uploaded_inputs.at(*outs[i].from_input);
+      slot.initial = &block_inputs.at(*outs[i].from_input);  // uploaded from the caller's memory (pinned there)
       slot.initial_offset = place.at(*outs[i].from_input).offset;
       if (slot.initial_offset + slot.initial->size() > outs[i].device_count)
         throw Error(fmt::format("{}: in-place output {} has {} elements but its input needs {}", m.spec->name(), i,
@@ -324,6 +381,8 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   }
   m.restore_outputs(true, &events);
   WSTUNE_CL_CHECK(m.queue.finish());
+  for (auto& o : m.outputs)  // later runs restore from the copy, which outlives the caller's buffer
+    if (o.initial) o.initial = o.spec.restore_each_run ? &m.uploaded_inputs.at(*o.spec.from_input) : nullptr;
   if (!events.empty()) m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
   m.h2d_wall_ms = ms_since(t_up);
   m.uploaded = b;
@@ -339,6 +398,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   r.local = local;
   r.h2d = m.h2d;
   r.h2d_wall_ms = m.h2d_wall_ms;
+  r.h2d_bytes = m.uploaded_bytes;
   if (!m.has_upload || !(m.uploaded == b)) {
     r.status = TrialStatus::runtime;
     r.error = "run() called before upload() of this block";
@@ -385,21 +445,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       sum += r.kernel.ms.back();
     }
     const auto t_read = std::chrono::steady_clock::now();
-    std::vector<cl::Event> reads;
-    for (std::size_t k = 0; k < m.outputs.size(); ++k) {
-      const auto& o = m.outputs[k];
-      const std::size_t n = read_outputs ? o.spec.read_count : 0;
-      // A recycled buffer of the right shape skips a fresh (zeroed) allocation.
-      if (k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type && m.spare_outputs[k].size() == n)
-        r.outputs.push_back(std::move(m.spare_outputs[k]));
-      else
-        r.outputs.emplace_back(o.spec.type, n);
-      if (r.outputs.back().empty()) continue;
-      cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueReadBuffer(o.buffer, CL_FALSE, o.spec.read_offset * o.spec.type.bytes(),
-                                                r.outputs.back().bytes(), r.outputs.back().data(), nullptr, &ev));
-      reads.push_back(ev);
-    }
+    const std::vector<cl::Event> reads = m.read_back(read_outputs, r);
     WSTUNE_CL_CHECK(m.queue.finish());
     r.d2h_wall_ms = ms_since(t_read);
     if (!reads.empty()) r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));

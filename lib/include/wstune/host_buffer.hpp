@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory_resource>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -50,12 +51,19 @@ inline constexpr ElementType kFloat32{ScalarType::f32, 1};
 /// `count` elements of one ElementType as raw host bytes (zeroed on
 /// creation). Typed access through as<T>(), whose T must have the element's
 /// size. Copyable value type; not thread-safe for concurrent writes.
+/// The bytes come from a std::pmr::memory_resource: the default heap, or one
+/// given at construction (e.g. PinnedMemory, pinned_memory.hpp, for DMA
+/// transfers); a move keeps the resource, a copy gets the default heap.
 class HostBuffer {
  public:
   /// No elements, float32.
   HostBuffer() = default;
   /// `count` zeroed elements of `type`.
   HostBuffer(ElementType type, std::size_t count) : type_(type), bytes_(type.bytes() * count) {}
+  /// `count` zeroed elements of `type` whose bytes come from `memory`
+  /// (which must outlive the buffer).
+  HostBuffer(ElementType type, std::size_t count, std::pmr::memory_resource* memory)
+      : type_(type), bytes_(type.bytes() * count, memory) {}
   /// `count` zeroed float32 elements.
   static HostBuffer floats(std::size_t count) { return HostBuffer(kFloat32, count); }
   /// A float32 buffer holding `values`.
@@ -106,7 +114,7 @@ class HostBuffer {
  private:
   void check_size(std::size_t t) const;
   ElementType type_ = kFloat32;
-  std::vector<std::byte> bytes_;
+  std::pmr::vector<std::byte> bytes_;
 };
 
 /// Component `k` (0-based over all components of all elements) of `b` as a

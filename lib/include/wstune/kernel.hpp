@@ -78,6 +78,16 @@ struct InputPlacement {
   std::size_t device_count = 0;  ///< elements of the device buffer (≥ offset + data size)
 };
 
+/// Where a block's output lies in the whole output: one contiguous run from
+/// `offset` (row == 0), or rows of `row` elements whose starts are `pitch`
+/// elements apart (a column block of a row-major image), the block's
+/// read_count elements being those rows back to back.
+struct OutputPlace {
+  std::size_t offset = 0;  ///< element of the whole output where the block's first element goes
+  std::size_t row = 0;     ///< elements per row (0: one contiguous run)
+  std::size_t pitch = 0;   ///< elements between row starts in the whole output (with row > 0)
+};
+
 /// One kernel's host-side descriptor. Implementations are immutable and
 /// thread-safe; get wstune's own from kernel_spec(), described kernels from a
 /// tuning file (tuning_file.hpp).
@@ -214,6 +224,14 @@ class KernelSpec {
   /// compares them without placing them).
   virtual void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_out,
                            std::vector<HostBuffer>& full) const = 0;
+  /// Where output `k` of block `b` lies in the whole output `k` (same
+  /// element type), so a read-back can land there directly and place_block()
+  /// is not needed for it; nullopt (the default) when place_block() must
+  /// place it.
+  [[nodiscard]] virtual std::optional<OutputPlace> output_place(const Problem& /*p*/, const Block& /*b*/,
+                                                                std::size_t /*k*/) const {
+    return std::nullopt;
+  }
   /// Combines placed blocks into the final outputs (sort merges the sorted
   /// runs; trapezoid adds the partial sums; others do nothing).
   virtual void finish(const Problem& p, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const;

@@ -35,6 +35,13 @@ struct SliceResult {
   Samples h2d;              ///< upload of the slice's inputs (profiling events)
   Samples d2h;              ///< read-back of the slice's output (profiling events)
   Samples wall;             ///< the device thread's wall clock: upload + kernel + read-back
+  std::size_t h2d_bytes = 0;  ///< bytes uploaded per round
+  std::size_t d2h_bytes = 0;  ///< bytes read back per round
+  /// Upload bandwidth achieved: h2d_bytes over the median h2d time (GB/s,
+  /// 10^9 bytes per second); 0 without samples.
+  [[nodiscard]] double h2d_gbps() const noexcept;
+  /// Read-back bandwidth achieved: d2h_bytes over the median d2h time (GB/s); 0 without samples.
+  [[nodiscard]] double d2h_gbps() const noexcept;
 };
 
 /// The outcome of a split run.
@@ -43,7 +50,7 @@ struct SplitRunResult {
   std::string error;                 ///< why it failed
   std::vector<SliceResult> slices;   ///< one per device, in device order
   Samples makespan;                  ///< wall clock from starting all devices to the last read-back (ms)
-  double host_finish_ms = 0;         ///< gathering + KernelSpec::finish on the host (ms; sort merges)
+  double host_finish_ms = 0;         ///< gathering (place_block of outputs not read in place) + KernelSpec::finish on the host (ms; sort merges)
   Verdict verdict;                   ///< the whole output against the CPU reference
   /// True when status is TrialStatus::correct.
   [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
@@ -93,7 +100,12 @@ class MultiDeviceRunner {
   /// device) concurrently: timing.warmup untimed rounds, then
   /// timing.repetitions timed rounds, each uploading, running the kernel once
   /// and reading back on every device at the same time. Verifies the last
-  /// round's gathered output. Never throws for a device or driver failure
+  /// round's gathered output. Data path: each device's block inputs sit in
+  /// its pinned memory (PinnedMemory, prepared once per call), so uploads
+  /// are DMA copies; a block output with a place in the whole output
+  /// (KernelSpec::output_place: a run, or rows at the output's pitch) is
+  /// read straight to it there (pinned too), others into pinned buffers reused between rounds and
+  /// placed after the last round (SplitRunResult::host_finish_ms). Never throws for a device or driver failure
   /// (the status says); throws UsageError when sizes differ or the blocks do
   /// not cover the problem.
   SplitRunResult run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,

@@ -33,6 +33,8 @@ struct RunResult {
   double h2d_wall_ms = 0;
   /// Wall clock of the blocking read-back, host staging included, ms.
   double d2h_wall_ms = 0;
+  std::size_t h2d_bytes = 0;  ///< bytes the upload() this run used wrote to the device
+  std::size_t d2h_bytes = 0;  ///< bytes read back from the device (0 when nothing was read)
   double compile_ms = 0;    ///< build of this configuration's program in this call (0 when cached)
   double wall_ms = 0;       ///< wall clock of the whole call (ms)
   /// The block's outputs (KernelSpec::outputs(), read_count elements each).
@@ -50,6 +52,18 @@ struct KernelVariantInfo {
   /// nullopt when the kernel has none (OpenCL 1.2 §6.7.2).
   LocalSize required_local;
   double compile_ms = 0;            ///< clBuildProgram wall time (ms)
+};
+
+/// Where run() reads one output to instead of a fresh RunResult::outputs
+/// buffer (e.g. the block's place in the whole output,
+/// KernelSpec::output_place()): `bytes` at `data` back to back, or with
+/// row_bytes > 0 rows of row_bytes whose starts are pitch_bytes apart
+/// (clEnqueueReadBufferRect, OpenCL 1.2 §5.2.2).
+struct ReadTarget {
+  std::byte* data = nullptr;    ///< nullptr: read into RunResult::outputs as usual
+  std::size_t bytes = 0;        ///< must equal the output's read_count × element bytes
+  std::size_t row_bytes = 0;    ///< bytes per row (0: one contiguous run); must divide `bytes`
+  std::size_t pitch_bytes = 0;  ///< bytes between row starts at `data` (≥ row_bytes)
 };
 
 /// One device, one kernel: context, profiling queue and built programs.
@@ -70,6 +84,8 @@ class DeviceRunner {
   [[nodiscard]] const Device& device() const noexcept;
   /// The kernel descriptor.
   [[nodiscard]] const KernelSpec& spec() const noexcept;
+  /// The device's context (e.g. for PinnedMemory of this device).
+  [[nodiscard]] const cl::Context& context() const noexcept;
   /// CL_KERNEL_WORK_GROUP_SIZE of the kernel built for the reference
   /// parameters (0 before it is built).
   [[nodiscard]] std::size_t kernel_work_group_size() const noexcept;
@@ -96,6 +112,12 @@ class DeviceRunner {
   /// fresh host memory, which costs milliseconds for large outputs.
   void recycle(std::vector<HostBuffer>&& outputs);
 
+  /// Makes later run()s read output k straight into targets[k] (where its
+  /// data is set; the output's RunResult::outputs buffer is then empty) until
+  /// called again; an empty vector restores the usual read-back. run() fails
+  /// with status runtime when a target's size is not the read-back's.
+  void read_into(std::vector<ReadTarget> targets);
+
   /// Why `local` cannot run `b` with p.params on this device ("" when it
   /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
   /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or
@@ -112,7 +134,10 @@ class DeviceRunner {
   [[nodiscard]] Extent launch_global(const Problem& p, const Block& b, const LocalSize& local) const;
 
   /// Uploads the block's inputs (KernelSpec::block_inputs) and allocates its
-  /// outputs (KernelSpec::outputs); they stay resident for run(). Throws ClError.
+  /// outputs (KernelSpec::outputs); they stay resident for run(). The inputs
+  /// are copied straight from `block_inputs` (pinned memory there makes the
+  /// copy a DMA); only an in-place output's input is kept on the host (to
+  /// restore it). Throws ClError.
   void upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs);
 
   /// Runs warm-up + repetitions of the uploaded block with p.params and
