@@ -220,24 +220,52 @@ struct Comparison {
   std::size_t worst = 0;
 };
 
-Comparison compare(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m) {
-  const auto parts = detail::parallel_chunks(components(ref), [&](std::size_t lo, std::size_t hi) {
-    Comparison c;
-    for (std::size_t k = lo; k < hi; ++k) {
-      const double o = component(out, k), r = component(ref, k);
-      if (std::isnan(o) && std::isnan(r)) continue;
-      double e = std::fabs(o - r);
-      if (m == ValidationMethod::side_by_side_relative && r != 0) e /= std::fabs(r);
-      if (std::isnan(e)) e = INFINITY;
-      if (m == ValidationMethod::absolute_difference) {
-        c.error += e;
-      } else if (e > c.error) {
-        c.error = e;
-        c.worst = k;
-      }
+// The method's metric over components [lo, hi); `at(buffer, k)` reads one
+// component as a double.
+template <class Load>
+Comparison compare_range(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m, std::size_t lo,
+                         std::size_t hi, Load at) {
+  Comparison c;
+  for (std::size_t k = lo; k < hi; ++k) {
+    const double o = at(out, k), r = at(ref, k);
+    if (std::isnan(o) && std::isnan(r)) continue;
+    double e = std::fabs(o - r);
+    if (m == ValidationMethod::side_by_side_relative && r != 0) e /= std::fabs(r);
+    if (std::isnan(e)) e = INFINITY;
+    if (m == ValidationMethod::absolute_difference) {
+      c.error += e;
+    } else if (e > c.error) {
+      c.error = e;
+      c.worst = k;
     }
-    return c;
-  });
+  }
+  return c;
+}
+
+// Loads of one scalar type, without the per-component type dispatch of
+// component() (float and int buffers of many millions of elements are the
+// common case: verification is most of the tuner's time per trial there).
+template <class T>
+double load_as(const HostBuffer& b, std::size_t k) {
+  T v;
+  std::memcpy(&v, b.data() + k * sizeof(T), sizeof(T));
+  return static_cast<double>(v);
+}
+
+Comparison compare_chunk(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m, std::size_t lo,
+                         std::size_t hi) {
+  switch (ref.type().scalar) {
+    case ScalarType::f32: return compare_range(out, ref, m, lo, hi, load_as<float>);
+    case ScalarType::f64: return compare_range(out, ref, m, lo, hi, load_as<double>);
+    case ScalarType::i32: return compare_range(out, ref, m, lo, hi, load_as<std::int32_t>);
+    case ScalarType::u32: return compare_range(out, ref, m, lo, hi, load_as<std::uint32_t>);
+    default: return compare_range(out, ref, m, lo, hi, [](const HostBuffer& b, std::size_t k) { return component(b, k); });
+  }
+}
+
+Comparison compare(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m) {
+  const auto parts = detail::parallel_chunks(
+      components(ref), [&](std::size_t lo, std::size_t hi) { return compare_chunk(out, ref, m, lo, hi); });
   Comparison c;
   for (const Comparison& part : parts) {  // chunks in order: the sum adds left to right
     if (m == ValidationMethod::absolute_difference) c.error += part.error;
