@@ -14,6 +14,7 @@
 #include "kernel_source.hpp"
 #include "wstune/kernel.hpp"
 #include "wstune/search.hpp"
+#include "wstune/tuning_file.hpp"
 
 namespace wstune::daemon {
 
@@ -235,6 +236,27 @@ std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, cons
     list.push_back(j);
   }
   return parse_jobs(list, defaults, "options");
+}
+
+std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::string& size, const std::string& config,
+                                       const Job& defaults) {
+  json job{{"kernel_file", path}};
+  if (!size.empty()) job["size"] = size;
+  if (!config.empty()) job["config"] = parse_json_input(config, "--config");
+  return parse_jobs(json::array({job}), defaults, "options");
+}
+
+void check_splittable(Mode mode, const std::vector<Job>& jobs) {
+  if (mode == Mode::tune) return;
+  for (const Job& job : jobs) {
+    if (job.kernel_file.empty()) continue;
+    const TuningFile* file = tuning_file_of(*master_kernel(job.kernel, job.kernel_file));
+    if (file && file->split.is_null()) {
+      throw UsageError(fmt::format("{}: no wstune.Split: {} splits the kernel over the workers and needs the "
+                                   "extension's \"Split\" object (the split dimension and each buffer's range; "
+                                   "docs/tuning-files.md); tune needs none", job.kernel_file, to_string(mode)));
+    }
+  }
 }
 
 }  // namespace wstune::daemon

@@ -76,4 +76,15 @@ std::vector<Job> read_job_file(const std::string& path, const Job& defaults);
 std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,
                                    const Job& defaults);
 
+/// One job of the kernel described by the tuning file `path` (`size`
+/// binds its sizes; `config` is a JSON object of tuning parameter values, or
+/// "") over `defaults`. Throws UsageError naming the option.
+std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::string& size, const std::string& config,
+                                       const Job& defaults);
+
+/// run and calibrate split a job over the workers: a kernel file without
+/// the wstune.Split extension cannot be split. Throws UsageError naming the
+/// file and the missing field (tune needs no split).
+void check_splittable(Mode mode, const std::vector<Job>& jobs);
+
 }  // namespace wstune::daemon

@@ -62,7 +62,7 @@ json to_json(const JobReport& r) {
                          {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
                          {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
                          {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
-                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"trials", p.trials}});
+                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
          {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
@@ -323,6 +323,7 @@ JobReport Master::run_job(JobReport r) {
     if (healthy.empty()) {
       r.status = "failed";
       r.error = "no healthy worker left for this job";
+      if (!r.faults.empty()) r.error += " (the last fault: " + r.faults.back() + ")";
       break;
     }
     ++r.attempts;

@@ -116,7 +116,9 @@ void SharedEvaluator::arrived(int rank, Trial t) {
   t.params = c.params;
   t.local = c.local;
   const std::string key = c.key();
-  if (measured_.insert(key).second) {
+  // A configuration the session held before (resumed) came back from a
+  // tie-break round: not a first measurement.
+  if (!log_.stored(c) && measured_.insert(key).second) {
     log_.record(t);  // committed as it is measured
     ++by_rank_[rank];
   }

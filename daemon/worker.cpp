@@ -138,6 +138,12 @@ void Worker::handle_run(Received& got) {
     res.d2h_wall_ms = r.d2h_wall_ms;
     res.busy_ms = ms_since(t0);
     comm_.send(0, res.to_message(std::move(r.outputs)));
+  } catch (const std::bad_alloc&) {
+    inputs_ = {};
+    const std::string text = fmt::format("out of memory: the worker could not allocate the inputs or buffers of {} {} "
+                                         "(std::bad_alloc); use a smaller size or more memory", job.kernel, job.size);
+    say(fmt::format("job {} failed: {}", job.job, text));
+    fail(TrialStatus::runtime, text);
   } catch (const std::exception& e) {
     say(fmt::format("job {} failed: {}", job.job, e.what()));
     fail(status_of(e), e.what());
