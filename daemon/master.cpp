@@ -1,13 +1,16 @@
 #include "master.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <ostream>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "kernel_source.hpp"
+#include "router.hpp"
 #include "wstune/json.hpp"
 #include "wstune/store.hpp"
 #include "wstune/strategies.hpp"
@@ -606,40 +609,71 @@ JobReport Master::tune_job(JobReport r) {
     else g->second.push_back(w.rank);
   }
   r.attempts = 1;
-  std::size_t stored = 0;
+  std::vector<std::vector<int>> todo;
   for (const auto& [fp, ranks] : groups) {
-    if (stopped()) break;
     if (!r.job.retune && sink_.tuned_before(*spec_ptr, p, *worker(ranks.front()).device)) {
-      ++stored;  // tuned before: the store has its best (retune: true searches again)
+      // Tuned before: the store has its best ("retune": true searches again).
       note(fmt::format("job {}: {} is tuned for {} {} (a best is stored): skipped; \"retune\": true searches again",
                        r.id, worker(ranks.front()).device->name, r.job.kernel, r.size));
       continue;
     }
-    try {
-      tune_group(r, *spec_ptr, p, ranks);
-    } catch (const SearchAborted& e) {
-      r.faults.push_back(fmt::format("the search on {} stopped: {}", worker(ranks.front()).label(), e.what()));
-      note(r.faults.back());
-    }
+    todo.push_back(ranks);
   }
+  if (!todo.empty()) tune_groups(r, *spec_ptr, p, todo);
   if (stopped()) {
     r.status = "interrupted";
     r.error = "stop requested";
   } else if (r.data.empty()) {
-    r.status = stored && stored == groups.size() ? "stored" : "failed";
+    r.status = !groups.empty() && todo.empty() ? "stored" : "failed";
     if (r.status == "failed") r.error = groups.empty() ? "no healthy worker" : "no worker finished this job";
   }
   return r;
 }
 
+void Master::fault(JobReport& r, const std::string& text, const GroupContext& ctx) {
+  const auto held = ctx.hold();
+  r.faults.push_back(text);
+  note(text);
+}
+
+// One group: on the master's communicator. Several: each in its own thread
+// on a router channel, the router pumped here (the only thread that calls
+// the communicator) until every search has ended.
+void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
+                         const std::vector<std::vector<int>>& groups) {
+  const json& kernel_file = packed(r.job);
+  auto one = [&](const std::vector<int>& ranks, const GroupContext& ctx) {
+    try {
+      tune_group(r, spec, p, ranks, ctx);
+    } catch (const std::exception& e) {  // SearchAborted, a space the master cannot build, ...
+      fault(r, fmt::format("the search on {} stopped: {}", worker(ranks.front()).label(), e.what()), ctx);
+    }
+  };
+  if (groups.size() == 1) return one(groups.front(), GroupContext{comm_, nullptr, kernel_file});
+  Router router(comm_);
+  std::mutex lock;
+  std::atomic<std::size_t> running{groups.size()};
+  std::vector<std::thread> threads;
+  for (const auto& ranks : groups) {
+    Channel& channel = router.channel(ranks);
+    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file}] {
+      one(ranks, ctx);
+      --running;
+    });
+  }
+  while (running > 0) router.pump(std::chrono::milliseconds(1));
+  for (auto& t : threads) t.join();
+}
+
 // Sends Tag::tune to `ranks` and waits for each one's answer: the ranks
 // that are ready (their answers in `ready`, by rank), faults for the others.
-std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready) {
+std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
+                                       const GroupContext& ctx) {
   WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, 0, r.job.seed, json::object(),
-                  packed(r.job)};
+                  ctx.kernel_file};
   std::set<int> pending;
   for (int rank : ranks) {
-    comm_.send(rank, req.to_message(Tag::tune));
+    ctx.comm.send(rank, req.to_message(Tag::tune));
     pending.insert(rank);
   }
   std::vector<int> ok;
@@ -650,12 +684,11 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
         WorkerState& w = worker(rank);
         w.alive = false;
         w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
-        r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
-        note(r.faults.back());
+        fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem), ctx);
       }
       break;
     }
-    auto got = comm_.recv(kAnySource, slice_until(deadline));
+    auto got = ctx.comm.recv(kAnySource, slice_until(deadline));
     if (!got || !pending.count(got->source)) continue;
     try {
       if (got->message.tag == Tag::tune_result) {
@@ -666,14 +699,13 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
       } else if (got->message.tag == Tag::worker_error) {
         const WorkerError e = WorkerError::from(got->message);
         if (e.job != r.id) continue;
-        r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
-                                       wstune::to_string(e.status), e.text));
-        note(r.faults.back());
+        fault(r, fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
+                             wstune::to_string(e.status), e.text), ctx);
       } else {
         continue;
       }
     } catch (const ProtocolError& e) {
-      r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", worker(got->source).label(), e.what()));
+      fault(r, fmt::format("worker {} sent a bad answer: {}", worker(got->source).label(), e.what()), ctx);
     }
     pending.erase(got->source);
   }
@@ -681,9 +713,37 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
   return ok;
 }
 
-void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks) {
+namespace {
+// A group's TrialLog used under the lock the groups share.
+class LockedLog final : public TrialLog {
+ public:
+  LockedLog(std::unique_ptr<TrialLog> log, std::mutex* lock) : log_(std::move(log)), lock_(lock) {}
+  std::optional<Trial> stored(const Configuration& c) override {
+    const auto held = hold();
+    return log_->stored(c);
+  }
+  bool record(const Trial& t) override {
+    const auto held = hold();
+    return log_->record(t);
+  }
+  json finish(const TuneResult& result) override {
+    const auto held = hold();
+    return log_->finish(result);
+  }
+
+ private:
+  std::unique_lock<std::mutex> hold() const {
+    return lock_ ? std::unique_lock<std::mutex>(*lock_) : std::unique_lock<std::mutex>();
+  }
+  std::unique_ptr<TrialLog> log_;
+  std::mutex* lock_;
+};
+}  // namespace
+
+void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
+                        const GroupContext& ctx) {
   json ready = json::object();
-  const std::vector<int> group = prepare_group(r, ranks, &ready);
+  const std::vector<int> group = prepare_group(r, ranks, &ready, ctx);
   if (group.empty()) return;
   const json& first = ready[std::to_string(group.front())];
   const DeviceInfo& device = *worker(group.front()).device;
@@ -695,19 +755,21 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
     throw SearchAborted(fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
                                     "wstuned build on every node", space.size(), first["space_size"].dump()));
   }
-  const std::string strategy = tune_strategy(r.job, spec);
-  auto searcher = make_searcher(strategy, 1);
+  auto searcher = make_searcher(tune_strategy(r.job, spec), 1);
   const unsigned budget = r.job.max_trials;
   auto stop = budget ? max_evaluations(budget) : never_stop();
-  auto log = sink_.open_trial_log(spec, target, SessionSpec{std::string(searcher->name()),
-                                                            budget ? std::optional<std::int64_t>(budget) : std::nullopt,
-                                                            std::nullopt});
-  SearchGroup g{&comm_, r.id, group, opt_.job_timeout, opt_.stop_requested, [&](int rank, const std::string& why) {
+  const SessionSpec session_spec{std::string(searcher->name()),
+                                 budget ? std::optional<std::int64_t>(budget) : std::nullopt, std::nullopt};
+  std::unique_ptr<TrialLog> log;
+  {
+    const auto held = ctx.hold();
+    log = std::make_unique<LockedLog>(sink_.open_trial_log(spec, target, session_spec), ctx.lock);
+  }
+  SearchGroup g{&ctx.comm, r.id, group, opt_.job_timeout, opt_.stop_requested, [&](int rank, const std::string& why) {
                   WorkerState& w = worker(rank);
                   w.alive = false;
                   w.problem = why;
-                  r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), why));
-                  note(r.faults.back());
+                  fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), why), ctx);
                 }};
   SharedEvaluator ev(std::move(g), target, std::move(space), *log, *searcher, *stop);
   TuneOptions topt;
@@ -728,6 +790,7 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
               {"tiebreak_trials", res.tiebreak_trials}, {"measured_by_rank", by_rank},
               {"measured_ahead_unused", ev.unused_ahead()}, {"stop_reason", res.stop_reason},
               {"wall_ms", res.wall_ms}, {"shared_by", group}, {"session", session}};
+  const auto held = ctx.hold();
   note(fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "
                    "{} {:.4f} ms", r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
                    session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));

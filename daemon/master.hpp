@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -206,9 +207,26 @@ class Master {
  private:
   JobReport run_job(JobReport r);
   JobReport fanout_job(JobReport r, Tag request, Tag answer);
+  // One device group's search (shared_search.hpp), on `comm` (the master's,
+  // or a router channel when groups run at once); with `lock`, everything it
+  // shares with the other groups (the report, the sink, progress, worker
+  // states) is touched under it.
+  struct GroupContext {
+    Communicator& comm;
+    std::mutex* lock = nullptr;
+    const nlohmann::json& kernel_file;
+    [[nodiscard]] std::unique_lock<std::mutex> hold() const {
+      return lock ? std::unique_lock<std::mutex>(*lock) : std::unique_lock<std::mutex>();
+    }
+  };
   JobReport tune_job(JobReport r);
-  void tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks);
-  std::vector<int> prepare_group(JobReport& r, const std::vector<int>& ranks, nlohmann::json* ready);
+  void tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
+                   const std::vector<std::vector<int>>& groups);
+  void tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
+                  const GroupContext& ctx);
+  std::vector<int> prepare_group(JobReport& r, const std::vector<int>& ranks, nlohmann::json* ready,
+                                 const GroupContext& ctx);
+  void fault(JobReport& r, const std::string& text, const GroupContext& ctx);
   const nlohmann::json& packed(const Job& job);
   void note(const std::string& line);
   WorkerState& worker(int rank) { return workers_.at(static_cast<std::size_t>(rank - 1)); }
