@@ -620,6 +620,7 @@ JobReport Master::tune_job(JobReport r) {
     todo.push_back(ranks);
   }
   if (!todo.empty()) tune_groups(r, *spec_ptr, p, todo);
+  std::sort(r.data.begin(), r.data.end(), [](const json& a, const json& b) { return a["rank"] < b["rank"]; });
   if (stopped()) {
     r.status = "interrupted";
     r.error = "stop requested";
