@@ -43,7 +43,12 @@ void SharedEvaluator::phase(TrialPhase p) {
 void SharedEvaluator::drain() {
   ahead_ = false;
   const TimingOptions none;
-  while (!out_.empty()) pump(none);
+  try {
+    while (!out_.empty()) pump(none);
+  } catch (const SearchAborted&) {
+    // A stop, or the last worker gone: the search's answer stands; what was
+    // still out is not stored.
+  }
 }
 
 void SharedEvaluator::send(int rank, const Configuration& c, const TimingOptions& timing) {

@@ -74,7 +74,8 @@ class SharedEvaluator final : public Evaluator {
   /// measured ahead.
   void phase(TrialPhase p);
   /// Waits for the trials still out (measured ahead past the search's end)
-  /// and commits them, so none is lost.
+  /// and commits them, so none is lost; gives up on a stop request or when
+  /// no worker is left (never throws).
   void drain();
   /// First measurements per rank (tie-break trials not counted).
   [[nodiscard]] const std::map<int, unsigned>& measured_by() const noexcept { return by_rank_; }
