@@ -133,9 +133,10 @@ class ResultSink {
   virtual nlohmann::json calibration(const DeviceInfo& device, const KernelSpec& kernel) = 0;
   /// --resume: true when the sink holds what job `job` of the list `run_key`
   /// (position `index`, canonical size `size`) produces in `mode` for
-  /// `worker` (tune: a finished session of its device for the kernel and
-  /// size; calibrate: a calibration of its device for the kernel at that
-  /// size) or, in run mode (`worker` null), a run of that job recorded ok.
+  /// `worker` (calibrate: a calibration of its device for the kernel at
+  /// that size; tune: a finished session of its device for the kernel and
+  /// size, though tune mode asks tuned_before() instead) or, in run mode
+  /// (`worker` null), a run of that job recorded ok.
   virtual bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job,
                       const std::string& size, const WorkerState* worker) = 0;
 };
@@ -186,9 +187,11 @@ class Master {
   std::size_t register_workers();
   /// Runs every job in `mode`, one after another; stops early when a stop is
   /// requested (the rest are not started). Progress line per job. With
-  /// MasterOptions::resume, a job (or, in tune and calibrate mode, a
-  /// worker's part of it) that the sink holds is not run again: its report
-  /// says "stored".
+  /// MasterOptions::resume, a job (or, in calibrate mode, a worker's part
+  /// of it) that the sink holds is not run again: its report says "stored".
+  /// In tune mode, with or without it, a device group with a stored best is
+  /// skipped (Job::retune searches it again) and an unfinished session is
+  /// continued (shared_search.hpp).
   std::vector<JobReport> run_all(Mode mode, const std::vector<Job>& jobs);
   /// Runs one job in `mode` (position `index` of the list `run_key`). A
   /// failure on the master's side (std::bad_alloc for the host buffers, a
