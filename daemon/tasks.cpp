@@ -15,7 +15,7 @@ namespace {
 
 // The library's search measures through an Evaluator; this one runs the
 // block already uploaded to the worker's DeviceRunner (no rebuild, no second
-// copy of the data). With `reference` set (a whole problem) every correct
+// copy of the data). With a `reference` (a whole problem; empty: none) every correct
 // trial is also verified against the CPU reference.
 class BlockEvaluator final : public Evaluator {
  public:

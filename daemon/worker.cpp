@@ -73,9 +73,7 @@ namespace {
 std::string kernel_key_of(const std::string& name, const json& packed) {
   return packed.is_null() ? name : "file:" + packed.value("hash", "");
 }
-}  // namespace
 
-namespace {
 TrialStatus status_of(const std::exception& e) {
   if (dynamic_cast<const BuildError*>(&e)) return TrialStatus::compile;
   return TrialStatus::runtime;
