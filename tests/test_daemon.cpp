@@ -67,6 +67,16 @@ struct World {
   bool shut = false;
 };
 
+// trapezoid 4096 (14 local sizes) to tune.
+Job trapezoid_tune(unsigned repetitions, unsigned max_trials) {
+  Job j;
+  j.kernel = "trapezoid";
+  j.size = "4096";
+  j.repetitions = repetitions;
+  j.max_trials = max_trials;
+  return j;
+}
+
 std::vector<Job> small_jobs(const std::string& split, LocalPolicy local) {
   std::vector<Job> jobs;
   for (auto [k, s] : {std::pair{"matmul", "64"}, {"bilinear", "32x32:64x64"}, {"sort", "4096"},
@@ -165,11 +175,7 @@ TEST(Daemon, HangingWorkerIsReportedByRankAndHostAndDropped) {
 TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit) {
   World w({FaultKind::none, FaultKind::none});
   ASSERT_EQ(w.master->register_workers(), 2u);
-  Job j;
-  j.kernel = "trapezoid";
-  j.size = "4096";
-  j.repetitions = 2;
-  j.max_trials = 4;
+  Job j = trapezoid_tune(2, 4);
   auto tuned = w.master->run_all(Mode::tune, {j});
   ASSERT_EQ(tuned.size(), 1u);
   EXPECT_TRUE(tuned[0].ok()) << tuned[0].error;
@@ -201,10 +207,7 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
 TEST(Daemon, WorkersWithOneFingerprintShareOneSearch) {
   World w({FaultKind::none, FaultKind::none});
   ASSERT_EQ(w.master->register_workers(), 2u);
-  Job j;
-  j.kernel = "trapezoid";
-  j.size = "4096";
-  j.repetitions = 1;
+  Job j = trapezoid_tune(1, 0);
   j.strategy = "exhaustive";
   const auto tuned = w.master->run_all(Mode::tune, {j});
   ASSERT_TRUE(tuned[0].ok()) << tuned[0].error;
