@@ -11,6 +11,7 @@
 
 #include "kernel_source.hpp"
 #include "router.hpp"
+#include "wstune/autotune.hpp"
 #include "wstune/json.hpp"
 #include "wstune/store.hpp"
 #include "wstune/strategies.hpp"
@@ -756,8 +757,9 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
     throw SearchAborted(fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
                                     "wstuned build on every node", space.size(), first["space_size"].dump()));
   }
-  auto searcher = make_searcher(tune_strategy(r.job, spec), 1);
-  const unsigned budget = r.job.max_trials;
+  const std::string strategy = tune_strategy(r.job, spec);
+  auto searcher = make_searcher(strategy, 1);
+  const unsigned budget = evaluation_budget(r.job.max_trials, spec, strategy, space);
   auto stop = budget ? max_evaluations(budget) : never_stop();
   const SessionSpec session_spec{std::string(searcher->name()),
                                  budget ? std::optional<std::int64_t>(budget) : std::nullopt, std::nullopt};
