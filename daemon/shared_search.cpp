@@ -12,6 +12,8 @@ namespace wstune::daemon {
 namespace {
 using clock_type = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kSlice{100};
+// Results measured ahead and not yet asked for, per worker, at most.
+constexpr std::size_t kAheadPerWorker = 4;
 }  // namespace
 
 SharedEvaluator::SharedEvaluator(SearchGroup group, TuneTarget target, SearchSpace space, TrialLog& log,
@@ -29,10 +31,14 @@ Trial SharedEvaluator::evaluate(const Configuration& config, const TimingOptions
     }
     const bool out = std::any_of(out_.begin(), out_.end(), [&](const auto& o) { return o.second.config == config; });
     if (!out) {
+      // What tune() waits for goes to the first worker that is free, before
+      // anything measured ahead.
       if (auto rank = idle()) send(*rank, config, timing);
+      else pump(timing, false);
+      continue;
     }
     fill(timing);
-    pump(timing);
+    pump(timing, true);
   }
 }
 
@@ -44,7 +50,7 @@ void SharedEvaluator::drain() {
   ahead_ = false;
   const TimingOptions none;
   try {
-    while (!out_.empty()) pump(none);
+    while (!out_.empty()) pump(none, false);
   } catch (const SearchAborted&) {
     // A stop, or the last worker gone: the search's answer stands; what was
     // still out is not stored.
@@ -66,13 +72,15 @@ std::optional<int> SharedEvaluator::idle() const {
 // Idle workers take the configurations the searcher proposes next that were
 // never sent and are not stored, while the stop condition allows more.
 void SharedEvaluator::fill(const TimingOptions& timing) {
-  if (!ahead_) return;
+  // Ahead, but not far: a searcher whose announcements tune() does not
+  // follow leaves results waiting here, and then nothing more is sent.
+  if (!ahead_ || done_.size() >= kAheadPerWorker * g_.ranks.size()) return;
   while (auto rank = idle()) {
     const SearchProgress progress{static_cast<unsigned>(sent_.size()), static_cast<unsigned>(space_.size()),
                                   clock_type::now() - t0_};
     if (stop_.reached(progress)) return;
     std::optional<Configuration> next;
-    for (std::size_t i : searcher_.upcoming(4 * g_.ranks.size() + done_.size() + out_.size())) {
+    for (std::size_t i : searcher_.upcoming(kAheadPerWorker * g_.ranks.size() + done_.size() + out_.size())) {
       Configuration c = space_.at(i);
       if (sent_.count(c.key()) || log_.stored(c)) continue;
       next = std::move(c);
@@ -83,7 +91,7 @@ void SharedEvaluator::fill(const TimingOptions& timing) {
   }
 }
 
-void SharedEvaluator::pump(const TimingOptions& timing) {
+void SharedEvaluator::pump(const TimingOptions& timing, bool ahead) {
   if (g_.stopped && g_.stopped()) throw SearchAborted("stop requested");
   check_timeouts(timing);
   auto got = g_.comm->recv(kAnySource, kSlice);
@@ -112,7 +120,7 @@ void SharedEvaluator::pump(const TimingOptions& timing) {
     t.error = fmt::format("rank {} sent a bad answer: {}", src, e.what());
     arrived(src, std::move(t));
   }
-  fill(timing);
+  if (ahead) fill(timing);
 }
 
 void SharedEvaluator::arrived(int rank, Trial t) {

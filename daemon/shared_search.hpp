@@ -90,7 +90,9 @@ class SharedEvaluator final : public Evaluator {
   void send(int rank, const Configuration& c, const TimingOptions& timing);
   std::optional<int> idle() const;
   void fill(const TimingOptions& timing);
-  void pump(const TimingOptions& timing);
+  // Receives one answer (or waits a slice); with `ahead`, then gives idle
+  // workers configurations to measure ahead.
+  void pump(const TimingOptions& timing, bool ahead);
   void arrived(int rank, Trial t);
   void check_timeouts(const TimingOptions& timing);
   SearchGroup g_;
