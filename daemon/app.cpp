@@ -43,7 +43,9 @@ const char* kUsage =
 struct Options {
   std::string mode = "run";
   std::string job_file;
+  std::string config;
   std::vector<std::string> kernels;
+  std::string kernel_file;
   std::string size;
   Job defaults;
   std::string split, local, direction;
@@ -67,7 +69,15 @@ po::options_description describe(Options& o) {
       ("mode", po::value(&o.mode)->default_value("run"), "run, tune or calibrate (also the first argument)")
       ("job,j", po::value(&o.job_file), "job file (JSON; format in docs/daemon.md)")
       ("kernel,k", po::value(&o.kernels)->multitoken(), "kernel(s): matmul bilinear sort trapezoid, or all")
-      ("size,s", po::value(&o.size), "problem size for --kernel (default: the paper's Table 3 size)")
+      ("kernel-file", po::value(&o.kernel_file),
+       "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md); --size binds its sizes")
+      ("size,s", po::value(&o.size), "problem size for --kernel (default: the paper's Table 3 size) or --kernel-file "
+       "(e.g. 512x512 or N=4096; default: the file's ProblemSize)")
+      ("config", po::value(&o.config), "--kernel-file, run and calibrate: tuning parameter values as JSON, e.g. "
+       "'{\"WPTY\": 2}' (default: the file's reference configuration)")
+      ("strategy", po::value(&o.defaults.strategy), "tune: search strategy (default: the file's Search, else "
+       "exhaustive, or guided with --max-trials)")
+      ("retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")
       ("repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")
       ("warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")
       ("split", po::value(&o.split)->default_value("pe-ratio"),
@@ -435,10 +445,14 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
       throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
     }
     if (comm.rank() == 0) {
-      if (!o.job_file.empty() && !o.kernels.empty()) throw UsageError("give --job FILE or --kernel, not both");
+      if (!o.job_file.empty() + !o.kernels.empty() + !o.kernel_file.empty() > 1)
+        throw UsageError("give one of --job FILE, --kernel K or --kernel-file FILE");
       if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
       else if (!o.kernels.empty()) jobs = jobs_from_options(o.kernels, o.size, o.defaults);
-      else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json) or --kernel K [--size S]");
+      else if (!o.kernel_file.empty()) jobs = jobs_from_kernel_file(o.kernel_file, o.size, o.config, o.defaults);
+      else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
+                            "--kernel-file FILE [--size S]");
+      check_splittable(parse_mode(o.mode), jobs);
     }
   } catch (const UsageError& e) {
     if (comm.rank() != 0) {

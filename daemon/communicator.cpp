@@ -71,7 +71,7 @@ class InMemoryCommunicator final : public Communicator {
   int rank_;
 };
 
-InMemoryWorld::InMemoryWorld(int size) : sent_by_tag_(static_cast<std::size_t>(Tag::bye) + 1, 0) {
+InMemoryWorld::InMemoryWorld(int size) : sent_by_tag_(static_cast<std::size_t>(Tag::trial_result) + 1, 0) {
   if (size < 1) throw ProtocolError(fmt::format("an in-memory world needs at least 1 rank, not {}", size));
   for (int r = 0; r < size; ++r) boxes_.push_back(std::make_unique<Box>());
   for (int r = 0; r < size; ++r) comms_.push_back(std::make_unique<InMemoryCommunicator>(*this, r));

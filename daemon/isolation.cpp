@@ -82,7 +82,7 @@ class FaultyPipe final : public Communicator {
   std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
     auto got = inner_.recv(source, timeout);
     const bool work = got && (got->message.tag == Tag::run_block || got->message.tag == Tag::tune ||
-                              got->message.tag == Tag::calibrate);
+                              got->message.tag == Tag::calibrate || got->message.tag == Tag::trial);
     if (work && fault_ == FaultKind::crash) {
       ::signal(SIGSEGV, SIG_DFL);
       ::raise(SIGSEGV);
@@ -277,6 +277,8 @@ Message IsolatedDevice::handle(Received& request) {
     const RunBlock rb = RunBlock::from(request.message);
     job = rb.job;
     attempt = rb.attempt;
+  } else if (request.message.tag == Tag::trial) {
+    job = TrialRequest::from(request.message).job;
   } else {
     job = WorkRequest::from(request.message).job;
   }
@@ -307,7 +309,9 @@ Message IsolatedDevice::handle(Received& request) {
         br.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
         return br.to_message(std::move(m.buffers));
       }
-      if (m.tag == Tag::worker_error || m.tag == Tag::tune_result || m.tag == Tag::calibrate_result) return std::move(m);
+      if (m.tag == Tag::worker_error || m.tag == Tag::tune_result || m.tag == Tag::calibrate_result ||
+          m.tag == Tag::trial_result)
+        return std::move(m);
       // Anything else (a stray bye) is not an answer: keep waiting.
     }
   } catch (const ProtocolError&) {

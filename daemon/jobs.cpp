@@ -1,6 +1,8 @@
 #include "jobs.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -9,7 +11,10 @@
 #include <fmt/format.h>
 
 #include "wstune/json_input.hpp"
+#include "kernel_source.hpp"
 #include "wstune/kernel.hpp"
+#include "wstune/search.hpp"
+#include "wstune/tuning_file.hpp"
 
 namespace wstune::daemon {
 
@@ -33,16 +38,32 @@ Mode parse_mode(std::string_view text) {
 json to_json(const Job& j) {
   return json{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
               {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
-              {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms}};
+              {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms},
+              {"kernel_file", j.kernel_file}, {"config", j.config}, {"retune", j.retune}, {"strategy", j.strategy}};
 }
 
 namespace {
 
 const std::set<std::string> kSplitModels{"even", "proportional", "pe-ratio", "measured"};
 
+// A kernel file's config: every name a tuning parameter, every value one of its values.
+void check_config(const KernelSpec& spec, const json& config, const std::string& where) {
+  for (const auto& [name, value] : config.items()) {
+    const auto& tps = spec.tuning_parameters();
+    auto tp = std::find_if(tps.begin(), tps.end(), [&](const TuningParameter& t) { return t.name == name; });
+    if (tp == tps.end())
+      throw UsageError(fmt::format("{}: config: '{}' is not a tuning parameter of {}", where, bounded(name), spec.name()));
+    if (std::find(tp->values.begin(), tp->values.end(), value) == tp->values.end())
+      throw UsageError(fmt::format("{}: config: {} is not one of {}'s values", where, describe_json(value), name));
+  }
+}
+
 void check_job(const Job& job, const std::string& where) {
-  const KernelSpec& spec = kernel_spec(job.kernel);
+  const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
+  const KernelSpec& spec = *spec_ptr;
   if (!job.size.empty()) (void)spec.parse_size(job.size);
+  check_config(spec, job.config, where);
+  if (!job.strategy.empty()) (void)make_searcher(job.strategy);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
   if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
     throw UsageError(fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where,
@@ -74,15 +95,31 @@ T counted(const json& v, const std::string& key) {
 }
 }  // namespace
 
+namespace {
+// "sizes": "N=64,M=32" as given, or {"N": 64, "M": 32} as that text.
+std::string size_bindings(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_object()) throw UsageError("'sizes' must be a string \"N=64,...\" or an object {\"N\": 64, ...}");
+  std::string text;
+  for (const auto& [name, n] : v.items()) {
+    if (!n.is_number_unsigned()) throw UsageError(fmt::format("'sizes': {} must be a whole number", bounded(name)));
+    text += fmt::format("{}{}={}", text.empty() ? "" : ",", name, n.get<std::uint64_t>());
+  }
+  return text;
+}
+}  // namespace
+
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
-  static const std::set<std::string> keys{"kernel", "size", "repetitions", "warmup", "split", "direction",
-                                          "local", "seed", "max_trials", "calibrate_budget_ms"};
+  static const std::set<std::string> keys{"kernel", "size", "sizes", "repetitions", "warmup", "split",
+                                          "direction", "local", "seed", "max_trials", "calibrate_budget_ms",
+                                          "kernel_file", "config", "retune", "strategy"};
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
     if (!keys.count(key)) {
       throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed, max_trials or calibrate_budget_ms", where, bounded(key)));
+                                   "direction, local, seed, max_trials, calibrate_budget_ms, kernel_file, sizes, config, retune or "
+                                   "strategy", where, bounded(key)));
     }
     if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
       // Every later message may quote the value: refuse it before it is long.
@@ -100,6 +137,14 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
       else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
       else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
       else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
+      else if (key == "sizes") job.size = size_bindings(value);
+      else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
+      else if (key == "retune") job.retune = value.get<bool>();
+      else if (key == "strategy") job.strategy = value.get<std::string>();
+      else if (key == "config") {
+        if (!value.is_object()) throw UsageError("'config' must be an object {\"NAME\": value, ...}");
+        job.config = value;
+      }
     } catch (const json::exception& e) {
       throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, describe_json(value),
                                    bounded(e.what())));
@@ -127,7 +172,19 @@ std::vector<Job> parse_jobs(const json& doc, const Job& defaults, const std::str
   for (const auto& item : *list) {
     const std::string where = fmt::format("{}: job {}", origin, ++n);
     Job job = job_from_json(item, base, where);
-    if (job.kernel.empty()) throw UsageError(fmt::format("{}: no \"kernel\"", where));
+    if (!job.kernel_file.empty()) {
+      if (item.contains("kernel")) throw UsageError(fmt::format("{}: give \"kernel\" or \"kernel_file\", not both", where));
+      try {
+        job.kernel = std::string(master_kernel("", job.kernel_file)->name());
+        check_job(job, where);
+      } catch (const UsageError& e) {
+        const std::string msg = e.what();
+        throw UsageError(msg.rfind(where, 0) == 0 ? msg : fmt::format("{}: {}", where, msg));
+      }
+      jobs.push_back(std::move(job));
+      continue;
+    }
+    if (job.kernel.empty()) throw UsageError(fmt::format("{}: no \"kernel\" (or \"kernel_file\")", where));
     const std::vector<std::string> names = job.kernel == "all" ? kernel_names() : std::vector{job.kernel};
     for (const auto& name : names) {
       Job one = job;
@@ -151,7 +208,20 @@ std::vector<Job> read_job_file(const std::string& path, const Job& defaults) {
   std::stringstream text;
   text << in.rdbuf();
   // Nesting beyond kMaxJsonDepth is refused before the document is built.
-  return parse_jobs(parse_json_input(text.str(), "--job " + path), defaults, path);
+  json doc = parse_json_input(text.str(), "--job " + path);
+  // A relative kernel_file names a file beside the job file.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  auto rebase = [&](json& job) {
+    if (job.is_object() && job.contains("kernel_file") && job["kernel_file"].is_string()) {
+      const std::filesystem::path f = job["kernel_file"].get<std::string>();
+      if (f.is_relative() && !f.empty()) job["kernel_file"] = (dir / f).lexically_normal().string();
+    }
+  };
+  if (doc.is_object() && doc.contains("defaults")) rebase(doc["defaults"]);
+  json& list = doc.is_object() && doc.contains("jobs") ? doc["jobs"] : doc;
+  if (list.is_array())
+    for (auto& job : list) rebase(job);
+  return parse_jobs(doc, defaults, path);
 }
 
 std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,
@@ -166,6 +236,27 @@ std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, cons
     list.push_back(j);
   }
   return parse_jobs(list, defaults, "options");
+}
+
+std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::string& size, const std::string& config,
+                                       const Job& defaults) {
+  json job{{"kernel_file", path}};
+  if (!size.empty()) job["size"] = size;
+  if (!config.empty()) job["config"] = parse_json_input(config, "--config");
+  return parse_jobs(json::array({job}), defaults, "options");
+}
+
+void check_splittable(Mode mode, const std::vector<Job>& jobs) {
+  if (mode == Mode::tune) return;
+  for (const Job& job : jobs) {
+    if (job.kernel_file.empty()) continue;
+    const TuningFile* file = tuning_file_of(*master_kernel(job.kernel, job.kernel_file));
+    if (file && file->split.is_null()) {
+      throw UsageError(fmt::format("{}: no wstune.Split: {} splits the kernel over the workers and needs the "
+                                   "extension's \"Split\" object (the split dimension and each buffer's range; "
+                                   "docs/tuning-files.md); tune needs none", job.kernel_file, to_string(mode)));
+    }
+  }
 }
 
 }  // namespace wstune::daemon

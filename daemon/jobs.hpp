@@ -38,10 +38,23 @@ struct Job {
   unsigned max_trials = 0;         ///< tune: search budget per worker (0 = the search's default)
   /// calibrate: cap (ms) on one calibration slice's time (CalibrationBudget; 0 = no cap)
   double calibrate_budget_ms = 250;
+  /// A T1 tuning file describing the kernel ("" for a built-in kernel);
+  /// `kernel` is then the file's KernelName, `size` binds its sizes as the
+  /// CLI's --size does ("N=4096", "ProblemSize[0]=512", ...).
+  std::string kernel_file;
+  /// run and calibrate with a kernel file: tuning parameter values
+  /// {NAME: value} over the file's reference configuration ({} = the reference).
+  nlohmann::json config = nlohmann::json::object();
+  /// tune: search a device even when the store has its best for this
+  /// kernel and size (otherwise such a device is skipped).
+  bool retune = false;
+  /// tune: search strategy (make_searcher()); "" = the file's Search, else
+  /// exhaustive, or guided with max_trials.
+  std::string strategy;
 };
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
-/// "calibrate_budget_ms":..}
+/// "calibrate_budget_ms":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}
 nlohmann::json to_json(const Job& j);
 
 /// Reads one job object over `defaults`. Unknown keys and bad values throw
@@ -55,11 +68,23 @@ Job job_from_json(const nlohmann::json& j, const Job& defaults, const std::strin
 std::vector<Job> parse_jobs(const nlohmann::json& doc, const Job& defaults, const std::string& origin);
 
 /// Reads and parses a job file; throws UsageError when it cannot be read or
-/// is not valid JSON (with the parser's position).
+/// is not valid JSON (with the parser's position). A relative kernel_file
+/// is taken from the job file's directory.
 std::vector<Job> read_job_file(const std::string& path, const Job& defaults);
 
 /// Expands `kernels` ("all" or names) into jobs of size `size` over `defaults`.
 std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, const std::string& size,
                                    const Job& defaults);
+
+/// One job of the kernel described by the tuning file `path` (`size`
+/// binds its sizes; `config` is a JSON object of tuning parameter values, or
+/// "") over `defaults`. Throws UsageError naming the option.
+std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::string& size, const std::string& config,
+                                       const Job& defaults);
+
+/// run and calibrate split a job over the workers: a kernel file without
+/// the wstune.Split extension cannot be split. Throws UsageError naming the
+/// file and the missing field (tune needs no split).
+void check_splittable(Mode mode, const std::vector<Job>& jobs);
 
 }  // namespace wstune::daemon

@@ -23,7 +23,10 @@ int main(int argc, char** argv) {
   // --help and --version need no MPI (and work without mpiexec).
   if (auto early = early_exit(argc, argv)) return *early;
 
-  MPI_Init(&argc, &argv);
+  // The master's tune searches of several device groups run in threads that
+  // never call MPI (router.hpp): funneled is enough.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 #if defined(__GLIBC__)
   // Bulk buffers (slices, results: tens to hundreds of MB per job) come from
   // the heap and stay mapped when freed, so the next job of that size reuses

@@ -1,14 +1,21 @@
 #include "master.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <ostream>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "kernel_source.hpp"
+#include "router.hpp"
+#include "wstune/autotune.hpp"
 #include "wstune/json.hpp"
 #include "wstune/store.hpp"
+#include "wstune/strategies.hpp"
+#include "wstune/tuning_file.hpp"
 
 namespace wstune::daemon {
 
@@ -59,7 +66,7 @@ json to_json(const JobReport& r) {
                          {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
                          {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
                          {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
-                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"trials", p.trials}});
+                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
          {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
@@ -89,9 +96,47 @@ void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::strin
   calibrations.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
                               {"kernel", j.kernel}, {"size", size}, {"calibration", c}});
 }
-std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const std::string&, const Extent&,
+std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const KernelSpec&, const Extent&,
                                                   const Extent&) {
   return std::nullopt;
+}
+
+namespace {
+// A session kept in memory (--no-store, tests): trials go to the sink's list.
+class MemoryLog final : public TrialLog {
+ public:
+  MemoryLog(json& list, json base) : list_(list), base_(std::move(base)) {}
+  std::optional<Trial> stored(const Configuration& c) override {
+    auto it = mine_.find(c.key());
+    if (it == mine_.end()) return std::nullopt;
+    return it->second;
+  }
+  bool record(const Trial& t) override {
+    if (!mine_.emplace(t.configuration().key(), t).second) return false;
+    json e = base_;
+    e["trial"] = trial_to_json(t);
+    list_.push_back(std::move(e));
+    return true;
+  }
+  json finish(const TuneResult&) override { return json{{"session", nullptr}, {"resumed_trials", 0}}; }
+
+ private:
+  json& list_;
+  json base_;
+  std::map<std::string, Trial> mine_;
+};
+}  // namespace
+
+std::unique_ptr<TrialLog> MemorySink::open_trial_log(const KernelSpec& spec, const TuneTarget& target,
+                                                     const SessionSpec&) {
+  return std::make_unique<MemoryLog>(
+      trials, json{{"fingerprint", target.device_fingerprint}, {"kernel", spec.name()}, {"size", target.size}});
+}
+
+bool MemorySink::tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) {
+  return std::any_of(tune_results.begin(), tune_results.end(), [&](const json& e) {
+    return e["fingerprint"] == device.fingerprint() && e["kernel"] == spec.name() && e["size"] == p.text;
+  });
 }
 bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
                         const WorkerState* w) {
@@ -107,10 +152,10 @@ bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, co
   });
 }
 
-json MemorySink::calibration(const DeviceInfo& d, const std::string& kernel) {
+json MemorySink::calibration(const DeviceInfo& d, const KernelSpec& kernel) {
   json found = nullptr;
   for (const auto& c : calibrations)
-    if (c["fingerprint"] == d.fingerprint() && c["kernel"] == kernel) found = c["calibration"];
+    if (c["fingerprint"] == d.fingerprint() && c["kernel"] == kernel.name()) found = c["calibration"];
   return found;
 }
 
@@ -227,8 +272,8 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
   r.run_key = run_key;
   r.index = index;
   try {
-    const KernelSpec& spec = kernel_spec(job.kernel);
-    r.size = (job.size.empty() ? spec.paper_size() : spec.parse_size(job.size)).text;
+    const auto spec = master_kernel(job.kernel, job.kernel_file);
+    r.size = (job.size.empty() ? spec->paper_size() : spec->parse_size(job.size)).text;
   } catch (const UsageError& e) {
     r.status = "failed";
     r.error = e.what();
@@ -246,7 +291,7 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
   try {
     switch (mode) {
       case Mode::run: return run_job(std::move(r));
-      case Mode::tune: return fanout_job(std::move(r), Tag::tune, Tag::tune_result);
+      case Mode::tune: return tune_job(std::move(r));
       case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
     }
   } catch (const std::bad_alloc&) {
@@ -263,9 +308,9 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
 }
 
 JobReport Master::run_job(JobReport r) {
-  const KernelSpec& spec = kernel_spec(r.job.kernel);
-  const Problem p = spec.parse_size(r.size);
-  const auto inputs = spec.generate_inputs(p, r.job.seed);
+  const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  const Problem p = job_problem(spec, r.size, r.job.config);
   std::set<int> excluded;  // workers that failed this job
   for (;;) {
     if (stopped()) {
@@ -277,11 +322,12 @@ JobReport Master::run_job(JobReport r) {
     for (const auto& w : workers_)
       if (w.usable() && !excluded.count(w.rank))
         healthy.push_back(SplitWorker{w.rank, *w.device, r.job.split == "measured"
-                                                             ? sink_.calibration(*w.device, r.job.kernel)
+                                                             ? sink_.calibration(*w.device, spec)
                                                              : json(nullptr)});
     if (healthy.empty()) {
       r.status = "failed";
       r.error = "no healthy worker left for this job";
+      if (!r.faults.empty()) r.error += " (the last fault: " + r.faults.back() + ")";
       break;
     }
     ++r.attempts;
@@ -292,33 +338,32 @@ JobReport Master::run_job(JobReport r) {
       r.error = e.what();
       break;
     }
-    // Block inputs are prepared before the clock (the paper's Node0 data
-    // generation); the makespan runs from the first send to the last result.
+    // Workers generate their inputs from the seed (no input crosses MPI);
+    // the makespan runs from the first send to the last result.
     struct Out {
       RunBlock msg;
-      std::vector<HostBuffer> in;
     };
     std::vector<Out> outs;
     for (std::size_t i = 0; i < healthy.size(); ++i) {
       const Block& b = r.plan.blocks[i];
       if (b.size() == 0) continue;
       RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
-                  r.job.repetitions};
+                  r.job.repetitions, r.job.seed, p.params, packed(r.job)};
       if (r.job.local == LocalPolicy::stored) {
-        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, r.job.kernel, spec.block_global(p, b),
+        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, spec, spec.block_global(p, b),
                                         spec.global_size(p)))
           rb.local = *l;
         else
           rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
       }
-      outs.push_back(Out{rb, spec.block_inputs(p, inputs, b)});
+      outs.push_back(Out{rb});
     }
     std::map<int, Block> pending;
     const auto t0 = clock_type::now();
     for (std::size_t i = 0, k = 0; i < healthy.size(); ++i) {
       if (r.plan.blocks[i].size() == 0) continue;
       pending[healthy[i].rank] = outs[k].msg.block;
-      comm_.send(healthy[i].rank, outs[k].msg.to_message(std::move(outs[k].in)));
+      comm_.send(healthy[i].rank, outs[k].msg.to_message());
       ++k;
     }
     outs.clear();
@@ -426,6 +471,7 @@ JobReport Master::run_job(JobReport r) {
                          part.return_ms;
       part.busy_ms = br.busy_ms;
       part.build_ms = br.build_ms;
+      part.inputs_ms = br.inputs_ms;
       part.trials = br.trials;
       slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
       r.parts.push_back(std::move(part));
@@ -433,7 +479,7 @@ JobReport Master::run_job(JobReport r) {
     r.overhead_ms = r.makespan_ms - slowest;
     const auto v0 = clock_type::now();
     spec.finish(p, placed, full);
-    r.verdict = spec.verify(p, full, reference(spec, p, r.job.seed, inputs));
+    r.verdict = spec.verify(p, full, reference(spec, p, r.job.seed));
     r.verify_ms = ms_since(v0);
     if (!r.verdict.ok) {
       r.status = "failed";
@@ -445,14 +491,22 @@ JobReport Master::run_job(JobReport r) {
   return r;
 }
 
-const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
-                                                const std::vector<HostBuffer>& inputs) {
-  const std::string key = fmt::format("{}|{}|{}", spec.name(), p.text, seed);
+const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed) {
+  const std::string key = fmt::format("{}|{}|{}|{}|{}", spec.name(), fnv1a_hex(spec.source()), p.text,
+                                      p.params.dump(), seed);
   for (const auto& [k, ref] : references_)
     if (k == key) return ref;
   if (references_.size() >= 2) references_.erase(references_.begin());
-  references_.emplace_back(key, spec.reference(p, inputs));
+  references_.emplace_back(key, spec.reference(p, spec.generate_inputs(p, seed)));
   return references_.back().second;
+}
+
+const json& Master::packed(const Job& job) {
+  static const json none;
+  if (job.kernel_file.empty()) return none;
+  auto& p = packed_[job.kernel_file];
+  if (p.is_null()) p = pack_tuning_file(job.kernel_file);
+  return p;
 }
 
 JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
@@ -465,7 +519,8 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
       ++stored;  // an earlier run stored this worker's part
       continue;
     }
-    WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, r.job.calibrate_budget_ms};
+    WorkRequest req{r.id,        r.job.kernel,   r.size,       r.job.repetitions, r.job.max_trials,
+                    r.job.calibrate_budget_ms, r.job.seed, r.job.config, packed(r.job)};
     comm_.send(w.rank, req.to_message(request));
     pending.insert(w.rank);
   }
@@ -522,6 +577,233 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
     if (r.error.empty()) r.error = "no worker finished this job";
   }
   return r;
+}
+
+namespace {
+
+// The strategy of a job's search: the job's, else the tuning file's Search,
+// else exhaustive (guided under a max_trials budget), as before issue 14.
+std::string tune_strategy(const Job& job, const KernelSpec& spec) {
+  if (!job.strategy.empty()) return job.strategy;
+  if (const TuningFile* f = tuning_file_of(spec); f && !f->strategy.empty()) return f->strategy;
+  return job.max_trials ? "guided" : "exhaustive";
+}
+
+json trial_summary(const Trial& t) {
+  return json{{"params", t.params}, {"local", to_string(t.local)}, {"status", std::string(to_string(t.status))},
+              {"error", t.error}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"samples_ms", t.kernel.ms}, {"verified", t.verified}, {"from_store", t.from_store}};
+}
+
+}  // namespace
+
+JobReport Master::tune_job(JobReport r) {
+  const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
+  const Problem p = spec_ptr->parse_size(r.size);
+  // One search per device fingerprint, shared by the workers that have it.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& w : workers_) {
+    if (!w.usable()) continue;
+    const std::string fp = w.device->fingerprint();
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == fp; });
+    if (g == groups.end()) groups.push_back({fp, {w.rank}});
+    else g->second.push_back(w.rank);
+  }
+  r.attempts = 1;
+  std::vector<std::vector<int>> todo;
+  for (const auto& [fp, ranks] : groups) {
+    if (!r.job.retune && sink_.tuned_before(*spec_ptr, p, *worker(ranks.front()).device)) {
+      // Tuned before: the store has its best ("retune": true searches again).
+      note(fmt::format("job {}: {} is tuned for {} {} (a best is stored): skipped; \"retune\": true searches again",
+                       r.id, worker(ranks.front()).device->name, r.job.kernel, r.size));
+      continue;
+    }
+    todo.push_back(ranks);
+  }
+  if (!todo.empty()) tune_groups(r, *spec_ptr, p, todo);
+  std::sort(r.data.begin(), r.data.end(), [](const json& a, const json& b) { return a["rank"] < b["rank"]; });
+  if (stopped()) {
+    r.status = "interrupted";
+    r.error = "stop requested";
+  } else if (r.data.empty()) {
+    r.status = !groups.empty() && todo.empty() ? "stored" : "failed";
+    if (r.status == "failed") r.error = groups.empty() ? "no healthy worker" : "no worker finished this job";
+  }
+  return r;
+}
+
+void Master::fault(JobReport& r, const std::string& text, const GroupContext& ctx) {
+  const auto held = ctx.hold();
+  r.faults.push_back(text);
+  note(text);
+}
+
+// One group: on the master's communicator. Several: each in its own thread
+// on a router channel, the router pumped here (the only thread that calls
+// the communicator) until every search has ended.
+void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
+                         const std::vector<std::vector<int>>& groups) {
+  const json& kernel_file = packed(r.job);
+  auto one = [&](const std::vector<int>& ranks, const GroupContext& ctx) {
+    try {
+      tune_group(r, spec, p, ranks, ctx);
+    } catch (const std::exception& e) {  // SearchAborted, a space the master cannot build, ...
+      fault(r, fmt::format("the search on {} stopped: {}", worker(ranks.front()).label(), e.what()), ctx);
+    }
+  };
+  if (groups.size() == 1) return one(groups.front(), GroupContext{comm_, nullptr, kernel_file});
+  Router router(comm_);
+  std::mutex lock;
+  std::atomic<std::size_t> running{groups.size()};
+  std::vector<std::thread> threads;
+  for (const auto& ranks : groups) {
+    Channel& channel = router.channel(ranks);
+    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file}] {
+      one(ranks, ctx);
+      --running;
+    });
+  }
+  while (running > 0) router.pump(std::chrono::milliseconds(1));
+  for (auto& t : threads) t.join();
+}
+
+// Sends Tag::tune to `ranks` and waits for each one's answer: the ranks
+// that are ready (their answers in `ready`, by rank), faults for the others.
+std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
+                                       const GroupContext& ctx) {
+  WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, 0, r.job.seed, json::object(),
+                  ctx.kernel_file};
+  std::set<int> pending;
+  for (int rank : ranks) {
+    ctx.comm.send(rank, req.to_message(Tag::tune));
+    pending.insert(rank);
+  }
+  std::vector<int> ok;
+  const auto deadline = clock_type::now() + opt_.job_timeout;
+  while (!pending.empty() && !stopped()) {
+    if (clock_type::now() >= deadline) {
+      for (int rank : pending) {
+        WorkerState& w = worker(rank);
+        w.alive = false;
+        w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
+        fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem), ctx);
+      }
+      break;
+    }
+    auto got = ctx.comm.recv(kAnySource, slice_until(deadline));
+    if (!got || !pending.count(got->source)) continue;
+    try {
+      if (got->message.tag == Tag::tune_result) {
+        const WorkResult res = WorkResult::from(got->message);
+        if (res.job != r.id) continue;
+        (*ready)[std::to_string(got->source)] = res.data;
+        ok.push_back(got->source);
+      } else if (got->message.tag == Tag::worker_error) {
+        const WorkerError e = WorkerError::from(got->message);
+        if (e.job != r.id) continue;
+        fault(r, fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
+                             wstune::to_string(e.status), e.text), ctx);
+      } else {
+        continue;
+      }
+    } catch (const ProtocolError& e) {
+      fault(r, fmt::format("worker {} sent a bad answer: {}", worker(got->source).label(), e.what()), ctx);
+    }
+    pending.erase(got->source);
+  }
+  std::sort(ok.begin(), ok.end());
+  return ok;
+}
+
+namespace {
+// A group's TrialLog used under the lock the groups share.
+class LockedLog final : public TrialLog {
+ public:
+  LockedLog(std::unique_ptr<TrialLog> log, std::mutex* lock) : log_(std::move(log)), lock_(lock) {}
+  std::optional<Trial> stored(const Configuration& c) override {
+    const auto held = hold();
+    return log_->stored(c);
+  }
+  bool record(const Trial& t) override {
+    const auto held = hold();
+    return log_->record(t);
+  }
+  json finish(const TuneResult& result) override {
+    const auto held = hold();
+    return log_->finish(result);
+  }
+
+ private:
+  std::unique_lock<std::mutex> hold() const {
+    return lock_ ? std::unique_lock<std::mutex>(*lock_) : std::unique_lock<std::mutex>();
+  }
+  std::unique_ptr<TrialLog> log_;
+  std::mutex* lock_;
+};
+}  // namespace
+
+void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
+                        const GroupContext& ctx) {
+  json ready = json::object();
+  const std::vector<int> group = prepare_group(r, ranks, &ready, ctx);
+  if (group.empty()) return;
+  const json& first = ready[std::to_string(group.front())];
+  const DeviceInfo& device = *worker(group.front()).device;
+  // The master builds the same target and space the workers built.
+  const TuneTarget target = make_tune_target(spec, device, first.at("kernel_work_group_size").get<std::size_t>(),
+                                             first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
+  SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
+  if (space.size() != first.at("space_size").get<std::size_t>()) {
+    throw SearchAborted(fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
+                                    "wstuned build on every node", space.size(), first["space_size"].dump()));
+  }
+  const std::string strategy = tune_strategy(r.job, spec);
+  auto searcher = make_searcher(strategy, 1);
+  const unsigned budget = evaluation_budget(r.job.max_trials, spec, strategy, space);
+  auto stop = budget ? max_evaluations(budget) : never_stop();
+  const SessionSpec session_spec{std::string(searcher->name()),
+                                 budget ? std::optional<std::int64_t>(budget) : std::nullopt, std::nullopt};
+  std::unique_ptr<TrialLog> log;
+  {
+    const auto held = ctx.hold();
+    log = std::make_unique<LockedLog>(sink_.open_trial_log(spec, target, session_spec), ctx.lock);
+  }
+  SearchGroup g{&ctx.comm, r.id, group, opt_.job_timeout, opt_.stop_requested, [&](int rank, const std::string& why) {
+                  WorkerState& w = worker(rank);
+                  w.alive = false;
+                  w.problem = why;
+                  fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), why), ctx);
+                }};
+  SharedEvaluator ev(std::move(g), target, std::move(space), *log, *searcher, *stop);
+  TuneOptions topt;
+  topt.timing = TimingOptions{1, std::max(1u, r.job.repetitions)};
+  topt.lookup = [&](const Configuration& c) { return log->stored(c); };
+  topt.on_trial = [&](const Trial&, TrialPhase phase) { ev.phase(phase); };
+  const TuneResult res = tune(ev, *searcher, *stop, topt);
+  ev.drain();
+  const json session = log->finish(res);
+  json trials = json::array();
+  for (const auto& t : res.trials) trials.push_back(trial_summary(t));
+  json by_rank = json::object();
+  for (const auto& [rank, n] : ev.measured_by()) by_rank[std::to_string(rank)] = n;
+  json result{{"strategy", res.strategy}, {"global", to_string(res.target.global)}, {"space_size", res.space_size},
+              {"trials", trials}, {"best", trial_summary(res.best)},
+              {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
+              {"rule", res.rule ? to_string(res.rule->local) : "null"}, {"evaluations", res.evaluations},
+              {"tiebreak_trials", res.tiebreak_trials}, {"measured_by_rank", by_rank},
+              {"measured_ahead_unused", ev.unused_ahead()}, {"stop_reason", res.stop_reason},
+              {"wall_ms", res.wall_ms}, {"shared_by", group}, {"session", session}};
+  const auto held = ctx.hold();
+  note(fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "
+                   "{} {:.4f} ms", r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
+                   session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));
+  for (int rank : group) {
+    const WorkerState& w = worker(rank);
+    sink_.tuned(w, r.job, r.size, result);
+    r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
+                          {"fingerprint", w.device->fingerprint()}, {"measured", by_rank.value(std::to_string(rank), 0)},
+                          {"result", result}});
+  }
 }
 
 bool Master::shutdown() {

@@ -12,6 +12,9 @@
 #include <chrono>
 #include <functional>
 #include <iosfwd>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +23,9 @@
 
 #include "communicator.hpp"
 #include "jobs.hpp"
+#include "shared_search.hpp"
 #include "split_plan.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune::daemon {
 
@@ -56,6 +61,7 @@ struct WorkerPart {
   double return_ms = 0;       ///< the result message's receive at the master (MPI transfer back), ms
   double busy_ms = 0;         ///< worker wall clock, receipt to reply
   double build_ms = 0;        ///< program build on this job (0 when cached)
+  double inputs_ms = 0;       ///< the worker's input generation (inside busy_ms; 0 when cached)
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials
 };
 
@@ -77,7 +83,7 @@ struct JobReport {
   std::vector<WorkerPart> parts; ///< per worker (run)
   double makespan_ms = 0;        ///< first send to last result (run)
   double overhead_ms = 0;        ///< makespan − max over workers of (kernel_ms + transfer_ms)
-  double verify_ms = 0;          ///< CPU reference + comparison (outside the makespan)
+  double verify_ms = 0;          ///< inputs and CPU reference on the master + comparison (outside the makespan)
   Verdict verdict;               ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
   /// True when status is ok, or stored (done by an earlier run).
@@ -101,9 +107,19 @@ class ResultSink {
   virtual void workers(const std::vector<WorkerState>& workers) = 0;
   /// A finished run-mode job (ok or failed).
   virtual void run(const JobReport& report) = 0;
-  /// One worker's tune result for a job: {"trials":[...], "best":..} (docs/daemon.md).
+  /// One worker's tune result for a job: {"trials":[...], "best":..}
+  /// (docs/daemon.md), after its group's search ended (the trials are
+  /// already in the group's TrialLog).
   virtual void tuned(const WorkerState& worker, const Job& job, const std::string& size,
                      const nlohmann::json& result) = 0;
+  /// The log of one group's search of `spec` on `target` (its device,
+  /// kernel and problem): an unfinished session of the same device, kernel,
+  /// problem and strategy whose writer is gone is resumed.
+  virtual std::unique_ptr<TrialLog> open_trial_log(const KernelSpec& spec, const TuneTarget& target,
+                                                   const SessionSpec& session) = 0;
+  /// True when a best configuration of `spec` for problem `p` on `device`
+  /// (its fingerprint) is stored: the device is tuned for the job.
+  virtual bool tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) = 0;
   /// One worker's calibration for a job (split.hpp DeviceCalibration JSON).
   virtual void calibrated(const WorkerState& worker, const Job& job, const std::string& size,
                           const nlohmann::json& calibration) = 0;
@@ -111,15 +127,16 @@ class ResultSink {
   /// NDRange `block`: the best stored for exactly `block`, else the best
   /// stored for the whole problem's NDRange `whole` when it divides `block`;
   /// std::nullopt when neither.
-  virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const std::string& kernel,
+  virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const KernelSpec& kernel,
                                                 const Extent& block, const Extent& whole) = 0;
   /// The stored calibration of a device for a kernel (null when none).
-  virtual nlohmann::json calibration(const DeviceInfo& device, const std::string& kernel) = 0;
+  virtual nlohmann::json calibration(const DeviceInfo& device, const KernelSpec& kernel) = 0;
   /// --resume: true when the sink holds what job `job` of the list `run_key`
   /// (position `index`, canonical size `size`) produces in `mode` for
-  /// `worker` (tune: a finished session of its device for the kernel and
-  /// size; calibrate: a calibration of its device for the kernel at that
-  /// size) or, in run mode (`worker` null), a run of that job recorded ok.
+  /// `worker` (calibrate: a calibration of its device for the kernel at
+  /// that size; tune: a finished session of its device for the kernel and
+  /// size, though tune mode asks tuned_before() instead) or, in run mode
+  /// (`worker` null), a run of that job recorded ok.
   virtual bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job,
                       const std::string& size, const WorkerState* worker) = 0;
 };
@@ -131,15 +148,20 @@ class MemorySink : public ResultSink {
   void run(const JobReport& r) override { runs.push_back(r); }
   void tuned(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& r) override;
   void calibrated(const WorkerState& w, const Job& j, const std::string& size, const nlohmann::json& c) override;
-  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const KernelSpec& kernel, const Extent& block,
                                         const Extent& whole) override;
-  nlohmann::json calibration(const DeviceInfo& d, const std::string& kernel) override;
+  nlohmann::json calibration(const DeviceInfo& d, const KernelSpec& kernel) override;
+  std::unique_ptr<TrialLog> open_trial_log(const KernelSpec& spec, const TuneTarget& target,
+                                           const SessionSpec& session) override;
+  bool tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) override;
   bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job, const std::string& size,
               const WorkerState* worker) override;
   std::vector<WorkerState> registered;   ///< from workers()
   std::vector<JobReport> runs;           ///< from run()
   nlohmann::json tune_results = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, result}
   nlohmann::json calibrations = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, calibration}
+  /// Every committed trial: {fingerprint, kernel, size, trial (trial_to_json)}.
+  nlohmann::json trials = nlohmann::json::array();
 };
 
 /// Master settings.
@@ -165,9 +187,11 @@ class Master {
   std::size_t register_workers();
   /// Runs every job in `mode`, one after another; stops early when a stop is
   /// requested (the rest are not started). Progress line per job. With
-  /// MasterOptions::resume, a job (or, in tune and calibrate mode, a
-  /// worker's part of it) that the sink holds is not run again: its report
-  /// says "stored".
+  /// MasterOptions::resume, a job (or, in calibrate mode, a worker's part
+  /// of it) that the sink holds is not run again: its report says "stored".
+  /// In tune mode, with or without it, a device group with a stored best is
+  /// skipped (Job::retune searches it again) and an unfinished session is
+  /// continued (shared_search.hpp).
   std::vector<JobReport> run_all(Mode mode, const std::vector<Job>& jobs);
   /// Runs one job in `mode` (position `index` of the list `run_key`). A
   /// failure on the master's side (std::bad_alloc for the host buffers, a
@@ -186,6 +210,27 @@ class Master {
  private:
   JobReport run_job(JobReport r);
   JobReport fanout_job(JobReport r, Tag request, Tag answer);
+  // One device group's search (shared_search.hpp), on `comm` (the master's,
+  // or a router channel when groups run at once); with `lock`, everything it
+  // shares with the other groups (the report, the sink, progress, worker
+  // states) is touched under it.
+  struct GroupContext {
+    Communicator& comm;
+    std::mutex* lock = nullptr;
+    const nlohmann::json& kernel_file;
+    [[nodiscard]] std::unique_lock<std::mutex> hold() const {
+      return lock ? std::unique_lock<std::mutex>(*lock) : std::unique_lock<std::mutex>();
+    }
+  };
+  JobReport tune_job(JobReport r);
+  void tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
+                   const std::vector<std::vector<int>>& groups);
+  void tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
+                  const GroupContext& ctx);
+  std::vector<int> prepare_group(JobReport& r, const std::vector<int>& ranks, nlohmann::json* ready,
+                                 const GroupContext& ctx);
+  void fault(JobReport& r, const std::string& text, const GroupContext& ctx);
+  const nlohmann::json& packed(const Job& job);
   void note(const std::string& line);
   WorkerState& worker(int rank) { return workers_.at(static_cast<std::size_t>(rank - 1)); }
   Communicator& comm_;
@@ -196,8 +241,9 @@ class Master {
   // CPU references of the last problems (key: kernel|size|seed), so repeated
   // jobs (warm runs, several split models) verify without recomputing.
   std::vector<std::pair<std::string, std::vector<HostBuffer>>> references_;
-  const std::vector<HostBuffer>& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed,
-                                           const std::vector<HostBuffer>& inputs);
+  const std::vector<HostBuffer>& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed);
+  // Kernel files packed for the workers (key: path).
+  std::map<std::string, nlohmann::json> packed_;
 };
 
 }  // namespace wstune::daemon

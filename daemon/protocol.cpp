@@ -23,12 +23,14 @@ std::string to_string(Tag t) {
     case Tag::calibrate_result: return "calibrate_result";
     case Tag::shutdown: return "shutdown";
     case Tag::bye: return "bye";
+    case Tag::trial: return "trial";
+    case Tag::trial_result: return "trial_result";
   }
   return fmt::format("tag-{}", static_cast<int>(t));
 }
 
 bool is_known_tag(int value) noexcept {
-  return value >= static_cast<int>(Tag::hello) && value <= static_cast<int>(Tag::bye);
+  return value >= static_cast<int>(Tag::hello) && value <= static_cast<int>(Tag::trial_result);
 }
 
 namespace {
@@ -222,7 +224,8 @@ Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
   return Message{Tag::run_block,
                  json{{"job", job}, {"attempt", attempt}, {"kernel", kernel}, {"size", size},
                       {"block", to_json(block)}, {"policy", std::string(to_string(policy))},
-                      {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions}},
+                      {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions},
+                      {"seed", seed}, {"params", params}, {"kernel_file", kernel_file}},
                  std::move(inputs)};
 }
 
@@ -238,6 +241,9 @@ RunBlock RunBlock::from(const Message& m) {
     r.local = local_from_json(j.at("local"));
     r.warmup = j.value("warmup", 0u);
     r.repetitions = j.value("repetitions", 1u);
+    r.seed = j.value("seed", std::uint64_t{42});
+    r.params = j.value("params", json::object());
+    r.kernel_file = j.value("kernel_file", json());
     return r;
   });
 }
@@ -247,7 +253,7 @@ Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
             json{{"job", job}, {"attempt", attempt}, {"block", to_json(block)}, {"local", to_json(local)},
                  {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
                  {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"h2d_wall_ms", h2d_wall_ms}, {"d2h_wall_ms", d2h_wall_ms},
-                 {"build_ms", build_ms}, {"busy_ms", busy_ms},
+                 {"build_ms", build_ms}, {"busy_ms", busy_ms}, {"inputs_ms", inputs_ms},
                  {"trials", trials}},
             {}};
   m.buffers = std::move(outputs);
@@ -270,6 +276,7 @@ BlockResult BlockResult::from(const Message& m) {
     r.d2h_wall_ms = j.value("d2h_wall_ms", 0.0);
     r.build_ms = j.value("build_ms", 0.0);
     r.busy_ms = j.value("busy_ms", 0.0);
+    r.inputs_ms = j.value("inputs_ms", 0.0);
     r.trials = j.value("trials", json::array());
     return r;
   });
@@ -300,7 +307,8 @@ WorkerError WorkerError::from(const Message& m) {
 Message WorkRequest::to_message(Tag tag) const {
   return Message{tag,
                  json{{"job", job}, {"kernel", kernel}, {"size", size}, {"repetitions", repetitions},
-                      {"max_trials", max_trials}, {"calibrate_budget_ms", calibrate_budget_ms}},
+                      {"max_trials", max_trials}, {"calibrate_budget_ms", calibrate_budget_ms}, {"seed", seed},
+                      {"params", params}, {"kernel_file", kernel_file}},
                  {}};
 }
 
@@ -316,7 +324,73 @@ WorkRequest WorkRequest::from(const Message& m) {
     w.repetitions = j.value("repetitions", 3u);
     w.max_trials = j.value("max_trials", 0u);
     w.calibrate_budget_ms = j.value("calibrate_budget_ms", 0.0);
+    w.seed = j.value("seed", std::uint64_t{42});
+    w.params = j.value("params", json::object());
+    w.kernel_file = j.value("kernel_file", json());
     return w;
+  });
+}
+
+json trial_to_json(const Trial& t) {
+  return json{{"params", t.params}, {"local", to_json(t.local)}, {"global", t.global ? to_json(*t.global) : json()},
+              {"status", std::string(wstune::to_string(t.status))}, {"error", t.error}, {"samples_ms", t.kernel.ms},
+              {"run_ms", t.run_wall_ms}, {"compile_ms", t.compile_ms}, {"verify_ms", t.verify_ms},
+              {"verified", t.verified}, {"wall_ms", t.wall_ms}};
+}
+
+Trial trial_from_json(const json& j) {
+  try {
+    Trial t;
+    t.params = j.at("params");
+    t.local = local_from_json(j.at("local"));
+    if (!j.at("global").is_null()) t.global = extent_from_json(j.at("global"));
+    t.status = parse_trial_status(j.at("status").get<std::string>());
+    t.error = j.value("error", "");
+    t.kernel.ms = j.at("samples_ms").get<std::vector<double>>();
+    t.run_wall_ms = j.value("run_ms", 0.0);
+    t.compile_ms = j.value("compile_ms", 0.0);
+    t.verify_ms = j.value("verify_ms", 0.0);
+    t.verified = j.value("verified", false);
+    t.wall_ms = j.value("wall_ms", 0.0);
+    return t;
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("malformed trial: {}", e.what()));
+  } catch (const UsageError& e) {
+    throw ProtocolError(fmt::format("malformed trial: {}", e.what()));
+  }
+}
+
+Message TrialRequest::to_message() const {
+  return Message{Tag::trial,
+                 json{{"job", job}, {"params", config.params}, {"local", to_json(config.local)},
+                      {"warmup", timing.warmup}, {"repetitions", timing.repetitions},
+                      {"min_timed_ms", timing.min_timed_ms}, {"max_repetitions", timing.max_repetitions},
+                      {"max_median_error", timing.max_median_error}, {"max_timed_ms", timing.max_timed_ms}},
+                 {}};
+}
+
+TrialRequest TrialRequest::from(const Message& m) {
+  return parse_body(m, Tag::trial, [](const json& j) {
+    TrialRequest r;
+    r.job = j.at("job").get<std::uint64_t>();
+    r.config = Configuration{j.at("params"), local_from_json(j.at("local"))};
+    r.timing.warmup = j.at("warmup").get<unsigned>();
+    r.timing.repetitions = j.at("repetitions").get<unsigned>();
+    r.timing.min_timed_ms = j.value("min_timed_ms", 0.0);
+    r.timing.max_repetitions = j.value("max_repetitions", r.timing.repetitions);
+    r.timing.max_median_error = j.value("max_median_error", 0.0);
+    r.timing.max_timed_ms = j.value("max_timed_ms", 0.0);
+    return r;
+  });
+}
+
+Message TrialAnswer::to_message() const {
+  return Message{Tag::trial_result, json{{"job", job}, {"trial", trial_to_json(trial)}}, {}};
+}
+
+TrialAnswer TrialAnswer::from(const Message& m) {
+  return parse_body(m, Tag::trial_result, [](const json& j) {
+    return TrialAnswer{j.at("job").get<std::uint64_t>(), trial_from_json(j.at("trial"))};
   });
 }
 

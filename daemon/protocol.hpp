@@ -19,13 +19,14 @@
 #include "wstune/error.hpp"
 #include "wstune/kernel.hpp"
 #include "wstune/runner.hpp"
+#include "wstune/trial.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune::daemon {
 
 /// The protocol version. A worker whose hello carries another version is
 /// refused (Tag::welcome with accepted = false) and never gets work.
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {
@@ -34,12 +35,14 @@ enum class Tag : int {
   run_block = 3,         ///< master → worker: run one block; buffers = block inputs
   block_result = 4,      ///< worker → master: times and local size; buffers = {block output}
   worker_error = 5,      ///< worker → master: a job failed on the worker (status class and text)
-  tune = 6,              ///< master → worker: tune the local size for a kernel and size
-  tune_result = 7,       ///< worker → master: every trial of that search
+  tune = 6,              ///< master → worker: prepare to measure a job's configurations (build, inputs, reference)
+  tune_result = 7,       ///< worker → master: ready: the built kernel's limits (or worker_error)
   calibrate = 8,         ///< master → worker: measure what the `measured` split model needs
   calibrate_result = 9,  ///< worker → master: the measurements
   shutdown = 10,         ///< master → worker: finish and exit
-  bye = 11               ///< worker → master: acknowledged shutdown
+  bye = 11,              ///< worker → master: acknowledged shutdown
+  trial = 12,            ///< master → worker: measure one configuration of the prepared job
+  trial_result = 13      ///< worker → master: that trial (failures as data)
 };
 
 /// "hello", "welcome", ... ; "tag-N" for an unknown number.
@@ -109,7 +112,9 @@ struct Welcome {
   static Welcome from(const Message& m);
 };
 
-/// Tag::run_block. Buffers: KernelSpec::block_inputs of `block`.
+/// Tag::run_block. No buffers: the worker generates the problem's inputs
+/// from `seed` (KernelSpec::generate_inputs, as the master and the CLI do)
+/// and takes its block's (KernelSpec::block_inputs).
 struct RunBlock {
   std::uint64_t job = 0;        ///< job id (master-wide)
   unsigned attempt = 0;         ///< re-split attempt; stale answers are dropped
@@ -120,7 +125,10 @@ struct RunBlock {
   LocalSize local;              ///< the explicit local size (policy stored, when found)
   unsigned warmup = 0;          ///< untimed runs first
   unsigned repetitions = 1;     ///< timed runs
-  [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs) const;
+  std::uint64_t seed = 42;      ///< input seed
+  nlohmann::json params = nlohmann::json::object();  ///< tuning parameter values (kernel files; {} = reference)
+  nlohmann::json kernel_file;   ///< pack_tuning_file() of a kernel file; null for a built-in kernel
+  [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs = {}) const;
   static RunBlock from(const Message& m);
 };
 
@@ -139,6 +147,7 @@ struct BlockResult {
   double d2h_wall_ms = 0;      ///< wall clock of the read-back, host staging included (ms)
   double build_ms = 0;         ///< program build (0 when cached)
   double busy_ms = 0;          ///< worker wall clock from receipt to reply
+  double inputs_ms = 0;        ///< the worker's input generation (0 when cached), inside busy_ms
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)
   [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
@@ -154,7 +163,9 @@ struct WorkerError {
   static WorkerError from(const Message& m);
 };
 
-/// Tag::tune and Tag::calibrate: a kernel and size to search / measure.
+/// Tag::tune and Tag::calibrate: a kernel and size to prepare (tune: build,
+/// generate the inputs from `seed`, compute the reference, answer the
+/// kernel's limits) or to measure (calibrate).
 struct WorkRequest {
   std::uint64_t job = 0;        ///< job id
   std::string kernel;           ///< kernel name
@@ -162,8 +173,28 @@ struct WorkRequest {
   unsigned repetitions = 3;     ///< timed runs per trial
   unsigned max_trials = 0;      ///< search budget (0: the search's default)
   double calibrate_budget_ms = 0;  ///< calibrate: per-slice cap in ms (0 or absent: no cap)
+  std::uint64_t seed = 42;         ///< input seed
+  nlohmann::json params = nlohmann::json::object();  ///< calibrate: tuning parameter values ({} = reference)
+  nlohmann::json kernel_file;      ///< pack_tuning_file() of a kernel file; null for a built-in kernel
   [[nodiscard]] Message to_message(Tag tag) const;
   static WorkRequest from(const Message& m);
+};
+
+/// Tag::trial: one configuration of the job the worker prepared (Tag::tune).
+struct TrialRequest {
+  std::uint64_t job = 0;        ///< job id
+  Configuration config;         ///< parameters and local size
+  TimingOptions timing;         ///< warm-up, repetitions (adaptive fields too)
+  [[nodiscard]] Message to_message() const;
+  static TrialRequest from(const Message& m);
+};
+
+/// Tag::trial_result: the trial (failures as data, Trial::status).
+struct TrialAnswer {
+  std::uint64_t job = 0;   ///< job id
+  Trial trial;             ///< the measurement
+  [[nodiscard]] Message to_message() const;
+  static TrialAnswer from(const Message& m);
 };
 
 /// Tag::tune_result and Tag::calibrate_result: a JSON document (trials or
@@ -179,5 +210,10 @@ struct WorkResult {
 nlohmann::json to_json(const Block& b);
 /// Inverse of to_json(Block).
 Block block_from_json(const nlohmann::json& j);
+/// A trial as it travels: {"params","local","global","status","error",
+/// "samples_ms","run_ms","compile_ms","verify_ms","verified","wall_ms"}.
+nlohmann::json trial_to_json(const Trial& t);
+/// Inverse of trial_to_json(); throws ProtocolError when malformed.
+Trial trial_from_json(const nlohmann::json& j);
 
 }  // namespace wstune::daemon

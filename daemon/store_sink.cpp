@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "kernel_source.hpp"
+#include "wstune/autotune.hpp"
 #include "wstune/json.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
@@ -18,6 +20,24 @@ std::optional<double> opt_number(const json& j, const char* key) {
   return j[key].get<double>();
 }
 
+// One group's search in the store: StoredTuneSession (resumes an unfinished
+// session whose writer is gone; one trial row per configuration).
+class StoreLog final : public TrialLog {
+ public:
+  StoreLog(Store& store, const KernelSpec& spec, const TuneTarget& target, const SessionSpec& session)
+      : session_(store, spec, target, session, true) {}
+  std::optional<Trial> stored(const Configuration& c) override { return session_.stored(c); }
+  bool record(const Trial& t) override { return session_.record(t); }
+  json finish(const TuneResult& result) override {
+    const auto best = session_.finish(result);
+    return json{{"session", session_.session().id}, {"resumed", session_.session().resumed},
+                {"resumed_trials", session_.stored_at_start()}, {"best_id", best ? json(best->id) : json(nullptr)}};
+  }
+
+ private:
+  StoredTuneSession session_;
+};
+
 class StoreSink final : public ResultSink {
  public:
   explicit StoreSink(const std::string& path) : store_(path) {}
@@ -30,8 +50,9 @@ class StoreSink final : public ResultSink {
 
   void run(const JobReport& r) override {
     if (r.parts.empty()) return;  // nothing ran: nothing to store
-    const KernelSpec& spec = kernel_spec(r.job.kernel);
-    const Problem p = spec.parse_size(r.size);
+    const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
+    const KernelSpec& spec = *spec_ptr;
+    const Problem p = job_problem(spec, r.size, r.job.config);
     SplitRun run;
     run.kernel = kernel_key(spec);
     run.problem = ProblemKey{spec.global_size(p), p.text};
@@ -56,22 +77,32 @@ class StoreSink final : public ResultSink {
     }
   }
 
-  void tuned(const WorkerState& w, const Job& job, const std::string& size, const json& result) override {
-    const KernelSpec& spec = kernel_spec(job.kernel);
-    const Problem p = spec.parse_size(size);
-    record_trials(*w.device, spec, ProblemKey{spec.global_size(p), p.text}, result);
+  // The trials are in the group's session already (open_trial_log()).
+  void tuned(const WorkerState&, const Job&, const std::string&, const json&) override {}
+
+  std::unique_ptr<TrialLog> open_trial_log(const KernelSpec& spec, const TuneTarget& target,
+                                           const SessionSpec& session) override {
+    return std::make_unique<StoreLog>(store_, spec, target, session);
+  }
+
+  bool tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) override {
+    return stored_configuration(store_, spec, p, device).has_value();
   }
 
   void calibrated(const WorkerState& w, const Job& job, const std::string& size, const json& cal) override {
-    const KernelSpec& spec = kernel_spec(job.kernel);
+    const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
+    const KernelSpec& spec = *spec_ptr;
     json params = cal;
     params["size"] = size;
     store_.put_calibration(StoredCalibration{w.device->fingerprint(), kernel_key(spec), "measured", params, ""});
   }
 
-  std::optional<LocalSize> stored_local(const DeviceInfo& d, const std::string& kernel, const Extent& block,
+  std::optional<LocalSize> stored_local(const DeviceInfo& d, const KernelSpec& spec, const Extent& block,
                                         const Extent& whole) override {
-    const KernelKey key = kernel_key(kernel_spec(kernel));
+    // A stored best of a kernel with tuning parameters belongs to its
+    // parameter values, which a run job sets itself (config): the rule then.
+    if (!spec.tuning_parameters().empty()) return std::nullopt;
+    const KernelKey key = kernel_key(spec);
     if (auto best = store_.exact_best(d.fingerprint(), key, block)) return best->local;
     if (auto best = store_.exact_best(d.fingerprint(), key, whole)) {
       if (local_fits(best->local, block, d)) return best->local;
@@ -81,7 +112,8 @@ class StoreSink final : public ResultSink {
 
   bool stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
               const WorkerState* w) override {
-    const KernelSpec& spec = kernel_spec(job.kernel);
+    const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
+    const KernelSpec& spec = *spec_ptr;
     if (mode == Mode::run) {
       for (const SplitRun& run : store_.split_runs(spec.entry_point())) {
         const json& d = run.detail;
@@ -105,8 +137,8 @@ class StoreSink final : public ResultSink {
     return false;
   }
 
-  json calibration(const DeviceInfo& d, const std::string& kernel) override {
-    const auto c = store_.calibration(d.fingerprint(), kernel_spec(kernel).entry_point(), "measured");
+  json calibration(const DeviceInfo& d, const KernelSpec& spec) override {
+    const auto c = store_.calibration(d.fingerprint(), spec.entry_point(), "measured");
     return c ? c->params : json(nullptr);
   }
 

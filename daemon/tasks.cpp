@@ -15,12 +15,12 @@ namespace {
 
 // The library's search measures through an Evaluator; this one runs the
 // block already uploaded to the worker's DeviceRunner (no rebuild, no second
-// copy of the data). With `reference` set (a whole problem) every correct
+// copy of the data). With a `reference` (a whole problem; empty: none) every correct
 // trial is also verified against the CPU reference.
 class BlockEvaluator final : public Evaluator {
  public:
-  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, const std::vector<HostBuffer>* reference)
-      : runner_(runner), p_(p), b_(b), reference_(reference), target_(make_tune_target(runner, p, b)),
+  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference)
+      : runner_(runner), p_(p), b_(b), reference_(std::move(reference)), target_(make_tune_target(runner, p, b)),
         space_(make_search_space(runner.spec(), p, b, target_)) {}
   const TuneTarget& target() const override { return target_; }
   const SearchSpace& space() const override { return space_; }
@@ -36,8 +36,9 @@ class BlockEvaluator final : public Evaluator {
     t.kernel = std::move(r.kernel);
     t.run_wall_ms = r.wall_ms;
     t.compile_ms = r.compile_ms;
-    if (r.ok() && reference_) {
-      const Verdict v = verify_outputs(runner_.spec(), p, b_, r.outputs, *reference_);
+    if (r.ok() && !(r.global == target_.global)) t.global = r.global;
+    if (r.ok() && !reference_.empty()) {
+      const Verdict v = verify_outputs(runner_.spec(), p, b_, r.outputs, reference_);
       t.verified = true;
       if (!v.ok) {
         t.status = TrialStatus::correctness;
@@ -52,7 +53,7 @@ class BlockEvaluator final : public Evaluator {
   DeviceRunner& runner_;
   Problem p_;
   Block b_;
-  const std::vector<HostBuffer>* reference_;
+  std::vector<HostBuffer> reference_;  // empty: no verification
   TuneTarget target_;
   SearchSpace space_;
 };
@@ -63,9 +64,7 @@ json trial_json(const Trial& t) {
               {"run_ms", t.run_wall_ms}, {"verified", t.verified}};
 }
 
-json search(DeviceRunner& runner, const Problem& p, const Block& b, const std::vector<HostBuffer>* reference,
-            unsigned repetitions, unsigned max_trials) {
-  BlockEvaluator ev(runner, p, b, reference);
+json search(Evaluator& ev, unsigned repetitions, unsigned max_trials) {
   auto searcher = make_searcher(max_trials ? "guided" : "exhaustive", 1);
   auto stop = max_trials ? max_evaluations(max_trials) : never_stop();
   TuneOptions opt;
@@ -92,18 +91,19 @@ LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& 
 }
 
 json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions, unsigned max_trials) {
-  return search(runner, p, b, nullptr, repetitions, max_trials);
+  BlockEvaluator ev(runner, p, b, {});
+  return search(ev, repetitions, max_trials);
 }
 
-json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repetitions, unsigned max_trials,
-                std::uint64_t seed) {
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed) {
   const KernelSpec& spec = runner.spec();
   const Block whole = spec.whole(p);
   const auto inputs = spec.generate_inputs(p, seed);
-  const std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs);
+  std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs);
   runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
-  return search(runner, p, whole, &reference, repetitions, max_trials);
+  return std::make_unique<BlockEvaluator>(runner, p, whole, std::move(reference));
 }
+
 
 json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
                       unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget) {

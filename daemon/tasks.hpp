@@ -6,12 +6,14 @@
 /// to the master (formats in docs/daemon.md).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "wstune/runner.hpp"
 #include "wstune/split.hpp"
+#include "wstune/trial.hpp"
 
 namespace wstune::daemon {
 
@@ -29,10 +31,12 @@ LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& 
 nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions,
                           unsigned max_trials);
 
-/// tune_block() over the whole problem (inputs from `seed`), every correct
-/// trial verified against the CPU reference (tune mode).
-nlohmann::json tune_whole(DeviceRunner& runner, const Problem& p, unsigned repetitions, unsigned max_trials,
-                          std::uint64_t seed);
+/// The evaluator of a worker's Tag::trial requests: the whole problem's
+/// inputs generated from `seed` (KernelSpec::generate_inputs, as the CLI
+/// does) and uploaded to `runner` once, the reference computed once
+/// (reference_outputs()), every correct trial verified against it. Its
+/// space() is what make_search_space() gives on this device.
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed);
 
 /// Calibration for the `measured` split model on one device:
 /// MultiDeviceRunner::calibrate (driver default local size; the slices of

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernel_source.hpp"
 #include "split_plan.hpp"
 #include "tasks.hpp"
 
@@ -39,8 +40,7 @@ void Worker::say(const std::string& line) {
   if (opt_.log) *opt_.log << fmt::format("wstuned[{}]: {}", comm_.rank(), line) << std::endl;
 }
 
-DeviceRunner& Worker::runner_for(const KernelSpec& spec, double* build_ms) {
-  const std::string key(spec.name());
+DeviceRunner& Worker::runner_for(const KernelSpec& spec, const std::string& key, double* build_ms) {
   auto it = runners_.find(key);
   if (it != runners_.end()) {
     if (build_ms) *build_ms = 0;
@@ -55,7 +55,25 @@ DeviceRunner& Worker::runner_for(const KernelSpec& spec, double* build_ms) {
   return *runners_.emplace(key, std::move(runner)).first->second;
 }
 
+const std::vector<HostBuffer>& Worker::inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
+                                                  std::uint64_t seed, double* ms) {
+  const std::string id = fmt::format("{}|{}|{}|{}", key, p.text, p.params.dump(), seed);
+  const auto t0 = clock_type::now();
+  if (inputs_.first != id) {
+    inputs_.second.clear();  // the old problem's memory first
+    inputs_ = {id, spec.generate_inputs(p, seed)};
+  }
+  if (ms) *ms = ms_since(t0);
+  return inputs_.second;
+}
+
 namespace {
+// The runner cache key of a job's kernel: the built-in name, or the hash of
+// the packed kernel file.
+std::string kernel_key_of(const std::string& name, const json& packed) {
+  return packed.is_null() ? name : "file:" + packed.value("hash", "");
+}
+
 TrialStatus status_of(const std::exception& e) {
   if (dynamic_cast<const BuildError*>(&e)) return TrialStatus::compile;
   return TrialStatus::runtime;
@@ -73,20 +91,22 @@ void Worker::handle_run(Received& got) {
     comm_.send(0, WorkerError{job.job, job.attempt, status, text}.to_message());
   };
   try {
-    const KernelSpec& spec = kernel_spec(job.kernel);
-    const Problem p = spec.parse_size(job.size);
+    const auto spec_ptr = worker_kernel(job.kernel, job.kernel_file);
+    const KernelSpec& spec = *spec_ptr;
+    const std::string key = kernel_key_of(job.kernel, job.kernel_file);
+    const Problem p = job_problem(spec, job.size, job.params);
     BlockResult res;
     res.job = job.job;
     res.attempt = job.attempt;
     res.block = job.block;
     res.recv_ms = got.recv_ms;
-    DeviceRunner& runner = runner_for(spec, &res.build_ms);
+    DeviceRunner& runner = runner_for(spec, key, &res.build_ms);
     if (opt_.fault == FaultKind::kernel) {
       fail(TrialStatus::runtime, "injected kernel fault (--inject-fault): the kernel was not run");
       return;
     }
-    runner.upload(p, job.block, got.message.buffers);
-    got.message.buffers.clear();
+    // The inputs are generated here from the seed, not received.
+    runner.upload(p, job.block, spec.block_inputs(p, inputs_for(spec, key, p, job.seed, &res.inputs_ms), job.block));
     LocalSize local;
     switch (job.policy) {
       case LocalPolicy::null: res.local_source = "null"; break;
@@ -116,6 +136,12 @@ void Worker::handle_run(Received& got) {
     res.d2h_wall_ms = r.d2h_wall_ms;
     res.busy_ms = ms_since(t0);
     comm_.send(0, res.to_message(std::move(r.outputs)));
+  } catch (const std::bad_alloc&) {
+    inputs_ = {};
+    const std::string text = fmt::format("out of memory: the worker could not allocate the inputs or buffers of {} {} "
+                                         "(std::bad_alloc); use a smaller size or more memory", job.kernel, job.size);
+    say(fmt::format("job {} failed: {}", job.job, text));
+    fail(TrialStatus::runtime, text);
   } catch (const std::exception& e) {
     say(fmt::format("job {} failed: {}", job.job, e.what()));
     fail(status_of(e), e.what());
@@ -130,9 +156,11 @@ void Worker::handle_work(const Received& got) {
   }
   const Tag answer = got.message.tag == Tag::tune ? Tag::tune_result : Tag::calibrate_result;
   try {
-    const KernelSpec& spec = kernel_spec(req.kernel);
-    const Problem p = spec.parse_size(req.size);
-    DeviceRunner& runner = runner_for(spec, nullptr);
+    const auto t0 = clock_type::now();
+    const auto spec_ptr = worker_kernel(req.kernel, req.kernel_file);
+    const KernelSpec& spec = *spec_ptr;
+    const Problem p = job_problem(spec, req.size, req.params);
+    DeviceRunner& runner = runner_for(spec, kernel_key_of(req.kernel, req.kernel_file), nullptr);
     if (opt_.fault == FaultKind::kernel) {
       comm_.send(0, WorkerError{req.job, 0, TrialStatus::runtime, "injected kernel fault (--inject-fault)"}
                         .to_message());
@@ -140,9 +168,15 @@ void Worker::handle_work(const Received& got) {
     }
     json data;
     if (answer == Tag::tune_result) {
-      data = tune_whole(runner, p, req.repetitions, req.max_trials, 42);
+      // Prepared for the master's trials: inputs, reference, upload.
+      prepared_.reset();
+      prepared_ = whole_evaluator(runner, p, req.seed);
+      prepared_job_ = req.job;
+      data = json{{"kernel_work_group_size", runner.kernel_work_group_size()},
+                  {"kernel_local_mem_bytes", runner.kernel_local_mem_bytes()},
+                  {"space_size", prepared_->space().size()}, {"setup_ms", ms_since(t0)}};
     } else {
-      data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, 42,
+      data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, req.seed,
                               CalibrationBudget{req.calibrate_budget_ms});
     }
     comm_.send(0, WorkResult{req.job, data}.to_message(answer));
@@ -152,11 +186,44 @@ void Worker::handle_work(const Received& got) {
   }
 }
 
+void Worker::handle_trial(const Received& got) {
+  const TrialRequest req = TrialRequest::from(got.message);
+  if (opt_.fault == FaultKind::hang) {
+    say(fmt::format("injected hang: not answering job {}", req.job));
+    return;
+  }
+  if (!prepared_ || prepared_job_ != req.job) {
+    comm_.send(0, WorkerError{req.job, 0, TrialStatus::runtime,
+                              fmt::format("{}: job {} was not prepared on this worker", kNotPrepared, req.job)}
+                      .to_message());
+    return;
+  }
+  // Evaluators never throw for a failing configuration: the trial says why.
+  comm_.send(0, TrialAnswer{req.job, prepared_->evaluate(req.config, req.timing)}.to_message());
+}
+
+// A trial through the isolated process: one that died since the job was
+// prepared (a crash, a timeout) left a new process that knows nothing of
+// the job, so the rank prepares it again and retries once.
+void Worker::delegate_trial(Received& got) {
+  Received again = got;
+  Message answer = opt_.delegate->handle(got);
+  if (answer.tag == Tag::worker_error && setup_ &&
+      WorkerError::from(answer).text.rfind(kNotPrepared, 0) == 0) {
+    Received setup = *setup_;
+    Message ready = opt_.delegate->handle(setup);
+    answer = ready.tag == Tag::tune_result ? opt_.delegate->handle(again) : std::move(ready);
+  }
+  comm_.send(0, std::move(answer));
+}
+
 void Worker::delegate(Received& got) {
   if (opt_.fault == FaultKind::hang) {
     say(fmt::format("injected hang: not answering a {} request", to_string(got.message.tag)));
     return;
   }
+  if (got.message.tag == Tag::tune) setup_ = got;
+  if (got.message.tag == Tag::trial) return delegate_trial(got);
   comm_.send(0, opt_.delegate->handle(got));
 }
 
@@ -204,8 +271,10 @@ int Worker::serve() {
         case Tag::run_block:
         case Tag::tune:
         case Tag::calibrate:
+        case Tag::trial:
           if (opt_.delegate) delegate(*got);
           else if (got->message.tag == Tag::run_block) handle_run(*got);
+          else if (got->message.tag == Tag::trial) handle_trial(*got);
           else handle_work(*got);
           break;
         case Tag::shutdown:

@@ -15,6 +15,7 @@
 
 #include "communicator.hpp"
 #include "wstune/runner.hpp"
+#include "wstune/trial.hpp"
 
 namespace wstune::daemon {
 
@@ -74,14 +75,30 @@ class Worker {
  private:
   void handle_run(Received& got);
   void handle_work(const Received& got);
+  void handle_trial(const Received& got);
   void delegate(Received& got);
-  DeviceRunner& runner_for(const KernelSpec& spec, double* build_ms);
+  void delegate_trial(Received& got);
+  DeviceRunner& runner_for(const KernelSpec& spec, const std::string& key, double* build_ms);
+  const std::vector<HostBuffer>& inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
+                                            std::uint64_t seed, double* ms);
   void say(const std::string& line);
   Communicator& comm_;
   std::optional<Device> device_;
   std::string device_error_;
   WorkerOptions opt_;
   std::map<std::string, std::unique_ptr<DeviceRunner>> runners_;
+  // The problem inputs last generated (key: kernel|size|params|seed).
+  std::pair<std::string, std::vector<HostBuffer>> inputs_;
+  // The job prepared for trials (Tag::tune) and its evaluator.
+  std::uint64_t prepared_job_ = 0;
+  std::unique_ptr<Evaluator> prepared_;
+  // With a delegate: the last Tag::tune request, re-sent to a new isolated
+  // process before a trial (the old one died and took the preparation along).
+  std::optional<Received> setup_;
 };
+
+/// The start of a worker_error's text when a trial names a job the worker
+/// has not prepared (Tag::tune); the rank then prepares it and retries.
+inline constexpr std::string_view kNotPrepared = "not prepared";
 
 }  // namespace wstune::daemon

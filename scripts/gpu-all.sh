@@ -10,7 +10,7 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# peers paper store transfers examples prime tunecost showcase tables (in the
+# daemon-shared peers paper store transfers examples prime tunecost showcase tables (in the
 # order given). transfers: pinned bandwidth and the split's transfers
 # (issue 18); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
@@ -18,7 +18,10 @@
 # showcase: the tiled matmul against CLBlast within budgets (issue 15,
 # SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
-# tiled matmul's at 1024, bounded to that many seconds). STEP_TIMEOUT (540 s) bounds each
+# tiled matmul's at 1024, bounded to that many seconds).
+# daemon-shared (nvidia-h200-x2): scripts/bench-daemon-shared.sh on GPUs
+# SHARED_GPUS (1:0,1:1) with SHARED_ARGS, into
+# docs/results/daemon_shared_h200x2/. STEP_TIMEOUT (540 s) bounds each
 # benchmark. Device selectors there: gpu = NVIDIA H100 (1:0), cpu = 16-core
 # PoCL (0:0); on nvidia-h200-x2 the GPUs are 1:0 and 1:1, the CPU 0:0.
 # split3-KERNEL (KERNEL: matmul, bilinear, sort, trapezoid): the measured
@@ -70,6 +73,10 @@ for step in "$@"; do
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
+    daemon-shared)
+      # issue 14: matmul_tiled's 1,248 configurations on one GPU, then on both sharing one search
+      logged daemon-shared 30 scripts/bench-daemon-shared.sh docs/results/daemon_shared_h200x2 \
+        --gpus "${SHARED_GPUS:-1:0,1:1}" ${SHARED_ARGS:-} ;;
     peers)
       logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
     paper)

@@ -76,3 +76,19 @@ add_test(NAME daemon_mpi_kill_worker
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_kill_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
           $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli>)
 set_tests_properties(daemon_mpi_kill_worker PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+
+# Issue 14: T1 kernel files through wstuned (tests/daemon_kernel_file_test.sh):
+# two unlike workers tune into one database; the 2-D stencil with halo rows
+# split over 2 and 3 workers and verified; two workers with one fingerprint
+# share one search. And the master SIGKILLed mid-tune, resumed with --resume
+# (tests/daemon_tune_resume_test.sh).
+foreach(_case IN ITEMS unlike split shared)
+  add_test(NAME daemon_mpi_kernel_file_${_case}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_kernel_file_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+            $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${_case})
+  set_tests_properties(daemon_mpi_kernel_file_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+endforeach()
+add_test(NAME daemon_mpi_tune_kill_master
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_tune_resume_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+          $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share)
+set_tests_properties(daemon_mpi_tune_kill_master PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)

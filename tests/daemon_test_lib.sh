@@ -3,13 +3,15 @@
 # Provides a scratch directory $TMP (removed at exit with every process this
 # test started: $launcher and ${procs[@]}), $DB and $PIDFILE in it, and:
 #   fail MESSAGE           print the message and wstuned's stderr, exit 1
-#   runs                   rows of split_runs in $DB (0 before it exists)
+#   rows TABLE             rows of TABLE in $DB (0 before it exists)
+#   runs                   rows of split_runs
 #   descendants PID        every process below PID
 #   alive PID              the process exists and is not a zombie
 #   write_jobs N REPS      $TMP/jobs.json: a quick matmul 64, then N-1 matmul 512 of REPS repetitions
 #   start_and_wait ARGS... mpiexec -n 3 wstuned ARGS (stdout $TMP/out, stderr
 #                          $TMP/err) in the background, until the first job's
-#                          row is stored; sets launcher, master (from
+#                          row is stored (until `$ROWS` prints at least
+#                          $MIN_ROWS when set); sets launcher, master (from
 #                          $PIDFILE) and procs (every process of the run)
 #   wait_gone WHAT         the launcher ends within 60 s (else fail "... after
 #                          WHAT") and every process of the run within 5 s
@@ -26,17 +28,19 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- stderr ---"; cat "$TMP/err" 2>/dev/null; echo "--- stdout ---"; cat "$TMP/out" 2>/dev/null; exit 1; }
-# Rows of split_runs: the sqlite3 CLI when there is one, else `wstune db check`.
-runs() {
+# Rows of a table in $DB (0 before it exists): the sqlite3 CLI when there is
+# one, else Python's sqlite3.
+rows() {
   [ -f "$DB" ] || { echo 0; return; }
   local n
   if command -v sqlite3 >/dev/null 2>&1; then
-    n=$(sqlite3 -readonly "$DB" "SELECT count(*) FROM split_runs" 2>/dev/null)
+    n=$(sqlite3 -readonly "$DB" "SELECT count(*) FROM $1" 2>/dev/null)
   else
-    n=$("$WSTUNE" db check --db "$DB" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) split runs.*/\1/p')
+    n=$(python3 -c "import sqlite3; print(sqlite3.connect('file:$DB?mode=ro', uri=True).execute('SELECT count(*) FROM $1').fetchone()[0])" 2>/dev/null)
   fi
   echo "${n:-0}"
 }
+runs() { rows split_runs; }
 # Every process below $1 (the launcher's proxies and the ranks).
 descendants() {
   local c
@@ -58,12 +62,13 @@ PY
 start_and_wait() {
   "$MPIEXEC" "$NPFLAG" 3 "$WSTUNED" "$@" >"$TMP/out" 2>"$TMP/err" &
   launcher=$!
+  local rows=${ROWS:-runs} min=${MIN_ROWS:-1}
   for _ in $(seq 1 1200); do  # up to 120 s for the first job's row
-    [ "$(runs)" -ge 1 ] && break
+    [ "$($rows)" -ge "$min" ] && break
     kill -0 "$launcher" 2>/dev/null || fail "wstuned ended before the first row appeared"
-    sleep 0.1
+    sleep 0.02
   done
-  [ "$(runs)" -ge 1 ] || fail "no row after 120 s"
+  [ "$($rows)" -ge "$min" ] || fail "no row after 120 s"
   [ -s "$PIDFILE" ] || fail "no --pid-file $PIDFILE"
   master=$(cat "$PIDFILE")
   mapfile -t procs < <(descendants "$launcher")

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "app.hpp"
@@ -66,6 +67,16 @@ struct World {
   std::vector<int> codes;
   bool shut = false;
 };
+
+// trapezoid 4096 (14 local sizes) to tune.
+Job trapezoid_tune(unsigned repetitions, unsigned max_trials) {
+  Job j;
+  j.kernel = "trapezoid";
+  j.size = "4096";
+  j.repetitions = repetitions;
+  j.max_trials = max_trials;
+  return j;
+}
 
 std::vector<Job> small_jobs(const std::string& split, LocalPolicy local) {
   std::vector<Job> jobs;
@@ -139,7 +150,7 @@ TEST(Daemon, KernelFaultOnEveryWorkerFailsEachJobCleanlyAndGoesOn) {
   ASSERT_EQ(reports.size(), 2u);
   for (const auto& r : reports) {
     EXPECT_EQ(r.status, "failed");
-    EXPECT_EQ(r.error, "no healthy worker left for this job");
+    EXPECT_EQ(r.error.rfind("no healthy worker left for this job (the last fault: worker rank", 0), 0u) << r.error;
     EXPECT_EQ(r.faults.size(), 2u);
   }
   EXPECT_TRUE(w.shutdown());  // workers stay alive: a kernel fault is per job
@@ -165,11 +176,7 @@ TEST(Daemon, HangingWorkerIsReportedByRankAndHostAndDropped) {
 TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit) {
   World w({FaultKind::none, FaultKind::none});
   ASSERT_EQ(w.master->register_workers(), 2u);
-  Job j;
-  j.kernel = "trapezoid";
-  j.size = "4096";
-  j.repetitions = 2;
-  j.max_trials = 4;
+  Job j = trapezoid_tune(2, 4);
   auto tuned = w.master->run_all(Mode::tune, {j});
   ASSERT_EQ(tuned.size(), 1u);
   EXPECT_TRUE(tuned[0].ok()) << tuned[0].error;
@@ -191,6 +198,42 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   auto after = w.master->run_all(Mode::run, {j});
   EXPECT_TRUE(after[0].ok()) << after[0].error;
   EXPECT_EQ(after[0].plan.model, "measured");
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Issue 14: two workers with one fingerprint divide one search. Every
+// configuration of the space (and the baseline) is measured once, by one of
+// them, and logged as it arrives; a second tune of the job skips the tuned
+// device, "retune" searches it again.
+TEST(Daemon, WorkersWithOneFingerprintShareOneSearch) {
+  World w({FaultKind::none, FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  Job j = trapezoid_tune(1, 0);
+  j.strategy = "exhaustive";
+  const auto tuned = w.master->run_all(Mode::tune, {j});
+  ASSERT_TRUE(tuned[0].ok()) << tuned[0].error;
+  ASSERT_EQ(tuned[0].data.size(), 2u);
+  const auto& res = tuned[0].data[0]["result"];
+  EXPECT_EQ(res["shared_by"], (nlohmann::json{1, 2}));
+  const auto& by = res["measured_by_rank"];
+  ASSERT_EQ(by.size(), 2u) << by.dump();
+  EXPECT_GT(by["1"].get<unsigned>(), 0u);
+  EXPECT_GT(by["2"].get<unsigned>(), 0u);
+  std::set<std::string> keys;
+  for (const auto& e : w.sink.trials) {
+    const Trial t = trial_from_json(e["trial"]);
+    EXPECT_TRUE(keys.insert(t.configuration().key()).second) << "measured twice: " << t.configuration().key();
+  }
+  EXPECT_EQ(keys.size(), by["1"].get<std::size_t>() + by["2"].get<std::size_t>());
+  EXPECT_EQ(keys.size(), res["space_size"].get<std::size_t>() + 1);  // the whole space and the baseline
+  EXPECT_EQ(res["best"]["status"], "correct");
+
+  EXPECT_EQ(w.master->run_all(Mode::tune, {j})[0].status, "stored");  // tuned: skipped
+  EXPECT_EQ(w.sink.trials.size(), keys.size());
+  j.retune = true;
+  j.max_trials = 3;
+  EXPECT_TRUE(w.master->run_all(Mode::tune, {j})[0].ok());
+  EXPECT_GT(w.sink.trials.size(), keys.size());
   EXPECT_TRUE(w.shutdown());
 }
 
@@ -307,6 +350,6 @@ TEST(Daemon, AMasterSideFailureFailsOneJobAndTheMasterGoesOn) {
   EXPECT_EQ(reports[0].status, "failed");
   EXPECT_NE(reports[0].error.find("disk full"), std::string::npos) << reports[0].error;
   EXPECT_EQ(reports[1].status, "failed");
-  EXPECT_EQ(reports[1].error, "no healthy worker left for this job");
+  EXPECT_EQ(reports[1].error.rfind("no healthy worker left for this job", 0), 0u) << reports[1].error;
   EXPECT_EQ(sink.runs.size(), 1u);
 }

@@ -77,7 +77,39 @@ TEST(Protocol, HeaderCarriesBodyAndBufferSizesButNoFloats) {
   EXPECT_THROW(decode_header(Tag::block_result, padded), ProtocolError);
 }
 
+// Issue 14: one configuration to measure and its trial, failures as data.
+TEST(Protocol, TrialsRoundTrip) {
+  TrialRequest req{12, Configuration{json{{"WPTX", 2}}, Extent{16, 8, 2}}, TimingOptions{1, 3, 2.0, 50, 0.01, 40.0}};
+  const TrialRequest req2 = TrialRequest::from(req.to_message());
+  EXPECT_EQ(req2.job, 12u);
+  EXPECT_EQ(req2.config, req.config);
+  EXPECT_EQ(req2.timing.repetitions, 3u);
+  EXPECT_DOUBLE_EQ(req2.timing.min_timed_ms, 2.0);
+  EXPECT_EQ(req2.timing.max_repetitions, 50u);
+  Trial t;
+  t.params = json{{"WPTX", 2}};
+  t.local = Extent{16, 8, 2};
+  t.global = Extent{64, 64, 2};
+  t.kernel.ms = {0.5, 0.25};
+  t.verified = true;
+  const Trial t2 = TrialAnswer::from(TrialAnswer{12, t}.to_message()).trial;
+  EXPECT_EQ(t2.configuration(), t.configuration());
+  EXPECT_EQ(t2.global, t.global);
+  EXPECT_EQ(t2.kernel.ms, t.kernel.ms);
+  EXPECT_TRUE(t2.verified);
+  t.status = TrialStatus::timeout;
+  t.error = "hung";
+  t.local = std::nullopt;
+  const Trial t3 = TrialAnswer::from(TrialAnswer{12, t}.to_message()).trial;
+  EXPECT_EQ(t3.status, TrialStatus::timeout);
+  EXPECT_EQ(t3.error, "hung");
+  EXPECT_FALSE(t3.local.has_value());
+  EXPECT_THROW(trial_from_json(json{{"params", json::object()}}), ProtocolError);
+}
+
 TEST(Protocol, TagsHaveNamesAndKnownRange) {
+  EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::trial_result)));
+  EXPECT_EQ(to_string(Tag::trial), "trial");
   EXPECT_EQ(to_string(Tag::block_result), "block_result");
   EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::bye)));
   EXPECT_FALSE(is_known_tag(0));
@@ -86,8 +118,12 @@ TEST(Protocol, TagsHaveNamesAndKnownRange) {
 }
 
 TEST(Protocol, TypedPayloadsRoundTrip) {
-  RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5};
+  RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5, 9,
+              json{{"TS", 16}}, json{{"hash", "0123"}}};
   const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
+  EXPECT_EQ(rb2.seed, 9u);
+  EXPECT_EQ(rb2.params, (json{{"TS", 16}}));
+  EXPECT_EQ(rb2.kernel_file, (json{{"hash", "0123"}}));
   EXPECT_EQ(rb2.job, 7u);
   EXPECT_EQ(rb2.attempt, 2u);
   EXPECT_EQ(rb2.block, (Block{1, 16, 48}));
@@ -113,8 +149,11 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   EXPECT_FALSE(br2.local.has_value());
   EXPECT_EQ(m.buffers.at(0).size(), 10u);
 
-  const WorkRequest wr = WorkRequest::from(WorkRequest{9, "sort", "4096", 3, 0, 125.5}.to_message(Tag::calibrate));
+  const WorkRequest wr = WorkRequest::from(
+      WorkRequest{9, "sort", "4096", 3, 0, 125.5, 5, json::object(), json()}.to_message(Tag::calibrate));
   EXPECT_EQ(wr.job, 9u);
+  EXPECT_EQ(wr.seed, 5u);
+  EXPECT_TRUE(wr.kernel_file.is_null());
   EXPECT_DOUBLE_EQ(wr.calibrate_budget_ms, 125.5);
   // A master that does not send a budget asks for the uncapped calibration.
   EXPECT_DOUBLE_EQ(WorkRequest::from(Message{Tag::calibrate, json{{"job", 1}, {"kernel", "sort"}, {"size", "64"}}, {}})

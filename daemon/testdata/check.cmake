@@ -98,15 +98,20 @@ elseif(CASE STREQUAL "hang")
   string(JSON usable GET "${out}" workers 0 usable)
   expect("worker 1 marked unusable" NOT usable)
 elseif(CASE STREQUAL "tune")
+  # Three workers on two kinds of device (auto: ranks 1 and 3 basic, rank 2
+  # pthread): one search per fingerprint, the basic one shared by two workers.
+  set(ENV{POCL_DEVICES} "basic pthread")
   run_daemon(${MPIEXEC} ${NP} 4 ${WSTUNED} tune --kernel trapezoid --size 4096 --max-trials 3 -r 2 ${common})
   expect("tune mode exit status 0" rc EQUAL 0)
   string(JSON nw LENGTH "${out}" jobs 0 workers)
   expect("three workers tuned" nw EQUAL 3)
   string(JSON best GET "${out}" jobs 0 workers 2 result best status)
   expect("best trial is correct" best STREQUAL "correct")
+  string(JSON shared GET "${out}" jobs 0 workers 0 result shared_by)
+  expect("ranks 1 and 3 (one fingerprint) share a search: ${shared}" shared MATCHES "^\\[ *1 *, *3 *\\]$")
   db_rows()
-  expect("one session per worker, trials and a best configuration stored: ${rows}"
-         rows MATCHES " 3 sessions, [1-9][0-9]* trials, [1-9][0-9]* best configurations")
+  expect("one session per device fingerprint, trials and a best configuration stored: ${rows}"
+         rows MATCHES " 2 sessions, [1-9][0-9]* trials, [1-9][0-9]* best configurations")
 elseif(CASE STREQUAL "usage")
   run_daemon(${MPIEXEC} ${NP} 2 ${WSTUNED} --kernel matmul --split sideways ${common})
   expect("a usage error fails" NOT rc EQUAL 0)

@@ -27,19 +27,17 @@ std::unique_ptr<StopCondition> stop_condition(unsigned max_evals, double time_li
   return stop;
 }
 
-// The evaluation budget: the caller's, else the tuning file's (a count, or
-// a fraction of the space with the baseline), else the strategy's default
-// (default_evaluations(): guided 20 % of the space, at least 8; genetic,
-// annealing and bayes 5 %, at least 20; auto that of its pick).
-unsigned budget(const AutotuneOptions& o, const TuningFile* file, const std::string& strategy, const SearchSpace& space) {
-  if (o.max_evals) return o.max_evals;
+}  // namespace
+
+unsigned evaluation_budget(unsigned max_evals, const KernelSpec& spec, std::string_view strategy,
+                           const SearchSpace& space) {
+  const TuningFile* file = tuning_file_of(spec);
+  if (max_evals) return max_evals;
   if (file && file->budget_count) return *file->budget_count;
   if (file && file->budget_fraction)
     return std::max(1u, static_cast<unsigned>(*file->budget_fraction * static_cast<double>(space.size() + 1)));
   return default_evaluations(strategy, space);
 }
-
-}  // namespace
 
 AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, const AutotuneOptions& options) {
   const TuningFile* file = tuning_file_of(spec);
@@ -55,7 +53,7 @@ AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, 
   IsolatedEvaluator evaluator(spec, p, cfg);
 
   AutotuneResult out;
-  out.max_evals = budget(options, file, strategy, evaluator.space());
+  out.max_evals = evaluation_budget(options.max_evals, spec, strategy, evaluator.space());
   const double seconds = options.time_limit_s > 0 ? options.time_limit_s : file && file->budget_seconds ? *file->budget_seconds : 0;
   const auto stop = stop_condition(out.max_evals, seconds);
 

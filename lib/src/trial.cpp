@@ -49,11 +49,10 @@ TuneTarget device_tune_target(const DeviceInfo& info, std::size_t kernel_work_gr
   return t;
 }
 
-TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b) {
-  const KernelSpec& spec = runner.spec();
-  const DeviceInfo& info = runner.device().info;
+TuneTarget make_tune_target(const KernelSpec& spec, const DeviceInfo& info, std::size_t kernel_work_group_size,
+                            std::uint64_t kernel_local_mem_bytes, const Problem& p, const Block& b) {
   const Problem ref = with_params(p, spec.reference_params());
-  TuneTarget t = device_tune_target(info, runner.kernel_work_group_size(), runner.kernel_local_mem_bytes());
+  TuneTarget t = device_tune_target(info, kernel_work_group_size, kernel_local_mem_bytes);
   t.kernel = std::string(spec.name());
   t.size = p.text;
   t.global = spec.block_global(ref, b);
@@ -61,6 +60,11 @@ TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block&
   t.priority = spec.priority();
   t.limits.any_shape = spec.guards_bounds() || info.non_uniform_work_groups;
   return t;
+}
+
+TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b) {
+  return make_tune_target(runner.spec(), runner.device().info, runner.kernel_work_group_size(),
+                          runner.kernel_local_mem_bytes(), p, b);
 }
 
 SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target) {

@@ -28,24 +28,28 @@ StoredTuneSession::StoredTuneSession(Store& store, const KernelSpec& spec, const
   }
 }
 
+std::optional<Trial> StoredTuneSession::stored(const Configuration& c) {
+  // Asked before every measurement: a sign of life for other processes
+  // (every committed trial is one too), at most every few seconds.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_beat_ > kBeatEvery) {
+    store_.heartbeat(session_.id);
+    last_beat_ = now;
+  }
+  auto it = stored_.find(c.key());
+  if (it == stored_.end()) return std::nullopt;
+  return from_record(it->second);
+}
+
+bool StoredTuneSession::record(const Trial& t) { return store_.add_trial(session_.id, to_record(t)); }
+
 void StoredTuneSession::attach(TuneOptions& options) {
-  options.lookup = [this](const Configuration& c) -> std::optional<Trial> {
-    // Asked before every measurement: a sign of life for other processes
-    // (every committed trial is one too), at most every few seconds.
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_beat_ > kBeatEvery) {
-      store_.heartbeat(session_.id);
-      last_beat_ = now;
-    }
-    auto it = stored_.find(c.key());
-    if (it == stored_.end()) return std::nullopt;
-    return from_record(it->second);
-  };
+  options.lookup = [this](const Configuration& c) { return stored(c); };
   auto user = std::move(options.on_trial);
   options.on_trial = [this, user = std::move(user)](const Trial& t, TrialPhase phase) {
     // Tie-break re-measurements of a configuration are not new rows: the
     // store keeps one trial per configuration and never overwrites it.
-    if (phase != TrialPhase::tiebreak) store_.add_trial(session_.id, to_record(t));
+    if (phase != TrialPhase::tiebreak) record(t);
     if (user) user(t, phase);
   };
 }

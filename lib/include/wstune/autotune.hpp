@@ -22,6 +22,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "wstune/kernel.hpp"
 #include "wstune/search.hpp"
@@ -69,6 +70,15 @@ struct AutotuneResult {
 /// forked). Throws UsageError for a bad device selector, strategy or space,
 /// StoreError when the database refuses.
 AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, const AutotuneOptions& options);
+
+/// The evaluation budget of a search of `spec` with `strategy` over
+/// `space`: `max_evals` when not 0, else a tuning file's Budget (a
+/// ConfigurationCount, or a ConfigurationFraction of the space with the
+/// baseline), else the strategy's default (default_evaluations(): guided
+/// 20 % of the space, at least 8; genetic, annealing and bayes 5 %, at least
+/// 20; auto that of its pick; 0, no limit, for the others).
+unsigned evaluation_budget(unsigned max_evals, const KernelSpec& spec, std::string_view strategy,
+                           const SearchSpace& space);
 
 /// A stored best configuration, ready to build with.
 struct StoredConfiguration {

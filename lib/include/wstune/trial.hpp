@@ -81,6 +81,13 @@ TuneTarget device_tune_target(const DeviceInfo& device, std::size_t kernel_work_
 /// limits, and the device model.
 TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b);
 
+/// As make_tune_target(DeviceRunner&, ...) from what a remote process
+/// reports: the device model `device` and the built kernel's
+/// CL_KERNEL_WORK_GROUP_SIZE (work-items) and CL_KERNEL_LOCAL_MEM_SIZE
+/// (bytes). wstuned's master builds a worker's search space with it.
+TuneTarget make_tune_target(const KernelSpec& spec, const DeviceInfo& device, std::size_t kernel_work_group_size,
+                            std::uint64_t kernel_local_mem_bytes, const Problem& p, const Block& b);
+
 /// The configurations of `spec` for problem `p` (block `b`) on `target`'s
 /// device: without tuning parameters, the local sizes of the NDRange
 /// (enumerate_local_sizes, with the paper's rule); with parameters, every

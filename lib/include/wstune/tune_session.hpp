@@ -41,6 +41,13 @@ class StoredTuneSession {
   /// TuneOptions::on_trial so each measured trial is committed first (the
   /// caller's callback still runs after). The session must outlive tune().
   void attach(TuneOptions& options);
+  /// The stored trial of configuration `c` in this session, or std::nullopt
+  /// (what attach()'s lookup answers; refreshes the heartbeat at most every 5 s).
+  [[nodiscard]] std::optional<Trial> stored(const Configuration& c);
+  /// Commits one measured trial at once (what attach()'s on_trial does for
+  /// every phase but tiebreak); false when the session already has its
+  /// configuration (the store keeps one trial per configuration).
+  bool record(const Trial& t);
   /// Records tune()'s answer as the best configuration, with its ratios to
   /// NULL and to the paper's rule, all medians over every trial of the
   /// configuration (confirmation and tie rounds included; those extra trials
