@@ -226,8 +226,8 @@ TEST(Simulation, KernelTunerCacheKeysFollowItsFormat) {
   Store s(":memory:");
   const auto id = fill_store(s);
   const auto cache = kernel_tuner_cache(table_from_store(s, id));
-  EXPECT_EQ(cache["tune_params_keys"], (json{"block_size_x", "block_size_y"}));
-  EXPECT_EQ(cache["problem_size"], (json{64, 64}));
+  EXPECT_EQ(cache["tune_params_keys"], (nlohmann::ordered_json{"block_size_x", "block_size_y"}));
+  EXPECT_EQ(cache["problem_size"], (nlohmann::ordered_json{64, 64}));
   EXPECT_EQ(cache.items().begin().key(), "device_name");
   std::string last;
   for (const auto& it : cache.items()) last = it.key();
