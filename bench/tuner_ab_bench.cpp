@@ -4,6 +4,7 @@
 // interleaved steady-state A/B of the same two configurations measured by
 // the benchmark itself. Exit status 1 when they differ by more than 5 %.
 // Usage: POCL_MAX_PTHREAD_COUNT=1 bench_tuner_ab [ROUNDS]
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +63,14 @@ int main(int argc, char** argv) {
   cl::Kernel k = cl.kernel(kStencil, "stencil");
   k.setArg(0, in);
   tuner.set_arg(k, 1, out);
+  // The first launch's cost: online tuning is bounded by online_max_time
+  // for the search plus final_max_time for the interleaved final rounds.
+  const auto t0 = std::chrono::steady_clock::now();
   tuner.tune(cl.queue(), k(), {w, h, 2});
+  const double tune_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("online tuning (the first launch's cost): %.0f ms wall; bounds: search %lld ms + final rounds %lld ms "
+              "(each may finish the configuration or round in progress; at least 5 final rounds)\n",
+              tune_ms, static_cast<long long>(o.online_max_time.count()), static_cast<long long>(o.final_max_time.count()));
   const auto bests = store.best_configs({});
   if (bests.size() != 1 || !bests[0].ratio_to_null()) {
     std::fprintf(stderr, "expected one best configuration with a ratio to NULL\n");

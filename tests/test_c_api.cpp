@@ -2,6 +2,7 @@
 // status codes, per-thread error messages, the __local setter from C.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -26,13 +27,19 @@ int size_scratch(cl_kernel k, cl_uint work_dim, const size_t* local, void* calls
   for (cl_uint d = 0; d < work_dim; ++d) items *= local[d];
   return clSetKernelArg(k, 1, items * sizeof(float), nullptr) == CL_SUCCESS;
 }
+// The `inc` kernel over 1024 floats that start at `start`.
+struct Inc {
+  Cl cl;
+  std::vector<float> y;
+  cl::Buffer b;
+  cl::Kernel k;
+  explicit Inc(float start) : y(1024, start), b(cl.buffer(y)), k(cl.kernel(kSrc, "inc")) {}
+};
 }  // namespace
 
 TEST(CApi, TunesLaunchesAndReportsErrors) {
-  Cl cl;
-  std::vector<float> y(1024, 1.0f);
-  cl::Buffer b = cl.buffer(y);
-  cl::Kernel k = cl.kernel(kSrc, "inc");
+  Inc app(1.0f);
+  auto& [cl, y, b, k] = app;
   wstune_tuner* t = wstune_open_online(":memory:", 4, 500);
   ASSERT_NE(t, nullptr) << wstune_last_error();
   EXPECT_STREQ(wstune_last_level(t), "");
@@ -72,4 +79,28 @@ TEST(CApi, OpenFailsWithAMessage) {
   EXPECT_EQ(wstune_open("/proc/no/such/dir/x.db"), nullptr);
   EXPECT_NE(std::string(wstune_last_error()), "");
   EXPECT_EQ(std::string(wstune_version()).find('.') != std::string::npos, true);
+}
+
+// Dynamic tuning from C: early launches answer "online" and every launch
+// adds exactly one increment; later the stored best answers ("exact").
+TEST(CApi, TrialsPerLaunchSpreadTuningOverLaunches) {
+  Inc app(0.0f);
+  auto& [cl, y, b, k] = app;
+  wstune_tuner* t = wstune_open_online(":memory:", 6, 60000);
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  EXPECT_EQ(wstune_set_trials_per_launch(nullptr, 1), WSTUNE_USAGE_ERROR);
+  ASSERT_EQ(wstune_set_trials_per_launch(t, 2), WSTUNE_SUCCESS);
+  ASSERT_EQ(wstune_set_arg_buffer(t, k(), 0, b()), WSTUNE_SUCCESS);
+  int calls = 0;
+  ASSERT_EQ(wstune_set_local_args(t, k(), size_scratch, &calls), WSTUNE_SUCCESS);
+  const size_t global[1] = {1024};
+  std::vector<std::string> levels;
+  for (int i = 1; i <= 10; ++i) {
+    ASSERT_EQ(wstune_launch(t, cl.queue(), k(), 1, global, nullptr), WSTUNE_SUCCESS) << wstune_last_error();
+    levels.emplace_back(wstune_last_level(t));
+    ASSERT_EQ(cl.read(b, 1024), std::vector<float>(1024, static_cast<float>(i))) << "launch " << i;
+  }
+  EXPECT_NE(std::find(levels.begin(), levels.end(), "online"), levels.end());
+  EXPECT_EQ(levels.back(), "exact");
+  wstune_close(t);
 }

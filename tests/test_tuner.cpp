@@ -4,7 +4,9 @@
 // (reqd_work_group_size), bounds-guarded kernels, 3-D NDRanges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "app_kernel.hpp"
 #include "test_tuner_util.hpp"
@@ -183,6 +185,58 @@ TEST(Tuner, InPlaceKernelTunedOnlineComputesOneLaunch) {
     const float want = i < n / 2 ? 3.0f * x[i] + y0[i] : y0[i];
     ASSERT_EQ(y[i], want) << "element " << i;
   }
+}
+
+// Dynamic tuning (KTT's): each launch measures at most N new configurations,
+// launches the fastest so far (level online), and leaves exactly one more
+// in-place SAXPY step in y; the launch that ends the session stores the best
+// and later launches read it. No configuration is measured twice.
+TEST(Tuner, DynamicTuningSpreadsTrialsOverLaunches) {
+  Store store(":memory:");
+  TunerOptions o = online(7);
+  o.online_trials_per_launch = 2;
+  o.online_max_time = std::chrono::seconds(60);  // the trial count ends the session here
+  Tuner tuner(store, o);
+  Cl cl;
+  constexpr std::size_t n = 1 << 14;
+  std::vector<float> x = iota_floats(n);
+  std::vector<float> want = iota_floats(n, 1);
+  cl::Buffer bx = cl.buffer(x), by = cl.buffer(want);
+  cl::Kernel k = cl.kernel(kSaxpy, "saxpy");
+  k.setArg(0, 0.5f);
+  k.setArg(1, bx);
+  tuner.set_arg(k, 2, by);
+  std::vector<LookupLevel> levels;
+  std::size_t stored_before = 0;
+  for (int launch = 0; launch < 8; ++launch) {
+    const LookupResult r = tuner.launch(cl.queue(), k(), {n, 1, 1});
+    cl.queue.finish();
+    levels.push_back(r.level);
+    for (std::size_t i = 0; i < n; ++i) want[i] = 0.5f * x[i] + want[i];
+    ASSERT_EQ(cl.read(by, n), want) << "launch " << launch << " (" << to_string(r.level) << ")";
+    const std::size_t stored = store.trials(store.sessions().at(0).id).size();
+    if (r.level == LookupLevel::online) {
+      EXPECT_LE(stored - stored_before, 2u) << "launch " << launch << " measured more than its share";
+      EXPECT_FALSE(store.sessions().at(0).ended_at) << "launch " << launch;
+    }
+    stored_before = stored;
+  }
+  EXPECT_EQ(levels.front(), LookupLevel::online);
+  const auto first_exact = std::find(levels.begin(), levels.end(), LookupLevel::exact);
+  ASSERT_NE(first_exact, levels.end()) << "the session never ended";
+  EXPECT_TRUE(std::all_of(first_exact, levels.end(), [](LookupLevel l) { return l == LookupLevel::exact; }));
+  EXPECT_TRUE(std::all_of(levels.begin(), first_exact, [](LookupLevel l) { return l == LookupLevel::online; }));
+  ASSERT_EQ(store.sessions().size(), 1u);
+  const auto trials = store.trials(store.sessions().at(0).id);
+  EXPECT_LE(trials.size(), 7u);
+  // Each launch before the last measured exactly its 2; the last at most 2.
+  const auto online_launches = static_cast<std::size_t>(first_exact - levels.begin());
+  EXPECT_GE(trials.size(), 2 * online_launches);
+  EXPECT_LE(trials.size(), 2 * online_launches + 2);
+  EXPECT_GE(online_launches, 2u) << "the search was spread over launches";
+  std::set<std::string> shapes;
+  for (const auto& t : trials) EXPECT_TRUE(shapes.insert(to_string(t.local)).second) << "measured twice: " << to_string(t.local);
+  EXPECT_EQ(store.best_configs({}).size(), 1u);
 }
 
 // A configuration whose output differs from NULL's is `correctness` and

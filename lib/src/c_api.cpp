@@ -119,6 +119,13 @@ int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_d
 
 const char* wstune_last_level(const wstune_tuner* t) { return t ? t->level.c_str() : ""; }
 
+int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials) {
+  return guarded([&] {
+    need(t, "tuner");
+    t->tuner->set_online_trials_per_launch(trials);
+  });
+}
+
 int wstune_set_arg_buffer(wstune_tuner* t, cl_kernel k, cl_uint index, cl_mem buffer) {
   return guarded([&] {
     need(t, "tuner");

@@ -23,6 +23,7 @@ std::string_view to_string(LookupLevel l) noexcept {
     case LookupLevel::architecture: return "architecture";
     case LookupLevel::vendor_type: return "vendor-type";
     case LookupLevel::rule: return "rule";
+    case LookupLevel::online: return "online";
     case LookupLevel::null_: break;
   }
   return "null";

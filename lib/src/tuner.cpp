@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -67,6 +68,7 @@ struct Tuner::Impl {
   std::map<cl_kernel, KernelOptions> kernel_options;
   std::map<cl_kernel, std::map<cl_uint, cl_mem>> buffers;
   std::set<std::string> tuned;  // keys tuned online by this process
+  std::map<std::string, std::chrono::milliseconds> online_spent;  // dynamic tuning's time per key
   PeOverrides overrides = PeOverrides::from_environment();
 
   const KernelOptions& opts(cl_kernel k) {
@@ -84,7 +86,32 @@ struct Tuner::Impl {
   std::vector<detail::WrittenArg> written(cl_kernel k, const KernelFacts& f);
   void record_best(const SessionRecord& s, const TuneResult& res, detail::AppEvaluator& ev);
   Extent ready(cl_kernel k, const Extent& global, const LookupResult& r, const DeviceInfo& dev, const KernelFacts& f);
+  /// An online step's answer (the fastest correct configuration so far, level
+  /// online; none when the session ended or nothing ran correctly yet) and
+  /// whether the session ended.
+  struct OnlineStep {
+    std::optional<LookupResult> answer;
+    bool finished = false;
+  };
+  OnlineStep online_step(cl_command_queue queue, cl_kernel kernel, const Extent& global, const DeviceInfo& dev,
+                         const KernelFacts& f, unsigned max_new, std::chrono::milliseconds time_left);
+  std::optional<LookupResult> dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global, const DeviceInfo& dev,
+                            const KernelFacts& f, const std::string& key, unsigned per_launch);
 };
+
+// A launch's share of dynamic tuning (TunerOptions::online_trials_per_launch):
+// one online step within what is left of the session's time in this process.
+std::optional<LookupResult> Tuner::Impl::dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global,
+                                       const DeviceInfo& dev, const KernelFacts& f, const std::string& key,
+                                       unsigned per_launch) {
+  auto& spent = online_spent[key];
+  const auto left = std::max(std::chrono::milliseconds(0), options.online_max_time - spent);
+  const auto t0 = std::chrono::steady_clock::now();
+  OnlineStep step = online_step(queue, kernel, global, dev, f, per_launch, left);
+  spent += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  if (step.finished) tuned.insert(key);
+  return step.answer;
+}
 
 Tuner::Tuner(const std::string& db_path, TunerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->owned = std::make_unique<Store>(db_path.empty() ? default_db_path() : db_path, options.store);
@@ -254,38 +281,59 @@ void Tuner::Impl::record_best(const SessionRecord& s, const TuneResult& res, det
   store->record_best(b);
 }
 
-LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent& global) {
-  const LookupResult before = lookup(queue, kernel, global);  // validates global
-  if (before.level == LookupLevel::required) return before;
-  const DeviceInfo& dev = device_info(queue);
-  const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
-  Store& store = *impl_->store;
-  const auto& o = impl_->options;
-  detail::AppEvaluator evaluator(impl_->app_run(queue, kernel, global, dev, f));
-  const SessionRecord s =
-      store.open_session(dev, f.key, ProblemKey{global, ""},
-                         SessionSpec{"online", o.online_max_trials,
-                                     std::chrono::duration<double>(o.online_max_time).count()});
+// One step of an online session: at most `max_new` configurations not yet
+// in the session's stored trials, within `time_left`; the step that ends
+// the search also runs the final rounds and stores the best. The app's
+// buffers hold what they held before when it returns.
+Tuner::Impl::OnlineStep Tuner::Impl::online_step(cl_command_queue queue, cl_kernel kernel, const Extent& global,
+                                                 const DeviceInfo& dev, const KernelFacts& f, unsigned max_new,
+                                                 std::chrono::milliseconds time_left) {
+  detail::AppEvaluator evaluator(app_run(queue, kernel, global, dev, f));
+  const SessionRecord s = store->open_session(
+      dev, f.key, ProblemKey{global, ""},
+      SessionSpec{"online", options.online_max_trials, std::chrono::duration<double>(options.online_max_time).count()});
   std::map<std::string, Trial> done;
-  for (const TrialRecord& r : store.trials(s.id)) done.emplace(to_string(r.local), from_record(r));
+  for (const TrialRecord& r : store->trials(s.id)) done.emplace(to_string(r.local), from_record(r));
 
   auto searcher = make_searcher("guided", 1);
-  const unsigned left = o.online_max_trials > done.size() ? o.online_max_trials - static_cast<unsigned>(done.size()) : 0;
-  auto stop = either(max_evaluations(left), time_limit(o.online_max_time));
+  const unsigned max_trials = options.online_max_trials;
+  const unsigned left = max_trials > done.size() ? max_trials - static_cast<unsigned>(done.size()) : 0;
+  const unsigned budget = std::min(left, max_new);
+  auto stop = either(max_evaluations(budget), time_limit(time_left));
   TuneOptions topt;
-  topt.timing = o.online_timing;
-  topt.tiebreak_rounds = 0;  // the final interleaved rounds below decide instead
-  topt.on_trial = [&](const Trial& t, TrialPhase) { store.add_trial(s.id, to_record(t)); };
+  topt.timing = options.online_timing;
+  topt.tiebreak_rounds = 0;  // the final interleaved rounds decide instead
+  if (budget < left) topt.confirm_rounds = 0;  // a step: no reruns of stored configurations
+  topt.on_trial = [&](const Trial& t, TrialPhase) { store->add_trial(s.id, to_record(t)); };
   topt.lookup = [&](const Configuration& c) -> std::optional<Trial> {
     auto it = done.find(to_string(c.local));
     if (it == done.end()) return std::nullopt;
     return it->second;
   };
   const TuneResult res = wstune::tune(evaluator, *searcher, *stop, topt);
-  impl_->record_best(s, res, evaluator);
-  store.end_session(s.id);
+  // Over when the searcher or the time ended the step early, or the step
+  // took the session's last trials.
+  if (res.evaluations < budget || budget == left) {
+    record_best(s, res, evaluator);
+    store->end_session(s.id);
+    return {std::nullopt, true};
+  }
+  evaluator.restore();
+  if (!res.best.ok() || !res.best.kernel.size()) return {std::nullopt, false};  // nothing correct yet
+  return {LookupResult{res.best.local, LookupLevel::online, {}, 0}, false};
+}
+
+LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent& global) {
+  const LookupResult before = lookup(queue, kernel, global);  // validates global
+  if (before.level == LookupLevel::required) return before;
+  const DeviceInfo& dev = device_info(queue);
+  const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
+  impl_->online_step(queue, kernel, global, dev, f, std::numeric_limits<unsigned>::max(),
+                     impl_->options.online_max_time);
   return lookup(queue, kernel, global);
 }
+
+void Tuner::set_online_trials_per_launch(unsigned n) noexcept { impl_->options.online_trials_per_launch = n; }
 
 // Readies `k` to run answer `r` over `global` (the __local setter, checks)
 // and returns the NDRange to enqueue. Throws UsageError when it cannot run.
@@ -314,8 +362,13 @@ LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Exten
   const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(), f.key.name, f.key.source_hash,
                                       f.key.build_options, to_string(global));
   if (impl_->options.tune_online && !answers_without_tuning(r.level) && !impl_->tuned.contains(key)) {
-    r = tune(queue, kernel, global);
-    impl_->tuned.insert(key);
+    if (const unsigned per_launch = impl_->options.online_trials_per_launch; per_launch == 0) {
+      r = tune(queue, kernel, global);
+      impl_->tuned.insert(key);
+    } else {
+      const auto online = impl_->dynamic_step(queue, kernel, global, dev, f, key, per_launch);
+      r = online ? *online : lookup(queue, kernel, global);
+    }
   }
   const Extent run = impl_->ready(kernel, global, r, dev, f);
   WSTUNE_CL_CHECK(detail::enqueue_ndrange(queue, kernel, run, r.local, event));

@@ -32,10 +32,11 @@ enum class LookupLevel {
   architecture,  ///< another device of the same DeviceInfo::architecture
   vendor_type,   ///< another device of the same vendor and device type
   rule,          ///< the paper's §3.2.3 rule
-  null_          ///< the driver's choice (a NULL local_work_size)
+  null_,         ///< the driver's choice (a NULL local_work_size)
+  online         ///< the fastest so far of an online session in progress (set by Tuner; TunerOptions::online_trials_per_launch)
 };
 
-/// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null".
+/// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null", "online".
 std::string_view to_string(LookupLevel l) noexcept;
 
 /// A look-up's answer.

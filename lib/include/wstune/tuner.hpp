@@ -58,6 +58,18 @@ struct TunerOptions {
   unsigned final_rounds = 50;
   unsigned final_candidates = 3;       ///< shapes besides NULL in the final rounds
   std::chrono::milliseconds final_max_time{1000};  ///< time bound of the final rounds
+  /// 0: launch() runs the whole online search at the first launch of a
+  /// size (blocking, bounded by online_max_time plus the final rounds).
+  /// N > 0: dynamic tuning, as KTT's: each launch() measures at most N new
+  /// configurations of the online session (resumed from the store, nothing
+  /// measured twice), restores the app's buffers, then enqueues the fastest
+  /// correct configuration measured so far (LookupLevel::online; the
+  /// look-up chain's answer while none ran correctly). The launch that spends the session's trials
+  /// (online_max_trials) or time (online_max_time, summed over this
+  /// process's launches) also runs the final rounds and stores the best;
+  /// later launches use it (LookupLevel::exact). Bounds each launch's extra
+  /// cost to N trials.
+  unsigned online_trials_per_launch = 0;
 };
 
 /// Sets `kernel`'s __local pointer arguments (clSetKernelArg with a size
@@ -164,6 +176,10 @@ class Tuner {
   /// or no argument info and no KernelOptions::written_args. Throws
   /// ClError / StoreError on a driver or database failure.
   LookupResult tune(cl_command_queue queue, cl_kernel kernel, const Extent& global);
+
+  /// Sets TunerOptions::online_trials_per_launch for later launches (0:
+  /// blocking online tuning at the first launch).
+  void set_online_trials_per_launch(unsigned n) noexcept;
 
   /// The device model of `queue`'s device (queried once per device).
   const DeviceInfo& device_info(cl_command_queue queue);

@@ -90,10 +90,22 @@ int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_d
 
 /**
  * Which look-up level gave `t`'s last answer: "required", "forced", "exact",
- * "nearest", "architecture", "vendor-type", "rule", "null", or "" before any.
+ * "nearest", "architecture", "vendor-type", "rule", "null", "online" (the
+ * fastest so far of a dynamic online session, wstune_set_trials_per_launch),
+ * or "" before any.
  * Valid until the next call with `t`.
  */
 const char* wstune_last_level(const wstune_tuner* t);
+
+/**
+ * Dynamic tuning for a tuner opened with wstune_open_online(): with
+ * `trials` > 0 each later wstune_launch() measures at most `trials` new
+ * configurations of the kernel's online session, then enqueues the fastest
+ * correct one so far; the launch that ends the session stores the best.
+ * 0 (the default): the whole search runs at the first launch. Returns 0 or
+ * an error code.
+ */
+int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials);
 
 /**
  * Sets argument `index` of `k` to `buffer` (clSetKernelArg) and remembers
