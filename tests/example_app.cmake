@@ -21,7 +21,10 @@ if(CMAKE_SCRIPT_MODE_FILE)
   if(NOT EXISTS "${tmp}/prefix/share/wstune/schema.sql")
     message(FATAL_ERROR "share/wstune/schema.sql not installed")
   endif()
-  run(${CMAKE_COMMAND} -S "${SRC}/examples/app" -B "${tmp}/build" "-DCMAKE_PREFIX_PATH=${tmp}/prefix")
+  # The library's own compiler: an instrumented build's package carries
+  # clang-only link flags (-fsanitize=fuzzer-no-link).
+  run(${CMAKE_COMMAND} -S "${SRC}/examples/app" -B "${tmp}/build" "-DCMAKE_PREFIX_PATH=${tmp}/prefix"
+      "-DCMAKE_CXX_COMPILER=${CXX}")
   run(${CMAKE_COMMAND} --build "${tmp}/build" -j2)
   file(GLOB libdirs "${tmp}/prefix/lib*")
   set(ENV{LD_LIBRARY_PATH} "${libdirs}")
@@ -44,5 +47,5 @@ if(CMAKE_SCRIPT_MODE_FILE)
 endif()
 add_test(NAME example.app
          COMMAND ${CMAKE_COMMAND} -DBUILD=${CMAKE_BINARY_DIR} -DSRC=${PROJECT_SOURCE_DIR}
-                 -DWORK=${CMAKE_BINARY_DIR}/test-work -P ${CMAKE_CURRENT_LIST_FILE})
+                 -DWORK=${CMAKE_BINARY_DIR}/test-work -DCXX=${CMAKE_CXX_COMPILER} -P ${CMAKE_CURRENT_LIST_FILE})
 set_tests_properties(example.app PROPERTIES ENVIRONMENT "${WSTUNE_TEST_ENV}" TIMEOUT 600 RUN_SERIAL TRUE)
