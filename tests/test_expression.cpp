@@ -142,6 +142,10 @@ TEST(ExpressionLiterals, Floats) {
   EXPECT_EQ(rep("1_000.5"), "1000.5");
   EXPECT_EQ(rep("1e309"), "inf");     // beyond double: inf, as CPython
   EXPECT_EQ(rep("1e-400"), "0.0");    // below the subnormals: 0.0
+  // Exponents beyond int64 (fuzz target expression, fuzz/regressions).
+  EXPECT_EQ(rep("1e09223372036854775807"), "inf");
+  EXPECT_EQ(rep("1e-9223372036854775808"), "0.0");
+  EXPECT_EQ(rep("0.001e99999999999999999999"), "inf");
   EXPECT_EQ(rep("5e-324"), "5e-324");
   EXPECT_EQ(ev("2.5").kind(), Value::Kind::real);
 }

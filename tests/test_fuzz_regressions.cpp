@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "wstune/error.hpp"
+#include "wstune/json_input.hpp"
 #include "fuzz.hpp"
 
 namespace fs = std::filesystem;
@@ -53,4 +55,18 @@ TEST(FuzzRegressions, EveryTargetHasACorpus) {
   for (const auto& t : wstune::fuzz::kTargets) {
     EXPECT_FALSE(files(fs::path(WSTUNE_FUZZ_DIR) / "corpus" / std::string(t.name)).empty()) << t.name;
   }
+}
+
+// nlohmann's parser ends the text at a NUL byte; wstune refuses the text
+// instead of reading what comes before it.
+TEST(JsonInput, NulByteIsRefusedWithItsOffset) {
+  using namespace std::string_view_literals;
+  try {
+    (void)wstune::parse_json_input("{\"a\": 1}\0[[["sv, "jobs.json");
+    FAIL() << "a NUL byte was accepted";
+  } catch (const wstune::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("jobs.json is not valid JSON: byte 8 is a NUL byte"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(wstune::parse_json_input("{\"a\": 1}", "jobs.json")["a"], 1);
 }

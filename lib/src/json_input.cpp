@@ -168,6 +168,11 @@ void check_json_depth(const json& j, std::string_view where, std::size_t max_dep
 }
 
 json parse_json_input(std::string_view text, std::string_view origin, std::size_t max_depth) {
+  // nlohmann's parser ends the text at a NUL byte, so "1\0[[[…" would read
+  // as 1 (fuzz target json_input, fuzz/regressions). JSON text never holds one.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw UsageError(fmt::format("{} is not valid JSON: byte {} is a NUL byte, which JSON text never holds (a binary "
+                                 "file, or a damaged copy?)", origin, nul));
   scan_depth(text, origin, max_depth);
   try {
     return json::parse(text.begin(), text.end());

@@ -228,6 +228,7 @@ class Lexer {
         if (std::from_chars(p, clean.data() + clean.size(), exponent).ec != std::errc()) {
           exponent = clean[e + 1] == '-' ? -100000 : 100000;
         }
+        exponent = std::clamp(exponent, -100000LL, 100000LL);  // magnitude + exponent must not overflow
       }
       const std::size_t dot = std::min(mantissa.find('.'), mantissa.size());
       const std::size_t nonzero = mantissa.find_first_of("123456789");
