@@ -117,18 +117,18 @@ std::string csv(const std::vector<Row>& rows) {
 // "81 %" or "" (nothing measured or moved), with a mark under the 80 %
 // target for transfers of 1 MB or more (smaller ones are latency, not bandwidth).
 std::string pct(double achieved, double measured, std::size_t bytes) {
-  if (measured <= 0 || achieved <= 0) return "";
-  const double f = achieved / measured;
+  const double f = fraction(achieved, measured);
+  if (f <= 0) return "";
   return fmt::format("{:.0f} %{}", 100 * f, f < 0.8 && bytes >= 1000000 ? " (<80)" : "");
 }
 
 std::string markdown(const Options& o, const std::vector<DeviceBandwidth>& bw, const std::vector<Row>& rows) {
   std::string md = fmt::format("# Split transfers: {}\n\nDevices {}; {} timed rounds after {} warm-up; "
                                "`bench_transfers --devices {} --tag {}` (scripts/bench-transfers.sh).\n\n"
-                               "## Measured bandwidth (GB/s = 10^9 B/s, median of 9 transfers of {} MiB, "
+                               "## Measured bandwidth (GB/s = 10^9 B/s, median of {} transfers of {} MiB, "
                                "profiling events)\n\n| device | pageable h2d | pageable d2h | pinned h2d | pinned d2h |\n"
                                "|---|---|---|---|---|\n", o.tag, o.devices_text, o.repeat, o.warmup, o.devices_text,
-                               o.tag, o.bandwidth_bytes >> 20);
+                               o.tag, BandwidthOptions{}.repetitions, o.bandwidth_bytes >> 20);
   for (const auto& b : bw) {
     md += fmt::format("| {} {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |{}\n", b.device_id, b.device_name,
                       b.pageable_h2d.gbps(b.bytes), b.pageable_d2h.gbps(b.bytes), b.pinned_h2d.gbps(b.bytes),
@@ -174,7 +174,9 @@ int run(int argc, char** argv) {
   std::vector<DeviceBandwidth> bw;
   nlohmann::json bw_json = nlohmann::json::array();
   for (const auto& d : devices) {
-    bw.push_back(measure_bandwidth(d, BandwidthOptions{o.bandwidth_bytes, 2, 9}));
+    BandwidthOptions bo;  // the defaults (2 warm-up, median of 9) at the benchmark's size
+    bo.bytes = o.bandwidth_bytes;
+    bw.push_back(measure_bandwidth(d, bo));
     bw_json.push_back(to_json(bw.back()));
   }
   std::vector<Row> rows;

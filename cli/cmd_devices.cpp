@@ -23,13 +23,8 @@ int bandwidth_main(const std::vector<Device>& all, const po::variables_map& vm) 
   opt.bytes = vm["bytes"].as<std::size_t>();
   opt.repetitions = vm["repetitions"].as<unsigned>();
   std::vector<Device> devices;
-  std::string sel = vm["device"].as<std::string>();
-  for (std::size_t pos = 0; pos != std::string::npos;) {  // a comma-separated list of selectors
-    const std::size_t comma = sel.find(',', pos);
-    for (auto& d : select_devices(all, sel.substr(pos, comma == std::string::npos ? comma : comma - pos)))
-      devices.push_back(std::move(d));
-    pos = comma == std::string::npos ? comma : comma + 1;
-  }
+  for (const auto& sel : split_list(vm["device"].as<std::string>(), ','))  // a comma-separated list of selectors
+    for (auto& d : select_devices(all, sel)) devices.push_back(std::move(d));
   std::vector<DeviceBandwidth> results;
   for (const auto& d : devices) results.push_back(measure_bandwidth(d, opt));
   if (vm.count("json")) {

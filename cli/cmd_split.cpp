@@ -32,18 +32,6 @@ namespace po = boost::program_options;
 namespace wstune::cli {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const auto end = text.find(sep, pos);
-    out.push_back(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return out;
-}
-
 nlohmann::json slice_json(const SliceResult& s) {
   return {{"device_id", s.device_id}, {"device_name", s.device_name}, {"begin", s.block.begin},
           {"end", s.block.end}, {"local", to_json(s.local)}, {"status", std::string(to_string(s.status))},

@@ -71,6 +71,9 @@ nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std
 /// True when stderr is a terminal (progress lines are only drawn then).
 bool stderr_is_tty();
 
+/// `text` split at every `sep`, empty parts kept ("a,,b" → a, "", b).
+std::vector<std::string> split_list(const std::string& text, char sep);
+
 }  // namespace wstune::cli
 
 #define WSTUNE_CLI_CONCAT2(a, b) a##b

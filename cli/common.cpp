@@ -101,6 +101,18 @@ nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std
 
 bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
 
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const auto end = text.find(sep, pos);
+    out.push_back(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
 bool parse_options(int argc, char** argv, const std::string& usage,
                    const boost::program_options::options_description& desc,
                    boost::program_options::variables_map& vm,

@@ -112,11 +112,8 @@ class Matmul final : public KernelSpec {
     detail::place_2d(p.n[1], p.n[0], b, bo.at(0), full.at(0));
   }
 
-  // A block of whole rows (split along y) is one run of the row-major
-  // output; a block of columns (along x) its rows at the output's pitch.
   std::optional<OutputPlace> output_place(const Problem& p, const Block& b, std::size_t) const override {
-    if (b.dim == 1) return OutputPlace{b.begin * p.n[1], 0, 0};
-    return OutputPlace{b.begin, b.size(), p.n[1]};
+    return detail::place_2d_output(p.n[1], b);
   }
 
   bool guards_bounds() const override { return true; }

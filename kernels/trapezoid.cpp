@@ -133,12 +133,8 @@ class Trapezoid final : public KernelSpec {
                    std::vector<HostBuffer>& full) const override {
     const auto out = full.at(0).as<double>();
     const std::size_t first = b.begin / chunk;
-    if (bo.at(0).type() == kFloat32) {  // the device's sums: no per-element conversion switch
-      const auto sums = bo.at(0).as<float>();
-      for (std::size_t j = 0; j < sums.size(); ++j) out[first + j] += sums[j];
-      return;
-    }
-    for (std::size_t j = 0; j < components(bo.at(0)); ++j) out[first + j] += component(bo.at(0), j);
+    const auto sums = bo.at(0).as<float>();  // the device's sums (outputs(): float)
+    for (std::size_t j = 0; j < sums.size(); ++j) out[first + j] += sums[j];
   }
 
   // Runs the partials with the caller's local size, then trapezoid_reduce
@@ -147,7 +143,8 @@ class Trapezoid final : public KernelSpec {
   std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
                                  const std::vector<cl::Buffer>& in, const std::vector<cl::Buffer>& out,
                                  const LocalSize& local, const Extent& global) const override {
-    std::vector<cl::Event> events = KernelSpec::enqueue(queue, kernel, p, b, in, out, local, global);
+    // The reduce kernel is made before the partials are queued: host work
+    // between the two would count in the run's first-to-last event span.
     cl_int err = CL_SUCCESS;
     cl::Kernel reduce(kernel.getInfo<CL_KERNEL_PROGRAM>(), "trapezoid_reduce", &err);
     check(err, "clCreateKernel(trapezoid_reduce)");
@@ -155,6 +152,7 @@ class Trapezoid final : public KernelSpec {
     WSTUNE_CL_CHECK(reduce.getWorkGroupInfo(queue.getInfo<CL_QUEUE_DEVICE>(), CL_KERNEL_WORK_GROUP_SIZE, &max_group));
     std::size_t group = 1;
     while (group * 2 <= std::min(max_group, chunk)) group *= 2;
+    std::vector<cl::Event> events = KernelSpec::enqueue(queue, kernel, p, b, in, out, local, global);
     WSTUNE_CL_CHECK(reduce.setArg(0, out.at(1)));
     WSTUNE_CL_CHECK(reduce.setArg(1, out.at(0)));
     WSTUNE_CL_CHECK(reduce.setArg(2, static_cast<cl_uint>(b.begin)));

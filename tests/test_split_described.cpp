@@ -8,28 +8,19 @@
 
 #include <fmt/format.h>
 
+#include "test_pocl_util.hpp"
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
 #include "wstune/tuning_file.hpp"
 #include "wstune_config.hpp"
 
 using namespace wstune;
+using wstune::test::pocl_devices;
 using nlohmann::json;
 
 namespace {
 
-const bool env_set = [] {
-  setenv("POCL_DEVICES", "pthread pthread pthread", 1);
-  setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
-  return true;
-}();
-
-std::vector<Device> pocl_devices(std::size_t n) {
-  std::vector<Device> out;
-  for (auto& d : enumerate_devices())
-    if (d.info.platform.find("Portable") != std::string::npos && out.size() < n) out.push_back(d);
-  return out;
-}
+const bool env_set = test::use_pocl_pthread_devices(3, true);
 
 std::string example(const std::string& name) { return std::string(WSTUNE_SOURCE_SHARE_DIR) + "/examples/kernels/" + name; }
 

@@ -9,30 +9,19 @@
 #include <cstdlib>
 #include <set>
 
+#include "test_pocl_util.hpp"
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
 #include "wstune/split_grid.hpp"
 #include "wstune/split_refine.hpp"
 
 using namespace wstune;
+using wstune::test::pocl_devices;
 
 namespace {
 
 // Three PoCL CPU devices; set before the ICD loader first asks for platforms.
-const bool env_set = [] {
-  setenv("POCL_DEVICES", "pthread pthread pthread", 1);
-  setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
-  return true;
-}();
-
-std::vector<Device> pocl_devices(std::size_t n) {
-  auto all = enumerate_devices();
-  std::vector<Device> out;
-  for (auto& d : all) {
-    if (d.info.platform.find("Portable") != std::string::npos && out.size() < n) out.push_back(d);
-  }
-  return out;
-}
+const bool env_set = test::use_pocl_pthread_devices(3, true);
 
 const TimingOptions quick{1, 2};
 

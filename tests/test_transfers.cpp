@@ -6,28 +6,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "test_pocl_util.hpp"
 #include "wstune/bandwidth.hpp"
 #include "wstune/error.hpp"
 #include "wstune/multi_device.hpp"
 #include "wstune/pinned_memory.hpp"
 
 using namespace wstune;
+using wstune::test::pocl_devices;
 
 namespace {
 
 // Two PoCL devices; set before the ICD loader first asks for platforms.
-const bool env_set = [] {
-  setenv("POCL_DEVICES", "pthread pthread", 0);
-  setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
-  return true;
-}();
-
-std::vector<Device> pocl_devices(std::size_t n) {
-  std::vector<Device> out;
-  for (auto& d : enumerate_devices())
-    if (d.info.platform.find("Portable") != std::string::npos && out.size() < n) out.push_back(d);
-  return out;
-}
+const bool env_set = test::use_pocl_pthread_devices(2, false);
 
 const TimingOptions quick{1, 2};
 

@@ -13,10 +13,6 @@ namespace wstune {
 
 namespace {
 
-double rate(std::size_t bytes, const Samples& s) {
-  return s.size() && s.median() > 0 ? static_cast<double>(bytes) / s.median() / 1e6 : 0;
-}
-
 // Times options.warmup + options.repetitions blocking transfers between
 // `host` and `dev` (an upload when `upload`).
 void time_transfers(cl::CommandQueue& queue, const cl::Buffer& dev, std::byte* host, std::size_t bytes, bool upload,
@@ -38,8 +34,8 @@ void time_transfers(cl::CommandQueue& queue, const cl::Buffer& dev, std::byte* h
 
 }  // namespace
 
-double TransferSamples::gbps(std::size_t bytes) const noexcept { return rate(bytes, event); }
-double TransferSamples::wall_gbps(std::size_t bytes) const noexcept { return rate(bytes, wall); }
+double TransferSamples::gbps(std::size_t bytes) const noexcept { return wstune::gbps(bytes, event); }
+double TransferSamples::wall_gbps(std::size_t bytes) const noexcept { return wstune::gbps(bytes, wall); }
 
 DeviceBandwidth measure_bandwidth(const Device& device, const BandwidthOptions& options) {
   if (options.bytes == 0 || options.repetitions == 0) {

@@ -129,6 +129,11 @@ void place_2d(std::size_t width, std::size_t height, const Block& b, const HostB
   for (std::size_t r = 0; r < height; ++r) full.write(r * width + b.begin, bo, r * bw, bw);
 }
 
+OutputPlace place_2d_output(std::size_t width, const Block& b) {
+  if (b.dim == 1) return OutputPlace{b.begin * width, 0, 0};
+  return OutputPlace{b.begin, b.size(), width};
+}
+
 Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double tolerance, std::string_view what,
                       std::string_view unit) {
   Verdict v;

@@ -29,6 +29,11 @@ void check_block(const KernelSpec& k, const Problem& p, const Block& b);
 /// row-major width x height output into `full` (resized to width*height).
 void place_2d(std::size_t width, std::size_t height, const Block& b, const HostBuffer& bo, HostBuffer& full);
 
+/// Where place_2d() puts a block, as KernelSpec::output_place: a block of
+/// whole rows (b.dim == 1) is one run of the row-major output; a block of
+/// columns its rows at the output's pitch (`width`).
+OutputPlace place_2d_output(std::size_t width, const Block& b);
+
 /// Compares float32 outputs element by element: max |out − ref| against
 /// `tolerance` ("<what> over N <unit>"); a size mismatch or NaN fails.
 Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double tolerance, std::string_view what,

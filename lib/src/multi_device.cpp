@@ -58,10 +58,6 @@ MultiDeviceRunner::MultiDeviceRunner(std::vector<Device> devices, const KernelSp
 
 MultiDeviceRunner::~MultiDeviceRunner() = default;
 
-namespace {
-double gbps(std::size_t bytes, const Samples& ms) { return ms.size() && ms.median() > 0 ? bytes / ms.median() / 1e6 : 0; }
-}  // namespace
-
 double SliceResult::h2d_gbps() const noexcept { return gbps(h2d_bytes, h2d); }
 double SliceResult::d2h_gbps() const noexcept { return gbps(d2h_bytes, d2h); }
 
@@ -104,15 +100,36 @@ void check_blocks(const KernelSpec& k, const Problem& p, std::size_t n, const st
   }
 }
 
+// `memory`, or the heap when there is no pinned memory (nullptr).
+std::pmr::memory_resource* or_heap(std::pmr::memory_resource* memory) {
+  return memory ? memory : std::pmr::get_default_resource();
+}
+
 // `bufs` copied into `memory` (nullptr: the heap).
 std::vector<HostBuffer> copy_into(const std::vector<HostBuffer>& bufs, std::pmr::memory_resource* memory) {
   std::vector<HostBuffer> out;
   for (const auto& b : bufs) {
-    out.emplace_back(b.type(), b.size(), memory ? memory : std::pmr::get_default_resource());
+    out.emplace_back(b.type(), b.size(), or_heap(memory));
     if (!b.empty()) std::memcpy(out.back().data(), b.data(), b.bytes());
   }
   return out;
 }
+
+// Zeroed buffers of `shapes`' types and sizes in `memory` (nullptr: the heap).
+std::vector<HostBuffer> zeroed_like(const std::vector<HostBuffer>& shapes, std::pmr::memory_resource* memory) {
+  std::vector<HostBuffer> out;
+  for (const auto& b : shapes) out.emplace_back(b.type(), b.size(), or_heap(memory));
+  return out;
+}
+
+// Read targets point into one run's whole outputs: every runner forgets
+// them when the run ends, a throw included.
+struct ReadTargetsReset {
+  const std::vector<std::unique_ptr<DeviceRunner>>& runners;
+  ~ReadTargetsReset() {
+    for (const auto& r : runners) r->read_into({});
+  }
+};
 
 // Whether a block output of `out`'s shape fits `whole` at `place`.
 bool fits(const OutputPlace& place, const OutputBuffer& out, const HostBuffer& whole) {
@@ -137,7 +154,7 @@ struct MultiDeviceRunner::Impl::Path {
 void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, std::vector<HostBuffer>& full, Path& path) {
   const KernelSpec& k = *spec;
   const Problem& pi = device_problems[i];
-  std::pmr::memory_resource* memory = pinned[i] ? pinned[i].get() : nullptr;
+  std::pmr::memory_resource* memory = pinned[i].get();
   path.inputs = copy_into(k.block_inputs(pi, inputs, b), memory);
   const auto outs = k.outputs(pi, b);
   std::vector<ReadTarget> targets;
@@ -151,7 +168,7 @@ void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, std::vector
   path.direct = !outs.empty() && targets.size() == outs.size();
   runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});
   if (path.direct) return;
-  for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, memory ? memory : std::pmr::get_default_resource());
+  for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
 }
 
 SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
@@ -166,7 +183,8 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   res.slices.resize(n);
   // The whole outputs in the first device's pinned memory: the read-backs
   // that land straight in them (contiguous blocks) are DMA copies.
-  std::vector<HostBuffer> full = copy_into(k.empty_outputs(p), m.pinned.front().get());
+  std::vector<HostBuffer> full = zeroed_like(k.empty_outputs(p), m.pinned.front().get());
+  const ReadTargetsReset reset{m.runners};
   std::vector<Impl::Path> paths(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = res.slices[i];
@@ -183,7 +201,6 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
     m.prepare(i, blocks[i], full, paths[i]);
   }
   m.run_rounds(blocks, locals, timing, paths, res);
-  for (std::size_t i = 0; i < n; ++i) m.runners[i]->read_into({});
 
   for (const auto& s : res.slices) {
     if (s.status != TrialStatus::correct) {

@@ -15,8 +15,9 @@ PinnedMemory::PinnedMemory(const cl::Context& context, const cl::Device& device,
 
 PinnedMemory::~PinnedMemory() {
   const std::lock_guard lock(mutex_);
-  for (auto* in : {&mapped_, &kept_})
-    for (auto& [ptr, m] : *in) check_nothrow(queue_.enqueueUnmapMemObject(m.buffer, ptr), "clEnqueueUnmapMemObject");
+  for (auto& [ptr, m] : mapped_) check_nothrow(queue_.enqueueUnmapMemObject(m.buffer, ptr), "clEnqueueUnmapMemObject");
+  for (auto& [bytes, kept] : kept_)
+    check_nothrow(queue_.enqueueUnmapMemObject(kept.second.buffer, kept.first), "clEnqueueUnmapMemObject");
   check_nothrow(queue_.finish(), "clFinish(pinned memory)");
 }
 
@@ -39,13 +40,13 @@ void* PinnedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
   bytes = std::max<std::size_t>(bytes, 1);
   {
     const std::lock_guard lock(mutex_);
-    const auto it = free_.lower_bound(bytes);  // the smallest kept buffer that holds it
-    if (it != free_.end() && it->first / 2 <= bytes && reinterpret_cast<std::uintptr_t>(it->second) % alignment == 0) {
-      void* p = it->second;
-      auto node = kept_.extract(p);
-      kept_bytes_ -= node.mapped().bytes;
-      free_.erase(it);
-      mapped_.insert(std::move(node));
+    const auto it = kept_.lower_bound(bytes);  // the smallest kept buffer that holds it
+    if (it != kept_.end() && it->first / 2 <= bytes &&
+        reinterpret_cast<std::uintptr_t>(it->second.first) % alignment == 0) {
+      auto node = kept_.extract(it);
+      kept_bytes_ -= node.key();
+      void* p = node.mapped().first;
+      mapped_.emplace(p, std::move(node.mapped().second));
       return p;
     }
   }
@@ -83,16 +84,13 @@ void PinnedMemory::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
     return;
   }
   // Keep it; make room by releasing the largest kept buffers.
-  while (kept_bytes_ + size > keep_bytes_ && !free_.empty()) {
-    const auto largest = std::prev(free_.end());
-    auto old = kept_.extract(largest->second);
-    release(largest->second, old.mapped());
-    kept_bytes_ -= old.mapped().bytes;
-    free_.erase(largest);
+  while (kept_bytes_ + size > keep_bytes_ && !kept_.empty()) {
+    auto largest = kept_.extract(std::prev(kept_.end()));
+    release(largest.mapped().first, largest.mapped().second);
+    kept_bytes_ -= largest.key();
   }
-  free_.emplace(size, p);
+  kept_.emplace(size, std::pair{p, std::move(node.mapped())});
   kept_bytes_ += size;
-  kept_.insert(std::move(node));
 }
 
 }  // namespace wstune

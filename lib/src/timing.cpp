@@ -15,6 +15,11 @@ double Samples::median() const {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double gbps(std::size_t bytes, const Samples& s) {
+  const double median = s.median();
+  return median > 0 ? static_cast<double>(bytes) / median / 1e6 : 0;
+}
+
 double Samples::min() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
 double Samples::max() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
 

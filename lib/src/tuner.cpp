@@ -5,7 +5,6 @@
 #include <chrono>
 #include <limits>
 #include <map>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -67,8 +66,12 @@ struct Tuner::Impl {
   std::map<std::pair<cl_kernel, cl_device_id>, KernelFacts> kernels;
   std::map<cl_kernel, KernelOptions> kernel_options;
   std::map<cl_kernel, std::map<cl_uint, cl_mem>> buffers;
-  std::set<std::string> tuned;  // keys tuned online by this process
-  std::map<std::string, std::chrono::milliseconds> online_spent;  // dynamic tuning's time per key
+  /// Online tuning of one (device, kernel, global size) in this process.
+  struct OnlineProgress {
+    std::chrono::milliseconds spent{0};  ///< time of its dynamic steps so far
+    bool finished = false;               ///< its session ended: never tuned again here
+  };
+  std::map<std::string, OnlineProgress> online;  // by device fingerprint, kernel key and global size
   PeOverrides overrides = PeOverrides::from_environment();
 
   const KernelOptions& opts(cl_kernel k) {
@@ -95,21 +98,21 @@ struct Tuner::Impl {
   };
   OnlineStep online_step(cl_command_queue queue, cl_kernel kernel, const Extent& global, const DeviceInfo& dev,
                          const KernelFacts& f, unsigned max_new, std::chrono::milliseconds time_left);
-  std::optional<LookupResult> dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global, const DeviceInfo& dev,
-                            const KernelFacts& f, const std::string& key, unsigned per_launch);
+  std::optional<LookupResult> dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global,
+                                           const DeviceInfo& dev, const KernelFacts& f, OnlineProgress& progress,
+                                           unsigned per_launch);
 };
 
 // A launch's share of dynamic tuning (TunerOptions::online_trials_per_launch):
 // one online step within what is left of the session's time in this process.
 std::optional<LookupResult> Tuner::Impl::dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global,
-                                       const DeviceInfo& dev, const KernelFacts& f, const std::string& key,
-                                       unsigned per_launch) {
-  auto& spent = online_spent[key];
-  const auto left = std::max(std::chrono::milliseconds(0), options.online_max_time - spent);
+                                                       const DeviceInfo& dev, const KernelFacts& f,
+                                                       OnlineProgress& progress, unsigned per_launch) {
+  const auto left = std::max(std::chrono::milliseconds(0), options.online_max_time - progress.spent);
   const auto t0 = std::chrono::steady_clock::now();
   OnlineStep step = online_step(queue, kernel, global, dev, f, per_launch, left);
-  spent += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-  if (step.finished) tuned.insert(key);
+  progress.spent += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  progress.finished = step.finished;
   return step.answer;
 }
 
@@ -359,14 +362,16 @@ LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Exten
   LookupResult r = lookup(queue, kernel, global);
   const DeviceInfo& dev = device_info(queue);
   const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
-  const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(), f.key.name, f.key.source_hash,
-                                      f.key.build_options, to_string(global));
-  if (impl_->options.tune_online && !answers_without_tuning(r.level) && !impl_->tuned.contains(key)) {
-    if (const unsigned per_launch = impl_->options.online_trials_per_launch; per_launch == 0) {
+  if (impl_->options.tune_online && !answers_without_tuning(r.level)) {
+    Impl::OnlineProgress& progress = impl_->online[fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(),
+                                                               f.key.name, f.key.source_hash, f.key.build_options,
+                                                               to_string(global))];
+    const unsigned per_launch = impl_->options.online_trials_per_launch;
+    if (!progress.finished && per_launch == 0) {
       r = tune(queue, kernel, global);
-      impl_->tuned.insert(key);
-    } else {
-      const auto online = impl_->dynamic_step(queue, kernel, global, dev, f, key, per_launch);
+      progress.finished = true;
+    } else if (!progress.finished) {
+      const auto online = impl_->dynamic_step(queue, kernel, global, dev, f, progress, per_launch);
       r = online ? *online : lookup(queue, kernel, global);
     }
   }

@@ -33,6 +33,10 @@ struct Samples {
   [[nodiscard]] std::size_t size() const noexcept { return ms.size(); }
 };
 
+/// `bytes` moved in the median of `s` (ms), as GB/s (10^9 bytes per
+/// second); 0 without samples or with a median of 0.
+double gbps(std::size_t bytes, const Samples& s);
+
 /// How to time a configuration.
 struct TimingOptions {
   unsigned warmup = 1;       ///< untimed runs first (PoCL compiles a new local size on first use)
