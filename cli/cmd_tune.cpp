@@ -60,17 +60,29 @@ std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v
 // (build, upload restores, warm-up, read-back, verification, the worker's
 // messages), summed over the trials as they are measured (tune() merges the
 // samples of a configuration's later trials into its first).
+// Where it goes: builds (compile_ms, inside the run unless built ahead),
+// the run beyond its timed kernels (warm-up, restores, launches, read-back),
+// verification, and the rest (the worker's messages, the searcher).
 struct Overhead {
-  double sum_ms = 0;
+  double sum_ms = 0, compile_ms = 0, run_ms = 0, verify_ms = 0, other_ms = 0;
   unsigned trials = 0;
   void add(const Trial& t) {
     if (!t.ok()) return;
     double k = 0;
     for (double ms : t.kernel.ms) k += ms;
     sum_ms += t.wall_ms - k;
+    compile_ms += t.compile_ms;
+    run_ms += t.run_wall_ms - k;
+    verify_ms += t.verify_ms;
+    other_ms += t.wall_ms - t.run_wall_ms - t.verify_ms;
     ++trials;
   }
   [[nodiscard]] double per_trial() const { return trials ? sum_ms / trials : 0; }
+  [[nodiscard]] double per(double part) const { return trials ? part / trials : 0; }
+  [[nodiscard]] std::string breakdown() const {
+    return fmt::format("build {:.1f}, run beyond the kernels {:.1f}, verification {:.1f}, other {:.1f}", per(compile_ms),
+                       per(run_ms), per(verify_ms), per(other_ms));
+  }
 };
 
 std::string config_text(const Trial& t) {
@@ -139,6 +151,10 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["tiebreak_trials"] = r.tiebreak_trials;
   j["wall_ms"] = r.wall_ms;
   j["overhead_ms_per_trial"] = overhead.per_trial();
+  j["overhead_breakdown_ms_per_trial"] = {{"build", overhead.per(overhead.compile_ms)},
+                                          {"run_beyond_kernels", overhead.per(overhead.run_ms)},
+                                          {"verification", overhead.per(overhead.verify_ms)},
+                                          {"other", overhead.per(overhead.other_ms)}};
   j["stop_reason"] = r.stop_reason;
   j["best"] = trial_json(r.best);
   j["baseline"] = trial_json(r.baseline);
@@ -170,10 +186,10 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
   unsigned failed = 0;
   for (const auto& tr : r.trials) failed += !tr.ok();
   std::cout << fmt::format("best/baseline {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "
-                           "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs)  stop: {}\n",
+                           "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs: {})  stop: {}\n",
                            ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials,
                            failed, r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials),
-                           overhead.per_trial(), r.stop_reason);
+                           overhead.per_trial(), overhead.breakdown(), r.stop_reason);
 }
 
 int tune_main(int argc, char** argv) {
@@ -184,7 +200,7 @@ int tune_main(int argc, char** argv) {
       ("size,s", po::value(&a.size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
       ("device,d", po::value(&a.opt.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
       ("strategy", po::value(&a.strategy),
-       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, else bayes), "
+       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, annealing from 1000, else bayes), "
        "exhaustive, random, guided, rule, genetic, annealing or bayes (default: the file's Search, else auto; "
        "docs/tuning.md)")
       ("max-evals", po::value(&a.opt.max_evals)->default_value(0),

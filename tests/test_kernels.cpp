@@ -7,6 +7,8 @@
 
 #include "wstune/error.hpp"
 #include "wstune/runner.hpp"
+#include "wstune/tuning_file.hpp"
+#include "wstune_config.hpp"
 
 using namespace wstune;
 
@@ -302,4 +304,39 @@ TEST(Blocks, SortFinishMergesLargeRunsInParallel) {
   std::sort(expected.begin(), expected.end());
   k.finish(p, {blocks[2], blocks[0], blocks[1]}, full);  // any order
   EXPECT_TRUE(std::equal(v.begin(), v.end(), expected.begin(), expected.end()));
+}
+
+// An in-place kernel that is not idempotent (the reduction example adds
+// into its ReadWrite result) run many times on one upload: every run starts
+// from the uploaded contents (the first from the upload itself, later ones
+// restored from the device-side copy), so the last run's result still
+// verifies; a second sum added onto the first would not.
+TEST(Runs, InPlaceOutputsRestartFromTheUploadOnEveryRun) {
+  const auto k = load_tuning_file(std::string(WSTUNE_SOURCE_SHARE_DIR) + "/examples/kernels/reduction.json");
+  const Problem p = with_params(k->parse_size("4096"), nlohmann::json{{"IPT", 4}});
+  const auto inputs = k->generate_inputs(p, 3);
+  DeviceRunner runner(cpu_device(), *k);
+  const auto ref = reference_outputs(runner, p, inputs);
+  const Block whole = k->whole(p);
+  runner.upload(p, whole, k->block_inputs(p, inputs, whole));
+  for (const TimingOptions& t : {TimingOptions{1, 3}, TimingOptions{0, 1}, TimingOptions{2, 4}}) {
+    const RunResult r = runner.run(p, whole, LocalSize{Extent{64, 1, 1}}, t);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.kernel.size(), t.repetitions);  // a counted warm-up replaces a timed run
+    const Verdict v = verify_outputs(*k, p, whole, r.outputs, ref);
+    EXPECT_TRUE(v.ok) << v.detail;
+  }
+}
+
+// A warm-up counts as a sample only when it is within steady_warmup of the
+// first timed sample, and never when one repetition was asked for.
+TEST(Runs, SteadyWarmupCountsOnlyWithinItsTolerance) {
+  TimingOptions t{1, 5};
+  EXPECT_TRUE(t.warmup_counts(10.2, 10.0));
+  EXPECT_TRUE(t.warmup_counts(9.75, 10.0));
+  EXPECT_FALSE(t.warmup_counts(10.5, 10.0));  // 5 % slower: still warming
+  EXPECT_FALSE(t.warmup_counts(0, 10.0));
+  t.steady_warmup = 0;
+  EXPECT_FALSE(t.warmup_counts(10.0, 10.0));
+  EXPECT_FALSE((TimingOptions{1, 1}.warmup_counts(10.0, 10.0)));
 }

@@ -152,10 +152,13 @@ TEST(Strategies, AutoPicksByTheSizeOfTheSpace) {
   lim.max_work_group_size = 1u << 20;
   const auto three_d = enumerate_local_sizes(Extent{720, 720, 16, 3}, lim);
   ASSERT_GE(three_d.size(), 1000u);
-  EXPECT_EQ(auto_strategy(SearchSpace(three_d, std::nullopt)), "bayes");
+  EXPECT_EQ(auto_strategy(SearchSpace(three_d, std::nullopt)), "annealing");
   const SearchSpace params = table_space(synthetic_table(SyntheticSpec{3, 4, 0.1, 1, 0, 1}));
   ASSERT_LT(params.size(), 1000u);
-  EXPECT_EQ(auto_strategy(params), "bayes");  // tuning parameters: not a local-size space
+  EXPECT_EQ(auto_strategy(params), "bayes");  // tuning parameters, under 1,000: not a local-size space
+  const SearchSpace large = table_space(synthetic_table(SyntheticSpec{4, 8, 0.05, 3, 0.02, 11}));
+  ASSERT_GE(large.size(), 1000u);
+  EXPECT_EQ(auto_strategy(large), "annealing");
   // The default strategy is "auto", and tune() reports its pick.
   SimulatedEvaluator ev(local_size_table(Extent{64, 32, 2}, 256));
   auto s = make_searcher();

@@ -26,6 +26,8 @@ struct RunResult {
   LocalSize local;          ///< the local size asked for
   Extent global;            ///< the NDRange launched (rounded up for a bounds-guarded kernel)
   Samples kernel;           ///< kernel time per repetition (ms, profiling events)
+  /// The last warm-up run was steady and is kernel.ms[0] (TimingOptions::steady_warmup).
+  bool warmup_counted = false;
   Samples h2d;              ///< host→device transfer of the block's inputs (ms)
   Samples d2h;              ///< device→host transfer of the block's outputs (ms)
   /// Wall clock of the upload() this run used, host staging of pageable

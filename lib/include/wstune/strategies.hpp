@@ -52,7 +52,12 @@ std::unique_ptr<Searcher> make_genetic_searcher(std::uint64_t seed, std::size_t 
 /// exp(−Δ / T); T falls geometrically from 0.5 by a factor of 0.97 per
 /// proposal (to 0.001). When every neighbour of the current one is measured,
 /// the search goes on from an unmeasured neighbour of one of the three
-/// fastest, else from a random unmeasured configuration.
+/// fastest; when theirs are measured too, up to 32 proposals are wider moves
+/// around them (Encoding's Hamming and adjacent neighbourhoods: one parameter
+/// to any value, or every parameter within one value index), then a new
+/// descent starts from a random unmeasured configuration (iterated local
+/// search with restarts, for landscapes whose best basin is not the first
+/// one found).
 std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 
 /// Sequential model-based search (Bayesian optimisation with a tree-ensemble
@@ -81,7 +86,9 @@ std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed);
 
 /// The strategy "auto" picks for `space`: "exhaustive" for at most 16
 /// configurations; "guided" for a space of local sizes only (no tuning
-/// parameters) of fewer than 1,000 configurations; "bayes" otherwise.
+/// parameters) of fewer than 1,000 configurations; "annealing" for 1,000 or
+/// more; "bayes" otherwise (fewer than 1,000 with tuning parameters).
+/// Measured in docs/results/strategies_tables.md.
 std::string_view auto_strategy(const SearchSpace& space);
 
 /// "auto": the strategy of auto_strategy() for the space given to

@@ -60,6 +60,20 @@ struct TimingOptions {
   /// this many ms, so a noisy 35 ms kernel keeps its minimum count while a
   /// noisy 0.4 ms one gets up to max_repetitions. 0 = no time bound.
   double max_timed_ms = 0;
+  /// The last warm-up run is timed too; when its kernel time is within this
+  /// fraction of the first timed sample's, it had nothing left to warm (a
+  /// build's first use, first-touch mappings and clocks show as a slower
+  /// first run) and counts as a sample, so a long kernel pays one run less
+  /// per trial. Only with repetitions ≥ 2 (the count of samples stays
+  /// repetitions when nothing adaptive adds more). 0 = off: warm-ups never count.
+  double steady_warmup = 0.03;
+
+  /// Whether a warm-up of `warmup_ms` before a first sample of `first_ms`
+  /// counts as a sample (steady_warmup; both ms, from profiling events).
+  [[nodiscard]] bool warmup_counts(double warmup_ms, double first_ms) const noexcept {
+    return steady_warmup > 0 && repetitions >= 2 && warmup_ms > 0 && first_ms > 0 &&
+           std::abs(warmup_ms - first_ms) <= steady_warmup * first_ms;
+  }
 
   /// Estimated relative standard error of the median of `n` samples whose
   /// interquartile range is `relative_iqr` of their median: 0.93 · IQR/√n,

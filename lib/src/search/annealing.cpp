@@ -26,6 +26,7 @@ class AnnealingSearcher final : public Searcher {
     mem_.reset(space.size());
     current_.reset();
     temperature_ = kStart;
+    polish_left_ = kPolish;
   }
 
   std::optional<std::size_t> next() override {
@@ -37,6 +38,24 @@ class AnnealingSearcher final : public Searcher {
     const auto ranked = mem_.ranked();
     for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {
       if (const auto open = mem_.open_neighbours(*space_, ranked[k]); !open.empty()) {
+        current_ = ranked[k];
+        return strategy::pick(open, rng_);
+      }
+    }
+    // Every near neighbour is measured: up to kPolish wider moves (one
+    // parameter to any value, or every parameter one value index) around the
+    // fastest, then a new descent from a random configuration (another basin).
+    if (polish_left_ == 0) {
+      polish_left_ = kPolish;
+      current_.reset();
+      if (const auto r = mem_.random_unmeasured(rng_)) return r;
+    }
+    --polish_left_;
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {
+      std::vector<std::size_t> open;
+      for (const std::size_t j : enc_->neighbourhood(ranked[k]))
+        if (!mem_.measured(j)) open.push_back(j);
+      if (!open.empty()) {
         current_ = ranked[k];
         return strategy::pick(open, rng_);
       }
@@ -61,6 +80,7 @@ class AnnealingSearcher final : public Searcher {
 
  private:
   static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
+  static constexpr std::size_t kPolish = 32;  // wider moves per descent before a random restart
   Rng rng_;
   const SearchSpace* space_ = nullptr;
   TuneTarget target_;
@@ -68,6 +88,7 @@ class AnnealingSearcher final : public Searcher {
   Memory mem_;
   std::optional<std::size_t> current_;
   double temperature_ = kStart;
+  std::size_t polish_left_ = 0;
 };
 
 }  // namespace

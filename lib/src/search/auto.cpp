@@ -9,7 +9,7 @@ namespace wstune {
 namespace {
 
 constexpr std::size_t kTiny = 16;      // at most this many: measure them all
-constexpr std::size_t kLarge = 1000;   // from this many (or with parameters): the model-based search
+constexpr std::size_t kLarge = 1000;   // from this many: annealing; fewer with parameters: the model-based search
 
 class AutoSearcher final : public Searcher {
  public:
@@ -39,6 +39,7 @@ class AutoSearcher final : public Searcher {
 std::string_view auto_strategy(const SearchSpace& space) {
   if (space.size() <= kTiny) return "exhaustive";
   if (space.parameters().empty() && space.size() < kLarge) return "guided";
+  if (space.size() >= kLarge) return "annealing";
   return "bayes";
 }
 
