@@ -10,11 +10,22 @@
 //   VW        vector width of the global loads (1, 2, 4, 8)
 //   PAD       columns of padding of the local tiles (0 or 1: bank conflicts)
 //   UNROLL    unroll factor of the loop over the tile depth
+//   PREFETCH  1: the next tiles' global loads are issued into registers
+//             before the current tiles are multiplied (their latency hides
+//             behind the arithmetic), then stored to local memory; 0: each
+//             tile is loaded and stored before its multiply
 // The work-group is (TSN/WPTN) x (TSM/WPTM) work-items; the NDRange is
 // (N/WPTN) x (M/WPTM). M, N and K are multiples of TSM, TSN and TSK.
 #define RTSM (TSM / WPTM)
 #define RTSN (TSN / WPTN)
 #define THREADS (RTSM * RTSN)
+#define LA (TSM * TSK / VW)                  // vector loads of one A tile
+#define LB (TSK * TSN / VW)                  // vector loads of one B tile
+#define NA ((LA + THREADS - 1) / THREADS)    // per work-item
+#define NB ((LB + THREADS - 1) / THREADS)
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
 
 #if VW == 1
 #define VLOAD(p) (*(p))
@@ -50,6 +61,39 @@ __kernel void matmul_tiled(const int M, const int N, const int K, const __global
   for (int wm = 0; wm < WPTM; wm++)
     for (int wn = 0; wn < WPTN; wn++) acc[wm][wn] = 0.0f;
 
+#if PREFETCH
+  floatv pa[NA], pb[NB];
+  // Issues the loads of the tiles at depth t into pa and pb.
+#define FETCH(t)                                                                       \
+  for (int i = 0; i < NA; i++) {                                                       \
+    const int id = tid + i * THREADS;                                                  \
+    if (id < LA)                                                                       \
+      pa[i] = VLOAD(&A[(size_t)(offsetM + id / (TSK / VW)) * K + (t) + (id % (TSK / VW)) * VW]); \
+  }                                                                                    \
+  for (int i = 0; i < NB; i++) {                                                       \
+    const int id = tid + i * THREADS;                                                  \
+    if (id < LB)                                                                       \
+      pb[i] = VLOAD(&B[(size_t)((t) + id / (TSN / VW)) * N + offsetN + (id % (TSN / VW)) * VW]); \
+  }
+  FETCH(0)
+  for (int t = 0; t < K; t += TSK) {
+    for (int i = 0; i < NA; i++) {
+      const int id = tid + i * THREADS;
+      if (id < LA) {
+        float a[VW];
+        VSTORE(pa[i], a);
+        for (int v = 0; v < VW; v++) Asub[(id % (TSK / VW)) * VW + v][id / (TSK / VW)] = a[v];
+      }
+    }
+    for (int i = 0; i < NB; i++) {
+      const int id = tid + i * THREADS;
+      if (id < LB) VSTORE(pb[i], &Bsub[id / (TSN / VW)][(id % (TSN / VW)) * VW]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t + TSK < K) {
+      FETCH(t + TSK)
+    }
+#else
   for (int t = 0; t < K; t += TSK) {
     // TSM x TSK elements of A, VW consecutive ones (along K) per load.
     for (int id = tid; id < TSM * TSK / VW; id += THREADS) {
@@ -66,6 +110,7 @@ __kernel void matmul_tiled(const int M, const int N, const int K, const __global
       VSTORE(VLOAD(&B[(size_t)(t + row) * N + offsetN + col]), &Bsub[row][col]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     for (int k0 = 0; k0 < TSK; k0 += UNROLL) {
 #pragma unroll
       for (int u = 0; u < UNROLL; u++) {  // a constant trip count: unrolled
