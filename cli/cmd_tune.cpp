@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -56,32 +57,34 @@ svg::Heatmap heatmap(const TuneResult& r) {
 
 std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
-// The tuner's time per measured trial beyond the kernel runs themselves
-// (build, upload restores, warm-up, read-back, verification, the worker's
-// messages), summed over the trials as they are measured (tune() merges the
-// samples of a configuration's later trials into its first).
-// Where it goes: builds (compile_ms, inside the run unless built ahead),
-// the run beyond its timed kernels (warm-up, restores, launches, read-back),
-// verification, and the rest (the worker's messages, the searcher).
+// The tuner's time per measured trial beyond the kernel runs themselves,
+// summed over the trials as they are measured (tune() merges the samples of
+// a configuration's later trials into its first), and where it goes: builds
+// (compile_ms, inside the run unless built ahead), the run beyond its timed
+// kernels (warm-up, restores, launches, read-back), verification, and the
+// rest (the worker's messages, the searcher).
 struct Overhead {
-  double sum_ms = 0, compile_ms = 0, run_ms = 0, verify_ms = 0, other_ms = 0;
+  double compile_ms = 0, run_ms = 0, verify_ms = 0, other_ms = 0;
   unsigned trials = 0;
   void add(const Trial& t) {
     if (!t.ok()) return;
     double k = 0;
     for (double ms : t.kernel.ms) k += ms;
-    sum_ms += t.wall_ms - k;
     compile_ms += t.compile_ms;
     run_ms += t.run_wall_ms - k;
     verify_ms += t.verify_ms;
     other_ms += t.wall_ms - t.run_wall_ms - t.verify_ms;
     ++trials;
   }
-  [[nodiscard]] double per_trial() const { return trials ? sum_ms / trials : 0; }
   [[nodiscard]] double per(double part) const { return trials ? part / trials : 0; }
-  [[nodiscard]] std::string breakdown() const {
-    return fmt::format("build {:.1f}, run beyond the kernels {:.1f}, verification {:.1f}, other {:.1f}", per(compile_ms),
-                       per(run_ms), per(verify_ms), per(other_ms));
+  /// wall − kernel runs: the run beyond its kernels, verification and the rest (builds fall in the run or before it).
+  [[nodiscard]] double per_trial() const { return per(run_ms + verify_ms + other_ms); }
+  /// The parts per trial: (JSON name, text name, ms).
+  [[nodiscard]] std::vector<std::tuple<const char*, const char*, double>> parts() const {
+    return {{"build", "build", per(compile_ms)},
+            {"run_beyond_kernels", "run beyond the kernels", per(run_ms)},
+            {"verification", "verification", per(verify_ms)},
+            {"other", "other", per(other_ms)}};
   }
 };
 
@@ -151,10 +154,7 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["tiebreak_trials"] = r.tiebreak_trials;
   j["wall_ms"] = r.wall_ms;
   j["overhead_ms_per_trial"] = overhead.per_trial();
-  j["overhead_breakdown_ms_per_trial"] = {{"build", overhead.per(overhead.compile_ms)},
-                                          {"run_beyond_kernels", overhead.per(overhead.run_ms)},
-                                          {"verification", overhead.per(overhead.verify_ms)},
-                                          {"other", overhead.per(overhead.other_ms)}};
+  for (const auto& [key, name, ms] : overhead.parts()) j["overhead_breakdown_ms_per_trial"][key] = ms;
   j["stop_reason"] = r.stop_reason;
   j["best"] = trial_json(r.best);
   j["baseline"] = trial_json(r.baseline);
@@ -185,11 +185,13 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
   t.print(std::cout);
   unsigned failed = 0;
   for (const auto& tr : r.trials) failed += !tr.ok();
+  std::string breakdown;
+  for (const auto& [key, name, ms] : overhead.parts()) breakdown += fmt::format("{}{} {:.1f}", breakdown.empty() ? "" : ", ", name, ms);
   std::cout << fmt::format("best/baseline {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "
                            "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs: {})  stop: {}\n",
                            ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials,
                            failed, r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials),
-                           overhead.per_trial(), overhead.breakdown(), r.stop_reason);
+                           overhead.per_trial(), breakdown, r.stop_reason);
 }
 
 int tune_main(int argc, char** argv) {

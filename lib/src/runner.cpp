@@ -162,8 +162,9 @@ struct DeviceRunner::Impl {
   }
 
   // While the outputs are clean: a device-side copy of the in-place ones'
-  // initial contents that later runs restore from (no host traffic per run). On an allocation
-  // failure the slots keep none and restores write the host copy.
+  // initial contents that later runs restore from (no host traffic per run).
+  // On an allocation failure a slot keeps none and its restores write the
+  // host copy.
   void keep_pristine() {
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       OutputSlot& o = outputs[i];
@@ -480,7 +481,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       if (events.empty()) break;  // nothing to time
       r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
       sum += r.kernel.ms.back();
-      if (r.kernel.ms.size() == 1 && timing.warmup > 0 && timing.warmup_counts(warmup_ms, r.kernel.ms[0])) {
+      if (r.kernel.ms.size() == 1 && timing.warmup_counts(warmup_ms, r.kernel.ms[0])) {  // warmup_ms 0: none ran
         r.kernel.ms.insert(r.kernel.ms.begin(), warmup_ms);
         sum += warmup_ms;
         r.warmup_counted = true;

@@ -367,10 +367,12 @@ LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Exten
                                                                f.key.name, f.key.source_hash, f.key.build_options,
                                                                to_string(global))];
     const unsigned per_launch = impl_->options.online_trials_per_launch;
-    if (!progress.finished && per_launch == 0) {
+    if (progress.finished) {
+      // tuned online here already: the look-up's answer stands
+    } else if (per_launch == 0) {
       r = tune(queue, kernel, global);
       progress.finished = true;
-    } else if (!progress.finished) {
+    } else {
       const auto online = impl_->dynamic_step(queue, kernel, global, dev, f, progress, per_launch);
       r = online ? *online : lookup(queue, kernel, global);
     }

@@ -61,55 +61,47 @@ __kernel void matmul_tiled(const int M, const int N, const int K, const __global
   for (int wm = 0; wm < WPTM; wm++)
     for (int wn = 0; wn < WPTN; wn++) acc[wm][wn] = 0.0f;
 
-#if PREFETCH
+  // The tiles at depth t: work-item tid loads vectors tid, tid + THREADS, …
+  // of A's TSM x TSK (VW consecutive elements along K each) and of B's
+  // TSK x TSN (VW along N) into registers (FETCH), then stores them to local
+  // memory (STORE_TILES), A's transposed.
   floatv pa[NA], pb[NB];
-  // Issues the loads of the tiles at depth t into pa and pb.
-#define FETCH(t)                                                                       \
-  for (int i = 0; i < NA; i++) {                                                       \
-    const int id = tid + i * THREADS;                                                  \
-    if (id < LA)                                                                       \
-      pa[i] = VLOAD(&A[(size_t)(offsetM + id / (TSK / VW)) * K + (t) + (id % (TSK / VW)) * VW]); \
-  }                                                                                    \
-  for (int i = 0; i < NB; i++) {                                                       \
-    const int id = tid + i * THREADS;                                                  \
-    if (id < LB)                                                                       \
-      pb[i] = VLOAD(&B[(size_t)((t) + id / (TSN / VW)) * N + offsetN + (id % (TSN / VW)) * VW]); \
+#define FETCH(t)                                                                                  \
+  for (int i = 0; i < NA; i++) {                                                                  \
+    const int id = tid + i * THREADS;                                                             \
+    if (id < LA) pa[i] = VLOAD(&A[(size_t)(offsetM + id / (TSK / VW)) * K + (t) + (id % (TSK / VW)) * VW]); \
+  }                                                                                               \
+  for (int i = 0; i < NB; i++) {                                                                  \
+    const int id = tid + i * THREADS;                                                             \
+    if (id < LB) pb[i] = VLOAD(&B[(size_t)((t) + id / (TSN / VW)) * N + offsetN + (id % (TSN / VW)) * VW]); \
   }
+#define STORE_TILES()                                                                             \
+  for (int i = 0; i < NA; i++) {                                                                  \
+    const int id = tid + i * THREADS;                                                             \
+    if (id < LA) {                                                                                \
+      float a[VW];                                                                                \
+      VSTORE(pa[i], a);                                                                           \
+      for (int v = 0; v < VW; v++) Asub[(id % (TSK / VW)) * VW + v][id / (TSK / VW)] = a[v];      \
+    }                                                                                             \
+  }                                                                                               \
+  for (int i = 0; i < NB; i++) {                                                                  \
+    const int id = tid + i * THREADS;                                                             \
+    if (id < LB) VSTORE(pb[i], &Bsub[id / (TSN / VW)][(id % (TSN / VW)) * VW]);                   \
+  }
+
+#if PREFETCH
   FETCH(0)
+#endif
   for (int t = 0; t < K; t += TSK) {
-    for (int i = 0; i < NA; i++) {
-      const int id = tid + i * THREADS;
-      if (id < LA) {
-        float a[VW];
-        VSTORE(pa[i], a);
-        for (int v = 0; v < VW; v++) Asub[(id % (TSK / VW)) * VW + v][id / (TSK / VW)] = a[v];
-      }
-    }
-    for (int i = 0; i < NB; i++) {
-      const int id = tid + i * THREADS;
-      if (id < LB) VSTORE(pb[i], &Bsub[id / (TSN / VW)][(id % (TSN / VW)) * VW]);
-    }
+#if !PREFETCH
+    FETCH(t)
+#endif
+    STORE_TILES()
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (t + TSK < K) {
+#if PREFETCH
+    if (t + TSK < K) {  // the next tiles' loads run while these are multiplied
       FETCH(t + TSK)
     }
-#else
-  for (int t = 0; t < K; t += TSK) {
-    // TSM x TSK elements of A, VW consecutive ones (along K) per load.
-    for (int id = tid; id < TSM * TSK / VW; id += THREADS) {
-      const int row = id / (TSK / VW);
-      const int col = (id % (TSK / VW)) * VW;
-      float a[VW];
-      VSTORE(VLOAD(&A[(size_t)(offsetM + row) * K + t + col]), a);
-      for (int v = 0; v < VW; v++) Asub[col + v][row] = a[v];
-    }
-    // TSK x TSN elements of B, VW consecutive ones (along N) per load.
-    for (int id = tid; id < TSK * TSN / VW; id += THREADS) {
-      const int row = id / (TSN / VW);
-      const int col = (id % (TSN / VW)) * VW;
-      VSTORE(VLOAD(&B[(size_t)(t + row) * N + offsetN + col]), &Bsub[row][col]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     for (int k0 = 0; k0 < TSK; k0 += UNROLL) {
 #pragma unroll
