@@ -585,6 +585,54 @@ TEST(StoreBadInput, DefaultPathFollowsEnvironment) {
   EXPECT_EQ(default_db_path(), "/home/u/.local/share/wstune/wstune.db");
 }
 
+// A described kernel's NDRange (GlobalSize) is not its problem extent
+// (ProblemSize): a trial that ran the baseline's NDRange (Trial::global
+// empty) is stored with it, so the session exports, imports elsewhere and
+// replays (a stored trial without an NDRange means the problem extent).
+TEST(StoredTuneSession, TrialsOfAKernelWhoseNDRangeIsNotItsProblemStoreTheirNDRange) {
+  Store s(":memory:");
+  TuneTarget t;
+  t.kernel = "matmul_tiled";
+  t.size = "32x32x32";
+  t.global = Extent{32, 32, 2};       // GlobalSize of the baseline configuration
+  t.problem = Extent{32, 32, 32, 3};  // ProblemSize
+  t.device = test::fake_device("H100");
+  StoredTuneSession session(s, kernel_spec("trapezoid"), t, SessionSpec{"exhaustive", {}, {}}, false);
+  TuneOptions o;
+  session.attach(o);
+  Trial baseline;
+  baseline.params = {{"WPT", 1}};
+  baseline.local = Extent{16, 16, 2};
+  baseline.kernel.ms = {1.0, 1.1};
+  o.on_trial(baseline, TrialPhase::baseline);
+  Trial own = baseline;  // a parameter value that sets another NDRange
+  own.params = {{"WPT", 2}};
+  own.global = Extent{16, 32, 2};
+  own.local = Extent{8, 16, 2};
+  own.kernel.ms = {0.6, 0.7};
+  o.on_trial(own, TrialPhase::search);
+  Trial failed = baseline;  // failed before its NDRange was known
+  failed.params = {{"WPT", 4}};
+  failed.status = TrialStatus::compile;
+  failed.kernel.ms.clear();
+  o.on_trial(failed, TrialPhase::search);
+  const auto rows = s.trials(session.session().id);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& r : rows) {
+    ASSERT_TRUE(r.global) << r.params.dump();
+    EXPECT_EQ(*r.global, r.params.at("WPT") == 2 ? Extent(16, 32, 2) : Extent(32, 32, 2)) << r.params.dump();
+  }
+  Store other(":memory:");
+  EXPECT_EQ(other.import_json(s.export_json()).trials, 3u);
+
+  // Where the NDRange is the problem's extent, a trial stores none.
+  Store plain(":memory:");
+  t.problem = t.global;
+  StoredTuneSession same(plain, kernel_spec("trapezoid"), t, SessionSpec{"exhaustive", {}, {}}, false);
+  ASSERT_TRUE(same.record(baseline));
+  EXPECT_FALSE(plain.trials(same.session().id).front().global);
+}
+
 // The stored best is tune()'s answer with its medians over every trial
 // (confirmation rounds included), not the fastest first trial in the store.
 TEST(StoredTuneSession, FinishRecordsTheAnswerOfTuneWithMergedMedians) {

@@ -22,7 +22,9 @@ StoredTuneSession::StoredTuneSession(Store& store, const KernelSpec& spec, const
                                      const SessionSpec& session, bool resume)
     : store_(store),
       session_(store.open_session(target.device, kernel_key(spec), ProblemKey{target.problem, target.size}, session,
-                                  resume)) {
+                                  resume)),
+      baseline_global_(target.global),
+      problem_(target.problem) {
   if (session_.resumed) {
     for (auto& t : store_.trials(session_.id)) stored_.emplace(configuration_key(t.params, t.local), std::move(t));
   }
@@ -41,7 +43,11 @@ std::optional<Trial> StoredTuneSession::stored(const Configuration& c) {
   return from_record(it->second);
 }
 
-bool StoredTuneSession::record(const Trial& t) { return store_.add_trial(session_.id, to_record(t)); }
+bool StoredTuneSession::record(const Trial& t) {
+  TrialRecord r = to_record(t);
+  if (!r.global && !(baseline_global_ == problem_)) r.global = baseline_global_;
+  return store_.add_trial(session_.id, r);
+}
 
 void StoredTuneSession::attach(TuneOptions& options) {
   options.lookup = [this](const Configuration& c) { return stored(c); };

@@ -46,7 +46,12 @@ class StoredTuneSession {
   [[nodiscard]] std::optional<Trial> stored(const Configuration& c);
   /// Commits one measured trial at once (what attach()'s on_trial does for
   /// every phase but tiebreak); false when the session already has its
-  /// configuration (the store keeps one trial per configuration).
+  /// configuration (the store keeps one trial per configuration). A trial
+  /// without its own NDRange (Trial::global: it ran the baseline's, or failed
+  /// before one was known) is stored with the baseline's where that differs
+  /// from the session's problem extent (a described kernel whose GlobalSize
+  /// is not its ProblemSize): a stored trial without one means the problem
+  /// extent (docs/store.md), which such a kernel never launches.
   bool record(const Trial& t);
   /// Records tune()'s answer as the best configuration, with its ratios to
   /// NULL and to the paper's rule, all medians over every trial of the
@@ -66,6 +71,8 @@ class StoredTuneSession {
   static constexpr std::chrono::seconds kBeatEvery{5};
   Store& store_;
   SessionRecord session_;
+  Extent baseline_global_;  // the NDRange of a trial without its own (TuneTarget::global)
+  Extent problem_;          // the session's problem extent (TuneTarget::problem)
   std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
   std::map<std::string, TrialRecord> stored_;  // configuration key → stored trial
 };
