@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
+#include "search/encoding.hpp"
 #include "wstune/error.hpp"
 #include "wstune/search.hpp"
 #include "wstune/simulation.hpp"
@@ -35,8 +37,12 @@ class Recorder final : public Searcher {
     if (n) proposed.push_back(*n);
     return n;
   }
-  void report(std::size_t e, const Trial& t) override { s_->report(e, t); }
+  void report(std::size_t e, const Trial& t) override {
+    median[e] = t.ok() ? t.median_ms() : INFINITY;
+    s_->report(e, t);
+  }
   std::vector<std::size_t> proposed;
+  std::map<std::size_t, double> median;  ///< reported entries' medians (inf: failed)
   std::size_t size = 0;
 
  private:
@@ -137,6 +143,70 @@ TEST(Strategies, LargeSpaceStrategiesBeatRandomSearchOnAConstrainedLandscape) {
     EXPECT_GE(hits, random + 4) << s;
     std::cout << s << " " << hits << "/" << seeds << " (random " << random << ")\n";
   }
+}
+
+// Annealing measures its start point and 4 random configurations, then
+// descends from the fastest of them (a start point in a poor region no
+// longer spends a small budget on its own neighbourhood).
+TEST(Strategies, AnnealingDescendsFromTheFastestOfItsStartAndFourScouts) {
+  SimulatedEvaluator ev(synthetic_table(SyntheticSpec{5, 7, 0.1, 3, 0.02, 5}));
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Recorder rec(make_searcher("annealing", seed));
+    TuneOptions o;
+    o.tiebreak_rounds = 0;
+    o.confirm_rounds = 0;
+    (void)tune(ev, rec, *max_evaluations(8), o);
+    ASSERT_GE(rec.proposed.size(), 6u);
+    const auto start_moves = ev.space().neighbours(rec.proposed[0]);
+    int scouts_next_to_start = 0;
+    std::size_t fastest = rec.proposed[0];
+    for (std::size_t k = 0; k < 5; ++k) {
+      if (k > 0) scouts_next_to_start += std::count(start_moves.begin(), start_moves.end(), rec.proposed[k]) > 0;
+      if (rec.median.at(rec.proposed[k]) < rec.median.at(fastest)) fastest = rec.proposed[k];
+    }
+    EXPECT_LT(scouts_next_to_start, 4) << "seed " << seed << ": the scouts are random, not a descent from the start";
+    const auto moves = ev.space().neighbours(fastest);
+    EXPECT_TRUE(std::count(moves.begin(), moves.end(), rec.proposed[5]) > 0)
+        << "seed " << seed << ": proposal 6 is not a neighbour of the fastest of the first five";
+  }
+}
+
+// A space of one tuning parameter and 3-D local sizes: the local size offers
+// many more moves than the parameter; annealing's pick draws the gene first,
+// so about half of its moves change the parameter.
+TEST(Strategies, AnnealingMovesAreFairToEachGene) {
+  RecordedTable t;
+  t.source = "W x local";
+  t.target.global = Extent{64, 64, 64, 3};
+  t.target.limits.max_work_group_size = 256;
+  TuningParameter w;
+  w.name = "W";
+  for (int v : {1, 2, 4, 8}) w.values.emplace_back(v);
+  t.parameters.push_back(w);
+  SpaceLimits limits;
+  limits.max_work_group_size = 256;
+  const auto shapes = enumerate_local_sizes(t.target.global, limits);
+  for (int v : {1, 2, 4, 8})
+    for (const auto& e : shapes) {
+      Trial tr;
+      tr.params = {{"W", v}};
+      tr.local = e;
+      tr.kernel.ms = {1.0 + v + static_cast<double>(e.count()) / 256};
+      t.trials.push_back(tr);
+    }
+  const SearchSpace space = table_space(t);
+  const strategy::Encoding enc(space);
+  const auto from = *space.find(Configuration{{{"W", 2}}, Extent{4, 4, 4, 3}});
+  const auto moves = space.neighbours(from);
+  auto changes_w = [&](std::size_t j) { return space.at(j).params.at("W") != 2; };
+  const auto w_moves = std::count_if(moves.begin(), moves.end(), changes_w);
+  ASSERT_EQ(w_moves, 2);  // W = 1 and W = 4
+  ASSERT_GE(moves.size(), 20u);
+  strategy::Rng rng(7);
+  int w_picks = 0;
+  constexpr int draws = 4000;
+  for (int k = 0; k < draws; ++k) w_picks += changes_w(enc.pick_by_gene(from, moves, rng));
+  EXPECT_NEAR(w_picks / double(draws), 0.5, 0.05);
 }
 
 TEST(Strategies, AutoPicksByTheSizeOfTheSpace) {

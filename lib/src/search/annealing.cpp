@@ -27,19 +27,22 @@ class AnnealingSearcher final : public Searcher {
     current_.reset();
     temperature_ = kStart;
     polish_left_ = kPolish;
+    scouts_left_ = kScouts + 1;  // the last step hands the fastest to the descent
   }
 
   std::optional<std::size_t> next() override {
     if (mem_.exhausted()) return std::nullopt;
     temperature_ = std::max(kFloor, temperature_ * kCooling);
+    if (const auto scout = next_scout()) return scout;
     if (current_)
-      if (const auto open = mem_.open_neighbours(*space_, *current_); !open.empty()) return strategy::pick(open, rng_);
+      if (const auto open = mem_.open_neighbours(*space_, *current_); !open.empty())
+        return enc_->pick_by_gene(*current_, open, rng_);
     // Stuck: restart next to the best measured configuration, else anywhere.
     const auto ranked = mem_.ranked();
     for (std::size_t k = 0; k < std::min<std::size_t>(3, ranked.size()); ++k) {
       if (const auto open = mem_.open_neighbours(*space_, ranked[k]); !open.empty()) {
         current_ = ranked[k];
-        return strategy::pick(open, rng_);
+        return enc_->pick_by_gene(ranked[k], open, rng_);
       }
     }
     // Every near neighbour is measured: up to kPolish wider moves (one
@@ -79,8 +82,23 @@ class AnnealingSearcher final : public Searcher {
   }
 
  private:
+  // After the start point, kScouts random configurations; the descent then
+  // starts from the fastest of them all (a start point in a poor region, as
+  // a baseline can be, no longer costs a small budget its first descent).
+  std::optional<std::size_t> next_scout() {
+    if (scouts_left_ == 0 || mem_.count() == 0) return std::nullopt;  // done, or the start point first
+    if (scouts_left_ > 1) {
+      --scouts_left_;
+      if (const auto r = mem_.random_unmeasured(rng_)) return r;
+    }
+    scouts_left_ = 0;
+    if (const auto ranked = mem_.ranked(); !ranked.empty()) current_ = ranked.front();
+    return std::nullopt;
+  }
+
   static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
   static constexpr std::size_t kPolish = 32;  // wider moves per descent before a random restart
+  static constexpr std::size_t kScouts = 4;   // random configurations before the first descent
   Rng rng_;
   const SearchSpace* space_ = nullptr;
   TuneTarget target_;
@@ -89,6 +107,7 @@ class AnnealingSearcher final : public Searcher {
   std::optional<std::size_t> current_;
   double temperature_ = kStart;
   std::size_t polish_left_ = 0;
+  std::size_t scouts_left_ = 0;
 };
 
 }  // namespace

@@ -130,6 +130,22 @@ std::vector<std::size_t> Memory::open_neighbours(const SearchSpace& space, std::
   return out;
 }
 
+std::size_t Encoding::moved_gene(std::size_t i, std::size_t j) const {
+  const auto a = row(i), b = row(j);
+  for (std::size_t g = 0; g < params_; ++g)
+    if (a[g] != b[g]) return g;
+  return genes() - 1;
+}
+
+std::size_t Encoding::pick_by_gene(std::size_t from, const std::vector<std::size_t>& moves, Rng& rng) const {
+  std::vector<std::vector<std::size_t>> by_gene(genes());
+  for (const std::size_t j : moves) by_gene[moved_gene(from, j)].push_back(j);
+  std::vector<std::size_t> live;
+  for (std::size_t g = 0; g < by_gene.size(); ++g)
+    if (!by_gene[g].empty()) live.push_back(g);
+  return pick(by_gene[pick(live, rng)], rng);
+}
+
 std::optional<std::size_t> start_point(const SearchSpace& space, const TuneTarget& target, const Encoding& enc,
                                        const Memory& mem, Rng& rng) {
   const Configuration& base = space.baseline();

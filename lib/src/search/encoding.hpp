@@ -44,6 +44,15 @@ class Encoding {
   /// neighbourhood), or at most one value index in every parameter and one
   /// power of two in every local dimension (the adjacent neighbourhood).
   [[nodiscard]] std::vector<std::size_t> neighbourhood(std::size_t i) const;
+  /// The gene in which neighbour `j` of `i` differs from it: the first
+  /// parameter whose value differs, else the local size (genes() − 1).
+  [[nodiscard]] std::size_t moved_gene(std::size_t i, std::size_t j) const;
+  /// A random element of `moves` (neighbours of `from`, non-empty) that is
+  /// fair to the genes: a gene is drawn uniformly among those some move
+  /// changes, then one of its moves. The local size's lattice offers up to
+  /// 28 moves against two per parameter, so a uniform draw over the moves
+  /// would seldom change a parameter.
+  [[nodiscard]] std::size_t pick_by_gene(std::size_t from, const std::vector<std::size_t>& moves, Rng& rng) const;
   /// The configuration closest to `target` (L1 over features scaled by
   /// their range) among those with !taken[i]; ties broken at random.
   /// nullopt when every configuration is taken.
