@@ -3,12 +3,14 @@
 # exhaustive tables (bench/tables/*.json.gz) and synthetic landscapes.
 #
 #   scripts/bench-strategies.sh TAG [--seeds N] [--budget F] [--tables 'GLOB'] [--synthetic 'a b']
-#                                    [--kt-strategies a,b] [--no-kt] [--kt-csv FILE]
+#                                    [--kt-strategies a,b] [--no-kt] [--kt-csv FILE] [--strategies a,b]
 #     writes docs/results/strategies_TAG.{csv,md} and strategies_TAG_TABLE.svg: per table and
 #     strategy, optimum / best found against evaluations (median, quartiles, min, max over seeds),
 #     wstune's strategies (bench_strategies) and Kernel Tuner's (bench/strategies_kernel_tuner.py,
 #     Kernel Tuner from PyPI in .venv, created if missing) at the same budgets. --kt-csv reuses Kernel
 #     Tuner's curves of an earlier run (its kt.csv, same tables, budget and seeds) instead of running it.
+#     --tables takes one or more globs (space-separated); --strategies limits wstune's (default: all
+#     of bench_strategies' list; bayes takes hours on a table of tens of thousands of configurations).
 #   scripts/bench-strategies.sh record NAME WSTUNE_TUNE_ARGS...
 #     records an exhaustive table: wstune tune ARGS --strategy exhaustive into a scratch database,
 #     wstune export, gzip -9 into bench/tables/NAME.json.gz; e.g.
@@ -49,7 +51,7 @@ fi
 tag=$1
 shift
 seeds=25 budget=0.1 tables_glob="$here/bench/tables/*.json.gz" synthetic="synthetic-2k synthetic-10k synthetic-10k-rugged"
-kt_strategies="" kt=1 kt_csv=""
+kt_strategies="" kt=1 kt_csv="" strategies=""
 cmdline="scripts/bench-strategies.sh $tag $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -60,6 +62,7 @@ while [ $# -gt 0 ]; do
     --kt-strategies) kt_strategies=$2; shift 2 ;;
     --no-kt) kt=0; shift ;;
     --kt-csv) kt_csv=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --strategies) strategies=$2; shift 2 ;;
     *) echo "bench-strategies.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -70,6 +73,7 @@ if [ -n "$kt_csv" ]; then cp "$kt_csv" "$build/kt-reuse-$tag.csv"; kt_csv=$build
 rm -rf "$work"
 mkdir -p "$work"
 args=(--seeds "$seeds" --budget "$budget")
+[ -n "$strategies" ] && args+=(--strategies "$strategies")
 for s in $synthetic; do args+=(--synthetic "$s"); done
 for gz in $tables_glob; do
   [ -f "$gz" ] || continue
