@@ -81,6 +81,8 @@ class Worker {
   DeviceRunner& runner_for(const KernelSpec& spec, const std::string& key, double* build_ms);
   const std::vector<HostBuffer>& inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
                                             std::uint64_t seed, double* ms);
+  const std::vector<HostBuffer>& block_inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
+                                                  std::uint64_t seed, const Block& b, double* ms);
   void say(const std::string& line);
   Communicator& comm_;
   std::optional<Device> device_;
@@ -89,6 +91,8 @@ class Worker {
   std::map<std::string, std::unique_ptr<DeviceRunner>> runners_;
   // The problem inputs last generated (key: kernel|size|params|seed).
   std::pair<std::string, std::vector<HostBuffer>> inputs_;
+  // The block inputs last uploaded (key: inputs_'s key|block).
+  std::pair<std::string, std::vector<HostBuffer>> block_inputs_;
   // The job prepared for trials (Tag::tune) and its evaluator.
   std::uint64_t prepared_job_ = 0;
   std::unique_ptr<Evaluator> prepared_;

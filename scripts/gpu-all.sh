@@ -19,6 +19,8 @@
 # SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
 # tiled matmul's at 1024, bounded to that many seconds).
+# isolation: wstuned with and without its isolated OpenCL process at matmul
+# 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
 # matmul_tiled-1024-h100.json.gz) over TABLE_WORKERS (14) wstuned workers on
 # the GPU, TABLE_SECONDS (480) per call, continued by the next call.
@@ -76,6 +78,9 @@ for step in "$@"; do
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
+    isolation)  # the isolated OpenCL process's cost at matmul 4096, one GPU worker, side by side
+      logged isolation 20 scripts/bench-daemon-isolation.sh docs/results/daemon_h100-pocl_raw/isolation_side_by_side.txt \
+        gpu matmul 4096 10 3 ;;
     daemon-shared)
       # issue 14: matmul_tiled's 1,248 configurations on one GPU, then on both sharing one search
       logged daemon-shared 30 scripts/bench-daemon-shared.sh docs/results/daemon_shared_h200x2 \

@@ -121,6 +121,31 @@ TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
   EXPECT_TRUE(w.shutdown());
 }
 
+// A worker keeps the last block's inputs (in pinned memory) for a job that
+// comes again: the same problem and seed reuse them, another seed or size
+// does not (the master verifies each job against its own seed's reference).
+TEST(Daemon, RepeatedJobsReuseTheBlockInputsOnlyForTheSameProblemAndSeed) {
+  World w({FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 1u);
+  std::vector<Job> jobs;
+  for (auto [size, seed] : {std::pair{"64", 42}, {"64", 7}, {"64", 42}, {"64", 42}, {"96", 42}}) {
+    Job j;
+    j.kernel = "matmul";
+    j.size = size;
+    j.seed = static_cast<std::uint64_t>(seed);
+    j.repetitions = 1;
+    jobs.push_back(j);
+  }
+  const auto reports = w.master->run_all(Mode::run, jobs);
+  ASSERT_EQ(reports.size(), jobs.size());
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(reports[i].ok()) << reports[i].error;
+    EXPECT_TRUE(reports[i].verdict.ok);
+  }
+  EXPECT_TRUE(w.shutdown());
+}
+
 TEST(Daemon, BuildFaultIsReportedAndTheJobIsResplitOverTheHealthyWorker) {
   World w({FaultKind::none, FaultKind::build});
   ASSERT_EQ(w.master->register_workers(), 2u);
