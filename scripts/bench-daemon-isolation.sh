@@ -16,6 +16,7 @@ device=${2:-auto} kernel=${3:-matmul} size=${4:-1024} reps=${5:-10} rounds=${6:-
 wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
+mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/jobs.json" <<JSON

@@ -23,7 +23,7 @@
 # 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
 # matmul_tiled-1024-h100.json.gz) over TABLE_WORKERS (14) wstuned workers on
-# the GPU, TABLE_SECONDS (480) per call, continued by the next call.
+# the GPU, SHARED_TABLE_SECONDS (480) per call, continued by the next call.
 # daemon-shared (nvidia-h200-x2): scripts/bench-daemon-shared.sh on GPUs
 # SHARED_GPUS (1:0,1:1) with SHARED_ARGS, into
 # docs/results/daemon_shared_h200x2/. STEP_TIMEOUT (540 s) bounds each
@@ -134,10 +134,10 @@ PY
       fi ;;
     table-shared)
       # issue 15: the tiled matmul's exhaustive table at 1024, TABLE_WORKERS ranks building at once;
-      # a call cut at TABLE_SECONDS is continued by the next (the build directory persists while warm)
-      (step_timeout=$(( ${TABLE_SECONDS:-480} + 90 ))
+      # a call cut at SHARED_TABLE_SECONDS is continued by the next (the build directory persists while warm)
+      (step_timeout=$(( ${SHARED_TABLE_SECONDS:-480} + 90 ))
        logged table-shared 12 scripts/record-table-shared.sh matmul_tiled-1024-h100 "${TABLE_WORKERS:-14}" gpu \
-         "${TABLE_SECONDS:-480}" share/examples/kernels/matmul_tiled.json 1024x1024x1024 5)
+         "${SHARED_TABLE_SECONDS:-480}" share/examples/kernels/matmul_tiled.json 1024x1024x1024 5)
       gzip -c build-gpu/tables-shared/matmul_tiled-1024-h100/table.db >"$OUT/table-shared.db.gz" 2>/dev/null || true ;;
     *) log "unknown step $step" ;;
   esac

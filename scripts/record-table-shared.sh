@@ -32,7 +32,7 @@ cat >"$dir/jobs.json" <<JSON
            "max_trials": 4000000000, "repetitions": $reps, "warmup": 1, "retune": false}]}
 JSON
 stored() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM trials').fetchone()[0])" "$db" 2>/dev/null || echo 0; }
-finished() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); sys.exit(0 if c.execute('SELECT count(*) FROM best_configs').fetchone()[0] else 1)" "$db" 2>/dev/null; }
+finished() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); sys.exit(0 if c.execute('SELECT count(*) FROM sessions WHERE ended_at IS NOT NULL').fetchone()[0] else 1)" "$db" 2>/dev/null; }
 if finished; then
   echo "$name: the session finished before ($(stored) trials); exporting"
 else
@@ -41,16 +41,24 @@ else
   t0=$SECONDS
   "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$((workers + 1))" "$build/daemon/wstuned" tune --job "$dir/jobs.json" \
     --device "$device" --db "$db" --json --timeout 600 --pid-file "$dir/master.pid" \
-    >"$dir/report-$t0.json" 2>>"$dir/wstuned.err" &
+    >"$dir/report-$(date +%s).json" 2>>"$dir/wstuned.err" &
   launcher=$!
   while kill -0 "$launcher" 2>/dev/null && [ $((SECONDS - t0)) -lt "$seconds" ]; do sleep 1; done
+  stopped=0
   if kill -0 "$launcher" 2>/dev/null; then
     # The master killed: its session stays unfinished and the next call takes it over.
+    stopped=1
     kill -KILL "$(cat "$dir/master.pid")" 2>/dev/null || true
     for _ in $(seq 60); do kill -0 "$launcher" 2>/dev/null || break; sleep 1; done
     kill -KILL "$launcher" 2>/dev/null || true
   fi
-  wait "$launcher" 2>/dev/null || true
+  status=0
+  wait "$launcher" 2>/dev/null || status=$?
+  if [ "$stopped" = 0 ] && [ "$status" != 0 ]; then
+    echo "$name: wstuned failed (status $status); see $dir/wstuned.err" >&2
+    tail -5 "$dir/wstuned.err" >&2
+    exit 1
+  fi
   echo "$name: $((SECONDS - t0)) s, trials stored $before -> $(stored)"
   tail -3 "$dir/wstuned.err"
 fi

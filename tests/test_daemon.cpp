@@ -121,9 +121,10 @@ TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
   EXPECT_TRUE(w.shutdown());
 }
 
-// A worker keeps the last block's inputs (in pinned memory) for a job that
-// comes again: the same problem and seed reuse them, another seed or size
-// does not (the master verifies each job against its own seed's reference).
+// A worker keeps the last block's inputs for a job that comes again: the
+// same problem and seed reuse them (no input generation: inputs_ms 0),
+// another seed or size does not (the master verifies each job against its
+// own seed's reference).
 TEST(Daemon, RepeatedJobsReuseTheBlockInputsOnlyForTheSameProblemAndSeed) {
   World w({FaultKind::none});
   ASSERT_EQ(w.master->register_workers(), 1u);
@@ -142,6 +143,12 @@ TEST(Daemon, RepeatedJobsReuseTheBlockInputsOnlyForTheSameProblemAndSeed) {
     SCOPED_TRACE(i);
     EXPECT_TRUE(reports[i].ok()) << reports[i].error;
     EXPECT_TRUE(reports[i].verdict.ok);
+    ASSERT_EQ(reports[i].parts.size(), 1u);
+    if (i == 3) {
+      EXPECT_EQ(reports[i].parts[0].inputs_ms, 0) << "the repeated job generated its inputs again";
+    } else {
+      EXPECT_GT(reports[i].parts[0].inputs_ms, 0) << "a new problem or seed reused the kept inputs";
+    }
   }
   EXPECT_TRUE(w.shutdown());
 }

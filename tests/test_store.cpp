@@ -622,8 +622,16 @@ TEST(StoredTuneSession, TrialsOfAKernelWhoseNDRangeIsNotItsProblemStoreTheirNDRa
     ASSERT_TRUE(r.global) << r.params.dump();
     EXPECT_EQ(*r.global, r.params.at("WPT") == 2 ? Extent(16, 32, 2) : Extent(32, 32, 2)) << r.params.dump();
   }
+  TuneResult r;  // the baseline is the best: its NDRange is the baseline's
+  r.baseline = baseline;
+  r.best = baseline;
+  const auto best = session.finish(r);
+  ASSERT_TRUE(best && best->global);
+  EXPECT_EQ(*best->global, Extent(32, 32, 2));
   Store other(":memory:");
-  EXPECT_EQ(other.import_json(s.export_json()).trials, 3u);
+  const ImportStats imported = other.import_json(s.export_json());
+  EXPECT_EQ(imported.trials, 3);
+  EXPECT_EQ(imported.best_configs, 1);
 
   // Where the NDRange is the problem's extent, a trial stores none.
   Store plain(":memory:");

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -171,42 +172,54 @@ TEST(Strategies, AnnealingDescendsFromTheFastestOfItsStartAndFourScouts) {
   }
 }
 
-// A space of one tuning parameter and 3-D local sizes: the local size offers
-// many more moves than the parameter; annealing's pick draws the gene first,
-// so about half of its moves change the parameter.
+// A space of two tuning parameters and 3-D local sizes: the local size
+// offers many more moves than each parameter; annealing's pick draws the
+// gene first, so each of the three genes gets about a third of its moves.
 TEST(Strategies, AnnealingMovesAreFairToEachGene) {
   RecordedTable t;
-  t.source = "W x local";
+  t.source = "W x V x local";
   t.target.global = Extent{64, 64, 64, 3};
   t.target.limits.max_work_group_size = 256;
-  TuningParameter w;
-  w.name = "W";
-  for (int v : {1, 2, 4, 8}) w.values.emplace_back(v);
-  t.parameters.push_back(w);
+  for (const char* name : {"W", "V"}) {
+    TuningParameter p;
+    p.name = name;
+    for (int v : {1, 2, 4}) p.values.emplace_back(v);
+    t.parameters.push_back(p);
+  }
   SpaceLimits limits;
   limits.max_work_group_size = 256;
   const auto shapes = enumerate_local_sizes(t.target.global, limits);
-  for (int v : {1, 2, 4, 8})
-    for (const auto& e : shapes) {
-      Trial tr;
-      tr.params = {{"W", v}};
-      tr.local = e;
-      tr.kernel.ms = {1.0 + v + static_cast<double>(e.count()) / 256};
-      t.trials.push_back(tr);
-    }
+  for (int w : {1, 2, 4})
+    for (int v : {1, 2, 4})
+      for (const auto& e : shapes) {
+        Trial tr;
+        tr.params = {{"W", w}, {"V", v}};
+        tr.local = e;
+        tr.kernel.ms = {1.0 + w + v + static_cast<double>(e.count()) / 256};
+        t.trials.push_back(tr);
+      }
   const SearchSpace space = table_space(t);
   const strategy::Encoding enc(space);
-  const auto from = *space.find(Configuration{{{"W", 2}}, Extent{4, 4, 4, 3}});
+  const auto from = *space.find(Configuration{{{"W", 2}, {"V", 2}}, Extent{4, 4, 4, 3}});
   const auto moves = space.neighbours(from);
-  auto changes_w = [&](std::size_t j) { return space.at(j).params.at("W") != 2; };
-  const auto w_moves = std::count_if(moves.begin(), moves.end(), changes_w);
-  ASSERT_EQ(w_moves, 2);  // W = 1 and W = 4
-  ASSERT_GE(moves.size(), 20u);
+  auto gene_of = [&](std::size_t j) {
+    const Configuration c = space.at(j);
+    return c.params.at("W") != 2 ? 0 : c.params.at("V") != 2 ? 1 : 2;
+  };
+  std::array<int, 3> offered{};
+  for (const std::size_t j : moves) ++offered[static_cast<std::size_t>(gene_of(j))];
+  ASSERT_EQ(offered[0], 2);  // W = 1 and W = 4
+  ASSERT_EQ(offered[1], 2);  // V = 1 and V = 4
+  ASSERT_GE(offered[2], 16);
   strategy::Rng rng(7);
-  int w_picks = 0;
-  constexpr int draws = 4000;
-  for (int k = 0; k < draws; ++k) w_picks += changes_w(enc.pick_by_gene(from, moves, rng));
-  EXPECT_NEAR(w_picks / double(draws), 0.5, 0.05);
+  std::array<int, 3> picked{};
+  constexpr int draws = 6000;
+  for (int k = 0; k < draws; ++k) {
+    const std::size_t j = enc.pick_by_gene(from, moves, rng);
+    EXPECT_EQ(enc.moved_gene(from, j), static_cast<std::size_t>(gene_of(j)));
+    ++picked[static_cast<std::size_t>(gene_of(j))];
+  }
+  for (int g = 0; g < 3; ++g) EXPECT_NEAR(picked[static_cast<std::size_t>(g)] / double(draws), 1.0 / 3, 0.04) << g;
 }
 
 TEST(Strategies, AutoPicksByTheSizeOfTheSpace) {

@@ -43,9 +43,15 @@ std::optional<Trial> StoredTuneSession::stored(const Configuration& c) {
   return from_record(it->second);
 }
 
+std::optional<Extent> StoredTuneSession::stored_global(const Trial& t) const {
+  if (t.global) return t.global;
+  if (baseline_global_ != problem_) return baseline_global_;
+  return std::nullopt;
+}
+
 bool StoredTuneSession::record(const Trial& t) {
   TrialRecord r = to_record(t);
-  if (!r.global && !(baseline_global_ == problem_)) r.global = baseline_global_;
+  r.global = stored_global(t);
   return store_.add_trial(session_.id, r);
 }
 
@@ -74,7 +80,7 @@ std::optional<BestConfig> StoredTuneSession::finish(const TuneResult& result) {
     b.problem = session_.problem;
     b.params = result.best.params;
     b.local = result.best.local;
-    b.global = result.best.global;
+    b.global = stored_global(result.best);
     b.median_ms = result.best.median_ms();
     if (result.baseline.ok() && result.baseline.kernel.size()) b.null_ms = result.baseline.median_ms();
     if (result.rule && result.rule->ok() && result.rule->kernel.size()) b.rule_ms = result.rule->median_ms();

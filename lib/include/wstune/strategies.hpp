@@ -45,9 +45,13 @@ namespace wstune {
 /// parents. `population` 0 picks clamp(size / 50, 8, 24).
 std::unique_ptr<Searcher> make_genetic_searcher(std::uint64_t seed, std::size_t population = 0);
 
-/// Simulated annealing over SearchSpace::neighbours(), from the start point
-/// (below): from the current configuration a
-/// random unmeasured neighbour is proposed; it becomes current when faster,
+/// Simulated annealing over SearchSpace::neighbours(). It measures the start
+/// point (below) and then 4 random configurations (scouts), and descends
+/// from the fastest of them: from the current configuration an unmeasured
+/// neighbour is proposed, drawn gene first (a tuning parameter, or the local
+/// size, uniformly among those some neighbour changes; then one of that
+/// gene's neighbours), so the local size's many lattice moves do not crowd
+/// out the parameters' two each; it becomes current when faster,
 /// or when slower by Δ = ln(t_new / t_current) with probability
 /// exp(−Δ / T); T falls geometrically from 0.5 by a factor of 0.97 per
 /// proposal (to 0.001). When every neighbour of the current one is measured,

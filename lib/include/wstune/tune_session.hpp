@@ -71,6 +71,9 @@ class StoredTuneSession {
   static constexpr std::chrono::seconds kBeatEvery{5};
   Store& store_;
   SessionRecord session_;
+  // The NDRange stored with `t` (its own, else the baseline's where that is
+  // not the problem extent; empty: the problem extent), for trials and the best.
+  [[nodiscard]] std::optional<Extent> stored_global(const Trial& t) const;
   Extent baseline_global_;  // the NDRange of a trial without its own (TuneTarget::global)
   Extent problem_;          // the session's problem extent (TuneTarget::problem)
   std::chrono::steady_clock::time_point last_beat_ = std::chrono::steady_clock::now();
