@@ -55,9 +55,16 @@ DeviceRunner& Worker::runner_for(const KernelSpec& spec, const std::string& key,
   return *runners_.emplace(key, std::move(runner)).first->second;
 }
 
+namespace {
+// What a problem's generated inputs depend on: kernel (runner key), size, parameters, seed.
+std::string inputs_id(const std::string& key, const Problem& p, std::uint64_t seed) {
+  return fmt::format("{}|{}|{}|{}", key, p.text, p.params.dump(), seed);
+}
+}  // namespace
+
 const std::vector<HostBuffer>& Worker::inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
                                                   std::uint64_t seed, double* ms) {
-  const std::string id = fmt::format("{}|{}|{}|{}", key, p.text, p.params.dump(), seed);
+  const std::string id = inputs_id(key, p, seed);
   const auto t0 = clock_type::now();
   if (inputs_.first != id) {
     inputs_.second.clear();  // the old problem's memory first
@@ -76,8 +83,7 @@ const std::vector<HostBuffer>& Worker::inputs_for(const KernelSpec& spec, const 
 const std::vector<HostBuffer>& Worker::block_inputs_for(const KernelSpec& spec, const std::string& key,
                                                         const Problem& p, std::uint64_t seed, const Block& b,
                                                         double* ms) {
-  const std::string id =
-      fmt::format("{}|{}|{}|{}|{}:{}-{}", key, p.text, p.params.dump(), seed, b.dim, b.begin, b.end);
+  const std::string id = fmt::format("{}|{}:{}-{}", inputs_id(key, p, seed), b.dim, b.begin, b.end);
   if (ms) *ms = 0;
   if (block_inputs_.first == id) return block_inputs_.second;
   block_inputs_ = {};  // the old block's memory first

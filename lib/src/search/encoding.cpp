@@ -138,12 +138,16 @@ std::size_t Encoding::moved_gene(std::size_t i, std::size_t j) const {
 }
 
 std::size_t Encoding::pick_by_gene(std::size_t from, const std::vector<std::size_t>& moves, Rng& rng) const {
-  std::vector<std::vector<std::size_t>> by_gene(genes());
-  for (const std::size_t j : moves) by_gene[moved_gene(from, j)].push_back(j);
+  std::vector<std::size_t> gene_of(moves.size()), count(genes(), 0);
+  for (std::size_t k = 0; k < moves.size(); ++k) ++count[gene_of[k] = moved_gene(from, moves[k])];
   std::vector<std::size_t> live;
-  for (std::size_t g = 0; g < by_gene.size(); ++g)
-    if (!by_gene[g].empty()) live.push_back(g);
-  return pick(by_gene[pick(live, rng)], rng);
+  for (std::size_t g = 0; g < count.size(); ++g)
+    if (count[g]) live.push_back(g);
+  const std::size_t g = pick(live, rng);
+  // The n-th move of gene g, n uniform over its moves (as pick() over them).
+  std::size_t n = std::uniform_int_distribution<std::size_t>(0, count[g] - 1)(rng);
+  for (std::size_t k = 0;; ++k)
+    if (gene_of[k] == g && n-- == 0) return moves[k];
 }
 
 std::optional<std::size_t> start_point(const SearchSpace& space, const TuneTarget& target, const Encoding& enc,
