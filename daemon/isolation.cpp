@@ -25,6 +25,10 @@ using clock_type = std::chrono::steady_clock;
 // A peer that stops in the middle of a message this long is gone.
 constexpr std::chrono::seconds kMidMessage{60};
 
+// How a buffer travels (PipeCommunicator): its bytes follow, or its memory file is attached.
+constexpr char kBytesFollow = 'B';
+constexpr char kMemoryFile = 'F';
+
 void write_all(int fd, const void* data, std::size_t n) {
   const auto* p = static_cast<const char*>(data);
   while (n > 0) {
@@ -110,9 +114,13 @@ class FaultyPipe final : public Communicator {
   ::signal(SIGPIPE, SIG_IGN);
   int code = 3;
   try {
-    PipeCommunicator pipe(fd, 1);
+    // Block results are read back into memory files the rank maps: no
+    // copy through the socket (shared_memory.hpp).
+    SharedMemory shared;
+    PipeCommunicator pipe(fd, 1, &shared);
     FaultyPipe comm(pipe, o.worker.fault);
     WorkerOptions wo = o.worker;
+    wo.output_memory = &shared;
     if (wo.fault == FaultKind::crash || wo.fault == FaultKind::stall || wo.fault == FaultKind::hang) {
       wo.fault = FaultKind::none;  // crash and stall are FaultyPipe's; hang is the rank's
     }
@@ -133,7 +141,8 @@ class FaultyPipe final : public Communicator {
 
 // ---- PipeCommunicator -------------------------------------------------------------
 
-PipeCommunicator::PipeCommunicator(int fd, int rank) : fd_(fd), rank_(rank) {}
+PipeCommunicator::PipeCommunicator(int fd, int rank, const SharedMemory* shared)
+    : fd_(fd), rank_(rank), shared_(shared) {}
 
 PipeCommunicator::~PipeCommunicator() {
   if (fd_ >= 0) ::close(fd_);
@@ -147,7 +156,37 @@ void PipeCommunicator::send(int dest, Message m) {
   write_all(fd_, &tag, sizeof tag);
   write_all(fd_, &len, sizeof len);
   write_all(fd_, header.data(), header.size());
-  for (const HostBuffer& b : m.buffers) write_all(fd_, b.data(), b.bytes());
+  for (const HostBuffer& b : m.buffers) send_buffer(b);
+}
+
+// A buffer in one of `shared_`'s memory files goes as its descriptor
+// attached to the byte 'F'; any other as 'B' and its bytes.
+void PipeCommunicator::send_buffer(const HostBuffer& b) {
+  const int memfd = shared_ && b.bytes() ? shared_->fd_of(b.data(), b.bytes()) : -1;
+  if (memfd >= 0) return send_marked(fd_, kMemoryFile, memfd);
+  write_all(fd_, &kBytesFollow, 1);
+  write_all(fd_, b.data(), b.bytes());
+}
+
+HostBuffer PipeCommunicator::recv_buffer(const BufferShape& shape) {
+  if (!wait_readable(fd_, clock_type::now() + kMidMessage))
+    throw ProtocolError("the peer process stopped in the middle of a message");
+  const auto [mark, memfd] = recv_marked(fd_);
+  if (mark == kBytesFollow && memfd < 0) {
+    HostBuffer b = HostBuffer::uninitialized(shape.type, shape.count);  // read_all fills it
+    read_all(fd_, b.data(), b.bytes());
+    return b;
+  }
+  if (mark != kMemoryFile || memfd < 0) {
+    if (memfd >= 0) ::close(memfd);
+    throw ProtocolError(fmt::format("the peer process announced a buffer of {} {} as '{}' {} a memory file",
+                                    shape.count, shape.type.name(), mark, memfd < 0 ? "without" : "with"));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{memfd};
+  return map_shared(memfd, shape.type, shape.count);
 }
 
 std::optional<std::pair<int, Tag>> PipeCommunicator::probe(int) {
@@ -175,9 +214,7 @@ std::optional<Received> PipeCommunicator::recv(int, std::chrono::milliseconds ti
     if (shape.count > (std::uint64_t{1} << 40) / shape.type.bytes()) {
       throw ProtocolError(fmt::format("the peer process announced {} elements of {}", shape.count, shape.type.name()));
     }
-    HostBuffer b(shape.type, shape.count);
-    read_all(fd_, b.data(), b.bytes());
-    message.buffers.push_back(std::move(b));
+    message.buffers.push_back(recv_buffer(shape));
   }
   Received r{1 - rank_, std::move(message), 0};
   r.recv_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();

@@ -16,19 +16,26 @@
 #include <string>
 
 #include "communicator.hpp"
+#include "shared_memory.hpp"
 #include "worker.hpp"
 
 namespace wstune::daemon {
 
-/// A Communicator between two processes over a connected SOCK_STREAM socket:
-/// rank() is `rank`, the peer is the other of ranks 0 and 1. A message is
-/// the tag (u32), the header's length (u64), encode_header() and then each
-/// buffer's floats. recv() waits with poll(); a peer that closed the socket
-/// (died) is a ProtocolError, so is a peer that stops mid-message.
+/// A Communicator between two processes over a connected AF_UNIX
+/// SOCK_STREAM socket: rank() is `rank`, the peer is the other of ranks 0
+/// and 1. A message is the tag (u32), the header's length (u64),
+/// encode_header() and then, per buffer, one byte saying how it travels:
+/// 'B' and its bytes, or 'F' with the descriptor of a SharedMemory memory
+/// file attached (SCM_RIGHTS), which the receiver maps (map_shared()): a
+/// large result crosses without a copy. recv() waits with poll(); a peer that
+/// closed the socket (died) is a ProtocolError, so is a peer that stops
+/// mid-message or announces a memory file without one.
 class PipeCommunicator final : public Communicator {
  public:
-  /// Takes ownership of `fd` (closed by the destructor).
-  PipeCommunicator(int fd, int rank);
+  /// Takes ownership of `fd` (closed by the destructor). Buffers allocated
+  /// from `shared` (if given; it must outlive the sends) are sent as their
+  /// memory files.
+  PipeCommunicator(int fd, int rank, const SharedMemory* shared = nullptr);
   ~PipeCommunicator() override;
   PipeCommunicator(const PipeCommunicator&) = delete;
   PipeCommunicator& operator=(const PipeCommunicator&) = delete;
@@ -43,8 +50,11 @@ class PipeCommunicator final : public Communicator {
   bool flush(std::chrono::milliseconds timeout) override;
 
  private:
+  void send_buffer(const HostBuffer& b);
+  HostBuffer recv_buffer(const BufferShape& shape);
   int fd_ = -1;
   int rank_ = 0;
+  const SharedMemory* shared_ = nullptr;
 };
 
 /// Where and how an isolated device runs.

@@ -122,7 +122,7 @@ std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseco
       // in flight.
       auto [message, shapes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
       for (const BufferShape& shape : shapes) {
-        HostBuffer b(shape.type, shape.count);
+        HostBuffer b = HostBuffer::uninitialized(shape.type, shape.count);  // the receives fill it
         for (std::size_t at = 0; at < b.bytes(); at += kChunkBytes) {
           const auto n = static_cast<int>(std::min(kChunkBytes, b.bytes() - at));
           mpi_check(MPI_Recv(b.data() + at, n, MPI_BYTE, st.MPI_SOURCE, 0, data_comm_, MPI_STATUS_IGNORE),

@@ -1,6 +1,6 @@
 # wstuned: protocol and daemon tests link the daemon's internal library;
 # end-to-end runs go through the real MPI launcher with 2-4 ranks.
-foreach(t IN ITEMS test_protocol test_daemon)
+foreach(t IN ITEMS test_protocol test_daemon test_isolation)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE wstuned_core)
   endif()

@@ -1,6 +1,9 @@
 // Typed host buffers, configurations and the search space of a kernel with
 // tuning parameters (no OpenCL).
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory_resource>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
@@ -43,6 +46,85 @@ TEST(HostBuffer, TypedViewsSlicesAndWrites) {
   EXPECT_EQ(components(v), 8u);
   set_component(v, 5, -1.5);
   EXPECT_EQ(component(v, 5), -1.5);
+}
+
+namespace {
+// Memory that hands out 0xAB bytes: shows which constructors write their buffer.
+class DirtyMemory final : public std::pmr::memory_resource {
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    void* p = std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    std::memset(p, 0xAB, bytes);
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override { return this == &o; }
+};
+bool all_bytes(const HostBuffer& b, unsigned char v) {
+  for (std::size_t i = 0; i < b.bytes(); ++i)
+    if (static_cast<unsigned char>(b.data()[i]) != v) return false;
+  return true;
+}
+}  // namespace
+
+// Buffers are zeroed, except uninitialized() ones (a read-back or receive
+// fills them: zeroing 64 MB cost milliseconds per block); resize zeroes
+// what it adds.
+TEST(HostBuffer, ZeroedUnlessMadeUninitialized) {
+  DirtyMemory dirty;
+  HostBuffer z(kFloat32, 1000, &dirty);
+  EXPECT_TRUE(all_bytes(z, 0));
+  HostBuffer u = HostBuffer::uninitialized(kFloat32, 1000, &dirty);
+  ASSERT_EQ(u.size(), 1000u);
+  EXPECT_TRUE(all_bytes(u, 0xAB)) << "uninitialized() wrote its bytes";
+  u.as<float>()[0] = 5.f;
+  u.resize(3000);  // reallocates from `dirty`: the old bytes move, the new ones are zeroed
+  EXPECT_EQ(u.as<float>()[0], 5.f);
+  EXPECT_EQ(u.as<float>()[2999], 0.f);
+  EXPECT_EQ(u.as<float>()[1000], 0.f);
+  const HostBuffer copy = u;  // a copy lives on the heap with the same bytes
+  EXPECT_EQ(copy, u);
+}
+
+// adopt(): the buffer is the caller's memory (no copy), moves keep it, a
+// copy does not, and the memory is released exactly once.
+TEST(HostBuffer, AdoptedMemoryIsUsedInPlaceAndReleasedOnce) {
+  std::vector<float> storage{1.f, 2.f, 3.f, 4.f};
+  auto* at = reinterpret_cast<std::byte*>(storage.data());
+  int releases = 0;
+  std::size_t released_bytes = 0;
+  {
+    HostBuffer a = HostBuffer::adopt(kFloat32, 4, at, [&](std::byte* p, std::size_t n) {
+      EXPECT_EQ(p, at);
+      released_bytes = n;
+      ++releases;
+    });
+    EXPECT_EQ(a.data(), at);
+    EXPECT_EQ(a.as<float>()[2], 3.f);
+    HostBuffer moved = std::move(a);
+    EXPECT_EQ(moved.data(), at);
+    HostBuffer copy = moved;
+    EXPECT_NE(copy.data(), at);
+    EXPECT_EQ(copy, moved);
+    moved.as<float>()[0] = 9.f;
+    EXPECT_EQ(storage[0], 9.f) << "the buffer writes the adopted memory itself";
+    EXPECT_EQ(releases, 0);
+  }
+  EXPECT_EQ(releases, 1);
+  EXPECT_EQ(released_bytes, 16u);
+  // Grown past the adopted memory: released at the reallocation, the bytes kept.
+  releases = 0;
+  HostBuffer g = HostBuffer::adopt(kFloat32, 4, at, [&](std::byte*, std::size_t) { ++releases; });
+  g.resize(100);
+  EXPECT_EQ(releases, 1);
+  EXPECT_EQ(g.as<float>()[3], 4.f);
+  EXPECT_EQ(g.as<float>()[99], 0.f);
+  // Nothing adopted: released at once.
+  releases = 0;
+  const HostBuffer none = HostBuffer::adopt(kFloat32, 0, at, [&](std::byte*, std::size_t) { ++releases; });
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(releases, 1);
 }
 
 TEST(HostBuffer, ConversionsSaturateAndHalfRoundsToNearestEven) {

@@ -108,6 +108,59 @@ ElementType parse_element_type(std::string_view name) {
       name));
 }
 
+namespace {
+// The memory of one HostBuffer::adopt(): its first allocation that fits is
+// the adopted memory, anything else (a resize that grows) the heap's. It
+// deletes itself when the last of its allocations is returned, so a buffer
+// (which keeps only the resource's address) may be moved freely.
+class AdoptedMemory final : public std::pmr::memory_resource {
+ public:
+  AdoptedMemory(std::byte* data, std::size_t bytes, HostBuffer::Release release)
+      : data_(data), bytes_(bytes), release_(std::move(release)) {}
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    void* p = nullptr;
+    if (!handed_ && bytes <= bytes_) {
+      handed_ = true;
+      p = data_;
+    } else {
+      p = std::pmr::new_delete_resource()->allocate(bytes, alignment);
+    }
+    ++live_;
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    if (p == data_) {
+      if (release_) release_(data_, bytes_);
+    } else {
+      std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+    }
+    if (--live_ == 0) delete this;
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+  std::byte* data_;
+  std::size_t bytes_;
+  HostBuffer::Release release_;
+  bool handed_ = false;
+  std::size_t live_ = 0;
+};
+}  // namespace
+
+HostBuffer HostBuffer::uninitialized(ElementType type, std::size_t count, std::pmr::memory_resource* memory) {
+  return HostBuffer(type, Bytes(type.bytes() * count, memory ? memory : std::pmr::get_default_resource()));
+}
+
+HostBuffer HostBuffer::adopt(ElementType type, std::size_t count, std::byte* data, Release release) {
+  const std::size_t bytes = type.bytes() * count;
+  if (bytes == 0) {
+    if (release) release(data, 0);
+    return HostBuffer(type, 0);
+  }
+  auto* memory = new AdoptedMemory(data, bytes, std::move(release));
+  return HostBuffer(type, Bytes(bytes, memory));  // allocates `data` itself: no copy, no zeroing
+}
+
 HostBuffer HostBuffer::of(const std::vector<float>& values) {
   HostBuffer b = floats(values.size());
   if (!values.empty()) std::memcpy(b.data(), values.data(), b.bytes());
@@ -117,7 +170,7 @@ HostBuffer HostBuffer::of(const std::vector<float>& values) {
 HostBuffer HostBuffer::slice(std::size_t first, std::size_t count) const {
   if (first > size() || count > size() - first)
     throw std::out_of_range(fmt::format("slice [{}, {}) of a {}-element buffer", first, first + count, size()));
-  HostBuffer out(type_, count);
+  HostBuffer out = uninitialized(type_, count);
   if (count) std::memcpy(out.data(), data() + first * type_.bytes(), out.bytes());
   return out;
 }

@@ -56,6 +56,7 @@ struct DeviceRunner::Impl {
   std::size_t uploaded_bytes = 0;           // bytes the last upload() wrote
   std::vector<ReadTarget> read_targets;     // read_into()
   std::vector<HostBuffer> spare_outputs;    // recycled host buffers for the next read-back
+  std::pmr::memory_resource* output_memory = nullptr;  // output_memory(); null: the heap
   // Device buffers are kept between uploads and reused while they are big
   // enough: allocating (and, on NVIDIA, first-touch mapping) on every
   // upload costs more than a small kernel.
@@ -184,8 +185,8 @@ struct DeviceRunner::Impl {
 };
 
 // Enqueues the outputs' read-backs (non-blocking) into read targets,
-// recycled buffers of the right shape (no fresh, zeroed allocation) or new
-// RunResult::outputs; returns their events. Throws Error for a target of
+// recycled buffers of the right shape or new (unzeroed) RunResult::outputs
+// from output_memory; returns their events. Throws Error for a target of
 // the wrong size.
 std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResult& r) {
   auto& m = *this;
@@ -205,7 +206,7 @@ std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResul
                m.spare_outputs[k].size() == n) {
       r.outputs.push_back(std::move(m.spare_outputs[k]));
     } else {
-      r.outputs.emplace_back(o.spec.type, n);
+      r.outputs.push_back(HostBuffer::uninitialized(o.spec.type, n, m.output_memory));  // the read fills it
     }
     if (n == 0) continue;
     const std::size_t offset = o.spec.read_offset * o.spec.type.bytes(), bytes = n * o.spec.type.bytes();
@@ -256,6 +257,7 @@ const Device& DeviceRunner::device() const noexcept { return impl_->device; }
 const KernelSpec& DeviceRunner::spec() const noexcept { return *impl_->spec; }
 const cl::Context& DeviceRunner::context() const noexcept { return impl_->context; }
 void DeviceRunner::read_into(std::vector<ReadTarget> targets) { impl_->read_targets = std::move(targets); }
+void DeviceRunner::output_memory(std::pmr::memory_resource* memory) noexcept { impl_->output_memory = memory; }
 std::size_t DeviceRunner::kernel_work_group_size() const noexcept {
   return impl_->reference ? impl_->reference->info.work_group_size : 0;
 }

@@ -8,11 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory_resource>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace wstune {
@@ -48,8 +51,40 @@ ElementType parse_element_type(std::string_view name);
 /// float32, the element type of wstune's four built-in kernels.
 inline constexpr ElementType kFloat32{ScalarType::f32, 1};
 
+namespace detail {
+/// The allocator of HostBuffer's bytes: a std::pmr::polymorphic_allocator
+/// whose construct() without a value leaves the byte as it is
+/// (default-initialisation), so a buffer can take its size without writing
+/// it (HostBuffer::uninitialized, HostBuffer::adopt). HostBuffer zeroes
+/// explicitly wherever it promises zeros. A copy of a container gets the
+/// default heap, as with polymorphic_allocator.
+template <class T>
+class ByteAllocator : public std::pmr::polymorphic_allocator<T> {
+ public:
+  using std::pmr::polymorphic_allocator<T>::polymorphic_allocator;
+  /// The default resource (std::pmr::get_default_resource()).
+  ByteAllocator() noexcept = default;
+  /// The same resource as `other`.
+  template <class U>
+  ByteAllocator(const ByteAllocator<U>& other) noexcept  // NOLINT: implicit like polymorphic_allocator's
+      : std::pmr::polymorphic_allocator<T>(other.resource()) {}
+  /// Default-initialises `*p` (no zeroing for bytes).
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  /// Constructs `*p` from `args` as polymorphic_allocator does.
+  template <class U, class A0, class... A>
+  void construct(U* p, A0&& a0, A&&... args) {
+    std::pmr::polymorphic_allocator<T>::construct(p, std::forward<A0>(a0), std::forward<A>(args)...);
+  }
+  /// A copied container gets the default heap.
+  [[nodiscard]] ByteAllocator select_on_container_copy_construction() const noexcept { return ByteAllocator(); }
+};
+}  // namespace detail
+
 /// `count` elements of one ElementType as raw host bytes (zeroed on
-/// creation). Typed access through as<T>(), whose T must have the element's
+/// creation, except through uninitialized() and adopt()). Typed access through as<T>(), whose T must have the element's
 /// size. Copyable value type; not thread-safe for concurrent writes.
 /// The bytes come from a std::pmr::memory_resource: the default heap, or one
 /// given at construction (e.g. PinnedMemory, pinned_memory.hpp, for DMA
@@ -59,13 +94,31 @@ class HostBuffer {
   /// No elements, float32.
   HostBuffer() = default;
   /// `count` zeroed elements of `type`.
-  HostBuffer(ElementType type, std::size_t count) : type_(type), bytes_(type.bytes() * count) {}
+  HostBuffer(ElementType type, std::size_t count) : type_(type), bytes_(type.bytes() * count) { zero(0); }
   /// `count` zeroed elements of `type` whose bytes come from `memory`
   /// (which must outlive the buffer).
   HostBuffer(ElementType type, std::size_t count, std::pmr::memory_resource* memory)
-      : type_(type), bytes_(type.bytes() * count, memory) {}
+      : type_(type), bytes_(type.bytes() * count, memory) {
+    zero(0);
+  }
   /// `count` zeroed float32 elements.
   static HostBuffer floats(std::size_t count) { return HostBuffer(kFloat32, count); }
+  /// `count` elements of `type` whose bytes are not written (whatever the
+  /// allocation held): for a buffer that is filled at once, e.g. by a
+  /// read-back or a receive, where zeroing a large buffer costs milliseconds.
+  /// The bytes come from `memory` (the default heap when null; it must
+  /// outlive the buffer).
+  static HostBuffer uninitialized(ElementType type, std::size_t count, std::pmr::memory_resource* memory = nullptr);
+  /// Releases memory handed to HostBuffer::adopt(): called once with the
+  /// pointer and the byte count that were adopted.
+  using Release = std::function<void(std::byte* data, std::size_t bytes)>;
+  /// A buffer over `count` elements of `type` at `data`, which the caller
+  /// hands over without a copy (e.g. a shared-memory mapping): the buffer
+  /// calls `release(data, count × type.bytes())` once it lets the memory go
+  /// (destroyed, or grown by resize()). `data` must hold that many bytes,
+  /// aligned for the type. A copy of the buffer lives on the default heap.
+  /// With `count` 0, `release` is called at once.
+  static HostBuffer adopt(ElementType type, std::size_t count, std::byte* data, Release release);
   /// A float32 buffer holding `values`.
   static HostBuffer of(const std::vector<float>& values);
 
@@ -82,7 +135,11 @@ class HostBuffer {
   /// The bytes.
   [[nodiscard]] const std::byte* data() const noexcept { return bytes_.data(); }
   /// Resizes to `count` elements (new ones zeroed).
-  void resize(std::size_t count) { bytes_.resize(count * type_.bytes()); }
+  void resize(std::size_t count) {
+    const std::size_t had = bytes_.size();
+    bytes_.resize(count * type_.bytes());
+    zero(had);
+  }
   /// Elements [first, first + count) as a new buffer; throws std::out_of_range beyond the end.
   [[nodiscard]] HostBuffer slice(std::size_t first, std::size_t count) const;
   /// Copies `src`'s elements to element offset `first` (same type; throws
@@ -112,9 +169,15 @@ class HostBuffer {
   }
 
  private:
+  using Bytes = std::vector<std::byte, detail::ByteAllocator<std::byte>>;
+  HostBuffer(ElementType type, Bytes bytes) : type_(type), bytes_(std::move(bytes)) {}
   void check_size(std::size_t t) const;
+  // Zeroes the bytes from `from` on.
+  void zero(std::size_t from) noexcept {
+    if (from < bytes_.size()) std::memset(bytes_.data() + from, 0, bytes_.size() - from);
+  }
   ElementType type_ = kFloat32;
-  std::pmr::vector<std::byte> bytes_;
+  Bytes bytes_;
 };
 
 /// Component `k` (0-based over all components of all elements) of `b` as a

@@ -9,6 +9,7 @@
 /// info), §5.8 (clEnqueueNDRangeKernel), §5.12 (profiling).
 
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,12 @@ class DeviceRunner {
   /// next run() reads back into them instead of allocating (and zeroing)
   /// fresh host memory, which costs milliseconds for large outputs.
   void recycle(std::vector<HostBuffer>&& outputs);
+
+  /// Makes later run()s read fresh RunResult::outputs (those not recycled or
+  /// redirected by read_into()) into memory from `memory` (e.g. shared
+  /// memory another process maps, daemon/shared_memory.hpp); null restores
+  /// the heap. `memory` must outlive the outputs allocated from it.
+  void output_memory(std::pmr::memory_resource* memory) noexcept;
 
   /// Makes later run()s read output k straight into targets[k] (where its
   /// data is set; the output's RunResult::outputs buffer is then empty) until

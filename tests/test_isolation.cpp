@@ -1,0 +1,177 @@
+// The isolated OpenCL process's data path (issue 18): large buffers cross
+// its socket as shared memory files, not as bytes; malformed announcements
+// are protocol errors; a real block result (PoCL) reaches the rank mapped
+// from the child's memory and verifies. Its own executable: the parent
+// process must not initialise OpenCL before IsolatedDevice forks.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "app.hpp"
+#include "isolation.hpp"
+#include "kernel_source.hpp"
+#include "shared_memory.hpp"
+
+using namespace wstune;
+using namespace wstune::daemon;
+
+namespace {
+
+struct SocketPair {
+  SocketPair() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw std::runtime_error("socketpair");
+    a = sv[0];
+    b = sv[1];
+  }
+  int a = -1, b = -1;
+};
+
+// Bytes queued for the reader of `fd`.
+int queued(int fd) {
+  int n = -1;
+  ::ioctl(fd, FIONREAD, &n);
+  return n;
+}
+
+bool mapped_memory_files() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("memfd:wstune-result") != std::string::npos) return true;
+  return false;
+}
+
+Message result_with(std::vector<HostBuffer> buffers) {
+  BlockResult r;
+  r.job = 7;
+  r.block = Block{1, 0, 64};
+  return r.to_message(std::move(buffers));
+}
+
+}  // namespace
+
+// A buffer of SharedMemory crosses as its memory file (a few bytes on the
+// socket) and arrives with its contents, mapped; a small one (below the
+// threshold) and a heap one cross as bytes.
+TEST(SharedBuffers, ALargeBufferCrossesAsItsMemoryFileOthersAsBytes) {
+  SocketPair sp;
+  SharedMemory shared(std::size_t{1} << 20);
+  PipeCommunicator child(sp.b, 1, &shared);
+  PipeCommunicator rank(sp.a, 0);
+  HostBuffer big = HostBuffer::uninitialized(kFloat32, 1 << 20, &shared);  // 4 MiB
+  for (std::size_t i = 0; i < big.size(); ++i) big.as<float>()[i] = static_cast<float>(i % 1000);
+  HostBuffer small = HostBuffer::uninitialized(kFloat32, 100, &shared);
+  for (std::size_t i = 0; i < small.size(); ++i) small.as<float>()[i] = static_cast<float>(i) + 0.5f;
+  HostBuffer heap = HostBuffer::of({1.f, 2.f, 3.f});
+  EXPECT_EQ(shared.shared_allocations(), 1u);
+  EXPECT_GE(shared.fd_of(big.data(), big.bytes()), 0);
+  EXPECT_EQ(shared.fd_of(small.data(), small.bytes()), -1);
+  const HostBuffer want = big;
+  // Non-blocking: 4 MiB sent as bytes would fail the send instead of
+  // waiting for a reader that is this very thread.
+  ASSERT_EQ(::fcntl(sp.b, F_SETFL, ::fcntl(sp.b, F_GETFL) | O_NONBLOCK), 0);
+  std::vector<HostBuffer> buffers;  // moved in (an initializer list would copy them to the heap)
+  buffers.push_back(std::move(big));
+  buffers.push_back(small);
+  buffers.push_back(heap);
+  child.send(0, result_with(std::move(buffers)));
+  const int on_socket = queued(sp.a);
+  EXPECT_LT(on_socket, 4096) << "4 MiB went through the socket as bytes";
+  EXPECT_GT(on_socket, static_cast<int>(small.bytes())) << "the small buffer goes as bytes";
+  auto got = rank.recv(1, std::chrono::seconds(5));
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->message.buffers.size(), 3u);
+  EXPECT_EQ(got->message.buffers[0], want);
+  EXPECT_EQ(got->message.buffers[1], small);
+  EXPECT_EQ(got->message.buffers[2], heap);
+  EXPECT_TRUE(mapped_memory_files());  // the sender's buffer is gone (moved into the sent message): the receiver's
+  EXPECT_EQ(BlockResult::from(got->message).job, 7u);
+  got.reset();
+  EXPECT_FALSE(mapped_memory_files()) << "a released buffer leaves its mapping behind";
+}
+
+// A memory file announced without a descriptor, or one smaller than its
+// buffer (whose pages could not be read), is a ProtocolError, not a crash.
+TEST(SharedBuffers, BadAnnouncementsAreProtocolErrors) {
+  auto send_raw = [](int fd, char mark, int memfd, std::size_t floats) {
+    BlockResult r;
+    r.job = 1;
+    const Message m = r.to_message({HostBuffer::floats(floats)});
+    const std::vector<std::uint8_t> header = encode_header(m);
+    const auto tag = static_cast<std::uint32_t>(m.tag);
+    const auto len = static_cast<std::uint64_t>(header.size());
+    ASSERT_EQ(::write(fd, &tag, sizeof tag), static_cast<ssize_t>(sizeof tag));
+    ASSERT_EQ(::write(fd, &len, sizeof len), static_cast<ssize_t>(sizeof len));
+    ASSERT_EQ(::write(fd, header.data(), header.size()), static_cast<ssize_t>(header.size()));
+    send_marked(fd, mark, memfd);
+  };
+  {
+    SocketPair sp;
+    PipeCommunicator rank(sp.a, 0);
+    send_raw(sp.b, 'F', -1, 1000);
+    EXPECT_THROW((void)rank.recv(1, std::chrono::seconds(5)), ProtocolError);
+    ::close(sp.b);
+  }
+  {
+    SocketPair sp;
+    PipeCommunicator rank(sp.a, 0);
+    const int memfd = ::memfd_create("short", MFD_CLOEXEC);
+    ASSERT_GE(memfd, 0);
+    ASSERT_EQ(::ftruncate(memfd, 100), 0);
+    send_raw(sp.b, 'F', memfd, 1000);  // 4000 bytes announced, 100 in the file
+    try {
+      (void)rank.recv(1, std::chrono::seconds(5));
+      ADD_FAILURE() << "a short memory file was accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("memory file of 100 bytes"), std::string::npos) << e.what();
+    }
+    ::close(memfd);
+    ::close(sp.b);
+  }
+  {
+    SocketPair sp;
+    PipeCommunicator rank(sp.a, 0);
+    send_raw(sp.b, 'X', -1, 10);
+    EXPECT_THROW((void)rank.recv(1, std::chrono::seconds(5)), ProtocolError);
+    ::close(sp.b);
+  }
+}
+
+// A real block through the isolated process (PoCL): matmul 512's 1 MiB
+// result arrives mapped from the child's memory file and verifies against
+// the CPU reference.
+TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
+  IsolationOptions io;
+  io.request_timeout = std::chrono::seconds(120);
+  IsolatedDevice isolated(io);
+  ASSERT_TRUE(isolated.device()) << isolated.error();
+  const auto spec = worker_kernel("matmul", nullptr);
+  const Problem p = job_problem(*spec, "512", nlohmann::json::object());
+  RunBlock rb;
+  rb.job = 3;
+  rb.kernel = "matmul";
+  rb.size = "512";
+  rb.block = spec->whole(p);
+  rb.repetitions = 1;
+  rb.seed = 11;
+  for (int round = 0; round < 2; ++round) {  // the second reuses the child's runner and inputs
+    Received req{0, rb.to_message(), 0};
+    Message answer = isolated.handle(req);
+    ASSERT_EQ(answer.tag, Tag::block_result) << answer.body.dump();
+    ASSERT_EQ(answer.buffers.size(), 1u);
+    EXPECT_EQ(answer.buffers[0].bytes(), std::size_t{512} * 512 * 4);
+    EXPECT_TRUE(mapped_memory_files()) << "the result was copied through the socket";
+    std::vector<HostBuffer> full = spec->empty_outputs(p);
+    spec->place_block(p, rb.block, answer.buffers, full);
+    const Verdict v = spec->verify(p, full, spec->reference(p, spec->generate_inputs(p, rb.seed)));
+    EXPECT_TRUE(v.ok) << v.detail << " error " << v.max_error;
+  }
+  EXPECT_EQ(isolated.children_started(), 1u);
+}
