@@ -141,7 +141,7 @@ class FaultyPipe final : public Communicator {
 
 // ---- PipeCommunicator -------------------------------------------------------------
 
-PipeCommunicator::PipeCommunicator(int fd, int rank, const SharedMemory* shared)
+PipeCommunicator::PipeCommunicator(int fd, int rank, SharedMemory* shared)
     : fd_(fd), rank_(rank), shared_(shared) {}
 
 PipeCommunicator::~PipeCommunicator() {
@@ -157,13 +157,19 @@ void PipeCommunicator::send(int dest, Message m) {
   write_all(fd_, &len, sizeof len);
   write_all(fd_, header.data(), header.size());
   for (const HostBuffer& b : m.buffers) send_buffer(b);
+  send_releases();
 }
 
 // A buffer in one of `shared_`'s memory files goes as its descriptor
-// attached to the byte 'F'; any other as 'B' and its bytes.
+// attached to the byte 'F' and the file's id (u64); any other as 'B' and
+// its bytes.
 void PipeCommunicator::send_buffer(const HostBuffer& b) {
-  const int memfd = shared_ && b.bytes() ? shared_->fd_of(b.data(), b.bytes()) : -1;
-  if (memfd >= 0) return send_marked(fd_, kMemoryFile, memfd);
+  const SharedMemory::Lent lent = shared_ && b.bytes() ? shared_->lend(b.data(), b.bytes()) : SharedMemory::Lent{};
+  if (lent.fd >= 0) {
+    send_marked(fd_, kMemoryFile, lent.fd);
+    write_all(fd_, &lent.id, sizeof lent.id);
+    return;
+  }
   write_all(fd_, &kBytesFollow, 1);
   write_all(fd_, b.data(), b.bytes());
 }
@@ -186,7 +192,36 @@ HostBuffer PipeCommunicator::recv_buffer(const BufferShape& shape) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{memfd};
-  return map_shared(memfd, shape.type, shape.count);
+  std::uint64_t id = 0;
+  read_all(fd_, &id, sizeof id);
+  return peer_.adopt(id, memfd, shape.type, shape.count);
+}
+
+// Each message ends with two lists of file ids (u32 count, u64 ids): the
+// peer's files whose buffers this side released (returned), and this
+// side's files it closed (the peer drops its mappings).
+void PipeCommunicator::send_releases() {
+  for (const std::vector<std::uint64_t>& ids : {peer_.take_returned(), shared_ ? shared_->take_forgotten()
+                                                                              : std::vector<std::uint64_t>{}}) {
+    const auto n = static_cast<std::uint32_t>(ids.size());
+    write_all(fd_, &n, sizeof n);
+    write_all(fd_, ids.data(), ids.size() * sizeof(std::uint64_t));
+  }
+}
+
+void PipeCommunicator::recv_releases() {
+  for (int list = 0; list < 2; ++list) {
+    std::uint32_t n = 0;
+    read_all(fd_, &n, sizeof n);
+    if (n > (1u << 20)) throw ProtocolError(fmt::format("the peer process announced {} released memory files", n));
+    std::vector<std::uint64_t> ids(n);
+    read_all(fd_, ids.data(), ids.size() * sizeof(std::uint64_t));
+    if (list == 1) {
+      peer_.forget(ids);
+    } else if (shared_) {
+      for (const std::uint64_t id : ids) shared_->returned(id);
+    }
+  }
 }
 
 std::optional<std::pair<int, Tag>> PipeCommunicator::probe(int) {
@@ -216,6 +251,7 @@ std::optional<Received> PipeCommunicator::recv(int, std::chrono::milliseconds ti
     }
     message.buffers.push_back(recv_buffer(shape));
   }
+  recv_releases();
   Received r{1 - rank_, std::move(message), 0};
   r.recv_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
   return r;

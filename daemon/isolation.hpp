@@ -24,18 +24,20 @@ namespace wstune::daemon {
 /// A Communicator between two processes over a connected AF_UNIX
 /// SOCK_STREAM socket: rank() is `rank`, the peer is the other of ranks 0
 /// and 1. A message is the tag (u32), the header's length (u64),
-/// encode_header() and then, per buffer, one byte saying how it travels:
-/// 'B' and its bytes, or 'F' with the descriptor of a SharedMemory memory
-/// file attached (SCM_RIGHTS), which the receiver maps (map_shared()): a
-/// large result crosses without a copy. recv() waits with poll(); a peer that
-/// closed the socket (died) is a ProtocolError, so is a peer that stops
-/// mid-message or announces a memory file without one.
+/// encode_header(), then per buffer one byte saying how it travels: 'B' and
+/// its bytes, or 'F' with the descriptor of a SharedMemory file attached
+/// (SCM_RIGHTS) and the file's id (u64), which the receiver maps once and
+/// adopts (PeerMemory): a large result crosses without a copy. Last come two
+/// lists of file ids (u32 count, u64 each): the peer's files whose buffers
+/// were released here, and this side's files that were closed. recv() waits
+/// with poll(); a peer that closed the socket (died) is a ProtocolError, so
+/// is a peer that stops mid-message or announces a memory file without one.
 class PipeCommunicator final : public Communicator {
  public:
   /// Takes ownership of `fd` (closed by the destructor). Buffers allocated
-  /// from `shared` (if given; it must outlive the sends) are sent as their
-  /// memory files.
-  PipeCommunicator(int fd, int rank, const SharedMemory* shared = nullptr);
+  /// from `shared` (if given; it must outlive the communicator) are lent as
+  /// their memory files.
+  PipeCommunicator(int fd, int rank, SharedMemory* shared = nullptr);
   ~PipeCommunicator() override;
   PipeCommunicator(const PipeCommunicator&) = delete;
   PipeCommunicator& operator=(const PipeCommunicator&) = delete;
@@ -52,9 +54,12 @@ class PipeCommunicator final : public Communicator {
  private:
   void send_buffer(const HostBuffer& b);
   HostBuffer recv_buffer(const BufferShape& shape);
+  void send_releases();
+  void recv_releases();
   int fd_ = -1;
   int rank_ = 0;
-  const SharedMemory* shared_ = nullptr;
+  SharedMemory* shared_ = nullptr;
+  PeerMemory peer_;
 };
 
 /// Where and how an isolated device runs.

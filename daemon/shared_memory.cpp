@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -17,15 +18,30 @@ namespace wstune::daemon {
 
 SharedMemory::~SharedMemory() {
   // Buffers must be gone by now; whatever is left is closed, never touched.
-  for (auto& [data, m] : live_) {
-    ::munmap(const_cast<void*>(data), m.bytes);
-    ::close(m.fd);
+  for (auto& [id, f] : files_) {
+    ::munmap(f.data, f.bytes);
+    ::close(f.fd);
   }
+}
+
+// The smallest free file that holds `bytes`, marked used; nullptr when none.
+void* SharedMemory::reuse(std::size_t bytes) {
+  File* best = nullptr;
+  for (auto& [id, f] : files_)
+    if (!f.used && !f.lent && f.bytes >= bytes && (!best || f.bytes < best->bytes)) best = &f;
+  if (!best) return nullptr;
+  best->used = true;
+  ++reuses_;
+  return best->data;
 }
 
 void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (bytes < min_bytes_ || alignment > static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
     return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  {
+    std::lock_guard lock(mutex_);
+    if (void* p = reuse(bytes)) return p;
+  }
   const int fd = ::memfd_create("wstune-result", MFD_CLOEXEC);
   if (fd < 0) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
   void* p = MAP_FAILED;
@@ -36,50 +52,146 @@ void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
     return std::pmr::new_delete_resource()->allocate(bytes, alignment);
   }
   std::lock_guard lock(mutex_);
-  live_[p] = Mapping{fd, bytes};
-  ++made_;
+  const std::uint64_t id = next_id_++;
+  files_[id] = File{fd, p, bytes, true, false};
+  by_data_[p] = id;
   return p;
 }
 
 void SharedMemory::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) {
   {
     std::lock_guard lock(mutex_);
-    const auto it = live_.find(p);
-    if (it != live_.end()) {
-      ::munmap(p, it->second.bytes);
-      ::close(it->second.fd);
-      live_.erase(it);
+    const auto it = by_data_.find(p);
+    if (it != by_data_.end()) {
+      files_.at(it->second).used = false;
+      trim();
       return;
     }
   }
   std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
 }
 
-int SharedMemory::fd_of(const void* data, std::size_t bytes) const {
-  std::lock_guard lock(mutex_);
-  const auto it = live_.find(data);
-  return it != live_.end() && it->second.bytes >= bytes ? it->second.fd : -1;
+// Closes the smallest free files beyond keep_free_.
+void SharedMemory::trim() {
+  for (;;) {
+    std::size_t free = 0;
+    std::map<std::uint64_t, File>::iterator smallest = files_.end();
+    for (auto it = files_.begin(); it != files_.end(); ++it) {
+      if (it->second.used || it->second.lent) continue;
+      ++free;
+      if (smallest == files_.end() || it->second.bytes < smallest->second.bytes) smallest = it;
+    }
+    if (free <= keep_free_) return;
+    ::munmap(smallest->second.data, smallest->second.bytes);
+    ::close(smallest->second.fd);
+    by_data_.erase(smallest->second.data);
+    forgotten_.push_back(smallest->first);
+    files_.erase(smallest);
+  }
 }
 
-std::size_t SharedMemory::shared_allocations() const {
+SharedMemory::Lent SharedMemory::lend(const void* data, std::size_t bytes) {
   std::lock_guard lock(mutex_);
-  return made_;
+  const auto it = by_data_.find(data);
+  if (it == by_data_.end()) return {};
+  File& f = files_.at(it->second);
+  if (f.bytes < bytes) return {};
+  f.lent = true;
+  return Lent{f.fd, it->second, f.bytes};
 }
 
-HostBuffer map_shared(int fd, ElementType type, std::size_t count) {
+void SharedMemory::returned(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  const auto it = files_.find(id);
+  if (it == files_.end()) return;
+  it->second.lent = false;
+  trim();
+}
+
+std::vector<std::uint64_t> SharedMemory::take_forgotten() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(forgotten_, {});
+}
+
+std::size_t SharedMemory::files_made() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(next_id_ - 1);
+}
+
+std::size_t SharedMemory::reuses() const {
+  std::lock_guard lock(mutex_);
+  return reuses_;
+}
+
+// ---- PeerMemory ---------------------------------------------------------------
+
+namespace {
+// One of the peer's files mapped here; unmapped with the last owner (the
+// PeerMemory's table and the buffers adopting it).
+struct Mapping {
+  Mapping(void* d, std::size_t b) : data(d), bytes(b) {}
+  ~Mapping() { ::munmap(data, bytes); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  void* data;
+  std::size_t bytes;
+};
+}  // namespace
+
+struct PeerMemory::State {
+  std::mutex mutex;
+  std::map<std::uint64_t, std::shared_ptr<Mapping>> maps;
+  std::vector<std::uint64_t> returned;
+};
+
+PeerMemory::PeerMemory() : state_(std::make_shared<State>()) {}
+
+HostBuffer PeerMemory::adopt(std::uint64_t id, int fd, ElementType type, std::size_t count) {
   const std::size_t bytes = type.bytes() * count;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    throw ProtocolError(fmt::format("a shared buffer's memory file cannot be read: {}", std::strerror(errno)));
-  if (st.st_size < 0 || static_cast<std::size_t>(st.st_size) < bytes)
-    throw ProtocolError(fmt::format("a shared buffer of {} bytes came in a memory file of {} bytes", bytes,
-                                    static_cast<long long>(st.st_size)));
-  if (bytes == 0) return HostBuffer(type, 0);
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED)
-    throw ProtocolError(fmt::format("mapping a shared buffer of {} bytes failed: {}", bytes, std::strerror(errno)));
-  return HostBuffer::adopt(type, count, static_cast<std::byte*>(p),
-                           [](std::byte* data, std::size_t n) { ::munmap(data, n); });
+  std::shared_ptr<Mapping> m;
+  {
+    std::lock_guard lock(state_->mutex);
+    const auto it = state_->maps.find(id);
+    if (it != state_->maps.end() && it->second->bytes >= bytes) m = it->second;
+  }
+  if (!m) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+      throw ProtocolError(fmt::format("a shared buffer's memory file cannot be read: {}", std::strerror(errno)));
+    const auto size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
+    if (size < bytes || size == 0)
+      throw ProtocolError(
+          fmt::format("a shared buffer of {} bytes came in a memory file of {} bytes", bytes, size));
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED)
+      throw ProtocolError(fmt::format("mapping a shared buffer of {} bytes failed: {}", size, std::strerror(errno)));
+    m = std::make_shared<Mapping>(p, size);
+    std::lock_guard lock(state_->mutex);
+    state_->maps[id] = m;
+  }
+  std::weak_ptr<State> owner = state_;
+  return HostBuffer::adopt(type, count, static_cast<std::byte*>(m->data),
+                           [m, owner, id](std::byte*, std::size_t) {
+                             if (const auto s = owner.lock()) {
+                               std::lock_guard lock(s->mutex);
+                               s->returned.push_back(id);
+                             }
+                           });
+}
+
+std::vector<std::uint64_t> PeerMemory::take_returned() {
+  std::lock_guard lock(state_->mutex);
+  return std::exchange(state_->returned, {});
+}
+
+void PeerMemory::forget(const std::vector<std::uint64_t>& ids) {
+  std::lock_guard lock(state_->mutex);
+  for (const std::uint64_t id : ids) state_->maps.erase(id);
+}
+
+std::size_t PeerMemory::mapped() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->maps.size();
 }
 
 namespace {

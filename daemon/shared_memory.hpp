@@ -3,61 +3,111 @@
 /// Host memory that another process on the same host maps without a copy
 /// (issue 18: a block's result crossed the isolated OpenCL process's socket
 /// as 64 MB of bytes at matmul 4096, 22–25 ms of the daemon's overhead).
-/// Each large allocation is its own memory file (memfd_create(2), Linux
-/// ≥ 3.17) mapped shared; PipeCommunicator (isolation.hpp) passes such a
-/// buffer as its file descriptor (SCM_RIGHTS, unix(7)) and the receiver
-/// maps the same pages (map_shared()).
+/// Each large allocation is a memory file (memfd_create(2), Linux ≥ 3.17)
+/// mapped shared. PipeCommunicator (isolation.hpp) lends such a buffer to
+/// its peer as the file's descriptor (SCM_RIGHTS, unix(7)); the peer maps
+/// the same pages (PeerMemory) and returns the file when its buffer is
+/// released. Files are reused, and each side keeps its mapping, so a
+/// repeated job's result is neither copied nor faulted in again.
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <memory_resource>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "wstune/host_buffer.hpp"
 
 namespace wstune::daemon {
 
 /// A std::pmr::memory_resource whose allocations of at least `min_bytes`
-/// are each a memfd mapped MAP_SHARED (zeroed pages, faulted in on first
-/// touch); smaller ones, and any whose memfd cannot be made (e.g. EMFILE),
-/// come from the heap and then travel as bytes. Thread-safe. Must outlive
-/// every buffer allocated from it.
+/// are memory files mapped MAP_SHARED; smaller ones, and any whose file
+/// cannot be made (e.g. EMFILE), come from the heap and travel as bytes. A
+/// released file is kept for reuse (the smallest that fits) unless it is
+/// lent to the peer; beyond `keep_free` free files the smallest are closed
+/// and reported by take_forgotten(). Thread-safe. Must outlive every buffer
+/// allocated from it.
 class SharedMemory final : public std::pmr::memory_resource {
  public:
-  /// Allocations below `min_bytes` (bytes) come from the heap.
-  explicit SharedMemory(std::size_t min_bytes = std::size_t{1} << 20) : min_bytes_(min_bytes) {}
+  /// Allocations below `min_bytes` (bytes) come from the heap; at most
+  /// `keep_free` unused files are kept.
+  explicit SharedMemory(std::size_t min_bytes = std::size_t{1} << 20, std::size_t keep_free = 4)
+      : min_bytes_(min_bytes), keep_free_(keep_free) {}
   ~SharedMemory() override;
   SharedMemory(const SharedMemory&) = delete;
   SharedMemory& operator=(const SharedMemory&) = delete;
-  /// The memfd of the allocation that starts at `data` and holds at least
-  /// `bytes`, or −1 (not one of this resource's shared allocations). The
-  /// descriptor stays owned by the resource.
-  [[nodiscard]] int fd_of(const void* data, std::size_t bytes) const;
-  /// Shared allocations made so far (memfds created), for tests and logs.
-  [[nodiscard]] std::size_t shared_allocations() const;
+
+  /// A memory file lent to the peer: its descriptor (still owned by the
+  /// resource), its id and its size in bytes; fd −1 when the memory is not
+  /// one of this resource's files.
+  struct Lent {
+    int fd = -1;            ///< descriptor to attach (SCM_RIGHTS)
+    std::uint64_t id = 0;   ///< the file's id (unique in this resource)
+    std::size_t bytes = 0;  ///< the file's size
+  };
+  /// Lends the file whose allocation starts at `data` and holds at least
+  /// `bytes` to the peer: it is not reused until returned(id).
+  [[nodiscard]] Lent lend(const void* data, std::size_t bytes);
+  /// The peer released its buffer of file `id`; unknown ids are ignored.
+  void returned(std::uint64_t id);
+  /// Ids of files closed since the last call (the peer drops its mappings).
+  [[nodiscard]] std::vector<std::uint64_t> take_forgotten();
+  /// Files created so far.
+  [[nodiscard]] std::size_t files_made() const;
+  /// Allocations served by a file made before (a reuse).
+  [[nodiscard]] std::size_t reuses() const;
 
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override;
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
-  struct Mapping {
+  struct File {
     int fd = -1;
+    void* data = nullptr;
     std::size_t bytes = 0;
+    bool used = false;  // a buffer here holds it
+    bool lent = false;  // the peer holds it
   };
+  void* reuse(std::size_t bytes);
+  void trim();
   std::size_t min_bytes_;
+  std::size_t keep_free_;
   mutable std::mutex mutex_;
-  std::map<const void*, Mapping> live_;
-  std::size_t made_ = 0;
+  std::map<std::uint64_t, File> files_;
+  std::map<const void*, std::uint64_t> by_data_;
+  std::vector<std::uint64_t> forgotten_;
+  std::uint64_t next_id_ = 1;
+  std::size_t reuses_ = 0;
 };
 
-/// Maps the first `count` elements of `type` of the memory file `fd` (one
-/// SharedMemory allocation received from another process) shared and
-/// read-write, pre-faulted (MAP_POPULATE), as a HostBuffer that unmaps it
-/// when released: no copy of the bytes. Does not close `fd`. Throws
-/// ProtocolError when the file is smaller than the buffer (its pages could
-/// not be read) or the mapping fails.
-HostBuffer map_shared(int fd, ElementType type, std::size_t count);
+/// The receiving side of a peer's SharedMemory: each file mapped once
+/// (shared, read-write, pre-faulted) and kept while the peer keeps the
+/// file, so a reused file costs neither a mapping nor page faults. Buffers
+/// adopt the mapping (no copy) and keep it alive after forget() or the
+/// PeerMemory's end. Thread-safe.
+class PeerMemory {
+ public:
+  PeerMemory();
+  /// A buffer of the first `count` elements of `type` of the peer's file
+  /// `id`, whose descriptor `fd` came with it (the caller closes `fd`).
+  /// When the buffer is released, `id` is queued for take_returned().
+  /// Throws ProtocolError when the file is smaller than the buffer (its
+  /// pages could not be read) or cannot be mapped.
+  HostBuffer adopt(std::uint64_t id, int fd, ElementType type, std::size_t count);
+  /// Ids of files whose buffers were released since the last call (to tell the peer).
+  [[nodiscard]] std::vector<std::uint64_t> take_returned();
+  /// The peer closed these files: drop their mappings.
+  void forget(const std::vector<std::uint64_t>& ids);
+  /// Files mapped now.
+  [[nodiscard]] std::size_t mapped() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 /// Sends the byte `mark` over the connected AF_UNIX socket `socket` with
 /// the descriptor `fd` attached (SCM_RIGHTS, unix(7); nothing attached when

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "app.hpp"
@@ -41,11 +42,13 @@ int queued(int fd) {
   return n;
 }
 
-bool mapped_memory_files() {
+// Mappings of SharedMemory files in this process.
+int memory_file_mappings() {
   std::ifstream maps("/proc/self/maps");
+  int n = 0;
   for (std::string line; std::getline(maps, line);)
-    if (line.find("memfd:wstune-result") != std::string::npos) return true;
-  return false;
+    if (line.find("memfd:wstune-result") != std::string::npos) ++n;
+  return n;
 }
 
 Message result_with(std::vector<HostBuffer> buffers) {
@@ -59,42 +62,82 @@ Message result_with(std::vector<HostBuffer> buffers) {
 
 // A buffer of SharedMemory crosses as its memory file (a few bytes on the
 // socket) and arrives with its contents, mapped; a small one (below the
-// threshold) and a heap one cross as bytes.
-TEST(SharedBuffers, ALargeBufferCrossesAsItsMemoryFileOthersAsBytes) {
+// threshold) and a heap one cross as bytes. Once the receiver released it
+// (told with its next message), the file is reused and not mapped again;
+// a file still lent is never reused.
+TEST(SharedBuffers, ALargeBufferCrossesAsItsMemoryFileAndIsReusedOnceReturned) {
   SocketPair sp;
   SharedMemory shared(std::size_t{1} << 20);
   PipeCommunicator child(sp.b, 1, &shared);
   PipeCommunicator rank(sp.a, 0);
-  HostBuffer big = HostBuffer::uninitialized(kFloat32, 1 << 20, &shared);  // 4 MiB
-  for (std::size_t i = 0; i < big.size(); ++i) big.as<float>()[i] = static_cast<float>(i % 1000);
-  HostBuffer small = HostBuffer::uninitialized(kFloat32, 100, &shared);
-  for (std::size_t i = 0; i < small.size(); ++i) small.as<float>()[i] = static_cast<float>(i) + 0.5f;
-  HostBuffer heap = HostBuffer::of({1.f, 2.f, 3.f});
-  EXPECT_EQ(shared.shared_allocations(), 1u);
-  EXPECT_GE(shared.fd_of(big.data(), big.bytes()), 0);
-  EXPECT_EQ(shared.fd_of(small.data(), small.bytes()), -1);
-  const HostBuffer want = big;
   // Non-blocking: 4 MiB sent as bytes would fail the send instead of
   // waiting for a reader that is this very thread.
   ASSERT_EQ(::fcntl(sp.b, F_SETFL, ::fcntl(sp.b, F_GETFL) | O_NONBLOCK), 0);
-  std::vector<HostBuffer> buffers;  // moved in (an initializer list would copy them to the heap)
-  buffers.push_back(std::move(big));
-  buffers.push_back(small);
-  buffers.push_back(heap);
-  child.send(0, result_with(std::move(buffers)));
+  const HostBuffer small = HostBuffer::of({0.5f, 1.5f, 2.5f});
+  auto send_big = [&](float base) {
+    HostBuffer big = HostBuffer::uninitialized(kFloat32, 1 << 20, &shared);  // 4 MiB
+    for (std::size_t i = 0; i < big.size(); ++i) big.as<float>()[i] = base + static_cast<float>(i % 1000);
+    const HostBuffer want = big;
+    std::vector<HostBuffer> buffers;  // moved in (an initializer list would copy them to the heap)
+    buffers.push_back(std::move(big));
+    buffers.push_back(small);
+    child.send(0, result_with(std::move(buffers)));
+    return want;
+  };
+  const HostBuffer want1 = send_big(0.f);
   const int on_socket = queued(sp.a);
   EXPECT_LT(on_socket, 4096) << "4 MiB went through the socket as bytes";
   EXPECT_GT(on_socket, static_cast<int>(small.bytes())) << "the small buffer goes as bytes";
   auto got = rank.recv(1, std::chrono::seconds(5));
   ASSERT_TRUE(got);
-  ASSERT_EQ(got->message.buffers.size(), 3u);
-  EXPECT_EQ(got->message.buffers[0], want);
+  ASSERT_EQ(got->message.buffers.size(), 2u);
+  EXPECT_EQ(got->message.buffers[0], want1);
   EXPECT_EQ(got->message.buffers[1], small);
-  EXPECT_EQ(got->message.buffers[2], heap);
-  EXPECT_TRUE(mapped_memory_files());  // the sender's buffer is gone (moved into the sent message): the receiver's
   EXPECT_EQ(BlockResult::from(got->message).job, 7u);
-  got.reset();
-  EXPECT_FALSE(mapped_memory_files()) << "a released buffer leaves its mapping behind";
+  EXPECT_EQ(memory_file_mappings(), 2) << "one mapping in each process (here: both)";
+  got.reset();  // released: returned with the rank's next message
+  rank.send(1, Message{Tag::shutdown, nlohmann::json::object(), {}});
+  ASSERT_TRUE(child.recv(0, std::chrono::seconds(5)));
+  const HostBuffer want2 = send_big(7.f);
+  EXPECT_EQ(shared.files_made(), 1u);
+  EXPECT_EQ(shared.reuses(), 1u) << "the returned file was not reused";
+  got = rank.recv(1, std::chrono::seconds(5));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->message.buffers[0], want2);
+  EXPECT_EQ(memory_file_mappings(), 2) << "the reused file was mapped again";
+  // Still lent (the rank holds it): the next buffer needs a new file.
+  (void)send_big(9.f);
+  EXPECT_EQ(shared.files_made(), 2u);
+  auto third = rank.recv(1, std::chrono::seconds(5));
+  ASSERT_TRUE(third);
+  EXPECT_NE(third->message.buffers[0].data(), got->message.buffers[0].data());
+}
+
+// Free files beyond keep_free are closed, smallest first, and reported so
+// the peer drops its mappings; a peer's buffer keeps its mapping alive
+// after forget().
+TEST(SharedBuffers, FreeFilesBeyondTheLimitAreClosedAndForgotten) {
+  SharedMemory shared(4096, 1);
+  std::vector<HostBuffer> held;
+  for (std::size_t n : {2048u, 4096u, 8192u}) held.push_back(HostBuffer::uninitialized(kFloat32, n, &shared));
+  EXPECT_EQ(shared.files_made(), 3u);
+  EXPECT_EQ(memory_file_mappings(), 3);
+  const SharedMemory::Lent lent = shared.lend(held[2].data(), held[2].bytes());
+  ASSERT_GE(lent.fd, 0);
+  PeerMemory peer;
+  std::optional<HostBuffer> mapped = peer.adopt(lent.id, lent.fd, kFloat32, 8192);
+  held[0].as<float>()[0] = 1.f;
+  held.clear();  // the two unlent files are free: one is kept (the larger), one closed
+  EXPECT_EQ(shared.take_forgotten(), std::vector<std::uint64_t>{1});
+  EXPECT_TRUE(shared.take_forgotten().empty());
+  const HostBuffer again = HostBuffer::uninitialized(kFloat32, 4096, &shared);
+  EXPECT_EQ(shared.reuses(), 1u);
+  peer.forget({lent.id});
+  EXPECT_EQ(peer.mapped(), 0u);
+  mapped->as<float>()[8191] = 3.f;  // still mapped: the buffer owns its mapping
+  EXPECT_TRUE(peer.take_returned().empty());
+  mapped.reset();
+  EXPECT_EQ(peer.take_returned(), std::vector<std::uint64_t>{lent.id});
 }
 
 // A memory file announced without a descriptor, or one smaller than its
@@ -111,6 +154,10 @@ TEST(SharedBuffers, BadAnnouncementsAreProtocolErrors) {
     ASSERT_EQ(::write(fd, &len, sizeof len), static_cast<ssize_t>(sizeof len));
     ASSERT_EQ(::write(fd, header.data(), header.size()), static_cast<ssize_t>(header.size()));
     send_marked(fd, mark, memfd);
+    const std::uint64_t id = 5;
+    if (memfd >= 0) {
+      ASSERT_EQ(::write(fd, &id, sizeof id), static_cast<ssize_t>(sizeof id));
+    }
   };
   {
     SocketPair sp;
@@ -146,7 +193,7 @@ TEST(SharedBuffers, BadAnnouncementsAreProtocolErrors) {
 
 // A real block through the isolated process (PoCL): matmul 512's 1 MiB
 // result arrives mapped from the child's memory file and verifies against
-// the CPU reference.
+// the CPU reference; the repeated job's result reuses the returned file.
 TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
   IsolationOptions io;
   io.request_timeout = std::chrono::seconds(120);
@@ -167,7 +214,9 @@ TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
     ASSERT_EQ(answer.tag, Tag::block_result) << answer.body.dump();
     ASSERT_EQ(answer.buffers.size(), 1u);
     EXPECT_EQ(answer.buffers[0].bytes(), std::size_t{512} * 512 * 4);
-    EXPECT_TRUE(mapped_memory_files()) << "the result was copied through the socket";
+    // One mapping in this process: the second round's result comes in the
+    // file the first round returned, mapped once.
+    EXPECT_EQ(memory_file_mappings(), 1) << "round " << round;
     std::vector<HostBuffer> full = spec->empty_outputs(p);
     spec->place_block(p, rb.block, answer.buffers, full);
     const Verdict v = spec->verify(p, full, spec->reference(p, spec->generate_inputs(p, rb.seed)));

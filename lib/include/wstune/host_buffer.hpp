@@ -117,7 +117,9 @@ class HostBuffer {
   /// calls `release(data, count × type.bytes())` once it lets the memory go
   /// (destroyed, or grown by resize()). `data` must hold that many bytes,
   /// aligned for the type. A copy of the buffer lives on the default heap.
-  /// With `count` 0, `release` is called at once.
+  /// With `count` 0, `release` is called at once. As with any std::pmr
+  /// container, a buffer moved-assigned onto an adopted one keeps the
+  /// adopted memory (its bytes are moved in): destroy it to release.
   static HostBuffer adopt(ElementType type, std::size_t count, std::byte* data, Release release);
   /// A float32 buffer holding `values`.
   static HostBuffer of(const std::vector<float>& values);
