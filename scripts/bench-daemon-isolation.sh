@@ -7,7 +7,7 @@
 # daemon's overhead as the report gives it (makespan − kernels − transfers),
 # and writes the same lines to OUTFILE.
 # Usage: scripts/bench-daemon-isolation.sh OUTFILE [DEVICE] [KERNEL] [SIZE] [REPS] [ROUNDS]
-#   e.g. scripts/bench-daemon-isolation.sh docs/results/daemon_h100-pocl_raw/isolation_side_by_side.txt gpu matmul 4096 10 3
+#   e.g. scripts/bench-daemon-isolation.sh docs/results/daemon_isolation_h100/side_by_side.txt gpu matmul 4096 10 3
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: $0 OUTFILE [DEVICE] [KERNEL] [SIZE] [REPS] [ROUNDS]}

@@ -79,7 +79,7 @@ for step in "$@"; do
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
     isolation)  # the isolated OpenCL process's cost at matmul 4096, one GPU worker, side by side
-      logged isolation 20 scripts/bench-daemon-isolation.sh docs/results/daemon_h100-pocl_raw/isolation_side_by_side.txt \
+      logged isolation 20 scripts/bench-daemon-isolation.sh docs/results/daemon_isolation_h100/side_by_side.txt \
         gpu matmul 4096 10 3 ;;
     daemon-shared)
       # issue 14: matmul_tiled's 1,248 configurations on one GPU, then on both sharing one search
