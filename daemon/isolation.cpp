@@ -392,6 +392,14 @@ Message IsolatedDevice::handle(Received& request) {
     const std::string exit = stop(std::chrono::milliseconds(2000));
     return fail(TrialStatus::runtime, fmt::format("the isolated OpenCL process (pid {}) {} during job {}; a new one "
                                                   "starts for the next request", child, exit, job));
+  } catch (const std::exception& e) {
+    // This side could not take the answer (e.g. std::bad_alloc): the stream
+    // is out of step, so the process goes.
+    ::kill(child, SIGKILL);
+    stop(std::chrono::milliseconds(2000));
+    return fail(TrialStatus::runtime, fmt::format("the answer of the isolated OpenCL process (pid {}) to job {} could "
+                                                  "not be received ({}); a new one starts for the next request",
+                                                  child, job, e.what()));
   }
 }
 

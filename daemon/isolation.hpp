@@ -50,6 +50,8 @@ class PipeCommunicator final : public Communicator {
   std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override;
   /// Sends are synchronous: always true.
   bool flush(std::chrono::milliseconds timeout) override;
+  /// The peer's memory files mapped here (tests, logs).
+  [[nodiscard]] const PeerMemory& peer_memory() const noexcept { return peer_; }
 
  private:
   void send_buffer(const HostBuffer& b);

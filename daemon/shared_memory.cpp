@@ -1,6 +1,7 @@
 // Host memory shared with another process (shared_memory.hpp).
 #include "shared_memory.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,7 +29,7 @@ SharedMemory::~SharedMemory() {
 void* SharedMemory::reuse(std::size_t bytes) {
   File* best = nullptr;
   for (auto& [id, f] : files_)
-    if (!f.used && !f.lent && f.bytes >= bytes && (!best || f.bytes < best->bytes)) best = &f;
+    if (!f.used && f.lent == 0 && f.bytes >= bytes && (!best || f.bytes < best->bytes)) best = &f;
   if (!best) return nullptr;
   best->used = true;
   ++reuses_;
@@ -42,19 +43,33 @@ void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
     std::lock_guard lock(mutex_);
     if (void* p = reuse(bytes)) return p;
   }
-  const int fd = ::memfd_create("wstune-result", MFD_CLOEXEC);
+  // Sealed against shrinking, so the peer's mapping can never lose pages
+  // under it (a read past a shrunk file's end is SIGBUS).
+  const int fd = ::memfd_create("wstune-result", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
   void* p = MAP_FAILED;
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0)
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0 && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
     p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     ::close(fd);
     return std::pmr::new_delete_resource()->allocate(bytes, alignment);
   }
-  std::lock_guard lock(mutex_);
-  const std::uint64_t id = next_id_++;
-  files_[id] = File{fd, p, bytes, true, false};
-  by_data_[p] = id;
+  try {
+    std::lock_guard lock(mutex_);
+    const std::uint64_t id = next_id_;
+    by_data_[p] = id;
+    try {
+      files_[id] = File{fd, p, bytes, true, 0};
+    } catch (...) {
+      by_data_.erase(p);
+      throw;
+    }
+    ++next_id_;
+  } catch (...) {
+    ::munmap(p, bytes);
+    ::close(fd);
+    throw;
+  }
   return p;
 }
 
@@ -77,7 +92,7 @@ void SharedMemory::trim() {
     std::size_t free = 0;
     std::map<std::uint64_t, File>::iterator smallest = files_.end();
     for (auto it = files_.begin(); it != files_.end(); ++it) {
-      if (it->second.used || it->second.lent) continue;
+      if (it->second.used || it->second.lent > 0) continue;
       ++free;
       if (smallest == files_.end() || it->second.bytes < smallest->second.bytes) smallest = it;
     }
@@ -96,15 +111,15 @@ SharedMemory::Lent SharedMemory::lend(const void* data, std::size_t bytes) {
   if (it == by_data_.end()) return {};
   File& f = files_.at(it->second);
   if (f.bytes < bytes) return {};
-  f.lent = true;
+  ++f.lent;
   return Lent{f.fd, it->second, f.bytes};
 }
 
 void SharedMemory::returned(std::uint64_t id) {
   std::lock_guard lock(mutex_);
   const auto it = files_.find(id);
-  if (it == files_.end()) return;
-  it->second.lent = false;
+  if (it == files_.end() || it->second.lent == 0) return;
+  --it->second.lent;
   trim();
 }
 
@@ -130,7 +145,9 @@ namespace {
 // PeerMemory's table and the buffers adopting it).
 struct Mapping {
   Mapping(void* d, std::size_t b) : data(d), bytes(b) {}
-  ~Mapping() { ::munmap(data, bytes); }
+  ~Mapping() {
+    if (data) ::munmap(data, bytes);
+  }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   void* data;
@@ -142,7 +159,32 @@ struct PeerMemory::State {
   std::mutex mutex;
   std::map<std::uint64_t, std::shared_ptr<Mapping>> maps;
   std::vector<std::uint64_t> returned;
+  std::size_t made = 0;
 };
+
+namespace {
+// Maps the whole memory file `fd`, which must hold `bytes` and be sealed
+// against shrinking. Throws ProtocolError otherwise.
+std::shared_ptr<Mapping> map_file(int fd, std::size_t bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw ProtocolError(fmt::format("a shared buffer's memory file cannot be read: {}", std::strerror(errno)));
+  const auto size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
+  if (size < bytes || size == 0)
+    throw ProtocolError(fmt::format("a shared buffer of {} bytes came in a memory file of {} bytes", bytes, size));
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK))
+    throw ProtocolError("a shared buffer came in a memory file not sealed against shrinking (F_SEAL_SHRINK)");
+  auto m = std::make_shared<Mapping>(nullptr, size);  // allocated first: a mapping is never left behind
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED)
+    throw ProtocolError(fmt::format("mapping a shared buffer of {} bytes failed: {}", size, std::strerror(errno)));
+  m->data = p;
+  // A process forked later (the next isolated child) does not inherit it.
+  ::madvise(p, size, MADV_DONTFORK);
+  return m;
+}
+}  // namespace
 
 PeerMemory::PeerMemory() : state_(std::make_shared<State>()) {}
 
@@ -155,19 +197,10 @@ HostBuffer PeerMemory::adopt(std::uint64_t id, int fd, ElementType type, std::si
     if (it != state_->maps.end() && it->second->bytes >= bytes) m = it->second;
   }
   if (!m) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0)
-      throw ProtocolError(fmt::format("a shared buffer's memory file cannot be read: {}", std::strerror(errno)));
-    const auto size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
-    if (size < bytes || size == 0)
-      throw ProtocolError(
-          fmt::format("a shared buffer of {} bytes came in a memory file of {} bytes", bytes, size));
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED)
-      throw ProtocolError(fmt::format("mapping a shared buffer of {} bytes failed: {}", size, std::strerror(errno)));
-    m = std::make_shared<Mapping>(p, size);
+    m = map_file(fd, bytes);
     std::lock_guard lock(state_->mutex);
     state_->maps[id] = m;
+    ++state_->made;
   }
   std::weak_ptr<State> owner = state_;
   return HostBuffer::adopt(type, count, static_cast<std::byte*>(m->data),
@@ -192,6 +225,11 @@ void PeerMemory::forget(const std::vector<std::uint64_t>& ids) {
 std::size_t PeerMemory::mapped() const {
   std::lock_guard lock(state_->mutex);
   return state_->maps.size();
+}
+
+std::size_t PeerMemory::mappings_made() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->made;
 }
 
 namespace {

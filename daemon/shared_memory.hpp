@@ -24,7 +24,8 @@
 namespace wstune::daemon {
 
 /// A std::pmr::memory_resource whose allocations of at least `min_bytes`
-/// are memory files mapped MAP_SHARED; smaller ones, and any whose file
+/// are memory files (sealed against shrinking) mapped MAP_SHARED; smaller
+/// ones, and any whose file
 /// cannot be made (e.g. EMFILE), come from the heap and travel as bytes. A
 /// released file is kept for reuse (the smallest that fits) unless it is
 /// lent to the peer; beyond `keep_free` free files the smallest are closed
@@ -49,7 +50,8 @@ class SharedMemory final : public std::pmr::memory_resource {
     std::size_t bytes = 0;  ///< the file's size
   };
   /// Lends the file whose allocation starts at `data` and holds at least
-  /// `bytes` to the peer: it is not reused until returned(id).
+  /// `bytes` to the peer: it is not reused until returned(id) as often as
+  /// it was lent.
   [[nodiscard]] Lent lend(const void* data, std::size_t bytes);
   /// The peer released its buffer of file `id`; unknown ids are ignored.
   void returned(std::uint64_t id);
@@ -68,8 +70,8 @@ class SharedMemory final : public std::pmr::memory_resource {
     int fd = -1;
     void* data = nullptr;
     std::size_t bytes = 0;
-    bool used = false;  // a buffer here holds it
-    bool lent = false;  // the peer holds it
+    bool used = false;   // a buffer here holds it
+    unsigned lent = 0;   // buffers of the peer's that hold it
   };
   void* reuse(std::size_t bytes);
   void trim();
@@ -84,8 +86,9 @@ class SharedMemory final : public std::pmr::memory_resource {
 };
 
 /// The receiving side of a peer's SharedMemory: each file mapped once
-/// (shared, read-write, pre-faulted) and kept while the peer keeps the
-/// file, so a reused file costs neither a mapping nor page faults. Buffers
+/// (shared, read-write, pre-faulted, not inherited by a fork) and kept
+/// while the peer keeps the file, so a reused file costs neither a mapping
+/// nor page faults. Buffers
 /// adopt the mapping (no copy) and keep it alive after forget() or the
 /// PeerMemory's end. Thread-safe.
 class PeerMemory {
@@ -95,7 +98,8 @@ class PeerMemory {
   /// `id`, whose descriptor `fd` came with it (the caller closes `fd`).
   /// When the buffer is released, `id` is queued for take_returned().
   /// Throws ProtocolError when the file is smaller than the buffer (its
-  /// pages could not be read) or cannot be mapped.
+  /// pages could not be read), is not sealed against shrinking
+  /// (F_SEAL_SHRINK), or cannot be mapped.
   HostBuffer adopt(std::uint64_t id, int fd, ElementType type, std::size_t count);
   /// Ids of files whose buffers were released since the last call (to tell the peer).
   [[nodiscard]] std::vector<std::uint64_t> take_returned();
@@ -103,6 +107,8 @@ class PeerMemory {
   void forget(const std::vector<std::uint64_t>& ids);
   /// Files mapped now.
   [[nodiscard]] std::size_t mapped() const;
+  /// Mappings made so far (a file mapped again after forget() counts twice).
+  [[nodiscard]] std::size_t mappings_made() const;
 
  private:
   struct State;

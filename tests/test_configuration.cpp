@@ -2,6 +2,7 @@
 // tuning parameters (no OpenCL).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory_resource>
 #include <rapidcheck.h>
@@ -120,6 +121,38 @@ TEST(HostBuffer, AdoptedMemoryIsUsedInPlaceAndReleasedOnce) {
   EXPECT_EQ(releases, 1);
   EXPECT_EQ(g.as<float>()[3], 4.f);
   EXPECT_EQ(g.as<float>()[99], 0.f);
+  // Moved out, the target dropped, the source reused: the source is on the
+  // heap, not on the released memory's resource.
+  releases = 0;
+  HostBuffer src = HostBuffer::adopt(kFloat32, 4, at, [&](std::byte*, std::size_t) { ++releases; });
+  {
+    HostBuffer dst = std::move(src);
+    EXPECT_TRUE(src.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is documented
+  }
+  EXPECT_EQ(releases, 1);
+  src = HostBuffer::floats(8);
+  src = HostBuffer(kFloat32, 16);
+  src.resize(32);
+  EXPECT_EQ(src.size(), 32u);
+  // Move-assigned over: released then, not later.
+  releases = 0;
+  HostBuffer over = HostBuffer::adopt(kFloat32, 4, at, [&](std::byte*, std::size_t) { ++releases; });
+  over = HostBuffer::floats(2);
+  EXPECT_EQ(releases, 1);
+  EXPECT_EQ(over.size(), 2u);
+  // Released once although the heap may hand the address out again.
+  int frees = 0;
+  auto* owned = static_cast<std::byte*>(std::malloc(64));
+  {
+    HostBuffer m = HostBuffer::adopt(kFloat32, 16, owned, [&](std::byte* p, std::size_t) {
+      ++frees;
+      std::free(p);
+    });
+    m.resize(17);
+    m.resize(40);
+    m.resize(100);
+  }
+  EXPECT_EQ(frees, 1);
   // Nothing adopted: released at once.
   releases = 0;
   const HostBuffer none = HostBuffer::adopt(kFloat32, 0, at, [&](std::byte*, std::size_t) { ++releases; });

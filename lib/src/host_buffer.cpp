@@ -111,8 +111,9 @@ ElementType parse_element_type(std::string_view name) {
 namespace {
 // The memory of one HostBuffer::adopt(): its first allocation that fits is
 // the adopted memory, anything else (a resize that grows) the heap's. It
-// deletes itself when the last of its allocations is returned, so a buffer
-// (which keeps only the resource's address) may be moved freely.
+// deletes itself when the last of its allocations is returned. Only one
+// buffer ever holds it: a copy gets the default heap, and a move leaves the
+// source on the default heap (host_buffer.hpp).
 class AdoptedMemory final : public std::pmr::memory_resource {
  public:
   AdoptedMemory(std::byte* data, std::size_t bytes, HostBuffer::Release release)
@@ -132,7 +133,8 @@ class AdoptedMemory final : public std::pmr::memory_resource {
   }
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
     if (p == data_) {
-      if (release_) release_(data_, bytes_);
+      data_ = nullptr;  // released once, even if the heap hands out the address again
+      if (release_) release_(static_cast<std::byte*>(p), bytes_);
     } else {
       std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
     }

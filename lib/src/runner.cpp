@@ -202,7 +202,7 @@ std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResul
     }
     if (dst || n == 0) {
       r.outputs.emplace_back(o.spec.type, 0);
-    } else if (k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type &&
+    } else if (!m.output_memory && k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type &&
                m.spare_outputs[k].size() == n) {
       r.outputs.push_back(std::move(m.spare_outputs[k]));
     } else {

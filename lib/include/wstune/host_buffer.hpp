@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <memory_resource>
 #include <span>
 #include <stdexcept>
@@ -84,15 +85,36 @@ class ByteAllocator : public std::pmr::polymorphic_allocator<T> {
 }  // namespace detail
 
 /// `count` elements of one ElementType as raw host bytes (zeroed on
-/// creation, except through uninitialized() and adopt()). Typed access through as<T>(), whose T must have the element's
-/// size. Copyable value type; not thread-safe for concurrent writes.
+/// creation, except through uninitialized() and adopt()). Typed access
+/// through as<T>(), whose T must have the element's size. Copyable value
+/// type; not thread-safe for concurrent writes.
 /// The bytes come from a std::pmr::memory_resource: the default heap, or one
 /// given at construction (e.g. PinnedMemory, pinned_memory.hpp, for DMA
-/// transfers); a move keeps the resource, a copy gets the default heap.
+/// transfers). A move (construction or assignment) takes the source's bytes
+/// and resource and leaves the source empty on the default heap; a copy
+/// gets the default heap; copy assignment keeps the target's resource.
 class HostBuffer {
  public:
   /// No elements, float32.
   HostBuffer() = default;
+  /// A copy on the default heap.
+  HostBuffer(const HostBuffer&) = default;
+  /// Copies the bytes into this buffer's memory (its resource is kept).
+  HostBuffer& operator=(const HostBuffer&) = default;
+  /// Takes `other`'s bytes and resource; `other` is left empty on the default heap.
+  HostBuffer(HostBuffer&& other) noexcept : type_(other.type_), bytes_(std::move(other.bytes_)) { other.reset(); }
+  /// Lets this buffer's memory go, then takes `other`'s bytes and resource;
+  /// `other` is left empty on the default heap.
+  HostBuffer& operator=(HostBuffer&& other) noexcept {
+    if (this != &other) {
+      type_ = other.type_;
+      std::destroy_at(&bytes_);
+      std::construct_at(&bytes_, std::move(other.bytes_));
+      other.reset();
+    }
+    return *this;
+  }
+  ~HostBuffer() = default;
   /// `count` zeroed elements of `type`.
   HostBuffer(ElementType type, std::size_t count) : type_(type), bytes_(type.bytes() * count) { zero(0); }
   /// `count` zeroed elements of `type` whose bytes come from `memory`
@@ -114,12 +136,12 @@ class HostBuffer {
   using Release = std::function<void(std::byte* data, std::size_t bytes)>;
   /// A buffer over `count` elements of `type` at `data`, which the caller
   /// hands over without a copy (e.g. a shared-memory mapping): the buffer
-  /// calls `release(data, count × type.bytes())` once it lets the memory go
-  /// (destroyed, or grown by resize()). `data` must hold that many bytes,
-  /// aligned for the type. A copy of the buffer lives on the default heap.
-  /// With `count` 0, `release` is called at once. As with any std::pmr
-  /// container, a buffer moved-assigned onto an adopted one keeps the
-  /// adopted memory (its bytes are moved in): destroy it to release.
+  /// calls `release(data, count × type.bytes())` exactly once, when it lets
+  /// the memory go (destroyed, assigned another buffer by a move, or grown
+  /// past it by resize() or a copy assignment). `data` must hold that many
+  /// bytes, aligned for the type. A copy of the buffer lives on the default
+  /// heap. With `count` 0, `release` is called at once. `release` runs on
+  /// the thread that lets the memory go.
   static HostBuffer adopt(ElementType type, std::size_t count, std::byte* data, Release release);
   /// A float32 buffer holding `values`.
   static HostBuffer of(const std::vector<float>& values);
@@ -174,6 +196,11 @@ class HostBuffer {
   using Bytes = std::vector<std::byte, detail::ByteAllocator<std::byte>>;
   HostBuffer(ElementType type, Bytes bytes) : type_(type), bytes_(std::move(bytes)) {}
   void check_size(std::size_t t) const;
+  // Empty on the default heap (no hold on a moved-away resource).
+  void reset() noexcept {
+    std::destroy_at(&bytes_);
+    std::construct_at(&bytes_);
+  }
   // Zeroes the bytes from `from` on.
   void zero(std::size_t from) noexcept {
     if (from < bytes_.size()) std::memset(bytes_.data() + from, 0, bytes_.size() - from);

@@ -111,12 +111,14 @@ class DeviceRunner {
   void prebuild(const std::vector<Problem>& problems, unsigned threads = 0);
 
   /// Hands a RunResult's outputs back once they are no longer needed: the
-  /// next run() reads back into them instead of allocating (and zeroing)
-  /// fresh host memory, which costs milliseconds for large outputs.
+  /// next run() reads back into them instead of allocating fresh host
+  /// memory (whose first touch costs page faults for large outputs); not
+  /// while output_memory() is set.
   void recycle(std::vector<HostBuffer>&& outputs);
 
-  /// Makes later run()s read fresh RunResult::outputs (those not recycled or
-  /// redirected by read_into()) into memory from `memory` (e.g. shared
+  /// Makes later run()s read RunResult::outputs (those not redirected by
+  /// read_into(); recycled buffers are then not used) into memory from
+  /// `memory` (e.g. shared
   /// memory another process maps, daemon/shared_memory.hpp); null restores
   /// the heap. `memory` must outlive the outputs allocated from it.
   void output_memory(std::pmr::memory_resource* memory) noexcept;
