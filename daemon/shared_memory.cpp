@@ -29,56 +29,57 @@ SharedMemory::~SharedMemory() {
 void* SharedMemory::reuse(std::size_t bytes) {
   File* best = nullptr;
   for (auto& [id, f] : files_)
-    if (!f.used && f.lent == 0 && f.bytes >= bytes && (!best || f.bytes < best->bytes)) best = &f;
+    if (f.free() && f.bytes >= bytes && (!best || f.bytes < best->bytes)) best = &f;
   if (!best) return nullptr;
   best->used = true;
   ++reuses_;
   return best->data;
 }
 
-void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
-  if (bytes < min_bytes_ || alignment > static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
-    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
-  {
-    std::lock_guard lock(mutex_);
-    if (void* p = reuse(bytes)) return p;
-  }
-  // Sealed against shrinking, so the peer's mapping can never lose pages
-  // under it (a read past a shrunk file's end is SIGBUS).
+SharedMemory::Files::iterator SharedMemory::find(const void* data) {
+  return std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.second.data == data; });
+}
+
+namespace {
+// A new memory file of `bytes`, sealed against shrinking (the peer's
+// mapping can never lose pages under it: a read past a shrunk file's end is
+// SIGBUS) and mapped; fd −1 when one cannot be made.
+std::pair<int, void*> make_file(std::size_t bytes) {
   const int fd = ::memfd_create("wstune-result", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  if (fd < 0) return {-1, nullptr};
   void* p = MAP_FAILED;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0 && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
     p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    ::close(fd);
-    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
-  }
-  try {
+  if (p != MAP_FAILED) return {fd, p};
+  ::close(fd);
+  return {-1, nullptr};
+}
+}  // namespace
+
+void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
+  if (bytes >= min_bytes_ && alignment <= static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
     std::lock_guard lock(mutex_);
-    const std::uint64_t id = next_id_;
-    by_data_[p] = id;
-    try {
-      files_[id] = File{fd, p, bytes, true, 0};
-    } catch (...) {
-      by_data_.erase(p);
-      throw;
+    if (void* p = reuse(bytes)) return p;
+    if (const auto [fd, p] = make_file(bytes); fd >= 0) {
+      try {
+        files_.emplace(next_id_, File{fd, p, bytes, true, 0});
+      } catch (...) {
+        ::munmap(p, bytes);
+        ::close(fd);
+        throw;
+      }
+      ++next_id_;
+      return p;
     }
-    ++next_id_;
-  } catch (...) {
-    ::munmap(p, bytes);
-    ::close(fd);
-    throw;
   }
-  return p;
+  return std::pmr::new_delete_resource()->allocate(bytes, alignment);
 }
 
 void SharedMemory::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) {
   {
     std::lock_guard lock(mutex_);
-    const auto it = by_data_.find(p);
-    if (it != by_data_.end()) {
-      files_.at(it->second).used = false;
+    if (const auto it = find(p); it != files_.end()) {
+      it->second.used = false;
       trim();
       return;
     }
@@ -90,16 +91,15 @@ void SharedMemory::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
 void SharedMemory::trim() {
   for (;;) {
     std::size_t free = 0;
-    std::map<std::uint64_t, File>::iterator smallest = files_.end();
+    auto smallest = files_.end();
     for (auto it = files_.begin(); it != files_.end(); ++it) {
-      if (it->second.used || it->second.lent > 0) continue;
+      if (!it->second.free()) continue;
       ++free;
       if (smallest == files_.end() || it->second.bytes < smallest->second.bytes) smallest = it;
     }
     if (free <= keep_free_) return;
     ::munmap(smallest->second.data, smallest->second.bytes);
     ::close(smallest->second.fd);
-    by_data_.erase(smallest->second.data);
     forgotten_.push_back(smallest->first);
     files_.erase(smallest);
   }
@@ -107,12 +107,10 @@ void SharedMemory::trim() {
 
 SharedMemory::Lent SharedMemory::lend(const void* data, std::size_t bytes) {
   std::lock_guard lock(mutex_);
-  const auto it = by_data_.find(data);
-  if (it == by_data_.end()) return {};
-  File& f = files_.at(it->second);
-  if (f.bytes < bytes) return {};
-  ++f.lent;
-  return Lent{f.fd, it->second, f.bytes};
+  const auto it = find(data);
+  if (it == files_.end() || it->second.bytes < bytes) return {};
+  ++it->second.lent;
+  return Lent{it->second.fd, it->first, it->second.bytes};
 }
 
 void SharedMemory::returned(std::uint64_t id) {

@@ -72,14 +72,16 @@ class SharedMemory final : public std::pmr::memory_resource {
     std::size_t bytes = 0;
     bool used = false;   // a buffer here holds it
     unsigned lent = 0;   // buffers of the peer's that hold it
+    [[nodiscard]] bool free() const noexcept { return !used && lent == 0; }
   };
+  using Files = std::map<std::uint64_t, File>;  // by id (a handful: a linear search by address is enough)
   void* reuse(std::size_t bytes);
+  Files::iterator find(const void* data);
   void trim();
   std::size_t min_bytes_;
   std::size_t keep_free_;
   mutable std::mutex mutex_;
-  std::map<std::uint64_t, File> files_;
-  std::map<const void*, std::uint64_t> by_data_;
+  Files files_;
   std::vector<std::uint64_t> forgotten_;
   std::uint64_t next_id_ = 1;
   std::size_t reuses_ = 0;

@@ -98,19 +98,6 @@ std::string kernel_key_of(const std::string& name, const json& packed) {
   return packed.is_null() ? name : "file:" + packed.value("hash", "");
 }
 
-// A block's run whose results are read into `memory` (the isolated
-// process's shared memory, or the heap when null); the runner's trials
-// afterwards read into the heap again.
-RunResult run_with_output_memory(DeviceRunner& runner, const Problem& p, const Block& b, const LocalSize& local,
-                                 const TimingOptions& timing, std::pmr::memory_resource* memory) {
-  struct Restore {
-    DeviceRunner& runner;
-    ~Restore() { runner.output_memory(nullptr); }
-  } restore{runner};
-  runner.output_memory(memory);
-  return runner.run(p, b, local, timing);
-}
-
 TrialStatus status_of(const std::exception& e) {
   if (dynamic_cast<const BuildError*>(&e)) return TrialStatus::compile;
   return TrialStatus::runtime;
@@ -160,8 +147,8 @@ void Worker::handle_run(Received& got) {
       res.local_source = fmt::format("null (fallback: {})", why);
       local = std::nullopt;
     }
-    RunResult r = run_with_output_memory(runner, p, job.block, local, TimingOptions{job.warmup, job.repetitions},
-                                         opt_.output_memory);
+    RunResult r =
+        runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, opt_.output_memory);
     if (!r.ok()) {
       fail(r.status, r.error);
       return;

@@ -59,7 +59,7 @@ struct WorkerOptions {
   /// Where requests run; null: in this process (the worker's own device).
   /// With a delegate the worker never touches OpenCL; `hang` still applies.
   WorkDelegate* delegate = nullptr;
-  /// Where a block's results are read back (DeviceRunner::output_memory):
+  /// Where a block's results are read back (DeviceRunner::run's output_memory):
   /// the isolated process's SharedMemory, so they reach the rank without a
   /// copy; null: the heap. Must outlive the worker.
   std::pmr::memory_resource* output_memory = nullptr;

@@ -56,7 +56,6 @@ struct DeviceRunner::Impl {
   std::size_t uploaded_bytes = 0;           // bytes the last upload() wrote
   std::vector<ReadTarget> read_targets;     // read_into()
   std::vector<HostBuffer> spare_outputs;    // recycled host buffers for the next read-back
-  std::pmr::memory_resource* output_memory = nullptr;  // output_memory(); null: the heap
   // Device buffers are kept between uploads and reused while they are big
   // enough: allocating (and, on NVIDIA, first-touch mapping) on every
   // upload costs more than a small kernel.
@@ -144,7 +143,7 @@ struct DeviceRunner::Impl {
     return buf;
   }
 
-  std::vector<cl::Event> read_back(bool read_outputs, RunResult& r);
+  std::vector<cl::Event> read_back(bool read_outputs, std::pmr::memory_resource* memory, RunResult& r);
 
   // Writes every in-place output's initial contents (non-blocking).
   void restore_outputs(bool all, std::vector<cl::Event>* events) {
@@ -185,10 +184,11 @@ struct DeviceRunner::Impl {
 };
 
 // Enqueues the outputs' read-backs (non-blocking) into read targets,
-// recycled buffers of the right shape or new (unzeroed) RunResult::outputs
-// from output_memory; returns their events. Throws Error for a target of
+// recycled buffers of the right shape (without `memory`) or new (unzeroed)
+// RunResult::outputs from `memory` (null: the heap); returns their events. Throws Error for a target of
 // the wrong size.
-std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResult& r) {
+std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, std::pmr::memory_resource* memory,
+                                                    RunResult& r) {
   auto& m = *this;
   std::vector<cl::Event> reads;
   for (std::size_t k = 0; k < m.outputs.size(); ++k) {
@@ -202,11 +202,11 @@ std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, RunResul
     }
     if (dst || n == 0) {
       r.outputs.emplace_back(o.spec.type, 0);
-    } else if (!m.output_memory && k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type &&
+    } else if (!memory && k < m.spare_outputs.size() && m.spare_outputs[k].type() == o.spec.type &&
                m.spare_outputs[k].size() == n) {
       r.outputs.push_back(std::move(m.spare_outputs[k]));
     } else {
-      r.outputs.push_back(HostBuffer::uninitialized(o.spec.type, n, m.output_memory));  // the read fills it
+      r.outputs.push_back(HostBuffer::uninitialized(o.spec.type, n, memory));  // the read fills it
     }
     if (n == 0) continue;
     const std::size_t offset = o.spec.read_offset * o.spec.type.bytes(), bytes = n * o.spec.type.bytes();
@@ -257,7 +257,6 @@ const Device& DeviceRunner::device() const noexcept { return impl_->device; }
 const KernelSpec& DeviceRunner::spec() const noexcept { return *impl_->spec; }
 const cl::Context& DeviceRunner::context() const noexcept { return impl_->context; }
 void DeviceRunner::read_into(std::vector<ReadTarget> targets) { impl_->read_targets = std::move(targets); }
-void DeviceRunner::output_memory(std::pmr::memory_resource* memory) noexcept { impl_->output_memory = memory; }
 std::size_t DeviceRunner::kernel_work_group_size() const noexcept {
   return impl_->reference ? impl_->reference->info.work_group_size : 0;
 }
@@ -424,7 +423,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
 }
 
 RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
-                            bool read_outputs) {
+                            bool read_outputs, std::pmr::memory_resource* output_memory) {
   auto& m = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r;
@@ -490,7 +489,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       }
     }
     const auto t_read = std::chrono::steady_clock::now();
-    const std::vector<cl::Event> reads = m.read_back(read_outputs, r);
+    const std::vector<cl::Event> reads = m.read_back(read_outputs, output_memory, r);
     WSTUNE_CL_CHECK(m.queue.finish());
     r.d2h_wall_ms = ms_since(t_read);
     if (!reads.empty()) r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));

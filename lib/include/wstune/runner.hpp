@@ -113,15 +113,8 @@ class DeviceRunner {
   /// Hands a RunResult's outputs back once they are no longer needed: the
   /// next run() reads back into them instead of allocating fresh host
   /// memory (whose first touch costs page faults for large outputs); not
-  /// while output_memory() is set.
+  /// by a run() given its own output memory.
   void recycle(std::vector<HostBuffer>&& outputs);
-
-  /// Makes later run()s read RunResult::outputs (those not redirected by
-  /// read_into(); recycled buffers are then not used) into memory from
-  /// `memory` (e.g. shared
-  /// memory another process maps, daemon/shared_memory.hpp); null restores
-  /// the heap. `memory` must outlive the outputs allocated from it.
-  void output_memory(std::pmr::memory_resource* memory) noexcept;
 
   /// Makes later run()s read output k straight into targets[k] (where its
   /// data is set; the output's RunResult::outputs buffer is then empty) until
@@ -158,9 +151,12 @@ class DeviceRunner {
   /// compile (the build log), constraints (check_local refused it) or runtime
   /// (an OpenCL error). The caller verifies the outputs (status stays correct
   /// until then). RunResult::compile_ms is the build's time the first time a
-  /// build is used (prebuilt or not), else 0.
+  /// build is used (prebuilt or not), else 0. Outputs not redirected by
+  /// read_into() are read into new, unzeroed memory from `output_memory`
+  /// (e.g. shared memory another process maps, daemon/shared_memory.hpp;
+  /// it must outlive them), or with none into recycled or heap buffers.
   RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
-                bool read_outputs = true);
+                bool read_outputs = true, std::pmr::memory_resource* output_memory = nullptr);
 
  private:
   struct Impl;
