@@ -74,12 +74,13 @@ const std::vector<HostBuffer>& Worker::inputs_for(const KernelSpec& spec, const 
   return inputs_.second;
 }
 
-// A run_block's inputs: sliced from the problem's (generated once per
-// problem and seed) and kept while the same problem, seed and block come
-// again, so a repeated job uploads them without slicing and copying the
-// problem's inputs again (at matmul 4096, 128 MB per job); `ms` is the input
-// generation's time (0 when cached). Pinned memory is not used here: pinning
-// a new block's 128 MB cost more than the copies it saves (docs/daemon.md).
+// A run_block's inputs: views of the problem's (generated once per problem
+// and seed; KernelSpec::block_inputs copies nothing), so a job whose block
+// differs from the last one's uploads straight from the problem's inputs;
+// `ms` is the input generation's time (0 when cached). The views go before
+// the problem's inputs they point into. Pinned memory is not used here:
+// pinning a new block's 128 MB cost more than the copies it saves
+// (docs/daemon.md).
 const std::vector<HostBuffer>& Worker::block_inputs_for(const KernelSpec& spec, const std::string& key,
                                                         const Problem& p, std::uint64_t seed, const Block& b,
                                                         double* ms) {

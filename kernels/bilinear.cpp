@@ -109,7 +109,7 @@ class Bilinear final : public KernelSpec {
     detail::check_block(*this, p, b);
     const auto [r0, r1] = input_rows(p, b);
     const std::size_t w = p.n[0];
-    return {in.at(0).slice(r0 * w, (r1 - r0) * w)};
+    return detail::views(in.at(0).view(r0 * w, (r1 - r0) * w));  // a view (KernelSpec::block_inputs)
   }
 
   std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {

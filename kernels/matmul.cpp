@@ -92,11 +92,13 @@ class Matmul final : public KernelSpec {
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& in,
                                        const Block& b) const override {
     detail::check_block(*this, p, b);
+    // Views (KernelSpec::block_inputs): nothing is copied.
+    const HostBuffer& B = in.at(1);
     if (b.dim == 1) {  // rows [begin, end) of A, all of B
       const std::size_t K = p.n[2];
-      return {in.at(0).slice(b.begin * K, b.size() * K), in.at(1)};
+      return detail::views(in.at(0).view(b.begin * K, b.size() * K), B.view(0, B.size()));
     }
-    return {in.at(0), in.at(1)};
+    return detail::views(in.at(0).view(0, in.at(0).size()), B.view(0, B.size()));
   }
 
   std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {

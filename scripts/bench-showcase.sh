@@ -10,8 +10,12 @@
 #   EXHAUSTIVE_TABLE=NAME: a run with FRACTION 1 also exports its table to
 #   bench/tables/NAME.json.gz (simulation mode's input).
 #   SHOWCASE_REPORT_ONLY=1: only rewrite the report from the raw files.
+#   SHOWCASE_APPEND=1: keep the earlier runs' raw files and add these runs to
+#   the report (CLBlast is measured again for every size in it).
 # Writes docs/results/showcase_TAG.{md,csv} and the raw JSON in
-# docs/results/showcase_TAG_raw/.
+# docs/results/showcase_TAG_raw/ (commands.txt: the command of each run
+# there); docs/results/showcase_TAG_notes.md, where present, is appended to
+# the report.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 device=${1:?usage: $0 DEVICE TAG [N:FRACTION[:SECONDS]...]}
@@ -24,9 +28,21 @@ file=$here/share/examples/kernels/matmul_tiled.json
 raw=$here/docs/results/showcase_${tag}_raw
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(1024:0.01 1024:0.05 4096:0.01)
+cmd="scripts/bench-showcase.sh $device $tag ${runs[*]}"
 if [ "${SHOWCASE_REPORT_ONLY:-0}" != 1 ]; then
-rm -rf "$raw" && mkdir -p "$raw"
-sizes=$(printf '%s\n' "${runs[@]}" | cut -d: -f1 | sort -un | paste -sd, -)
+i=0
+if [ "${SHOWCASE_APPEND:-0}" = 1 ] && [ -d "$raw" ]; then
+  cmd="SHOWCASE_APPEND=1 $cmd"
+  # after the runs there: numbered on, and their sizes measured with CLBlast again
+  i=$(find "$raw" -name '*-*-*.json' -printf '%f\n' | cut -d- -f1 | sort -n | tail -1)
+  i=${i:-0}
+  old_sizes=$(find "$raw" -name '*-*-*.json' -printf '%f\n' | cut -d- -f2)
+else
+  rm -rf "$raw" && mkdir -p "$raw"
+  old_sizes=
+fi
+echo "$cmd" >>"$raw/commands.txt"
+sizes=$( (printf '%s\n' "${runs[@]}" | cut -d: -f1; printf '%s\n' $old_sizes) | sort -un | paste -sd, -)
 # CLBlast's SGEMM first (its own tuned database inside libclblast).
 if cmake --build "$build" --target bench_clblast -j "$(nproc)" >/dev/null 2>&1; then
   "$build/bench/bench_clblast" --device "$device" --sizes "$sizes" --out "$raw" >"$raw/clblast.log" 2>&1 ||
@@ -34,7 +50,6 @@ if cmake --build "$build" --target bench_clblast -j "$(nproc)" >/dev/null 2>&1; 
 else
   echo "bench_clblast not built (no libclblast-dev): no CLBlast column" >&2
 fi
-i=0
 for r in "${runs[@]}"; do
   IFS=: read -r n frac secs <<<"$r"
   i=$((i + 1))
@@ -56,9 +71,11 @@ for r in "${runs[@]}"; do
   fi
 done
 fi
-python3 - "$raw" "$here/docs/results/showcase_$tag" "$device" "scripts/bench-showcase.sh $device $tag ${runs[*]}" <<'PY'
+python3 - "$raw" "$here/docs/results/showcase_$tag" "$device" "$cmd" <<'PY'
 import csv, glob, json, os, re, sys
 raw, stem, device, cmd = sys.argv[1:5]
+if os.path.exists(os.path.join(raw, "commands.txt")):
+    cmd = "`, then `".join(l.strip() for l in open(os.path.join(raw, "commands.txt")) if l.strip())
 # CLBlast's GEMM time: its last kernel's profiling event (as wstune times its
 # own kernels) where that kernel is the GEMM, else the wall time of Gemm +
 # clFinish (at some sizes CLBlast's last kernel is a small copy kernel).
@@ -105,5 +122,7 @@ with open(stem + ".md", "w") as m:
         m.write(f"| {r['n']} | {r['fraction']} | {r['strategy']} | {r['evaluations']} / {r['space']} | {r['stop']} | "
                 f"{r['best']} | {f4(r['best_ms'])} | {f4(r['tflops'], '{:.1f}')} | {f4(r['clblast_ms'])} ({r['clblast_timing']}) | "
                 f"{f4(r['clblast_tflops'], '{:.1f}')} | {ratio} | {r['wall_s']:.1f} |\n")
+    if os.path.exists(stem + "_notes.md"):
+        m.write("\n" + open(stem + "_notes.md").read())
 print(open(stem + ".md").read())
 PY

@@ -10,7 +10,7 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# daemon-shared peers paper store transfers examples prime tunecost showcase tables (in the
+# daemon-paper daemon-shared peers paper store transfers examples prime tunecost showcase tables (in the
 # order given). transfers: pinned bandwidth and the split's transfers
 # (issue 18); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
@@ -19,6 +19,7 @@
 # SHOWCASE_RUNS overrides the N:FRACTION[:SECONDS] list); tables: exhaustive
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
 # tiled matmul's at 1024, bounded to that many seconds).
+# daemon-paper: the paper's comparison through wstuned (scripts/bench-daemon-paper.sh).
 # isolation: wstuned with and without its isolated OpenCL process at matmul
 # 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
@@ -78,6 +79,8 @@ for step in "$@"; do
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
+    daemon-paper)  # the paper's comparison through wstuned (baseline / paper / wstune), GPU + CPU workers
+      logged daemon-paper 30 scripts/bench-daemon-paper.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
     isolation)  # the isolated OpenCL process's cost at matmul 4096, one GPU worker, side by side
       logged isolation 20 scripts/bench-daemon-isolation.sh docs/results/daemon_isolation_h100/side_by_side.txt \
         gpu matmul 4096 10 3 ;;

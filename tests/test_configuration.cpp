@@ -160,6 +160,34 @@ TEST(HostBuffer, AdoptedMemoryIsUsedInPlaceAndReleasedOnce) {
   EXPECT_EQ(releases, 1);
 }
 
+// view(): part of a buffer without a copy; the buffer viewed is untouched when the view goes.
+TEST(HostBuffer, ViewsShareTheBytesAndCopiesDoNot) {
+  HostBuffer src = HostBuffer::of({1, 2, 3, 4, 5, 6});
+  {
+    HostBuffer v = src.view(2, 3);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v.data(), src.data() + 2 * sizeof(float)) << "a view is the source's bytes";
+    EXPECT_EQ(v.as<float>()[0], 3.f);
+    v.as<float>()[1] = 40.f;
+    EXPECT_EQ(src.as<float>()[3], 40.f) << "writes through a view reach the source";
+    HostBuffer copy = v;
+    EXPECT_NE(copy.data(), v.data());
+    copy.as<float>()[0] = -1.f;
+    EXPECT_EQ(src.as<float>()[2], 3.f) << "a copy of a view is its own memory";
+    HostBuffer moved = std::move(v);
+    EXPECT_EQ(moved.data(), src.data() + 2 * sizeof(float)) << "a move keeps viewing";
+    moved.resize(10);  // grown: moved to the heap, the source keeps its bytes
+    EXPECT_NE(moved.data(), src.data() + 2 * sizeof(float));
+    EXPECT_EQ(moved.as<float>()[1], 40.f);
+  }
+  const auto after = src.as<float>();
+  EXPECT_EQ(std::vector<float>(after.begin(), after.end()), (std::vector<float>{1, 2, 3, 40, 5, 6}))
+      << "views gone, source intact";
+  EXPECT_EQ(src.view(6, 0).size(), 0u);
+  EXPECT_THROW((void)src.view(4, 3), std::out_of_range);
+  EXPECT_THROW((void)src.view(7, 0), std::out_of_range);
+}
+
 TEST(HostBuffer, ConversionsSaturateAndHalfRoundsToNearestEven) {
   HostBuffer i8(ElementType{ScalarType::i8, 1}, 3);
   set_component(i8, 0, 300);

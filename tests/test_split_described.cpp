@@ -73,3 +73,23 @@ TEST(SplitDescribed, MatmulFileSplitsByRowsAndFilesWithoutSplitAreRefused) {
     EXPECT_NE(std::string(e.what()).find("needs wstune.Split"), std::string::npos) << e.what();
   }
 }
+
+// A described kernel's block inputs are views of the problem's inputs (the
+// rows of the block and its halo, in place): a new block copies nothing.
+TEST(SplitDescribed, BlockInputsAreViewsOfTheProblemsInputs) {
+  const auto k = load_tuning_file(example("stencil5.json"));
+  const Problem p = with_params(k->parse_size("70x61"), json{{"WPTX", 1}, {"WPTY", 1}});
+  const auto in = k->generate_inputs(p, 5);
+  const Block b{1, 10, 30};
+  const auto place = k->input_placement(p, b);
+  const auto views = k->block_inputs(p, in, b);
+  ASSERT_EQ(views.size(), in.size());
+  ASSERT_EQ(place.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_LT(views[i].size(), in[i].size()) << "block rows and halo only";
+    EXPECT_EQ(views[i].data(), in[i].data() + place[i].offset * in[i].type().bytes()) << i;
+  }
+  const Block whole{1, 0, 61};
+  const auto all = k->block_inputs(p, in, whole);
+  for (std::size_t i = 0; i < in.size(); ++i) EXPECT_EQ(all[i].data(), in[i].data()) << i;
+}

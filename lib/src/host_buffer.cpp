@@ -169,6 +169,14 @@ HostBuffer HostBuffer::of(const std::vector<float>& values) {
   return b;
 }
 
+HostBuffer HostBuffer::view(std::size_t first, std::size_t count) const {
+  if (first > size() || count > size() - first)
+    throw std::out_of_range(fmt::format("view [{}, {}) of a {}-element buffer", first, first + count, size()));
+  // adopt() takes a writable pointer; the view's documentation says writes reach this buffer.
+  auto* at = const_cast<std::byte*>(data()) + first * type_.bytes();  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  return adopt(type_, count, at, nullptr);
+}
+
 HostBuffer HostBuffer::slice(std::size_t first, std::size_t count) const {
   if (first > size() || count > size() - first)
     throw std::out_of_range(fmt::format("slice [{}, {}) of a {}-element buffer", first, first + count, size()));

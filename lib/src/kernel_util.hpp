@@ -22,6 +22,17 @@ void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel,
 /// Uniform floats in [lo, hi) from a seeded 64-bit Mersenne twister.
 HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi);
 
+/// The buffers as a vector, moved in: `return {a, b};` would copy each
+/// (an initializer list's elements are const), and a view
+/// (HostBuffer::view) copied is a copy of its bytes.
+template <class... B>
+std::vector<HostBuffer> views(B&&... buffers) {
+  std::vector<HostBuffer> out;
+  out.reserve(sizeof...(buffers));
+  (out.push_back(std::forward<B>(buffers)), ...);
+  return out;
+}
+
 /// Throws UsageError if `b` is empty or beyond `units` along its dimension.
 void check_block(const KernelSpec& k, const Problem& p, const Block& b);
 

@@ -109,7 +109,7 @@ std::pmr::memory_resource* or_heap(std::pmr::memory_resource* memory) {
 std::vector<HostBuffer> copy_into(const std::vector<HostBuffer>& bufs, std::pmr::memory_resource* memory) {
   std::vector<HostBuffer> out;
   for (const auto& b : bufs) {
-    out.emplace_back(b.type(), b.size(), or_heap(memory));
+    out.push_back(HostBuffer::uninitialized(b.type(), b.size(), or_heap(memory)));  // overwritten at once
     if (!b.empty()) std::memcpy(out.back().data(), b.data(), b.bytes());
   }
   return out;

@@ -166,6 +166,14 @@ class HostBuffer {
   }
   /// Elements [first, first + count) as a new buffer; throws std::out_of_range beyond the end.
   [[nodiscard]] HostBuffer slice(std::size_t first, std::size_t count) const;
+  /// Elements [first, first + count) of this buffer without a copy: a buffer
+  /// over this one's bytes (adopt() with nothing to release). It is valid
+  /// while this buffer lives and keeps its bytes (not resized, assigned or
+  /// moved from); writes through it write this buffer. A copy of the view
+  /// lives on the default heap; growing the view by resize() moves it there.
+  /// For passing part of a large buffer where a HostBuffer is expected
+  /// (KernelSpec::block_inputs). Throws std::out_of_range beyond the end.
+  [[nodiscard]] HostBuffer view(std::size_t first, std::size_t count) const;
   /// Copies `src`'s elements to element offset `first` (same type; throws
   /// std::invalid_argument for another type, std::out_of_range beyond the end).
   void write(std::size_t first, const HostBuffer& src) { write(first, src, 0, src.size()); }

@@ -196,8 +196,10 @@ class KernelSpec {
   [[nodiscard]] virtual Verdict verify(const Problem& p, const std::vector<HostBuffer>& outputs,
                                        const std::vector<HostBuffer>& ref) const = 0;
 
-  /// The input data a device needs to run `b` (slices of `inputs`), one
-  /// buffer per device input buffer, in the order set_args() binds them.
+  /// The input data a device needs to run `b`, one buffer per device input
+  /// buffer, in the order set_args() binds them: views of `inputs`
+  /// (HostBuffer::view, no copy), valid while `inputs` lives unchanged; copy
+  /// them to keep them longer.
   [[nodiscard]] virtual std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& inputs,
                                                              const Block& b) const = 0;
   /// Where each of block_inputs()'s buffers goes on the device; empty (the

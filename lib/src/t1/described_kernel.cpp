@@ -420,12 +420,15 @@ class DescribedKernel final : public KernelSpec {
 
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& inputs,
                                        const Block& b) const override {
-    if (is_whole(p, b)) return inputs;
+    std::vector<HostBuffer> in;  // views of `inputs` (KernelSpec::block_inputs): no copy of their bytes
+    if (is_whole(p, b)) {
+      for (const auto& h : inputs) in.push_back(h.view(0, h.size()));
+      return in;
+    }
     check_slice(p, b);
-    std::vector<HostBuffer> in;
     for (std::size_t k = 0; k < vector_index_.size(); ++k) {
       const auto [first, count] = range(vector_index_[k], p, b, inputs.at(k).size());
-      in.push_back(inputs.at(k).slice(first, count));
+      in.push_back(inputs.at(k).view(first, count));
     }
     return in;
   }
