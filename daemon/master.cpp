@@ -332,7 +332,7 @@ JobReport Master::run_job(JobReport r) {
     }
     ++r.attempts;
     try {
-      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy);
+      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, r.job.warmup + r.job.repetitions);
     } catch (const UsageError& e) {
       r.status = "failed";
       r.error = e.what();

@@ -32,7 +32,7 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 }
 
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers) {
+                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs) {
   SplitPlan plan;
   plan.model = model;
   plan.dim = split_dim(spec, direction);
@@ -57,6 +57,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       }
       cal.devices.push_back(device_calibration_from_json(w.calibration));
     }
+    cal = for_kernel_runs(std::move(cal), kernel_runs);
     plan.blocks = measured_blocks(cal, total, plan.dim, granularity, [&](std::size_t, std::size_t units) {
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     });

@@ -52,8 +52,10 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// possible, paper §3.2.3), else the kernel's smallest (split_granularity())
 /// where the problem divides into that, else one unit (a sort of odd length:
 /// sort pads every block to a power of two).
+/// `measured` predicts a job that runs the kernel `kernel_runs` times per
+/// upload and read-back (warm-up + repetitions; for_kernel_runs()).
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers);
+                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1);
 
 }  // namespace wstune::daemon

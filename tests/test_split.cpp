@@ -236,6 +236,31 @@ TEST(Measured, DevicesFinishTogether) {
   for (const auto& blk : measured_blocks(cal, 1024, 1, {16, 16}, w)) EXPECT_EQ(blk.size() % 16, 0u);
 }
 
+// A job of many kernel runs per upload and read-back: the kernel-bound
+// device's share shrinks, the transfer-bound one's grows (for_kernel_runs).
+TEST(Measured, KernelRunsWeighTheKernelNotTheTransfers) {
+  auto device = [](double kernel_per_item, double transfer_per_item) {
+    DeviceCalibration d;
+    for (double w : {125.0, 250.0, 500.0, 1000.0})
+      d.points.push_back(CalibrationPoint{0, w, kernel_per_item * w, transfer_per_item * w, 0});
+    d.fit = fit_linear(d.points);
+    return d;
+  };
+  // Per run, both take 0.01 ms per item: an even split. Device 0's time is all transfer, device 1's all kernel.
+  const Calibration cal{"bilinear", "1000", 1, {device(0, 0.01), device(0.01, 0)}};
+  auto w = [](std::size_t, std::size_t u) { return static_cast<double>(u); };
+  EXPECT_EQ(sizes(measured_blocks(cal, 1000, 1, {1, 1}, w)), (std::vector<std::size_t>{500, 500}));
+  EXPECT_EQ(for_kernel_runs(cal, 0), cal) << "0 runs count as 1";
+  const Calibration five = for_kernel_runs(cal, 5);
+  EXPECT_DOUBLE_EQ(five.devices[1].points.back().kernel_ms, 5 * 10.0);
+  EXPECT_DOUBLE_EQ(five.devices[0].points.back().h2d_ms, 10.0) << "transfers happen once";
+  EXPECT_NEAR(five.devices[1].fit.b_ms_per_item, 0.05, 1e-12) << "fits redone";
+  // 0.01 n0 = 0.05 (1000 − n0) → n0 = 833.
+  const auto b = sizes(measured_blocks(five, 1000, 1, {1, 1}, w));
+  EXPECT_NEAR(static_cast<double>(b[0]), 833, 1);
+  EXPECT_EQ(b[0] + b[1], 1000u);
+}
+
 TEST(Measured, StepFunctionsLikeSortPadding) {
   // Cost follows the padded power-of-two length: 600 of 1024 costs as much as 1024.
   auto w = [](std::size_t, std::size_t u) { return u == 0 ? 0.0 : static_cast<double>(std::bit_ceil(u)); };

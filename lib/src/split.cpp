@@ -392,6 +392,15 @@ double DeviceCalibration::predict_ms(double w) const {
   return t * concurrency_scale;
 }
 
+Calibration for_kernel_runs(Calibration cal, unsigned runs) {
+  const double k = std::max(1u, runs);
+  for (auto& d : cal.devices) {
+    for (auto& p : d.points) p.kernel_ms *= k;
+    if (!d.points.empty()) d.fit = fit_linear(d.points);
+  }
+  return cal;
+}
+
 void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms) {
   if (work_items <= 0 || observed_ms <= 0) return;
   DeviceCalibration solo = d;

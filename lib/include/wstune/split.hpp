@@ -220,6 +220,15 @@ struct Calibration {
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
 
+/// `cal` for a job that runs the kernel `runs` times between one upload and
+/// one read-back (a wstuned job's warm-up and timed runs, which the daemon's
+/// makespan includes): every point's kernel time × runs, its transfers as
+/// they are, the fits redone. A calibration point times one run, so without
+/// this a job of many runs overrates a device whose slice time is mostly
+/// transfers (the H100 at bilinear 512) against one whose time is mostly
+/// kernel (the CPU). `runs` 0 counts as 1.
+Calibration for_kernel_runs(Calibration cal, unsigned runs);
+
 /// JSON forms; field names are stable (stored in the database later).
 nlohmann::json to_json(const CalibrationPoint& p);
 /// Inverse of to_json(CalibrationPoint); throws nlohmann::json::exception when malformed.
