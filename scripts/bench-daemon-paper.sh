@@ -68,7 +68,9 @@ jobs, plan = [], []
 names = list(methods)
 for b in base:
     for m in names:
-        jobs.append(job(b, m, 1)); plan.append({"method": m, "round": -1})
+        # the warm-up runs as many times as the reported jobs: the measured split plans for the
+        # job's runs (wstuned), so it then runs the same blocks (PoCL compiles per block shape)
+        jobs.append(job(b, m, reps)); plan.append({"method": m, "round": -1})
     for r in range(rounds):
         for i in range(len(names)):
             m = names[(i + r) % len(names)]

@@ -149,6 +149,11 @@ def shares(model, t):
     inv = {r: 1 / max(t[r], 1e-6) for r in (1, 2)}  # measured: both finish together
     return {r: inv[r] / sum(inv.values()) for r in (1, 2)}
 
+def warm_reps(model, reps):
+    # The measured model plans for the job's runs (wstuned's for_kernel_runs): its warm-up
+    # job runs as many, so it runs the reported job's blocks (PoCL compiles per block shape).
+    return reps if model == "measured" else 1
+
 def plan(cell_s):
     cells = []
     for c in cases:
@@ -172,7 +177,8 @@ def plan(cell_s):
                                 f"the best single worker is the other")
                 cell.update(per_run_s=per, reps=max(1, min(reps, fits)), skip=skip)
             oh = job_overhead_s(k, s)
-            cell["est_s"] = 0 if cell["skip"] else ((cell["per_run_s"] or 0) * (1 + cell["reps"]) + 2 * oh)
+            cell["warm_reps"] = warm_reps(model, cell["reps"])
+            cell["est_s"] = 0 if cell["skip"] else ((cell["per_run_s"] or 0) * (cell["warm_reps"] + cell["reps"]) + 2 * oh)
             cells.append(cell)
     est = {}
     for sess in ["run", "single_1", "single_2"]:
@@ -193,7 +199,7 @@ for sess in est:
         if c["session"] != sess or c["skip"]:
             continue
         job = {"kernel": c["kernel"], "size": c["size"], "split": c["model"]}
-        warm.append(dict(job, repetitions=1))
+        warm.append(dict(job, repetitions=c["warm_reps"]))
         timed.append(dict(job, repetitions=c["reps"]))
     # per case: the warm-up pass over its cells (programs built, PoCL's
     # compile per block shape done), then the reported jobs
@@ -204,7 +210,7 @@ for sess in est:
         r = [j for j in timed if (j["kernel"], j["size"]) == (k, s)]
         jobs += w + r
         plan_jobs += [dict(j, warmup=True) for j in w] + [dict(j, warmup=False) for j in r]
-    longest = max([c["per_run_s"] * (1 + c["reps"]) for c in cells
+    longest = max([c["per_run_s"] * (c["warm_reps"] + c["reps"]) for c in cells
                    if c["session"] == sess and not c["skip"] and c["per_run_s"]] or [0])
     sessions[sess] = {"est_s": est[sess], "jobs": plan_jobs, "timeout_s": int(max(120, 5 * longest + 60))}
     json.dump({"defaults": {"local": "null"}, "jobs": jobs}, open(os.path.join(raw, f"jobs_{sess}.json"), "w"), indent=1)
@@ -322,8 +328,9 @@ with open(stem + ".md", "w") as f:
             "slices, upload, kernel repetitions, read-back, MPI return). Overhead = makespan − the slowest "
             "worker's (Σ kernel + MPI receive of its slice + upload + read-back + MPI return of its result; "
             "upload and read-back as wall clock, host staging of pageable memory included, never less than "
-            "their profiling events; the return as the master's receive time). Each cell: a warm-up job (1 run: programs built, "
-            "PoCL's compile per block shape done) before the reported job of `reps` timed runs, local size "
+            "their profiling events; the return as the master's receive time). Each cell: a warm-up job (1 run; as many runs as the "
+            "reported job for the measured model, which plans for the job's runs, so that the warm-up runs the same blocks: "
+            "programs built, PoCL's compile per block shape done) before the reported job of `reps` timed runs, local size "
             "NULL, one sample per cell. Cells and run counts come from the plan below "
             "(calibration-predicted times; see docs/daemon.md, Benchmark).\n\n")
     f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
