@@ -57,7 +57,7 @@ class Bilinear final : public KernelSpec {
   double ops_per_work_item(const Problem&) const override { return 41.0; }
 
   std::vector<HostBuffer> generate_inputs(const Problem& p, std::uint64_t seed) const override {
-    return {detail::random_floats(p.n[0] * p.n[1], seed, 0.0f, 1.0f)};
+    return detail::buffers(detail::random_floats(p.n[0] * p.n[1], seed, 0.0f, 1.0f));
   }
 
   static double source_coord(std::size_t o, std::size_t in, std::size_t out) {
@@ -83,7 +83,7 @@ class Bilinear final : public KernelSpec {
         out[y * ow + x] = static_cast<float>(top + (bot - top) * fy);
       }
     }
-    return {std::move(result)};
+    return detail::buffers(std::move(result));
   }
 
   // Tolerance: max |out - ref| <= 1e-4 for pixels in [0, 1). Interpolation is
@@ -109,7 +109,7 @@ class Bilinear final : public KernelSpec {
     detail::check_block(*this, p, b);
     const auto [r0, r1] = input_rows(p, b);
     const std::size_t w = p.n[0];
-    return detail::views(in.at(0).view(r0 * w, (r1 - r0) * w));  // a view (KernelSpec::block_inputs)
+    return detail::buffers(in.at(0).view(r0 * w, (r1 - r0) * w));  // a view (KernelSpec::block_inputs)
   }
 
   std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
@@ -117,7 +117,7 @@ class Bilinear final : public KernelSpec {
     return {OutputBuffer{kFloat32, n, n, std::nullopt, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
-    return {HostBuffer::floats(p.n[2] * p.n[3])};
+    return detail::buffers(HostBuffer::floats(p.n[2] * p.n[3]));
   }
 
   void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& bo,

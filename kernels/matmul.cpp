@@ -50,8 +50,8 @@ class Matmul final : public KernelSpec {
   double ops_per_work_item(const Problem& p) const override { return 6.0 * static_cast<double>(p.n[2]); }
 
   std::vector<HostBuffer> generate_inputs(const Problem& p, std::uint64_t seed) const override {
-    return {detail::random_floats(p.n[0] * p.n[2], seed, -1.0f, 1.0f),
-            detail::random_floats(p.n[2] * p.n[1], seed + 1, -1.0f, 1.0f)};
+    return detail::buffers(detail::random_floats(p.n[0] * p.n[2], seed, -1.0f, 1.0f),
+                           detail::random_floats(p.n[2] * p.n[1], seed + 1, -1.0f, 1.0f));
   }
 
   std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>& in) const override {
@@ -77,7 +77,7 @@ class Matmul final : public KernelSpec {
     const std::size_t chunk = (M + threads - 1) / threads;
     for (std::size_t r = 0; r < M; r += chunk) pool.emplace_back(rows, r, std::min(M, r + chunk));
     for (auto& t : pool) t.join();
-    return {std::move(out)};
+    return detail::buffers(std::move(out));
   }
 
   // Tolerance: max |C - C_ref| <= K * 2^-20 for inputs uniform in [-1, 1):
@@ -93,12 +93,11 @@ class Matmul final : public KernelSpec {
                                        const Block& b) const override {
     detail::check_block(*this, p, b);
     // Views (KernelSpec::block_inputs): nothing is copied.
-    const HostBuffer& B = in.at(1);
     if (b.dim == 1) {  // rows [begin, end) of A, all of B
       const std::size_t K = p.n[2];
-      return detail::views(in.at(0).view(b.begin * K, b.size() * K), B.view(0, B.size()));
+      return detail::buffers(in.at(0).view(b.begin * K, b.size() * K), in.at(1).view());
     }
-    return detail::views(in.at(0).view(0, in.at(0).size()), B.view(0, B.size()));
+    return detail::buffers(in.at(0).view(), in.at(1).view());
   }
 
   std::vector<OutputBuffer> outputs(const Problem& p, const Block& b) const override {
@@ -106,7 +105,7 @@ class Matmul final : public KernelSpec {
     return {OutputBuffer{kFloat32, n, n, std::nullopt, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
-    return {HostBuffer::floats(p.n[0] * p.n[1])};
+    return detail::buffers(HostBuffer::floats(p.n[0] * p.n[1]));
   }
 
   void place_block(const Problem& p, const Block& b, const std::vector<HostBuffer>& bo,

@@ -89,14 +89,14 @@ class Sort final : public KernelSpec {
   }
 
   std::vector<HostBuffer> generate_inputs(const Problem& p, std::uint64_t seed) const override {
-    return {detail::random_floats(p.n[0], seed, -1e6f, 1e6f)};
+    return detail::buffers(detail::random_floats(p.n[0], seed, -1e6f, 1e6f));
   }
 
   std::vector<HostBuffer> reference(const Problem&, const std::vector<HostBuffer>& in) const override {
     HostBuffer r = in.at(0);
     const auto v = r.as<float>();
     std::sort(v.begin(), v.end());
-    return {std::move(r)};
+    return detail::buffers(std::move(r));
   }
 
   // Tolerance: none. Sorting moves values without arithmetic, so the output
@@ -128,7 +128,7 @@ class Sort final : public KernelSpec {
     HostBuffer slice = HostBuffer::floats(padded(b.size()));
     std::fill(slice.as<float>().begin(), slice.as<float>().end(), std::numeric_limits<float>::infinity());
     slice.write(0, in.at(0), b.begin, b.size());
-    return {std::move(slice)};
+    return detail::buffers(std::move(slice));
   }
 
   // In place: the padded block is sorted where it was uploaded. Repeated runs
@@ -137,7 +137,7 @@ class Sort final : public KernelSpec {
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
     return {OutputBuffer{kFloat32, padded(b.size()), b.size(), 0, false}};
   }
-  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return {HostBuffer::floats(p.n[0])}; }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return detail::buffers(HostBuffer::floats(p.n[0])); }
 
   std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem&, const Block& b,
                                  const std::vector<cl::Buffer>&, const std::vector<cl::Buffer>& out,

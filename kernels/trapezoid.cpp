@@ -125,7 +125,7 @@ class Trapezoid final : public KernelSpec {
   }
   // One double per chunk of the whole problem, and the (empty) partials.
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
-    return {HostBuffer({ScalarType::f64, 1}, (p.n[0] + chunk - 1) / chunk), HostBuffer::floats(0)};
+    return detail::buffers(HostBuffer({ScalarType::f64, 1}, (p.n[0] + chunk - 1) / chunk), HostBuffer::floats(0));
   }
 
   // A chunk split between blocks gets each block's part added.

@@ -34,9 +34,10 @@ i=0
 if [ "${SHOWCASE_APPEND:-0}" = 1 ] && [ -d "$raw" ]; then
   cmd="SHOWCASE_APPEND=1 $cmd"
   # after the runs there: numbered on, and their sizes measured with CLBlast again
-  i=$(find "$raw" -name '*-*-*.json' -printf '%f\n' | cut -d- -f1 | sort -n | tail -1)
+  earlier=$(find "$raw" -name '*-*-*.json' -printf '%f\n')  # I-N-FRACTION.json
+  i=$(cut -d- -f1 <<<"$earlier" | sort -n | tail -1)
   i=${i:-0}
-  old_sizes=$(find "$raw" -name '*-*-*.json' -printf '%f\n' | cut -d- -f2)
+  old_sizes=$(cut -d- -f2 <<<"$earlier")
 else
   rm -rf "$raw" && mkdir -p "$raw"
   old_sizes=

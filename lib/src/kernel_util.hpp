@@ -23,10 +23,10 @@ void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel,
 HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi);
 
 /// The buffers as a vector, moved in: `return {a, b};` would copy each
-/// (an initializer list's elements are const), and a view
-/// (HostBuffer::view) copied is a copy of its bytes.
+/// one's bytes (an initializer list's elements are const), a view's
+/// (HostBuffer::view) included.
 template <class... B>
-std::vector<HostBuffer> views(B&&... buffers) {
+std::vector<HostBuffer> buffers(B&&... buffers) {
   std::vector<HostBuffer> out;
   out.reserve(sizeof...(buffers));
   (out.push_back(std::forward<B>(buffers)), ...);

@@ -174,6 +174,8 @@ class HostBuffer {
   /// For passing part of a large buffer where a HostBuffer is expected
   /// (KernelSpec::block_inputs). Throws std::out_of_range beyond the end.
   [[nodiscard]] HostBuffer view(std::size_t first, std::size_t count) const;
+  /// view() of every element.
+  [[nodiscard]] HostBuffer view() const { return view(0, size()); }
   /// Copies `src`'s elements to element offset `first` (same type; throws
   /// std::invalid_argument for another type, std::out_of_range beyond the end).
   void write(std::size_t first, const HostBuffer& src) { write(first, src, 0, src.size()); }

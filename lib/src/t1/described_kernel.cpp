@@ -422,7 +422,7 @@ class DescribedKernel final : public KernelSpec {
                                        const Block& b) const override {
     std::vector<HostBuffer> in;  // views of `inputs` (KernelSpec::block_inputs): no copy of their bytes
     if (is_whole(p, b)) {
-      for (const auto& h : inputs) in.push_back(h.view(0, h.size()));
+      for (const auto& h : inputs) in.push_back(h.view());
       return in;
     }
     check_slice(p, b);
