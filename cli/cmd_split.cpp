@@ -36,7 +36,7 @@ nlohmann::json slice_json(const SliceResult& s) {
   return {{"device_id", s.device_id}, {"device_name", s.device_name}, {"begin", s.block.begin},
           {"end", s.block.end}, {"local", to_json(s.local)}, {"status", std::string(to_string(s.status))},
           {"error", s.error}, {"kernel", to_json(s.kernel)}, {"h2d", to_json(s.h2d)}, {"d2h", to_json(s.d2h)},
-          {"wall", to_json(s.wall)}, {"h2d_bytes", s.h2d_bytes}, {"d2h_bytes", s.d2h_bytes},
+          {"wall", to_json(s.wall)}, {"chunks", s.chunks}, {"h2d_bytes", s.h2d_bytes}, {"d2h_bytes", s.d2h_bytes},
           {"h2d_gbps", s.h2d_gbps()}, {"d2h_gbps", s.d2h_gbps()}};
 }
 
@@ -446,11 +446,12 @@ int run_split(SplitContext& c, const std::vector<Block>& blocks, const std::func
   if (r.ok() && keep) keep(r);
   print_transfers(c, r);
   if (!c.json) {
-    Table rt({"device", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
+    Table rt({"device", "chunks", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
     for (const auto& s : r.slices) {
       if (s.block.size() == 0) continue;
-      rt.add({s.device_name, fmt::format("{:.4f}", s.kernel.median()), fmt::format("{:.4f}", s.h2d.median()),
-              fmt::format("{:.4f}", s.d2h.median()), fmt::format("{:.4f}", s.wall.median())});
+      rt.add({s.device_name, fmt::format("{}", s.chunks), fmt::format("{:.4f}", s.kernel.median()),
+              fmt::format("{:.4f}", s.h2d.median()), fmt::format("{:.4f}", s.d2h.median()),
+              fmt::format("{:.4f}", s.wall.median())});
     }
     std::cout << "\n";
     rt.print(std::cout);
@@ -488,6 +489,7 @@ int split_main(int argc, char** argv) {
       svg_path;
   MeasuredOptions mo;
   unsigned repeat = 5, warmup = 1, refine_repeat = 5;
+  std::size_t overlap = 1;
   double refine_min_ms = 20, sweep = 0;
   std::uint64_t seed = 42;
   add_kernel_options(desc, kernel, kernel_file);
@@ -502,6 +504,8 @@ int split_main(int argc, char** argv) {
        "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
        "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times and transfer bandwidth")
+      ("overlap", po::value(&overlap)->default_value(1), "with --run: each device's block as up to N chunks "
+       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")
       ("bandwidth", po::value<std::string>(), "with --run: a `wstune devices --bandwidth --json` file; the "
                                               "transfers are reported as a % of each device's pinned bandwidth")
       ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
@@ -530,7 +534,7 @@ int split_main(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
                      "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
-                     "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run] [--sweep STEP] [--json]\n"
+                     "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run [--overlap N]] [--sweep STEP] [--json]\n"
                      "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
                      "Splits one NDRange across several devices and prints each device's share and the devices "
                      "used; --run executes it on all devices at once and reports per-device times and the makespan. "
@@ -539,6 +543,7 @@ int split_main(int argc, char** argv) {
                      "run with the same devices, kernel and size.",
                      desc, vm, nullptr, {"devices"})) return 0;
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
+  if (overlap == 0) throw UsageError("--overlap 0: give the chunks per block, 1 or more (1: whole blocks)");
   if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
   if (!(refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
   const auto spec_ptr = kernel_option(kernel, kernel_file);
@@ -612,6 +617,7 @@ int split_main(int argc, char** argv) {
     report_measured(plan, store ? &*store : nullptr, mo.cal_path, c.total(), c.json, c.out);
   }
   int status = 0;
+  runner.set_overlap(overlap);  // the run only: calibration and refinement time whole blocks
   if (vm.count("run")) {
     status = run_split(c, blocks, [&](const SplitRunResult& r) {
       if (store) record_run(*store, c, model, blocks, r, plan);

@@ -12,6 +12,9 @@
 #           sort=4194304, trapezoid=16777216)
 #   MODELS  split models (default pe-ratio,measured)
 #   BYTES   bytes per bandwidth transfer (default 268435456)
+#   OVERLAP chunks per block to compare, interleaved (default 1,2,4,8;
+#           MultiDeviceRunner::set_overlap, `wstune split --overlap`)
+#   PASSES  passes over the OVERLAP values (default 3)
 # Writes OUTDIR/devices_bandwidth.{txt,json} and, per set,
 # OUTDIR/transfers_<tag>.{md,csv} and transfers_<tag>_bandwidth.json.
 # Examples:
@@ -29,6 +32,8 @@ tags=${TAGS:-"one-gpu;two-gpus;two-gpus-cpu"}
 sizes=${SIZES:-matmul=4096,bilinear=2048x2048:4096x4096,sort=4194304,trapezoid=16777216}
 models=${MODELS:-pe-ratio,measured}
 bytes=${BYTES:-268435456}
+overlap=${OVERLAP:-1,2,4,8}
+passes=${PASSES:-3}
 . "$here/scripts/bench-common.sh"
 wstune_build_targets wstune_cli bench_transfers
 mkdir -p "$out"
@@ -41,6 +46,6 @@ every=$(printf '%s\n' "${set_list[@]}" | tr ',' '\n' | sort -u | paste -sd, -)
 "$build/cli/wstune" devices --bandwidth --bytes "$bytes" --device "$every" --json >"$out/devices_bandwidth.json"
 for i in "${!set_list[@]}"; do
   "$build/bench/bench_transfers" --devices "${set_list[$i]}" --tag "${tag_list[$i]}" --out-dir "$out" \
-    --sizes "$sizes" --models "$models" --bandwidth-bytes "$bytes" "$@"
+    --sizes "$sizes" --models "$models" --bandwidth-bytes "$bytes" --overlap "$overlap" --passes "$passes" "$@"
 done
 ls "$out"

@@ -12,7 +12,7 @@
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
 # daemon-paper daemon-shared peers paper store transfers examples prime tunecost showcase tables (in the
 # order given). transfers: pinned bandwidth and the split's transfers
-# (issue 18); examples: the T1 example kernels tuned on the GPU (issue 13);
+# (issue 18; TRANSFERS_OUT and bench-transfers.sh's SETS, TAGS, OVERLAP, PASSES); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
 # tuner's time per trial beyond the kernel runs on large buffers (issue 15);
 # showcase: the tiled matmul against CLBlast within budgets (issue 15,
@@ -75,7 +75,7 @@ for step in "$@"; do
       logged "$step" 30 scripts/bench-split.sh "${SPLIT3_DEVICES:-1:0,1:1,0:0}" "h200x2-cpu-$kernel" \
         --kernels "$kernel" --sizes "$kernel=$size" ;;
     transfers)  # issue 18: split transfers against the measured pinned bandwidth (2×H200 + CPU)
-      logged transfers 40 scripts/bench-transfers.sh docs/results/transfers_h200x2 ;;
+      logged transfers 40 scripts/bench-transfers.sh "${TRANSFERS_OUT:-docs/results/transfers_h200x2}" ;;
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
         scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;

@@ -120,6 +120,34 @@ TEST(Align, SlicesAreMultiplesOfTheGranularity) {
   EXPECT_EQ(sizes(align_blocks({0.0, 1.0}, 64, 0, {1, 1})), (std::vector<std::size_t>{0, 64}));
 }
 
+// chunk_blocks(): consecutive sub-blocks covering the block, every one but
+// the last a multiple of the granularity, sizes within one granule of each
+// other; fewer when the block holds fewer granules.
+TEST(ChunkBlocks, CoverTheBlockInGranules) {
+  const Block b{1, 100, 1133};  // 1033 units: 64 granules of 16 and 9 left over
+  const auto c = chunk_blocks(b, 5, 16);
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c.front().begin, 100u);
+  EXPECT_EQ(c.back().end, 1133u);
+  for (std::size_t s = 0; s < c.size(); ++s) {
+    EXPECT_EQ(c[s].dim, 1u);
+    if (s) {
+      EXPECT_EQ(c[s].begin, c[s - 1].end);
+    }
+    if (s + 1 < c.size()) {
+      EXPECT_EQ(c[s].size() % 16, 0u) << s;
+    }
+    EXPECT_GE(c[s].size(), 12u * 16) << s;
+    EXPECT_LE(c[s].size(), 13u * 16 + 9) << s;
+  }
+  EXPECT_EQ(c.back().size(), 12u * 16 + 9);  // 64 = 13 + 13 + 13 + 13 + 12 granules; the rest to the last
+  EXPECT_EQ(chunk_blocks(Block{0, 0, 40}, 8, 16).size(), 2u);  // two whole granules
+  EXPECT_EQ(chunk_blocks(Block{0, 0, 20}, 8, 16), (std::vector<Block>{Block{0, 0, 20}}));
+  EXPECT_EQ(chunk_blocks(Block{0, 5, 5}, 3, 1), (std::vector<Block>{Block{0, 5, 5}}));
+  EXPECT_THROW((void)chunk_blocks(b, 0, 16), UsageError);
+  EXPECT_THROW((void)chunk_blocks(b, 2, 0), UsageError);
+}
+
 TEST(Align, SortHasTwoElementsPerWorkItem) {
   const KernelSpec& sort = kernel_spec("sort");
   EXPECT_EQ(split_granularity(sort, 0, Extent{64, 1, 1}), 128u);

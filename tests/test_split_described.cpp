@@ -49,6 +49,13 @@ TEST(SplitDescribed, StencilWithHaloOverTwoAndThreeDevices) {
       ASSERT_TRUE(r.ok()) << r.error;
       EXPECT_TRUE(r.verdict.ok) << r.verdict.detail;
       for (const auto& s : r.slices) EXPECT_GT(s.block.size(), 0u);
+      // The same blocks as chunks over two queues: halo rows and absolutely
+      // indexed buffers per chunk, outputs placed after the rounds.
+      mr.set_overlap(2);
+      const SplitRunResult o = mr.run(blocks, locals, TimingOptions{0, 2});
+      ASSERT_TRUE(o.ok()) << o.error;
+      EXPECT_TRUE(o.verdict.ok) << o.verdict.detail;
+      for (const auto& s : o.slices) EXPECT_EQ(s.chunks, 2u);
     }
   }
 }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "test_pocl_util.hpp"
 #include "wstune/bandwidth.hpp"
 #include "wstune/error.hpp"
@@ -133,6 +135,101 @@ TEST(SplitTransfers, BytesPerDeviceAndVerifiedGather) {
   EXPECT_EQ(t.slices[0].d2h_bytes, 12u * 4);  // chunks 0..11
   EXPECT_EQ(t.slices[1].d2h_bytes, 29u * 4);  // chunks 11..39
   EXPECT_EQ(t.slices[0].h2d_bytes, 0u);
+}
+
+// set_overlap(): each device's block runs as chunks over two queues and the
+// gathered output still verifies, with the same bytes moved as a whole
+// block (matmul's B, which every chunk shares, uploaded once): along y
+// (outputs read straight to their place), along x (rows at the output's
+// pitch), bilinear along y (overlapping input rows), trapezoid (partial sums
+// placed after the rounds). Sort, whose block is a padded copy run in
+// place, runs whole and verifies.
+TEST(Overlap, ChunksVerifyAndMoveTheBlocksBytes) {
+  const auto devices = pocl_devices(2);
+  ASSERT_EQ(devices.size(), 2u);
+  struct Case {
+    const char* kernel;
+    const char* size;
+    unsigned dim;
+    LocalSize local;
+    std::size_t chunks;  // expected on each device
+  };
+  const LocalSize l4{Extent{4, 4, 1, 2}};
+  for (const Case& c : {Case{"matmul", "64x48x32", 1, std::nullopt, 3}, Case{"matmul", "64x48x32", 0, l4, 3},
+                        Case{"bilinear", "37x29:150x130", 1, std::nullopt, 3},
+                        Case{"trapezoid", "10000:8", 0, LocalSize{Extent{10, 1, 1}}, 3},
+                        Case{"sort", "1000", 0, std::nullopt, 1}}) {
+    SCOPED_TRACE(fmt::format("{} {} dim {}", c.kernel, c.size, c.dim));
+    const KernelSpec& k = kernel_spec(c.kernel);
+    MultiDeviceRunner mr(devices, k, k.parse_size(c.size));
+    const std::size_t units = k.split_units(mr.problem(), c.dim);
+    const std::size_t cut = c.kernel == std::string("sort") ? 512 : units / 3 / 4 * 4;
+    const std::vector<Block> blocks{Block{c.dim, 0, cut}, Block{c.dim, cut, units}};
+    const SplitRunResult whole = mr.run(blocks, {c.local, c.local}, quick);
+    ASSERT_TRUE(whole.ok()) << whole.error;
+    mr.set_overlap(3);
+    EXPECT_EQ(mr.overlap(), 3u);
+    const SplitRunResult r = mr.run(blocks, {c.local, c.local}, quick);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.verdict.ok) << r.verdict.detail;
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(r.slices[i].chunks, c.chunks) << i;
+      EXPECT_EQ(whole.slices[i].chunks, 1u);
+      if (c.kernel == std::string("bilinear")) {  // chunks share no input: each uploads its own halo rows
+        EXPECT_GT(r.slices[i].h2d_bytes, whole.slices[i].h2d_bytes) << i;
+        EXPECT_EQ((r.slices[i].h2d_bytes - whole.slices[i].h2d_bytes) % (37 * 4), 0u) << i;  // whole input rows
+      } else {
+        EXPECT_EQ(r.slices[i].h2d_bytes, whole.slices[i].h2d_bytes) << i;
+      }
+      if (c.kernel != std::string("trapezoid")) {  // chunks of 256 work-items cut by a sub-block are read twice
+        EXPECT_EQ(r.slices[i].d2h_bytes, whole.slices[i].d2h_bytes) << i;
+      }
+      EXPECT_EQ(r.slices[i].kernel.size(), whole.slices[i].kernel.size());
+    }
+  }
+  const KernelSpec& mm = kernel_spec("matmul");
+  MultiDeviceRunner mr(devices, mm, mm.parse_size("8x8x8"));
+  EXPECT_THROW(mr.set_overlap(0), UsageError);
+}
+
+// run_overlapped() runs chunks whose outputs land in the caller's memory,
+// uploading B, which both share, once; it refuses, as data, what it cannot
+// run: a chunk the local size cannot run (constraints), a read target of
+// the wrong size and an empty chunk list (runtime).
+TEST(Overlap, RefusesWhatCannotRunAsData) {
+  const auto devices = pocl_devices(1);
+  ASSERT_EQ(devices.size(), 1u);
+  const KernelSpec& mm = kernel_spec("matmul");
+  const Problem p = mm.parse_size("16x16x16");
+  const auto inputs = mm.generate_inputs(p, 1);
+  std::vector<HostBuffer> full = mm.empty_outputs(p);
+  DeviceRunner runner(devices[0], mm);
+  auto chunk = [&](std::size_t a, std::size_t b) {
+    const Block sub{1, a, b};
+    const std::size_t row = 16 * 4;
+    return OverlapChunk{sub, mm.block_inputs(p, inputs, sub),
+                        {ReadTarget{full[0].data() + a * row, (b - a) * row, 0, 0}}};
+  };
+  // Moved in: a copy of a chunk copies its input views to the heap, and B
+  // would no longer be one buffer that both chunks share.
+  std::vector<OverlapChunk> halves;
+  halves.push_back(chunk(0, 8));
+  halves.push_back(chunk(8, 16));
+  const RunResult ok = runner.run_overlapped(p, halves, LocalSize{Extent{4, 4, 1, 2}});
+  ASSERT_TRUE(ok.ok()) << ok.error;
+  EXPECT_TRUE(mm.verify(p, full, mm.reference(p, inputs)).ok);
+  EXPECT_EQ(ok.h2d_bytes, (16 * 16 + 16 * 16) * 4u);  // A's rows once, B once
+  EXPECT_EQ(ok.d2h_bytes, 16 * 16 * 4u);
+  EXPECT_EQ(ok.kernel.size(), 1u);
+  const RunResult too_big = runner.run_overlapped(p, halves, LocalSize{Extent{128, 128, 1, 2}});
+  EXPECT_EQ(too_big.status, TrialStatus::constraints) << too_big.error;
+  EXPECT_NE(too_big.error.find("chunk [0, 8) along y"), std::string::npos) << too_big.error;
+  auto bad = chunk(0, 16);
+  bad.targets[0].bytes = 12;
+  const RunResult wrong = runner.run_overlapped(p, {bad}, std::nullopt);
+  EXPECT_EQ(wrong.status, TrialStatus::runtime);
+  EXPECT_NE(wrong.error.find("read target"), std::string::npos) << wrong.error;
+  EXPECT_EQ(runner.run_overlapped(p, {}, std::nullopt).status, TrialStatus::runtime);
 }
 
 // measure_bandwidth() on a PoCL device: every kind timed the asked number of

@@ -28,9 +28,13 @@ struct MultiDeviceRunner::Impl {
   // declared before the runners, which may hold buffers from it.
   std::vector<std::unique_ptr<PinnedMemory>> pinned;
   std::vector<std::unique_ptr<DeviceRunner>> runners;
+  std::size_t overlap = 1;  // set_overlap()
 
   struct Path;
-  void prepare(std::size_t i, const Block& b, std::vector<HostBuffer>& full, Path& path);
+  void prepare(std::size_t i, const Block& b, const LocalSize& local, std::vector<HostBuffer>& full, Path& path);
+  std::vector<ReadTarget> chunk_targets(std::size_t i, const Block& sub, std::vector<HostBuffer>& full, Path& path);
+  void prepare_chunks(std::size_t i, const Block& b, const LocalSize& local, const std::vector<HostBuffer>& views,
+                      std::vector<HostBuffer>& full, Path& path);
   double round(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals, bool timed,
                std::vector<Path>& paths, SplitRunResult& res);
   void run_rounds(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals, const TimingOptions& timing,
@@ -60,6 +64,12 @@ MultiDeviceRunner::~MultiDeviceRunner() = default;
 
 double SliceResult::h2d_gbps() const noexcept { return gbps(h2d_bytes, h2d); }
 double SliceResult::d2h_gbps() const noexcept { return gbps(d2h_bytes, d2h); }
+
+void MultiDeviceRunner::set_overlap(std::size_t chunks) {
+  if (chunks == 0) throw UsageError("--overlap 0: give the chunks per block, 1 or more (1: no overlap)");
+  impl_->overlap = chunks;
+}
+std::size_t MultiDeviceRunner::overlap() const noexcept { return impl_->overlap; }
 
 std::size_t MultiDeviceRunner::size() const noexcept { return impl_->runners.size(); }
 DeviceRunner& MultiDeviceRunner::runner(std::size_t i) { return *impl_->runners.at(i); }
@@ -140,6 +150,47 @@ bool fits(const OutputPlace& place, const OutputBuffer& out, const HostBuffer& w
   return rows == 0 || place.offset + (rows - 1) * place.pitch + place.row <= whole.size();
 }
 
+// Read targets for block `b`'s outputs at their places in the whole
+// outputs `full`, or none when one output has no place there.
+std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, const Block& b,
+                                      std::vector<HostBuffer>& full) {
+  const auto outs = k.outputs(p, b);
+  std::vector<ReadTarget> targets;
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const auto place = k.output_place(p, b, o);
+    if (!place || o >= full.size() || !fits(*place, outs[o], full[o])) return {};
+    const std::size_t eb = outs[o].type.bytes();
+    targets.push_back(ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb,
+                                 place->pitch * eb});
+  }
+  return targets;
+}
+
+// A sub-block's inputs as views of `copies`, the device's copies of its
+// block's inputs `views`: the kernel's views of the problem's inputs for the
+// sub-block (`sub`) lie inside the block's at the same offsets. Empty when
+// one does not (a kernel whose block inputs are copies, such as sort's
+// padded block).
+std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
+                                     const std::vector<HostBuffer>& copies) {
+  if (sub.size() != views.size()) return {};
+  std::vector<HostBuffer> out;
+  for (std::size_t j = 0; j < sub.size(); ++j) {
+    if (sub[j].empty()) {
+      out.push_back(copies[j].view(0, 0));
+      continue;
+    }
+    const auto* base = views[j].data();
+    const auto* at = sub[j].data();
+    const std::size_t eb = sub[j].type().bytes();
+    if (!(sub[j].type() == views[j].type()) || at < base || at + sub[j].bytes() > base + views[j].bytes() ||
+        (at - base) % eb)
+      return {};
+    out.push_back(copies[j].view(static_cast<std::size_t>(at - base) / eb, sub[j].size()));
+  }
+  return out;
+}
+
 }  // namespace
 
 // One device's data path for a split run: its inputs in its pinned memory,
@@ -149,26 +200,65 @@ struct MultiDeviceRunner::Impl::Path {
   std::vector<HostBuffer> inputs;
   bool direct = false;
   std::vector<HostBuffer> outputs;  // the last round's read-back (empty when direct)
+  std::vector<OverlapChunk> chunks;  // set_overlap(): the block's sub-blocks (empty: it runs whole)
+  // Without `direct`: each chunk's read-back, placed after the last round.
+  std::vector<std::vector<HostBuffer>> chunk_outputs;
 };
 
-void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, std::vector<HostBuffer>& full, Path& path) {
+void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, const LocalSize& local,
+                                      std::vector<HostBuffer>& full, Path& path) {
   const KernelSpec& k = *spec;
   const Problem& pi = device_problems[i];
   std::pmr::memory_resource* memory = pinned[i].get();
-  path.inputs = copy_into(k.block_inputs(pi, inputs, b), memory);
+  const std::vector<HostBuffer> views = k.block_inputs(pi, inputs, b);
+  path.inputs = copy_into(views, memory);
   const auto outs = k.outputs(pi, b);
-  std::vector<ReadTarget> targets;
-  for (std::size_t o = 0; o < outs.size(); ++o) {
-    const auto place = k.output_place(pi, b, o);
-    if (!place || o >= full.size() || !fits(*place, outs[o], full[o])) break;
-    const std::size_t eb = outs[o].type.bytes();
-    targets.push_back(ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb,
-                                 place->pitch * eb});
-  }
+  std::vector<ReadTarget> targets = place_targets(k, pi, b, full);
   path.direct = !outs.empty() && targets.size() == outs.size();
   runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});
-  if (path.direct) return;
-  for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
+  if (!path.direct)
+    for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
+  if (overlap > 1) prepare_chunks(i, b, local, views, full, path);
+}
+
+// Where chunk `sub`'s outputs land: their places in the whole output
+// (Path::direct), else fresh buffers in the device's pinned memory kept in
+// path.chunk_outputs.
+std::vector<ReadTarget> MultiDeviceRunner::Impl::chunk_targets(std::size_t i, const Block& sub,
+                                                               std::vector<HostBuffer>& full, Path& path) {
+  const KernelSpec& k = *spec;
+  if (path.direct) return place_targets(k, device_problems[i], sub, full);
+  std::vector<HostBuffer> bufs;
+  std::vector<ReadTarget> targets;
+  for (const auto& o : k.outputs(device_problems[i], sub)) {
+    bufs.emplace_back(o.type, o.read_count, or_heap(pinned[i].get()));
+    targets.push_back(ReadTarget{bufs.back().data(), bufs.back().bytes(), 0, 0});
+  }
+  path.chunk_outputs.push_back(std::move(bufs));
+  return targets;
+}
+
+// The block's chunks for an overlapped run, each with its inputs inside the
+// device's copies and its outputs' places in the whole output; none (the
+// block runs whole) when it makes one chunk or a chunk cannot be placed.
+void MultiDeviceRunner::Impl::prepare_chunks(std::size_t i, const Block& b, const LocalSize& local,
+                                             const std::vector<HostBuffer>& views, std::vector<HostBuffer>& full,
+                                             Path& path) {
+  const KernelSpec& k = *spec;
+  const Problem& pi = device_problems[i];
+  const auto blocks = chunk_blocks(b, overlap, split_granularity(k, pi, b.dim, local));
+  if (blocks.size() < 2) return;
+  for (const Block& sub : blocks) {
+    const auto outs = k.outputs(pi, sub);
+    OverlapChunk c{sub, views_within(views, k.block_inputs(pi, inputs, sub), path.inputs),
+                   chunk_targets(i, sub, full, path)};
+    if (c.inputs.size() != views.size() || outs.empty() || c.targets.size() != outs.size()) {
+      path.chunks.clear();
+      path.chunk_outputs.clear();
+      return;
+    }
+    path.chunks.push_back(std::move(c));
+  }
 }
 
 SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
@@ -198,7 +288,8 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
       s.error = why;
       continue;
     }
-    m.prepare(i, blocks[i], full, paths[i]);
+    m.prepare(i, blocks[i], locals[i], full, paths[i]);
+    s.chunks = std::max<std::size_t>(1, paths[i].chunks.size());
   }
   m.run_rounds(blocks, locals, timing, paths, res);
 
@@ -213,8 +304,12 @@ SplitRunResult MultiDeviceRunner::run(const std::vector<Block>& blocks, const st
   std::vector<Block> used;
   for (std::size_t i = 0; i < n; ++i) {
     if (blocks[i].size() == 0) continue;
-    if (!paths[i].direct) k.place_block(m.device_problems[i], blocks[i], paths[i].outputs, full);
-    used.push_back(blocks[i]);
+    const Impl::Path& path = paths[i];
+    if (!path.direct && path.chunks.empty()) k.place_block(m.device_problems[i], blocks[i], path.outputs, full);
+    for (std::size_t c = 0; c < path.chunk_outputs.size(); ++c)
+      k.place_block(m.device_problems[i], path.chunks[c].block, path.chunk_outputs[c], full);
+    if (path.chunks.empty()) used.push_back(blocks[i]);
+    for (const auto& c : path.chunks) used.push_back(c.block);  // each chunk's outputs are a block's
   }
   k.finish(p, used, full);
   res.host_finish_ms = ms_since(tf);
@@ -235,9 +330,13 @@ double MultiDeviceRunner::Impl::round(const std::vector<Block>& blocks, const st
       const auto ti = Clock::now();
       RunResult r;
       try {
-        runners[i]->recycle(std::move(paths[i].outputs));
-        runners[i]->upload(device_problems[i], blocks[i], paths[i].inputs);
-        r = runners[i]->run(device_problems[i], blocks[i], locals[i], TimingOptions{0, 1});
+        if (!paths[i].chunks.empty()) {
+          r = runners[i]->run_overlapped(device_problems[i], paths[i].chunks, locals[i]);
+        } else {
+          runners[i]->recycle(std::move(paths[i].outputs));
+          runners[i]->upload(device_problems[i], blocks[i], paths[i].inputs);
+          r = runners[i]->run(device_problems[i], blocks[i], locals[i], TimingOptions{0, 1});
+        }
       } catch (const std::exception& e) {
         r.status = TrialStatus::runtime;
         r.error = e.what();

@@ -188,6 +188,22 @@ std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalS
   return std::max<std::size_t>(1, l) * spec.units_per_work_item();
 }
 
+std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t granularity) {
+  if (count == 0 || granularity == 0)
+    throw UsageError(fmt::format("chunks: {} chunks of granularity {}; give at least 1 of each", count, granularity));
+  const std::size_t granules = b.size() / granularity;
+  const std::size_t n = std::max<std::size_t>(1, std::min(count, granules));
+  std::vector<Block> chunks;
+  std::size_t at = b.begin;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::size_t g = granules / n + (s < granules % n ? 1 : 0);
+    const std::size_t end = s + 1 == n ? b.end : at + g * granularity;
+    chunks.push_back(Block{b.dim, at, end});
+    at = end;
+  }
+  return chunks;
+}
+
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals) {
   std::vector<std::size_t> g;

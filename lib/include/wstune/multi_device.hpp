@@ -35,6 +35,7 @@ struct SliceResult {
   Samples h2d;              ///< upload of the slice's inputs (profiling events)
   Samples d2h;              ///< read-back of the slice's output (profiling events)
   Samples wall;             ///< the device thread's wall clock: upload + kernel + read-back
+  std::size_t chunks = 1;     ///< sub-blocks the block ran as per round (MultiDeviceRunner::set_overlap; 1: whole)
   std::size_t h2d_bytes = 0;  ///< bytes uploaded per round
   std::size_t d2h_bytes = 0;  ///< bytes read back per round
   /// Upload bandwidth achieved: h2d_bytes over the median h2d time (GB/s,
@@ -94,6 +95,20 @@ class MultiDeviceRunner {
   void set_params(std::size_t i, const nlohmann::json& params);
   /// The problem device i runs (problem() with its parameter values).
   [[nodiscard]] const Problem& problem(std::size_t i) const;
+
+  /// Runs each device's block in later run()s as up to `chunks` sub-blocks
+  /// (chunk_blocks() at the device's split granularity) over two command
+  /// queues (DeviceRunner::run_overlapped), so a chunk's upload and
+  /// read-back overlap another chunk's kernel; 1 (the default) runs each
+  /// block whole. Chunk outputs land at their place in the whole output
+  /// (KernelSpec::output_place) or in pinned buffers placed after the last
+  /// round; KernelSpec::finish gets the chunks as blocks (sort would merge
+  /// them). A block runs whole all the same when its chunks' inputs are not
+  /// views into the block's (sort's padded block is a copy). Throws
+  /// UsageError for 0.
+  void set_overlap(std::size_t chunks);
+  /// The chunks per block set by set_overlap() (1: none).
+  [[nodiscard]] std::size_t overlap() const noexcept;
 
   /// Runs the blocks (one per device, contiguous, covering the problem;
   /// empty blocks leave their device idle) with the local sizes (one per

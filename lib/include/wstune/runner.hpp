@@ -69,6 +69,21 @@ struct ReadTarget {
   std::size_t pitch_bytes = 0;  ///< bytes between row starts at `data` (≥ row_bytes)
 };
 
+/// One sub-block of an overlapped run (DeviceRunner::run_overlapped()).
+/// Move chunks into their vector: a copy copies `inputs` to the heap
+/// (HostBuffer's copy of a view), and copied chunks share no input.
+struct OverlapChunk {
+  Block block;                     ///< the sub-block (split units), a part of the device's block
+  /// Its input data, KernelSpec::block_inputs() of `block`: host memory that
+  /// stays put until the call returns (pinned memory makes the copies DMA).
+  /// An input whose data (same address, size and placement) every chunk
+  /// shares, such as matmul's B, is uploaded once.
+  std::vector<HostBuffer> inputs;
+  /// Where each output's read-back lands (one per KernelSpec::outputs() of
+  /// `block`, each with its data set): its place in the whole output.
+  std::vector<ReadTarget> targets;
+};
+
 /// One device, one kernel: context, profiling queue and built programs.
 /// Not thread-safe; use one per thread.
 class DeviceRunner {
@@ -157,6 +172,27 @@ class DeviceRunner {
   /// it must outlive them), or with none into recycled or heap buffers.
   RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
                 bool read_outputs = true, std::pmr::memory_resource* output_memory = nullptr);
+
+  /// Runs a block once as consecutive sub-blocks (`chunks`) over two
+  /// in-order command queues, chunk s on queue s mod 2: its upload, its
+  /// kernel and its read-back straight to its targets are enqueued
+  /// non-blocking, so one chunk's transfers overlap the other queue's
+  /// kernel and transfers in the other direction (OpenCL 1.2 §5.1: commands
+  /// of different queues may run concurrently; §5.2.2 non-blocking
+  /// transfers). Shared inputs are uploaded once first, on the first queue,
+  /// and the second queue waits for them (a barrier); an in-place output
+  /// (OutputBuffer::from_input) starts as its chunk's input, written into
+  /// the output's buffer. Each chunk's outputs are its own, as if it were a
+  /// block of its own (KernelSpec::finish must then be given the chunks'
+  /// blocks). Device buffers are each queue's own, kept between calls;
+  /// upload()'s buffers are left as they are. RunResult: one sample each of
+  /// kernel (the chunks' kernel times added), h2d (every upload's event
+  /// time added) and d2h (every read-back's), their bytes, wall_ms; outputs
+  /// empty (they are in the targets). Never throws for a failing
+  /// configuration: status compile, constraints (a chunk the local size
+  /// cannot run) or runtime (an OpenCL error, no chunks, or a chunk without
+  /// a target of the read-back's size for every output).
+  RunResult run_overlapped(const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local);
 
  private:
   struct Impl;

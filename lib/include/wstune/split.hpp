@@ -116,6 +116,15 @@ std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalS
 /// size along `dim` (1 for the driver's choice, or for a kernel that guards its bounds).
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local);
 
+/// `b` as up to `count` consecutive sub-blocks along b.dim for an
+/// overlapped run (DeviceRunner::run_overlapped): each holds
+/// ⌊b.size() / granularity / count⌋ or one more granules (the earlier ones
+/// the larger), the last also the rest of b that is no whole granule, so
+/// every sub-block but the last is a multiple of `granularity`. Fewer
+/// sub-blocks when b holds fewer granules; one (b itself) when it holds at
+/// most one. Throws UsageError for count or granularity 0.
+std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t granularity);
+
 /// split_granularity(spec, p, dim, local) of each local size, in order.
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals);

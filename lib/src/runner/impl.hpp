@@ -1,0 +1,220 @@
+#pragma once
+// DeviceRunner's state, shared by its source files (runner.cpp: builds,
+// uploads and runs; overlap.cpp: run_overlapped). Internal to libwstune.
+#include <array>
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "wstune/runner.hpp"
+#include "wstune/timing.hpp"
+
+namespace wstune {
+
+namespace detail {
+
+// One configuration's program: built once, then reused.
+struct Variant {
+  cl::Program program;
+  cl::Kernel kernel;
+  KernelVariantInfo info;
+  std::string error;  // non-empty: the build failed (the call, the error name and the log)
+  std::string call, log;  // of a failed build
+  cl_int code = CL_SUCCESS;
+  bool compile_reported = false;  // its compile_ms went to a RunResult
+};
+
+// A device buffer the kernel writes: its spec and, for an in-place one, the
+// host contents to start (and restart) from.
+struct OutputSlot {
+  OutputBuffer spec;
+  cl::Buffer buffer;
+  const HostBuffer* initial = nullptr;  // the caller's input during upload(), then Impl::uploaded_inputs' copy
+  std::size_t initial_offset = 0;       // elements: where `initial` sits in the buffer
+  // A device copy of `initial` for outputs restored before each run: the
+  // restore is a device-side copy instead of a host upload per run (empty
+  // when the device had no room for it: then the host copy is written).
+  cl::Buffer pristine;
+};
+
+// The events of one run_overlapped(), read once both queues finish.
+struct OverlapEvents {
+  std::vector<cl::Event> uploads;               // every upload, shared inputs first
+  std::vector<std::vector<cl::Event>> kernels;  // per chunk, KernelSpec::enqueue's events
+  std::vector<cl::Event> reads;                 // every read-back
+};
+
+}  // namespace detail
+
+struct DeviceRunner::Impl {
+  using Variant = detail::Variant;
+  using OutputSlot = detail::OutputSlot;
+
+  Device device;
+  const KernelSpec* spec;
+  std::string extra_options;
+  cl::Context context;
+  cl::CommandQueue queue;
+  std::map<std::string, Variant> variants;  // build options → program
+  const Variant* reference = nullptr;       // the reference parameters' build, once built
+  std::vector<cl::Buffer> inputs;
+  std::vector<OutputSlot> outputs;
+  std::vector<HostBuffer> uploaded_inputs;  // copies of the inputs restored before each run (others empty)
+  std::size_t uploaded_bytes = 0;           // bytes the last upload() wrote
+  std::vector<ReadTarget> read_targets;     // read_into()
+  std::vector<HostBuffer> spare_outputs;    // recycled host buffers for the next read-back
+  // Device buffers are kept between uploads and reused while they are big
+  // enough: allocating (and, on NVIDIA, first-touch mapping) on every
+  // upload costs more than a small kernel.
+  std::vector<std::pair<cl::Buffer, std::size_t>> input_pool, output_pool, pristine_pool;  // buffer, bytes
+  // run_overlapped(): a second in-order queue (created on first use) and
+  // each queue's own kept buffers, apart from upload()'s.
+  cl::CommandQueue second_queue;
+  std::array<std::vector<std::pair<cl::Buffer, std::size_t>>, 2> lane_input_pool, lane_output_pool;
+  std::vector<std::pair<cl::Buffer, std::size_t>> shared_input_pool;  // inputs every chunk shares
+  Samples h2d;
+  double h2d_wall_ms = 0;  // wall clock of the last upload()
+  Block uploaded{};
+  nlohmann::json uploaded_params;
+  bool has_upload = false;
+  bool outputs_clean = false;  // in-place outputs hold their initial contents (no run since the upload)
+
+  std::string options_for(const Problem& p, bool non_uniform) const {
+    std::string o = non_uniform ? device.info.non_uniform_std() : std::string("-cl-std=CL1.2");
+    for (const std::string& extra : {spec->build_options(p), extra_options})
+      if (!extra.empty()) o += ' ' + extra;
+    return o;
+  }
+
+  // Whether `local` needs non-uniform work-groups to run `b` (it does not
+  // divide the NDRange and the kernel does not guard its bounds).
+  bool needs_non_uniform(const Problem& p, const Block& b, const LocalSize& local) const {
+    if (!local || spec->guards_bounds() || !device.info.non_uniform_work_groups) return false;
+    const Extent g = spec->block_global(p, b);
+    for (unsigned d = 0; d < g.dims; ++d)
+      if ((*local)[d] && g[d] % (*local)[d]) return true;
+    return false;
+  }
+
+  // The variant of `options`, compiled (once).
+  Variant& build(const std::string& options) {
+    auto [it, fresh] = variants.try_emplace(options);
+    if (fresh) compile(it->second, options);
+    return it->second;
+  }
+
+  // Builds one program and its kernel. Thread-safe for distinct variants
+  // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
+  void compile(Variant& v, const std::string& options) const {
+    v.info.build_options = options;
+    cl_int err = CL_SUCCESS;
+    v.program = cl::Program(context, std::string(spec->source()), false, &err);
+    check(err, "clCreateProgramWithSource");
+    const auto t0 = std::chrono::steady_clock::now();
+    err = v.program.build(std::vector<cl::Device>{device.device}, options.c_str());
+    v.info.compile_ms = ms_since(t0);
+    if (err != CL_SUCCESS) {
+      v.program.getBuildInfo(device.device, CL_PROGRAM_BUILD_LOG, &v.log);
+      v.call = fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options);
+      v.code = err;
+      v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
+      return;
+    }
+    v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
+    if (err != CL_SUCCESS) {
+      v.error = fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(),
+                            cl_error_name(err));
+      return;
+    }
+    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
+    cl_ulong lmem = 0;
+    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_LOCAL_MEM_SIZE, &lmem));
+    v.info.local_mem_bytes = lmem;
+    std::array<std::size_t, 3> reqd{};
+    WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                             sizeof reqd, reqd.data(), nullptr));
+    if (reqd[0] != 0) v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
+  }
+
+  Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
+    return build(options_for(p, needs_non_uniform(p, b, local)));
+  }
+
+  // A kept device buffer of at least `bytes` (slot `i` of `pool`).
+  cl::Buffer pooled(std::vector<std::pair<cl::Buffer, std::size_t>>& pool, std::size_t i, std::size_t bytes,
+                    cl_mem_flags flags, const char* call) {
+    if (i >= pool.size()) pool.resize(i + 1);
+    auto& [buf, cap] = pool[i];
+    bytes = std::max<std::size_t>(1, bytes);
+    if (!buf() || cap < bytes) {
+      cl_int err = CL_SUCCESS;
+      buf = cl::Buffer(context, flags, bytes, nullptr, &err);
+      check(err, call);
+      cap = bytes;
+    }
+    return buf;
+  }
+
+  // Enqueues a non-blocking read of `bytes` from `buffer` at byte `offset`
+  // on `q` into `target` (rows at its pitch when target.row_bytes > 0) or,
+  // without target data, into `dst`; returns its event. Throws Error when
+  // the rows do not fit, ClError.
+  static cl::Event enqueue_read(cl::CommandQueue& q, const cl::Buffer& buffer, std::size_t offset, std::size_t bytes,
+                                const ReadTarget& target, std::byte* dst);
+
+  // run_overlapped()'s steps (overlap.cpp).
+  bool check_chunks(DeviceRunner& self, const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local,
+                    std::vector<Variant*>& variants, RunResult& r);
+  cl::CommandQueue& lane_queue(std::size_t lane);
+  std::vector<cl::Buffer> upload_shared(const OverlapChunk& first, const std::vector<InputPlacement>& place,
+                                        const std::vector<bool>& shared, detail::OverlapEvents& ev, RunResult& r);
+  void enqueue_chunk(DeviceRunner& self, std::size_t lane, const Problem& p, const OverlapChunk& c, Variant& v, const LocalSize& local,
+                     const std::vector<bool>& shared, const std::vector<cl::Buffer>& shared_buffers,
+                     detail::OverlapEvents& ev, RunResult& r);
+
+  std::vector<cl::Event> read_back(bool read_outputs, std::pmr::memory_resource* memory, RunResult& r);
+
+  // Writes every in-place output's initial contents (non-blocking).
+  void restore_outputs(bool all, std::vector<cl::Event>* events) {
+    for (const auto& o : outputs) {
+      if (!o.initial || (!all && !o.spec.restore_each_run)) continue;
+      cl::Event ev;
+      const std::size_t at = o.initial_offset * o.spec.type.bytes();
+      if (!all && o.pristine()) {
+        WSTUNE_CL_CHECK(queue.enqueueCopyBuffer(o.pristine, o.buffer, 0, at, o.initial->bytes(), nullptr, &ev));
+      } else {
+        WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, at, o.initial->bytes(), o.initial->data(), nullptr, &ev));
+      }
+      if (events) events->push_back(ev);
+      if (all) uploaded_bytes += o.initial->bytes();
+    }
+  }
+
+  // While the outputs are clean: a device-side copy of the in-place ones'
+  // initial contents that later runs restore from (no host traffic per run).
+  // On an allocation failure a slot keeps none and its restores write the
+  // host copy.
+  void keep_pristine() {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      OutputSlot& o = outputs[i];
+      if (!o.initial || !o.spec.restore_each_run || o.initial->empty() || o.pristine()) continue;
+      try {
+        o.pristine = pooled(pristine_pool, i, o.initial->bytes(), CL_MEM_READ_WRITE, "clCreateBuffer(pristine)");
+        WSTUNE_CL_CHECK(queue.enqueueCopyBuffer(o.buffer, o.pristine, o.initial_offset * o.spec.type.bytes(), 0,
+                                                o.initial->bytes()));
+        WSTUNE_CL_CHECK(queue.finish());
+      } catch (const ClError&) {
+        o.pristine = cl::Buffer();
+        pristine_pool[i] = {};
+        check_nothrow(clFinish(queue()), "clFinish after a failed pristine copy");
+      }
+    }
+  }
+};
+
+}  // namespace wstune
