@@ -489,7 +489,7 @@ int split_main(int argc, char** argv) {
       svg_path;
   MeasuredOptions mo;
   unsigned repeat = 5, warmup = 1, refine_repeat = 5;
-  std::size_t overlap = 1;
+  std::size_t overlap = 2;
   double refine_min_ms = 20, sweep = 0;
   std::uint64_t seed = 42;
   add_kernel_options(desc, kernel, kernel_file);
@@ -504,8 +504,9 @@ int split_main(int argc, char** argv) {
        "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
        "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times and transfer bandwidth")
-      ("overlap", po::value(&overlap)->default_value(1), "with --run: each device's block as up to N chunks "
-       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")
+      ("overlap", po::value(&overlap)->default_value(2), "with --run: each device's block as up to N chunks "
+       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks; 2 was never slower "
+       "than 1 on the H100 machine, docs/results/transfers_h100)")
       ("bandwidth", po::value<std::string>(), "with --run: a `wstune devices --bandwidth --json` file; the "
                                               "transfers are reported as a % of each device's pinned bandwidth")
       ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "

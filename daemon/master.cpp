@@ -66,7 +66,8 @@ json to_json(const JobReport& r) {
                          {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
                          {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
                          {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
-                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms}, {"trials", p.trials}});
+                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms},
+                         {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
          {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
@@ -307,6 +308,18 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
   return r;
 }
 
+namespace {
+
+// The key of a worker's fixed cost per job: its rank and device (two
+// workers of one device model have their own costs), the kernel (and
+// source), size, parameters and the kernel runs per job.
+std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const Problem& p, unsigned runs) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(), fnv1a_hex(spec.source()),
+                     p.text, p.params.dump(), runs);
+}
+
+}  // namespace
+
 JobReport Master::run_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
@@ -318,12 +331,15 @@ JobReport Master::run_job(JobReport r) {
       r.error = "stop requested";
       break;
     }
+    const unsigned runs = r.job.warmup + r.job.repetitions;
+    const bool measured = r.job.split == "measured";
     std::vector<SplitWorker> healthy;
-    for (const auto& w : workers_)
-      if (w.usable() && !excluded.count(w.rank))
-        healthy.push_back(SplitWorker{w.rank, *w.device, r.job.split == "measured"
-                                                             ? sink_.calibration(*w.device, spec)
-                                                             : json(nullptr)});
+    for (const auto& w : workers_) {
+      if (!w.usable() || excluded.count(w.rank)) continue;
+      const auto fixed = measured ? fixed_ms_.find(fixed_cost_key(w, spec, p, runs)) : fixed_ms_.end();
+      healthy.push_back(SplitWorker{w.rank, *w.device, measured ? sink_.calibration(*w.device, spec) : json(nullptr),
+                                    fixed == fixed_ms_.end() ? 0.0 : fixed->second});
+    }
     if (healthy.empty()) {
       r.status = "failed";
       r.error = "no healthy worker left for this job";
@@ -332,7 +348,7 @@ JobReport Master::run_job(JobReport r) {
     }
     ++r.attempts;
     try {
-      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, r.job.warmup + r.job.repetitions);
+      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs);
     } catch (const UsageError& e) {
       r.status = "failed";
       r.error = e.what();
@@ -371,6 +387,7 @@ JobReport Master::run_job(JobReport r) {
       BlockResult result;
       std::vector<HostBuffer> outputs;
       double return_ms = 0;  // the master's receive of the result message
+      double answer_ms = 0;  // from t0 to the result's arrival
     };
     std::map<int, Answer> results;
     bool failed_attempt = false;
@@ -400,7 +417,7 @@ JobReport Master::run_job(JobReport r) {
           if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
           std::vector<HostBuffer> outs = std::move(got->message.buffers);
           check_block_outputs(spec.outputs(p, pending[src]), outs);
-          results[src] = {std::move(br), std::move(outs), got->recv_ms};
+          results[src] = {std::move(br), std::move(outs), got->recv_ms, ms_since(t0)};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
           const WorkerError e = WorkerError::from(got->message);
@@ -472,7 +489,14 @@ JobReport Master::run_job(JobReport r) {
       part.busy_ms = br.busy_ms;
       part.build_ms = br.build_ms;
       part.inputs_ms = br.inputs_ms;
+      part.answer_ms = it->second.answer_ms;
+      part.fixed_ms = healthy[i].fixed_ms;
       part.trials = br.trials;
+      if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
+        if (const auto f = observed_fixed_ms(spec, p, healthy[i], r.plan.dim, br.block, runs,
+                                             part.answer_ms - part.build_ms - part.inputs_ms))
+          fixed_ms_[fixed_cost_key(w, spec, p, runs)] = *f;
+      }
       slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
       r.parts.push_back(std::move(part));
     }

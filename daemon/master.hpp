@@ -62,6 +62,8 @@ struct WorkerPart {
   double busy_ms = 0;         ///< worker wall clock, receipt to reply
   double build_ms = 0;        ///< program build on this job (0 when cached)
   double inputs_ms = 0;       ///< the worker's input generation (inside busy_ms; 0 when cached)
+  double answer_ms = 0;       ///< from the job's start (first send) to its result at the master
+  double fixed_ms = 0;        ///< the fixed cost per job the measured plan assumed for it (learned from earlier jobs)
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials
 };
 
@@ -244,6 +246,10 @@ class Master {
   const std::vector<HostBuffer>& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed);
   // Kernel files packed for the workers (key: path).
   std::map<std::string, nlohmann::json> packed_;
+  // Each worker's fixed cost per measured job (SplitWorker::fixed_ms), by
+  // fixed_cost_key() (rank, device, kernel, size, parameters, runs): learned
+  // from the jobs this master ran, kept while it runs.
+  std::map<std::string, double> fixed_ms_;
 };
 
 }  // namespace wstune::daemon

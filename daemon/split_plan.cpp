@@ -58,6 +58,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       cal.devices.push_back(device_calibration_from_json(w.calibration));
     }
     cal = for_kernel_runs(std::move(cal), kernel_runs);
+    for (std::size_t i = 0; i < workers.size(); ++i) cal.devices[i].fixed_ms = workers[i].fixed_ms;
     plan.blocks = measured_blocks(cal, total, plan.dim, granularity, [&](std::size_t, std::size_t units) {
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     });
@@ -67,6 +68,17 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
   plan.fractions = split_fractions(model, spec, p, plan.dim, workers);
   plan.blocks = align_blocks(plan.fractions, total, plan.dim, granularity);
   return plan;
+}
+
+std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                        const Block& b, unsigned kernel_runs, double answer_ms) {
+  if (w.calibration.is_null() || b.size() == 0) return std::nullopt;
+  Calibration cal;
+  cal.devices.push_back(device_calibration_from_json(w.calibration));
+  DeviceCalibration d = for_kernel_runs(std::move(cal), kernel_runs).devices.front();
+  d.fixed_ms = 0;
+  observe_job(d, static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count()), answer_ms);
+  return d.fixed_ms;
 }
 
 }  // namespace wstune::daemon

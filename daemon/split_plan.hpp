@@ -22,6 +22,9 @@ struct SplitWorker {
   /// Its calibration for this kernel (split.hpp DeviceCalibration JSON), for
   /// the `measured` model; null when there is none.
   nlohmann::json calibration;
+  /// Its fixed cost per job of this kernel, size and run count (ms),
+  /// learned from its earlier measured jobs (observed_fixed_ms()); 0 = none.
+  double fixed_ms = 0;
 };
 
 /// A job's split: one block per worker (same order; an empty block means the
@@ -53,9 +56,21 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// where the problem divides into that, else one unit (a sort of odd length:
 /// sort pads every block to a power of two).
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per
-/// upload and read-back (warm-up + repetitions; for_kernel_runs()).
+/// upload and read-back (warm-up + repetitions; for_kernel_runs()), each
+/// worker's fixed cost per job (SplitWorker::fixed_ms) added to its
+/// non-empty block, so a worker whose fixed cost exceeds what its share
+/// would save gets nothing.
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1);
+
+/// The fixed cost per job one worker showed in a finished `measured` job:
+/// `answer_ms` (the job's start to its result at the master, less one-time
+/// costs such as a build or input generation) minus the measured model's
+/// prediction for its block `b` without a fixed cost (observe_job() on its
+/// calibration for `kernel_runs` runs). nullopt without a calibration or for
+/// an empty block.
+std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                        const Block& b, unsigned kernel_runs, double answer_ms);
 
 }  // namespace wstune::daemon

@@ -266,6 +266,36 @@ TEST(Measured, DevicesFinishTogether) {
 
 // A job of many kernel runs per upload and read-back: the kernel-bound
 // device's share shrinks, the transfer-bound one's grows (for_kernel_runs).
+// observe_job(): a finished job's time beyond the prediction becomes the
+// device's fixed cost, which every non-empty slice then pays; a device
+// whose fixed cost exceeds its share's saving gets nothing, one with a
+// smaller fixed cost gets less; the JSON form keeps it.
+TEST(Measured, FixedCostFromAJobMovesWorkAway) {
+  auto w = [](std::size_t, std::size_t u) { return static_cast<double>(u); };
+  Calibration cal{"bilinear", "1000", 1, {line(1, 0.01), line(1, 0.03)}};
+  EXPECT_EQ(sizes(measured_blocks(cal, 1000, 1, {1, 1}, w)), (std::vector<std::size_t>{750, 250}));
+  DeviceCalibration& cpu = cal.devices[1];
+  const double predicted = cpu.predict_ms(250);  // 8.5 ms
+  observe_job(cpu, 250, predicted + 3);
+  EXPECT_NEAR(cpu.fixed_ms, 3, 1e-9);
+  EXPECT_NEAR(cpu.predict_ms(250), predicted + 3, 1e-9);
+  EXPECT_DOUBLE_EQ(cpu.predict_ms(0), 0);  // an unused device costs nothing
+  const auto fewer = sizes(measured_blocks(cal, 1000, 1, {1, 1}, w));
+  EXPECT_GT(fewer[0], 750u);  // 1 + 0.01 n0 = 4 + 0.03 (1000 − n0) → n0 = 825
+  EXPECT_NEAR(static_cast<double>(fewer[0]), 825, 1);
+  observe_job(cpu, 250, predicted + 20);  // more than the whole job on the first device saves
+  EXPECT_EQ(sizes(measured_blocks(cal, 1000, 1, {1, 1}, w)), (std::vector<std::size_t>{1000, 0}));
+  observe_job(cpu, 250, predicted - 2);  // faster than predicted: no negative fixed cost
+  EXPECT_DOUBLE_EQ(cpu.fixed_ms, 0);
+  observe_job(cpu, 0, 50);  // nothing ran: nothing learned
+  EXPECT_DOUBLE_EQ(cpu.fixed_ms, 0);
+  cpu.fixed_ms = 2.5;
+  EXPECT_EQ(device_calibration_from_json(to_json(cpu)), cpu);
+  // observe_concurrent() scales only the part the points predict.
+  observe_concurrent(cpu, 250, 2.5 + 2 * (predicted));
+  EXPECT_NEAR(cpu.concurrency_scale, 2, 1e-9);
+}
+
 TEST(Measured, KernelRunsWeighTheKernelNotTheTransfers) {
   auto device = [](double kernel_per_item, double transfer_per_item) {
     DeviceCalibration d;

@@ -405,7 +405,7 @@ double DeviceCalibration::predict_ms(double w) const {
     auto lo = hi - 1;
     t = lo->second + (hi->second - lo->second) * (w - lo->first) / (hi->first - lo->first);
   }
-  return t * concurrency_scale;
+  return t * concurrency_scale + fixed_ms;
 }
 
 Calibration for_kernel_runs(Calibration cal, unsigned runs) {
@@ -421,8 +421,16 @@ void observe_concurrent(DeviceCalibration& d, double work_items, double observed
   if (work_items <= 0 || observed_ms <= 0) return;
   DeviceCalibration solo = d;
   solo.concurrency_scale = 1.0;
+  solo.fixed_ms = 0;
   const double predicted = solo.predict_ms(work_items);
-  if (predicted > 0) d.concurrency_scale = observed_ms / predicted;
+  if (predicted > 0) d.concurrency_scale = std::max(0.0, observed_ms - d.fixed_ms) / predicted;
+}
+
+void observe_job(DeviceCalibration& d, double work_items, double observed_ms) {
+  if (work_items <= 0 || observed_ms <= 0) return;
+  DeviceCalibration variable = d;
+  variable.fixed_ms = 0;
+  d.fixed_ms = std::max(0.0, observed_ms - variable.predict_ms(work_items));
 }
 
 nlohmann::json to_json(const CalibrationPoint& p) {
@@ -442,7 +450,7 @@ nlohmann::json to_json(const DeviceCalibration& d) {
   return {{"device_id", d.device_id}, {"device_name", d.device_name}, {"fingerprint", d.fingerprint},
           {"local", d.local}, {"points", pts},
           {"fit", {{"a_ms", d.fit.a_ms}, {"b_ms_per_item", d.fit.b_ms_per_item}}},
-          {"concurrency_scale", d.concurrency_scale}};
+          {"concurrency_scale", d.concurrency_scale}, {"fixed_ms", d.fixed_ms}};
 }
 
 DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
@@ -454,6 +462,7 @@ DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
   for (const auto& p : j.at("points")) d.points.push_back(calibration_point_from_json(p));
   d.fit = LinearFit{j.at("fit").at("a_ms").get<double>(), j.at("fit").at("b_ms_per_item").get<double>()};
   d.concurrency_scale = j.value("concurrency_scale", 1.0);
+  d.fixed_ms = j.value("fixed_ms", 0.0);
   return d;
 }
 

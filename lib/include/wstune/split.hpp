@@ -213,9 +213,14 @@ struct DeviceCalibration {
   /// Correction from concurrent runs: observed ÷ predicted time of this
   /// device while all devices ran together (1 = none). See observe_concurrent().
   double concurrency_scale = 1.0;
+  /// Fixed cost per job (ms) that the calibration's profiling events do not
+  /// see, learned from finished jobs (observe_job(): a wstuned worker's MPI
+  /// messages and per-command host work); 0 = none.
+  double fixed_ms = 0;
   /// Predicted ms for a slice of `work_items` (0 for 0): piecewise-linear
   /// through the measured points (averaged per work-item count, made
-  /// non-decreasing), the fit beyond them and towards 0, × concurrency_scale.
+  /// non-decreasing), the fit beyond them and towards 0, × concurrency_scale,
+  /// + fixed_ms.
   [[nodiscard]] double predict_ms(double work_items) const;
   friend bool operator==(const DeviceCalibration&, const DeviceCalibration&) = default;
 };
@@ -305,10 +310,18 @@ double predicted_makespan_ms(const Calibration& cal, const std::vector<Block>& b
                              const std::function<double(std::size_t device, std::size_t units)>& work_items);
 
 /// Folds one concurrent observation into a device's calibration: sets
-/// concurrency_scale to observed_ms ÷ the solo prediction for `work_items`
-/// (the devices of one host share its cores, memory bus and driver threads,
-/// which solo calibration does not see). Ignored when either is ≤ 0.
+/// concurrency_scale to (observed_ms − fixed_ms) ÷ the solo prediction for
+/// `work_items` without a fixed cost (the devices of one host share its
+/// cores, memory bus and driver threads, which solo calibration does not
+/// see). Ignored when either is ≤ 0.
 void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms);
+
+/// Folds one finished job into a device's calibration: sets fixed_ms to
+/// observed_ms − the prediction without a fixed cost for `work_items`
+/// (never below 0), so the next plan of the same job sees what the device's
+/// part really cost from the job's start to its result. Ignored when
+/// work_items or observed_ms is ≤ 0.
+void observe_job(DeviceCalibration& d, double work_items, double observed_ms);
 
 /// Fractions of the range each block covers (block size ÷ total).
 std::vector<double> block_fractions(const std::vector<Block>& blocks, std::size_t total_units);
