@@ -235,6 +235,7 @@ class Master {
   const nlohmann::json& packed(const Job& job);
   void note(const std::string& line);
   WorkerState& worker(int rank) { return workers_.at(static_cast<std::size_t>(rank - 1)); }
+  const WorkerState& worker(int rank) const { return workers_.at(static_cast<std::size_t>(rank - 1)); }
   Communicator& comm_;
   ResultSink& sink_;
   MasterOptions opt_;
@@ -250,6 +251,12 @@ class Master {
   // fixed_cost_key() (rank, device, kernel, size, parameters, runs): learned
   // from the jobs this master ran, kept while it runs.
   std::map<std::string, double> fixed_ms_;
+  // Sets each worker's SplitWorker::fixed_ms for a measured job: the
+  // smallest it showed in earlier runs of this job; a worker not seen yet
+  // (it had no share) is assumed to cost as much as the costliest seen, so
+  // that one worker's learned cost never makes an unseen one look cheap.
+  void assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
+                          unsigned runs) const;
 };
 
 }  // namespace wstune::daemon
