@@ -508,12 +508,8 @@ JobReport Master::run_job(JobReport r) {
       part.trials = br.trials;
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
         if (const auto f = observed_fixed_ms(spec, p, healthy[i], r.plan.dim, br.block, runs,
-                                             part.answer_ms - part.build_ms - part.inputs_ms)) {
-          // The smallest seen: a one-time cost the worker does not report
-          // (PoCL compiles each new block shape at its first run) passes.
-          const auto [it, fresh] = fixed_ms_.try_emplace(fixed_cost_key(w, spec, p, runs), *f);
-          if (!fresh) it->second = std::min(it->second, *f);
-        }
+                                             part.answer_ms - part.build_ms - part.inputs_ms))
+          fixed_ms_[fixed_cost_key(w, spec, p, runs)] = *f;  // the latest: a plan change's costs show at once
       }
       slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
       r.parts.push_back(std::move(part));

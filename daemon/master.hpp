@@ -251,10 +251,12 @@ class Master {
   // fixed_cost_key() (rank, device, kernel, size, parameters, runs): learned
   // from the jobs this master ran, kept while it runs.
   std::map<std::string, double> fixed_ms_;
-  // Sets each worker's SplitWorker::fixed_ms for a measured job: the
-  // smallest it showed in earlier runs of this job; a worker not seen yet
-  // (it had no share) is assumed to cost as much as the costliest seen, so
-  // that one worker's learned cost never makes an unseen one look cheap.
+  // Sets each worker's SplitWorker::fixed_ms for a measured job: what its
+  // part of the latest run of this job showed (a one-time cost it does not
+  // report, such as PoCL's compile of a new block shape, counts too, which
+  // errs towards fewer workers); a worker not seen yet (it had no share) is
+  // assumed to cost as much as the costliest seen, so that one worker's
+  // learned cost never makes an unseen one look cheap.
   void assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
                           unsigned runs) const;
 };
