@@ -312,20 +312,22 @@ namespace {
 
 // The key of a worker's fixed cost per job: its rank and device (two
 // workers of one device model have their own costs), the kernel (and
-// source), size, parameters and the kernel runs per job.
-std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const Problem& p, unsigned runs) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(), fnv1a_hex(spec.source()),
-                     p.text, p.params.dump(), runs);
+// source), size, parameters, split direction, local size policy and the
+// kernel runs per job.
+std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const Problem& p, const Job& job) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(),
+                     fnv1a_hex(spec.source()), p.text, p.params.dump(), job.direction, to_string(job.local),
+                     job.warmup + job.repetitions);
 }
 
 }  // namespace
 
 void Master::assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
-                                unsigned runs) const {
+                                const Job& job) const {
   double most = 0;
   std::vector<bool> known(workers.size(), false);
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    const auto it = fixed_ms_.find(fixed_cost_key(worker(workers[i].rank), spec, p, runs));
+    const auto it = fixed_ms_.find(fixed_cost_key(worker(workers[i].rank), spec, p, job));
     if (it == fixed_ms_.end()) continue;
     workers[i].fixed_ms = it->second;
     known[i] = true;
@@ -353,7 +355,7 @@ JobReport Master::run_job(JobReport r) {
       if (!w.usable() || excluded.count(w.rank)) continue;
       healthy.push_back(SplitWorker{w.rank, *w.device, measured ? sink_.calibration(*w.device, spec) : json(nullptr)});
     }
-    if (measured) assume_fixed_costs(healthy, spec, p, runs);
+    if (measured) assume_fixed_costs(healthy, spec, p, r.job);
     if (healthy.empty()) {
       r.status = "failed";
       r.error = "no healthy worker left for this job";
@@ -509,7 +511,7 @@ JobReport Master::run_job(JobReport r) {
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
         if (const auto f = observed_fixed_ms(spec, p, healthy[i], r.plan.dim, br.block, runs,
                                              part.answer_ms - part.build_ms - part.inputs_ms))
-          fixed_ms_[fixed_cost_key(w, spec, p, runs)] = *f;  // the latest: a plan change's costs show at once
+          fixed_ms_[fixed_cost_key(w, spec, p, r.job)] = *f;  // the latest: a plan change's costs show at once
       }
       slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
       r.parts.push_back(std::move(part));

@@ -248,7 +248,8 @@ class Master {
   // Kernel files packed for the workers (key: path).
   std::map<std::string, nlohmann::json> packed_;
   // Each worker's fixed cost per measured job (SplitWorker::fixed_ms), by
-  // fixed_cost_key() (rank, device, kernel, size, parameters, runs): learned
+  // fixed_cost_key() (rank, device, kernel, size, parameters, direction,
+  // local policy, runs): learned
   // from the jobs this master ran, kept while it runs.
   std::map<std::string, double> fixed_ms_;
   // Sets each worker's SplitWorker::fixed_ms for a measured job: what its
@@ -258,7 +259,7 @@ class Master {
   // assumed to cost as much as the costliest seen, so that one worker's
   // learned cost never makes an unseen one look cheap.
   void assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
-                          unsigned runs) const;
+                          const Job& job) const;
 };
 
 }  // namespace wstune::daemon

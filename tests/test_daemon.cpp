@@ -415,3 +415,41 @@ TEST(Daemon, AMasterSideFailureFailsOneJobAndTheMasterGoesOn) {
   EXPECT_EQ(reports[1].error.rfind("no healthy worker left for this job", 0), 0u) << reports[1].error;
   EXPECT_EQ(sink.runs.size(), 1u);
 }
+
+// plan_split() with the measured model adds each worker's fixed cost per
+// job to its non-empty block: two equal workers share a job evenly, one
+// whose fixed cost is larger than the whole job on the other gets nothing,
+// and a smaller one takes less. observed_fixed_ms() recovers a known excess.
+TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("64x64:128x128");
+  DeviceCalibration d;
+  d.fingerprint = "equal";
+  for (double w : {1024.0, 4096.0, 16384.0}) d.points.push_back(CalibrationPoint{0, w, 0.001 * w, 0, 0});
+  d.fit = fit_linear(d.points);
+  DeviceInfo info;
+  info.name = "synthetic";
+  info.compute_units = 1;
+  info.pe_per_cu = 1;
+  auto plan = [&](double fixed0, double fixed1) {
+    const std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d), fixed0},
+                                           SplitWorker{2, info, to_json(d), fixed1}};
+    return plan_split("measured", "auto", k, p, workers, 1).blocks;
+  };
+  const auto even = plan(0, 0);
+  EXPECT_EQ(even[0].size(), even[1].size());
+  const auto none = plan(0, 100);  // the whole job takes 16 ms on one worker
+  EXPECT_EQ(none[0].size(), k.split_units(p, none[0].dim));
+  EXPECT_EQ(none[1].size(), 0u);
+  const auto less = plan(0, 4);
+  EXPECT_GT(less[0].size(), even[0].size());
+  EXPECT_GT(less[1].size(), 0u);
+  const SplitWorker w{1, info, to_json(d), 0};
+  const Block half = even[0];
+  const double work = static_cast<double>(k.block_global(p, Block{half.dim, 0, half.size()}).count());
+  const auto f = observed_fixed_ms(k, p, w, half.dim, half, 1, d.predict_ms(work) + 2.5);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 2.5, 1e-9);
+  EXPECT_FALSE(observed_fixed_ms(k, p, SplitWorker{1, info, nullptr, 0}, half.dim, half, 1, 10).has_value());
+  EXPECT_FALSE(observed_fixed_ms(k, p, w, half.dim, Block{half.dim, 0, 0}, 1, 10).has_value());
+}

@@ -264,8 +264,6 @@ TEST(Measured, DevicesFinishTogether) {
   for (const auto& blk : measured_blocks(cal, 1024, 1, {16, 16}, w)) EXPECT_EQ(blk.size() % 16, 0u);
 }
 
-// A job of many kernel runs per upload and read-back: the kernel-bound
-// device's share shrinks, the transfer-bound one's grows (for_kernel_runs).
 // observe_job(): a finished job's time beyond the prediction becomes the
 // device's fixed cost, which every non-empty slice then pays; a device
 // whose fixed cost exceeds its share's saving gets nothing, one with a
@@ -294,8 +292,12 @@ TEST(Measured, FixedCostFromAJobMovesWorkAway) {
   // observe_concurrent() scales only the part the points predict.
   observe_concurrent(cpu, 250, 2.5 + 2 * (predicted));
   EXPECT_NEAR(cpu.concurrency_scale, 2, 1e-9);
+  observe_concurrent(cpu, 250, 2.0);  // no more than the fixed cost: nothing to scale
+  EXPECT_NEAR(cpu.concurrency_scale, 2, 1e-9);
 }
 
+// A job of many kernel runs per upload and read-back: the kernel-bound
+// device's share shrinks, the transfer-bound one's grows (for_kernel_runs).
 TEST(Measured, KernelRunsWeighTheKernelNotTheTransfers) {
   auto device = [](double kernel_per_item, double transfer_per_item) {
     DeviceCalibration d;

@@ -216,9 +216,9 @@ void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, const Local
   std::vector<ReadTarget> targets = place_targets(k, pi, b, full);
   path.direct = !outs.empty() && targets.size() == outs.size();
   runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});
-  if (!path.direct)
-    for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
   if (overlap > 1) prepare_chunks(i, b, local, views, full, path);
+  if (!path.direct && path.chunks.empty())
+    for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
 }
 
 // Where chunk `sub`'s outputs land: their places in the whole output

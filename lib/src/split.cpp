@@ -423,7 +423,7 @@ void observe_concurrent(DeviceCalibration& d, double work_items, double observed
   solo.concurrency_scale = 1.0;
   solo.fixed_ms = 0;
   const double predicted = solo.predict_ms(work_items);
-  if (predicted > 0) d.concurrency_scale = std::max(0.0, observed_ms - d.fixed_ms) / predicted;
+  if (predicted > 0 && observed_ms > d.fixed_ms) d.concurrency_scale = (observed_ms - d.fixed_ms) / predicted;
 }
 
 void observe_job(DeviceCalibration& d, double work_items, double observed_ms) {

@@ -104,8 +104,10 @@ class MultiDeviceRunner {
   /// (KernelSpec::output_place) or in pinned buffers placed after the last
   /// round; KernelSpec::finish gets the chunks as blocks (sort would merge
   /// them). A block runs whole all the same when its chunks' inputs are not
-  /// views into the block's (sort's padded block is a copy). Throws
-  /// UsageError for 0.
+  /// views into the block's (sort's padded block is a copy). The slices'
+  /// times are then chunk totals, not a whole block's: calibrate(),
+  /// refine_measured() and refine_split() model whole blocks, so run them
+  /// with 1. Throws UsageError for 0.
   void set_overlap(std::size_t chunks);
   /// The chunks per block set by set_overlap() (1: none).
   [[nodiscard]] std::size_t overlap() const noexcept;

@@ -186,9 +186,10 @@ class DeviceRunner {
   /// block of its own (KernelSpec::finish must then be given the chunks'
   /// blocks). Device buffers are each queue's own, kept between calls;
   /// upload()'s buffers are left as they are. RunResult: one sample each of
-  /// kernel (the chunks' kernel times added), h2d (every upload's event
-  /// time added) and d2h (every read-back's), their bytes, wall_ms; outputs
-  /// empty (they are in the targets). Never throws for a failing
+  /// kernel (the chunks' kernel times added; kernels of the two queues that
+  /// run at once each span more), h2d (every upload's event time added) and
+  /// d2h (every read-back's), their bytes, wall_ms, global = the last
+  /// chunk's NDRange; outputs empty (they are in the targets). Never throws for a failing
   /// configuration: status compile, constraints (a chunk the local size
   /// cannot run) or runtime (an OpenCL error, no chunks, or a chunk without
   /// a target of the read-back's size for every output).

@@ -313,7 +313,7 @@ double predicted_makespan_ms(const Calibration& cal, const std::vector<Block>& b
 /// concurrency_scale to (observed_ms − fixed_ms) ÷ the solo prediction for
 /// `work_items` without a fixed cost (the devices of one host share its
 /// cores, memory bus and driver threads, which solo calibration does not
-/// see). Ignored when either is ≤ 0.
+/// see). Ignored when either is ≤ 0 or observed_ms ≤ fixed_ms.
 void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms);
 
 /// Folds one finished job into a device's calibration: sets fixed_ms to

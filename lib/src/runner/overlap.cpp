@@ -127,6 +127,9 @@ std::vector<cl::Buffer> DeviceRunner::Impl::upload_shared(const OverlapChunk& fi
     r.h2d_bytes += host.bytes();
   }
   if (ev.uploads.size() > before) {
+    // The first queue is flushed before the second waits on its events
+    // (OpenCL 1.2 §5.13: events of another queue need their commands submitted).
+    WSTUNE_CL_CHECK(queue.flush());
     const std::vector<cl::Event> wait(ev.uploads.begin() + static_cast<std::ptrdiff_t>(before), ev.uploads.end());
     WSTUNE_CL_CHECK(lane_queue(1).enqueueBarrierWithWaitList(&wait));
   }
@@ -197,18 +200,20 @@ RunResult DeviceRunner::run_overlapped(const Problem& p, const std::vector<Overl
   RunResult r;
   r.local = local;
   std::vector<Variant*> variants;
-  if (!m.check_chunks(*this, p, chunks, local, variants, r)) {
-    r.wall_ms = ms_since(t0);
-    return r;
-  }
   try {
+    if (!m.check_chunks(*this, p, chunks, local, variants, r)) {
+      r.wall_ms = ms_since(t0);
+      return r;
+    }
     detail::OverlapEvents ev;
     const std::vector<bool> shared = shared_inputs(*m.spec, p, chunks);
     const auto shared_buffers = m.upload_shared(chunks.front(), placements(*m.spec, p, chunks.front()), shared, ev, r);
-    for (std::size_t s = 0; s < chunks.size(); ++s)
+    for (std::size_t s = 0; s < chunks.size(); ++s) {
       m.enqueue_chunk(*this, s % 2, p, chunks[s], *variants[s], local, shared, shared_buffers, ev, r);
+      WSTUNE_CL_CHECK(m.lane_queue(s % 2).flush());  // submitted now, so the other queue's work overlaps it
+    }
     WSTUNE_CL_CHECK(m.queue.finish());
-    WSTUNE_CL_CHECK(m.lane_queue(1).finish());
+    if (m.second_queue()) WSTUNE_CL_CHECK(m.second_queue.finish());
     double kernel_ms = 0;
     for (const auto& k : ev.kernels)
       if (!k.empty()) kernel_ms += event_span_ms(k.front(), k.back());
