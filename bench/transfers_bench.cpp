@@ -33,6 +33,7 @@ using bench::write;
 
 struct Options {
   std::string devices_text, out_dir, tag, sizes_text, models_text, overlap_text;
+  std::vector<std::size_t> overlaps;  // --overlap, parsed
   unsigned repeat = 5, warmup = 1, passes = 1;
   std::size_t bandwidth_bytes = std::size_t{256} << 20;
 };
@@ -80,10 +81,10 @@ Row slice_row(const Options& o, const std::string& kernel, const std::string& si
   return row;
 }
 
-// The --overlap values (chunks per block), each ≥ 1.
-std::vector<std::size_t> overlaps(const Options& o) {
+// The --overlap values (chunks per block), each ≥ 1; throws UsageError.
+std::vector<std::size_t> parse_overlaps(const std::string& text) {
   std::vector<std::size_t> out;
-  for (const auto& t : split_list(o.overlap_text, ',')) {
+  for (const auto& t : split_list(text, ',')) {
     std::size_t n = 0, used = 0;
     try {
       n = std::stoul(t, &used);
@@ -91,7 +92,7 @@ std::vector<std::size_t> overlaps(const Options& o) {
       used = 0;
     }
     if (n == 0 || used != t.size())
-      throw UsageError(fmt::format("--overlap '{}': give chunks per block, 1 or more, e.g. 1,2,4", o.overlap_text));
+      throw UsageError(fmt::format("--overlap '{}': give chunks per block, 1 or more, e.g. 1,2,4", text));
     out.push_back(n);
   }
   return out;
@@ -118,7 +119,7 @@ std::vector<Row> run_kernel(const Options& o, const std::vector<Device>& devices
       std::cerr << fmt::format("{} {} {}: no split: {}\n", kernel, size, model, e.what());
       continue;
     }
-    const auto ovs = overlaps(o);
+    const auto& ovs = o.overlaps;
     std::vector<SplitRunResult> last(ovs.size());
     std::vector<Samples> spans(ovs.size());
     for (unsigned pass = 0; pass < std::max(1u, o.passes); ++pass) {
@@ -168,7 +169,7 @@ std::string pct(double achieved, double measured, std::size_t bytes) {
 // Per kernel and model: the makespan at each overlap value and its ratio
 // to whole blocks (overlap 1, when measured); "" with one overlap value.
 std::string overlap_summary(const Options& o, const std::vector<Row>& rows) {
-  const auto ovs = overlaps(o);
+  const auto& ovs = o.overlaps;
   if (ovs.size() < 2) return "";
   std::string md = "\n## Overlap: makespan (ms, median of every pass) by chunks per block\n\n| kernel | size | model |";
   for (const auto v : ovs) md += fmt::format(" {} |", v);
@@ -246,7 +247,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
-  (void)overlaps(o);  // a bad --overlap fails before any device work
+  o.overlaps = parse_overlaps(o.overlap_text);  // a bad --overlap fails before any device work
   const auto all = enumerate_devices();
   std::vector<Device> devices;
   for (const auto& sel : split_list(o.devices_text, ',')) devices.push_back(select_device(all, sel));

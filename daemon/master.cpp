@@ -324,17 +324,14 @@ std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const P
 
 void Master::assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
                                 const Job& job) const {
+  std::vector<std::optional<double>> seen;
   double most = 0;
-  std::vector<bool> known(workers.size(), false);
-  for (std::size_t i = 0; i < workers.size(); ++i) {
-    const auto it = fixed_ms_.find(fixed_cost_key(worker(workers[i].rank), spec, p, job));
-    if (it == fixed_ms_.end()) continue;
-    workers[i].fixed_ms = it->second;
-    known[i] = true;
-    most = std::max(most, it->second);
+  for (const auto& w : workers) {
+    const auto it = fixed_ms_.find(fixed_cost_key(worker(w.rank), spec, p, job));
+    seen.push_back(it == fixed_ms_.end() ? std::nullopt : std::optional<double>(it->second));
+    most = std::max(most, seen.back().value_or(0.0));
   }
-  for (std::size_t i = 0; i < workers.size(); ++i)
-    if (!known[i]) workers[i].fixed_ms = most;
+  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].fixed_ms = seen[i].value_or(most);
 }
 
 JobReport Master::run_job(JobReport r) {

@@ -73,10 +73,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
 std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
                                         const Block& b, unsigned kernel_runs, double answer_ms) {
   if (w.calibration.is_null() || b.size() == 0) return std::nullopt;
-  Calibration cal;
-  cal.devices.push_back(device_calibration_from_json(w.calibration));
-  DeviceCalibration d = for_kernel_runs(std::move(cal), kernel_runs).devices.front();
-  d.fixed_ms = 0;
+  DeviceCalibration d = for_kernel_runs(device_calibration_from_json(w.calibration), kernel_runs);
   observe_job(d, static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count()), answer_ms);
   return d.fixed_ms;
 }

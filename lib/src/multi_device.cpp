@@ -32,7 +32,8 @@ struct MultiDeviceRunner::Impl {
 
   struct Path;
   void prepare(std::size_t i, const Block& b, const LocalSize& local, std::vector<HostBuffer>& full, Path& path);
-  std::vector<ReadTarget> chunk_targets(std::size_t i, const Block& sub, std::vector<HostBuffer>& full, Path& path);
+  std::vector<ReadTarget> chunk_targets(std::size_t i, const Block& sub, const std::vector<OutputBuffer>& outs,
+                                        std::vector<HostBuffer>& full, Path& path);
   void prepare_chunks(std::size_t i, const Block& b, const LocalSize& local, const std::vector<HostBuffer>& views,
                       std::vector<HostBuffer>& full, Path& path);
   double round(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals, bool timed,
@@ -150,11 +151,11 @@ bool fits(const OutputPlace& place, const OutputBuffer& out, const HostBuffer& w
   return rows == 0 || place.offset + (rows - 1) * place.pitch + place.row <= whole.size();
 }
 
-// Read targets for block `b`'s outputs at their places in the whole
-// outputs `full`, or none when one output has no place there.
+// Read targets for block `b`'s outputs `outs` (KernelSpec::outputs) at
+// their places in the whole outputs `full`, or none when one output has no
+// place there.
 std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, const Block& b,
-                                      std::vector<HostBuffer>& full) {
-  const auto outs = k.outputs(p, b);
+                                      const std::vector<OutputBuffer>& outs, std::vector<HostBuffer>& full) {
   std::vector<ReadTarget> targets;
   for (std::size_t o = 0; o < outs.size(); ++o) {
     const auto place = k.output_place(p, b, o);
@@ -213,7 +214,7 @@ void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, const Local
   const std::vector<HostBuffer> views = k.block_inputs(pi, inputs, b);
   path.inputs = copy_into(views, memory);
   const auto outs = k.outputs(pi, b);
-  std::vector<ReadTarget> targets = place_targets(k, pi, b, full);
+  std::vector<ReadTarget> targets = place_targets(k, pi, b, outs, full);
   path.direct = !outs.empty() && targets.size() == outs.size();
   runners[i]->read_into(path.direct ? targets : std::vector<ReadTarget>{});
   if (overlap > 1) prepare_chunks(i, b, local, views, full, path);
@@ -221,16 +222,16 @@ void MultiDeviceRunner::Impl::prepare(std::size_t i, const Block& b, const Local
     for (const auto& o : outs) path.outputs.emplace_back(o.type, o.read_count, or_heap(memory));
 }
 
-// Where chunk `sub`'s outputs land: their places in the whole output
+// Where chunk `sub`'s outputs `outs` land: their places in the whole output
 // (Path::direct), else fresh buffers in the device's pinned memory kept in
 // path.chunk_outputs.
 std::vector<ReadTarget> MultiDeviceRunner::Impl::chunk_targets(std::size_t i, const Block& sub,
+                                                               const std::vector<OutputBuffer>& outs,
                                                                std::vector<HostBuffer>& full, Path& path) {
-  const KernelSpec& k = *spec;
-  if (path.direct) return place_targets(k, device_problems[i], sub, full);
+  if (path.direct) return place_targets(*spec, device_problems[i], sub, outs, full);
   std::vector<HostBuffer> bufs;
   std::vector<ReadTarget> targets;
-  for (const auto& o : k.outputs(device_problems[i], sub)) {
+  for (const auto& o : outs) {
     bufs.emplace_back(o.type, o.read_count, or_heap(pinned[i].get()));
     targets.push_back(ReadTarget{bufs.back().data(), bufs.back().bytes(), 0, 0});
   }
@@ -251,7 +252,7 @@ void MultiDeviceRunner::Impl::prepare_chunks(std::size_t i, const Block& b, cons
   for (const Block& sub : blocks) {
     const auto outs = k.outputs(pi, sub);
     OverlapChunk c{sub, views_within(views, k.block_inputs(pi, inputs, sub), path.inputs),
-                   chunk_targets(i, sub, full, path)};
+                   chunk_targets(i, sub, outs, full, path)};
     if (c.inputs.size() != views.size() || outs.empty() || c.targets.size() != outs.size()) {
       path.chunks.clear();
       path.chunk_outputs.clear();

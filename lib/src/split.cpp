@@ -372,6 +372,10 @@ LinearFit fit_linear(const std::vector<CalibrationPoint>& pts) {
 }
 
 double DeviceCalibration::predict_ms(double w) const {
+  return w <= 0 ? 0 : points_ms(w) * concurrency_scale + fixed_ms;
+}
+
+double DeviceCalibration::points_ms(double w) const {
   if (w <= 0) return 0;
   // Mean time per distinct work-item count, made non-decreasing.
   std::map<double, std::pair<double, int>> acc;
@@ -405,32 +409,30 @@ double DeviceCalibration::predict_ms(double w) const {
     auto lo = hi - 1;
     t = lo->second + (hi->second - lo->second) * (w - lo->first) / (hi->first - lo->first);
   }
-  return t * concurrency_scale + fixed_ms;
+  return t;
+}
+
+DeviceCalibration for_kernel_runs(DeviceCalibration d, unsigned runs) {
+  const double k = std::max(1u, runs);
+  for (auto& p : d.points) p.kernel_ms *= k;
+  if (!d.points.empty()) d.fit = fit_linear(d.points);
+  return d;
 }
 
 Calibration for_kernel_runs(Calibration cal, unsigned runs) {
-  const double k = std::max(1u, runs);
-  for (auto& d : cal.devices) {
-    for (auto& p : d.points) p.kernel_ms *= k;
-    if (!d.points.empty()) d.fit = fit_linear(d.points);
-  }
+  for (auto& d : cal.devices) d = for_kernel_runs(std::move(d), runs);
   return cal;
 }
 
 void observe_concurrent(DeviceCalibration& d, double work_items, double observed_ms) {
   if (work_items <= 0 || observed_ms <= 0) return;
-  DeviceCalibration solo = d;
-  solo.concurrency_scale = 1.0;
-  solo.fixed_ms = 0;
-  const double predicted = solo.predict_ms(work_items);
+  const double predicted = d.points_ms(work_items);
   if (predicted > 0 && observed_ms > d.fixed_ms) d.concurrency_scale = (observed_ms - d.fixed_ms) / predicted;
 }
 
 void observe_job(DeviceCalibration& d, double work_items, double observed_ms) {
   if (work_items <= 0 || observed_ms <= 0) return;
-  DeviceCalibration variable = d;
-  variable.fixed_ms = 0;
-  d.fixed_ms = std::max(0.0, observed_ms - variable.predict_ms(work_items));
+  d.fixed_ms = std::max(0.0, observed_ms - d.points_ms(work_items) * d.concurrency_scale);
 }
 
 nlohmann::json to_json(const CalibrationPoint& p) {

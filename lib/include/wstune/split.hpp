@@ -217,10 +217,13 @@ struct DeviceCalibration {
   /// see, learned from finished jobs (observe_job(): a wstuned worker's MPI
   /// messages and per-command host work); 0 = none.
   double fixed_ms = 0;
-  /// Predicted ms for a slice of `work_items` (0 for 0): piecewise-linear
-  /// through the measured points (averaged per work-item count, made
-  /// non-decreasing), the fit beyond them and towards 0, × concurrency_scale,
-  /// + fixed_ms.
+  /// The points' own prediction for a slice of `work_items` (ms, 0 for 0):
+  /// piecewise-linear through the measured points (averaged per work-item
+  /// count, made non-decreasing), the fit beyond them and towards 0; no
+  /// concurrency_scale, no fixed_ms.
+  [[nodiscard]] double points_ms(double work_items) const;
+  /// Predicted ms for a slice of `work_items` (0 for 0): points_ms() ×
+  /// concurrency_scale + fixed_ms.
   [[nodiscard]] double predict_ms(double work_items) const;
   friend bool operator==(const DeviceCalibration&, const DeviceCalibration&) = default;
 };
@@ -242,6 +245,8 @@ struct Calibration {
 /// transfers (the H100 at bilinear 512) against one whose time is mostly
 /// kernel (the CPU). `runs` 0 counts as 1.
 Calibration for_kernel_runs(Calibration cal, unsigned runs);
+/// for_kernel_runs() of one device's calibration.
+DeviceCalibration for_kernel_runs(DeviceCalibration d, unsigned runs);
 
 /// JSON forms; field names are stable (stored in the database later).
 nlohmann::json to_json(const CalibrationPoint& p);

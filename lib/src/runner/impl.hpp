@@ -42,8 +42,23 @@ struct OutputSlot {
   cl::Buffer pristine;
 };
 
-// The events of one run_overlapped(), read once both queues finish.
-struct OverlapEvents {
+// What run_overlapped() enqueues for one chunk, worked out once before
+// anything is enqueued.
+struct ChunkPlan {
+  Variant* variant = nullptr;
+  std::vector<InputPlacement> place;   // per input (Impl::placements)
+  std::vector<OutputBuffer> outputs;   // KernelSpec::outputs of the chunk
+};
+
+// One run_overlapped() call: its chunks, their plans, the inputs they
+// share and the events, read once both queues finish.
+struct OverlapRun {
+  const Problem& p;
+  const LocalSize& local;
+  const std::vector<OverlapChunk>& chunks;
+  std::vector<ChunkPlan> plans;
+  std::vector<bool> shared;                     // per input: one upload for every chunk
+  std::vector<cl::Buffer> shared_buffers;       // per input (set where shared)
   std::vector<cl::Event> uploads;               // every upload, shared inputs first
   std::vector<std::vector<cl::Event>> kernels;  // per chunk, KernelSpec::enqueue's events
   std::vector<cl::Event> reads;                 // every read-back
@@ -167,15 +182,40 @@ struct DeviceRunner::Impl {
   static cl::Event enqueue_read(cl::CommandQueue& q, const cl::Buffer& buffer, std::size_t offset, std::size_t bytes,
                                 const ReadTarget& target, std::byte* dst);
 
+  // Where each of `b`'s inputs goes on the device (upload() and
+  // run_overlapped()): KernelSpec::input_placement, or each compact at
+  // offset 0 in a buffer of its own size. Throws Error when the kernel gives
+  // a placement per input of another count.
+  std::vector<InputPlacement> placements(const Problem& p, const Block& b,
+                                         const std::vector<HostBuffer>& block_inputs) const;
+  // Elements of the device buffer that holds `host` at `place`.
+  static std::size_t buffer_elements(const InputPlacement& place, const HostBuffer& host) {
+    return std::max(place.device_count, place.offset + host.size());
+  }
+  // The status of a run that an OpenCL call failed: constraints for a
+  // work-group size the device refused (OpenCL 1.2 §5.8), else runtime.
+  static TrialStatus failure_status(const ClError& e) {
+    return e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_INVALID_WORK_ITEM_SIZE ? TrialStatus::constraints
+                                                                                           : TrialStatus::runtime;
+  }
+  // Gives `v`'s build time to `r` the first time a run uses the build
+  // (prebuilt or not); false with status compile and the log when it failed.
+  static bool take_build(Variant& v, RunResult& r) {
+    if (!v.compile_reported) {
+      r.compile_ms += v.info.compile_ms;
+      v.compile_reported = true;
+    }
+    if (v.error.empty()) return true;
+    r.status = TrialStatus::compile;
+    r.error = v.error;
+    return false;
+  }
+
   // run_overlapped()'s steps (overlap.cpp).
-  bool check_chunks(DeviceRunner& self, const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local,
-                    std::vector<Variant*>& variants, RunResult& r);
+  bool plan_chunks(DeviceRunner& self, detail::OverlapRun& run, RunResult& r);
   cl::CommandQueue& lane_queue(std::size_t lane);
-  std::vector<cl::Buffer> upload_shared(const OverlapChunk& first, const std::vector<InputPlacement>& place,
-                                        const std::vector<bool>& shared, detail::OverlapEvents& ev, RunResult& r);
-  void enqueue_chunk(DeviceRunner& self, std::size_t lane, const Problem& p, const OverlapChunk& c, Variant& v, const LocalSize& local,
-                     const std::vector<bool>& shared, const std::vector<cl::Buffer>& shared_buffers,
-                     detail::OverlapEvents& ev, RunResult& r);
+  void upload_shared(detail::OverlapRun& run, RunResult& r);
+  void enqueue_chunk(DeviceRunner& self, std::size_t s, detail::OverlapRun& run, RunResult& r);
 
   std::vector<cl::Event> read_back(bool read_outputs, std::pmr::memory_resource* memory, RunResult& r);
 

@@ -202,6 +202,16 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
   return {};
 }
 
+std::vector<InputPlacement> DeviceRunner::Impl::placements(const Problem& p, const Block& b,
+                                                           const std::vector<HostBuffer>& block_inputs) const {
+  std::vector<InputPlacement> place = spec->input_placement(p, b);
+  if (place.empty())
+    for (const auto& h : block_inputs) place.push_back(InputPlacement{0, h.size()});
+  if (place.size() != block_inputs.size())
+    throw Error(fmt::format("{}: {} input placements for {} inputs", spec->name(), place.size(), block_inputs.size()));
+  return place;
+}
+
 void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
   auto& m = *impl_;
   const auto t_up = std::chrono::steady_clock::now();
@@ -212,12 +222,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.uploaded_inputs.assign(block_inputs.size(), HostBuffer{});
   m.uploaded_bytes = 0;
   const auto outs = m.spec->outputs(p, b);
-  // Where each input goes: compact at offset 0, or placed in a larger buffer.
-  std::vector<InputPlacement> place = m.spec->input_placement(p, b);
-  if (place.empty())
-    for (const auto& h : block_inputs) place.push_back(InputPlacement{0, h.size()});
-  if (place.size() != block_inputs.size())
-    throw Error(fmt::format("{}: {} input placements for {} inputs", m.spec->name(), place.size(), block_inputs.size()));
+  const std::vector<InputPlacement> place = m.placements(p, b, block_inputs);
   std::vector<bool> in_place(block_inputs.size(), false);
   for (const auto& o : outs) {
     if (!o.from_input) continue;
@@ -229,7 +234,7 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
     if (in_place[i]) continue;
     const auto& host = block_inputs[i];
     const std::size_t eb = host.type().bytes();
-    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), std::max(place[i].device_count, place[i].offset + host.size()) * eb,
+    cl::Buffer buf = m.pooled(m.input_pool, m.inputs.size(), Impl::buffer_elements(place[i], host) * eb,
                               CL_MEM_READ_ONLY, "clCreateBuffer(input)");
     if (!host.empty()) {
       cl::Event ev;
@@ -280,13 +285,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     return r;
   }
   Variant& v = m.variant_for(p, b, local);
-  if (!v.compile_reported) {  // the build's time goes to the first run that uses it (prebuilt or not)
-    r.compile_ms = v.info.compile_ms;
-    v.compile_reported = true;
-  }
-  if (!v.error.empty()) {
-    r.status = TrialStatus::compile;
-    r.error = v.error;
+  if (!Impl::take_build(v, r)) {
     r.wall_ms = ms_since(t0);
     return r;
   }
@@ -337,8 +336,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.d2h_wall_ms = ms_since(t_read);
     if (!reads.empty()) r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));
   } catch (const ClError& e) {
-    r.status = e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_INVALID_WORK_ITEM_SIZE
-                   ? TrialStatus::constraints : TrialStatus::runtime;
+    r.status = Impl::failure_status(e);
     r.error = e.what();
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
