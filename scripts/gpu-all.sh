@@ -25,6 +25,8 @@
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
 # matmul_tiled-1024-h100.json.gz) over TABLE_WORKERS (14) wstuned workers on
 # the GPU, SHARED_TABLE_SECONDS (480) per call, continued by the next call.
+# table-4096: the same at 4096 (bench/tables/matmul_tiled-4096-h100.json.gz), 2 timed runs per
+# configuration under WSTUNE_TIMING_LOCK; continues the database carried at TABLE_RESUME.
 # daemon-shared (nvidia-h200-x2): scripts/bench-daemon-shared.sh on GPUs
 # SHARED_GPUS (1:0,1:1) with SHARED_ARGS, into
 # docs/results/daemon_shared_h200x2/. STEP_TIMEOUT (540 s) bounds each
@@ -142,6 +144,21 @@ PY
        logged table-shared 12 scripts/record-table-shared.sh matmul_tiled-1024-h100 "${TABLE_WORKERS:-14}" gpu \
          "${SHARED_TABLE_SECONDS:-480}" share/examples/kernels/matmul_tiled.json 1024x1024x1024 5)
       gzip -c build-gpu/tables-shared/matmul_tiled-1024-h100/table.db >"$OUT/table-shared.db.gz" 2>/dev/null || true ;;
+    table-4096)
+      # issue 15: the tiled matmul's exhaustive table at 4096 (timed one worker at a time, 2 runs per
+      # configuration: a warm-up that counts when steady, and a sample). The database of an earlier
+      # call, gzipped at TABLE_RESUME (default .gpu/state/table-4096.db.gz) when carried, is continued.
+      (name=matmul_tiled-4096-h100 dir=build-gpu/tables-shared/matmul_tiled-4096-h100
+       resume=${TABLE_RESUME:-.gpu/state/table-4096.db.gz}
+       mkdir -p "$dir"
+       [ -f "$resume" ] && [ ! -f "$dir/table.db" ] && gunzip -c "$resume" >"$dir/table.db"
+       step_timeout=$(( ${SHARED_TABLE_SECONDS:-480} + 120 ))
+       logged table-4096 12 scripts/record-table-shared.sh "$name" "${TABLE_WORKERS:-14}" gpu \
+         "${SHARED_TABLE_SECONDS:-480}" share/examples/kernels/matmul_tiled.json 4096x4096x4096 2
+       # a master killed at the time limit may leave pages in the WAL: fold them in first
+       python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" \
+         "$dir/table.db" 2>/dev/null
+       gzip -c "$dir/table.db" >"$OUT/table-4096.db.gz" 2>/dev/null || true) ;;
     *) log "unknown step $step" ;;
   esac
   log "end $step"

@@ -8,7 +8,10 @@
 # killed) is continued by the next call with the same NAME, which measures no
 # stored configuration again (docs/daemon.md, Resume). When the session is
 # finished the table is exported and gzipped.
-# Usage: scripts/record-table-shared.sh NAME WORKERS DEVICE SECONDS KERNEL_FILE SIZE [REPS]
+# Workers time their kernels one at a time (WSTUNE_TIMING_LOCK on a lock file
+# beside the database; docs/tuning.md), so a trial's samples never include
+# another worker's kernel; builds, transfers and verification stay parallel.
+# Usage: scripts/record-table-shared.sh NAME WORKERS DEVICE SECONDS KERNEL_FILE SIZE [REPS [WARMUP]]
 #   e.g. scripts/record-table-shared.sh matmul_tiled-1024-h100 14 gpu 540 \
 #          share/examples/kernels/matmul_tiled.json 1024x1024x1024 5
 # Prints the trials stored so far and whether the session finished. Workers
@@ -17,8 +20,8 @@
 # process (the showcase's) where both measured a configuration.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 6 ] || { echo "usage: $0 NAME WORKERS DEVICE SECONDS KERNEL_FILE SIZE [REPS]" >&2; exit 2; }
-name=$1 workers=$2 device=$3 seconds=$4 file=$5 size=$6 reps=${7:-5}
+[ $# -ge 6 ] || { echo "usage: $0 NAME WORKERS DEVICE SECONDS KERNEL_FILE SIZE [REPS [WARMUP]]" >&2; exit 2; }
+name=$1 workers=$2 device=$3 seconds=$4 file=$5 size=$6 reps=${7:-5} warmup=${8:-1}
 case "$file" in /*) ;; *) file=$here/$file ;; esac
 . "$here/scripts/bench-common.sh"
 wstune_build_targets wstuned wstune_cli
@@ -29,7 +32,7 @@ mkdir -p "$dir"
 db=$dir/table.db
 cat >"$dir/jobs.json" <<JSON
 {"jobs": [{"kernel_file": "$file", "size": "$size", "strategy": "exhaustive",
-           "max_trials": 4000000000, "repetitions": $reps, "warmup": 1, "retune": false}]}
+           "max_trials": 4000000000, "repetitions": $reps, "warmup": $warmup, "retune": false}]}
 JSON
 stored() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM trials').fetchone()[0])" "$db" 2>/dev/null || echo 0; }
 finished() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); sys.exit(0 if c.execute('SELECT count(*) FROM sessions WHERE ended_at IS NOT NULL').fetchone()[0] else 1)" "$db" 2>/dev/null; }
@@ -39,7 +42,8 @@ else
   before=$(stored)
   rm -f "$dir/master.pid"
   t0=$SECONDS
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$((workers + 1))" "$build/daemon/wstuned" tune --job "$dir/jobs.json" \
+  mapfile -t lock_env < <(wstuned_env WSTUNE_TIMING_LOCK "$dir/timing.lock")
+  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" "${lock_env[@]}" -n "$((workers + 1))" "$build/daemon/wstuned" tune --job "$dir/jobs.json" \
     --device "$device" --db "$db" --json --timeout 600 --pid-file "$dir/master.pid" \
     >"$dir/report-$(date +%s).json" 2>>"$dir/wstuned.err" &
   launcher=$!

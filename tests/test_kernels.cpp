@@ -2,8 +2,16 @@
 // sizes, verification and refusals.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 
 #include "wstune/error.hpp"
 #include "wstune/runner.hpp"
@@ -344,4 +352,43 @@ TEST(Runs, SteadyWarmupCountsOnlyWithinItsTolerance) {
   t.steady_warmup = 0;
   EXPECT_FALSE(t.warmup_counts(10.0, 10.0));
   EXPECT_FALSE((TimingOptions{1, 1}.warmup_counts(10.0, 10.0)));
+}
+
+// WSTUNE_TIMING_LOCK: a run's warm-ups and samples wait while another
+// holder has the lock file (another process sharing the device), the lock
+// is free again once run() returns, and a lock that cannot be opened is a
+// runtime status naming the variable, not a crash.
+TEST(TimingLock, RunsWaitForTheLockAndReleaseIt) {
+  const auto& k = kernel_spec("trapezoid");
+  DeviceRunner runner(cpu_device(), k);
+  const Problem p = k.parse_size("4096");
+  const Block whole = k.whole(p);
+  runner.upload(p, whole, {});
+  const std::string path = ::testing::TempDir() + "wstune-timing-lock-test.lock";
+  ::setenv("WSTUNE_TIMING_LOCK", path.c_str(), 1);
+  const int holder = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(::flock(holder, LOCK_EX), 0);
+  std::atomic<bool> done{false};
+  RunResult r;
+  std::thread t([&] {
+    r = runner.run(p, whole, std::nullopt, TimingOptions{1, 3});
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "run() timed its kernels while another holder had the lock";
+  ASSERT_EQ(::flock(holder, LOCK_UN), 0);
+  t.join();
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.kernel.size(), 3u);
+  EXPECT_GE(r.wall_ms, 200.0);  // it waited (thread start-up takes some of the 300 ms)
+  EXPECT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0) << "run() kept the lock";
+  ::close(holder);
+  ::setenv("WSTUNE_TIMING_LOCK", (::testing::TempDir() + "no-such-dir/x.lock").c_str(), 1);
+  r = runner.run(p, whole, std::nullopt, quick);
+  EXPECT_EQ(r.status, TrialStatus::runtime);
+  EXPECT_NE(r.error.find("WSTUNE_TIMING_LOCK"), std::string::npos) << r.error;
+  ::unsetenv("WSTUNE_TIMING_LOCK");
+  r = runner.run(p, whole, std::nullopt, quick);  // no lock: runs at once
+  EXPECT_TRUE(r.ok()) << r.error;
 }

@@ -170,6 +170,10 @@ class DeviceRunner {
   /// read_into() are read into new, unzeroed memory from `output_memory`
   /// (e.g. shared memory another process maps, daemon/shared_memory.hpp;
   /// it must outlive them), or with none into recycled or heap buffers.
+  /// With the environment variable WSTUNE_TIMING_LOCK naming a file, the
+  /// warm-ups and samples hold an exclusive flock(2) on it, so processes
+  /// sharing a device time one at a time (docs/tuning.md); a lock that
+  /// cannot be taken is status runtime.
   RunResult run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
                 bool read_outputs = true, std::pmr::memory_resource* output_memory = nullptr);
 

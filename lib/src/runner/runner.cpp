@@ -13,6 +13,7 @@
 #include "wstune/search_space.hpp"
 
 #include "runner/impl.hpp"
+#include "runner/timing_lock.hpp"
 
 namespace wstune {
 
@@ -270,6 +271,39 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.has_upload = true;
 }
 
+namespace {
+
+// The warm-ups, then samples while `timing` wants more (RunResult::kernel,
+// warmup_counted). With WSTUNE_TIMING_LOCK set, one process at a time
+// across the processes sharing the lock file (the lock is released before
+// the read-back). `once` runs the kernel once and returns its events.
+template <class Once>
+void time_samples(Once&& once, const TimingOptions& timing, RunResult& r) {
+  const detail::TimingLock exclusive;
+  double warmup_ms = 0;  // the last warm-up's kernel time
+  for (unsigned i = 0; i < timing.warmup; ++i)
+    if (const auto events = once(); !events.empty()) warmup_ms = event_span_ms(events.front(), events.back());
+  double sum = 0;
+  // The spread (a sort) only once the count and time targets are met.
+  auto more = [&] {
+    const std::size_t n = r.kernel.size();
+    return timing.more(n, sum) || (timing.max_median_error > 0 && timing.more(n, sum, r.kernel.relative_iqr()));
+  };
+  while (more()) {
+    const auto events = once();
+    if (events.empty()) break;  // nothing to time
+    r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
+    sum += r.kernel.ms.back();
+    if (r.kernel.ms.size() == 1 && timing.warmup_counts(warmup_ms, r.kernel.ms[0])) {  // warmup_ms 0: none ran
+      r.kernel.ms.insert(r.kernel.ms.begin(), warmup_ms);
+      sum += warmup_ms;
+      r.warmup_counted = true;
+    }
+  }
+}
+
+}  // namespace
+
 RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& local, const TimingOptions& timing,
                             bool read_outputs, std::pmr::memory_resource* output_memory) {
   auto& m = *impl_;
@@ -310,26 +344,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
       WSTUNE_CL_CHECK(m.queue.finish());
       return events;
     };
-    double warmup_ms = 0;  // the last warm-up's kernel time
-    for (unsigned i = 0; i < timing.warmup; ++i)
-      if (const auto events = once(); !events.empty()) warmup_ms = event_span_ms(events.front(), events.back());
-    double sum = 0;
-    // The spread (a sort) only once the count and time targets are met.
-    auto more = [&] {
-      const std::size_t n = r.kernel.size();
-      return timing.more(n, sum) || (timing.max_median_error > 0 && timing.more(n, sum, r.kernel.relative_iqr()));
-    };
-    while (more()) {
-      const auto events = once();
-      if (events.empty()) break;  // nothing to time
-      r.kernel.ms.push_back(event_span_ms(events.front(), events.back()));
-      sum += r.kernel.ms.back();
-      if (r.kernel.ms.size() == 1 && timing.warmup_counts(warmup_ms, r.kernel.ms[0])) {  // warmup_ms 0: none ran
-        r.kernel.ms.insert(r.kernel.ms.begin(), warmup_ms);
-        sum += warmup_ms;
-        r.warmup_counted = true;
-      }
-    }
+    time_samples(once, timing, r);
     const auto t_read = std::chrono::steady_clock::now();
     const std::vector<cl::Event> reads = m.read_back(read_outputs, output_memory, r);
     WSTUNE_CL_CHECK(m.queue.finish());
