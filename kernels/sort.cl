@@ -1,7 +1,9 @@
 // wstune kernel: float sort by bitonic sorting network (Batcher 1968).
-// The host pads a block of n floats with +INFINITY to P = 2^ceil(log2 n)
-// (at least 2) and launches this step kernel log2(P)·(log2(P)+1)/2 times
-// with P/2 work-items each: for k = 2, 4, ..., P and j = k/2, ..., 1.
+// A block of n floats is uploaded into a buffer of P = 2^ceil(log2 n) (at
+// least 2) floats whose rest the host fills with +INFINITY on the device
+// (clEnqueueFillBuffer); the host then launches this step kernel
+// log2(P)·(log2(P)+1)/2 times with P/2 work-items each: for k = 2, 4, ...,
+// P and j = k/2, ..., 1.
 // Work-item i compares the pair (l, l + j) with l = 2j·(i / j) + i mod j and
 // orders it ascending when (l & k) == 0, descending otherwise. After the
 // last step the first n elements are the block sorted ascending.

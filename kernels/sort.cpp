@@ -18,6 +18,18 @@ namespace {
 /// The padded length of a block of m elements: a power of two, at least 2.
 std::size_t padded(std::size_t m) { return std::max<std::size_t>(2, std::bit_ceil(m)); }
 
+// Fills elements [m, padded(m)) of `keys` with +inf, the sentinel that
+// sorts last (clEnqueueFillBuffer, OpenCL 1.2 §5.2.2); its event, or none
+// when m is already a power of two (at least 2). Throws ClError.
+std::vector<cl::Event> pad(cl::CommandQueue& queue, const cl::Buffer& keys, std::size_t m) {
+  const std::size_t P = padded(m);
+  if (P == m) return {};
+  cl::Event ev;
+  WSTUNE_CL_CHECK(queue.enqueueFillBuffer(keys, std::numeric_limits<float>::infinity(), m * sizeof(float),
+                                          (P - m) * sizeof(float), nullptr, &ev));
+  return {ev};
+}
+
 /// How many of the first k elements of the stable merge of sorted a and b
 /// come from a (ties: a first): the merge path's crossing of diagonal k,
 /// found by binary search.
@@ -122,30 +134,33 @@ class Sort final : public KernelSpec {
     return v;
   }
 
+  // A view of the block's keys (no copy): the device pads them (enqueue()).
   std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>& in,
                                        const Block& b) const override {
     detail::check_block(*this, p, b);
-    HostBuffer slice = HostBuffer::floats(padded(b.size()));
-    std::fill(slice.as<float>().begin(), slice.as<float>().end(), std::numeric_limits<float>::infinity());
-    slice.write(0, in.at(0), b.begin, b.size());
-    return detail::buffers(std::move(slice));
+    return detail::buffers(in.at(0).view(b.begin, b.size()));
   }
 
-  // In place: the padded block is sorted where it was uploaded. Repeated runs
-  // sort already sorted data, which the network (data-oblivious) does in the
-  // same time and to the same result, so nothing is restored between runs.
+  // In place: the block's keys are uploaded into the first b.size()
+  // elements of a buffer of the padded length, and the rest is padded on
+  // the device. Repeated runs sort already sorted data, which the network
+  // (data-oblivious) does in the same time and to the same result, so
+  // nothing is restored between runs.
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
     return {OutputBuffer{kFloat32, padded(b.size()), b.size(), 0, false}};
   }
   std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return detail::buffers(HostBuffer::floats(p.n[0])); }
 
+  // The pad of the uploaded keys, then the network's launches: the kernel
+  // time spans both (the fill is the block's own device work, as its upload
+  // was when the host padded it).
   std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem&, const Block& b,
                                  const std::vector<cl::Buffer>&, const std::vector<cl::Buffer>& out,
                                  const LocalSize& local, const Extent&) const override {
     const std::size_t P = padded(b.size());
     const cl::NDRange global(P / 2);
     const cl::NDRange loc = local ? cl::NDRange(local->x) : cl::NullRange;
-    std::vector<cl::Event> events;
+    std::vector<cl::Event> events = pad(queue, out.at(0), b.size());
     WSTUNE_CL_CHECK(kernel.setArg(0, out.at(0)));
     for (std::size_t k = 2; k <= P; k <<= 1) {
       for (std::size_t j = k >> 1; j > 0; j >>= 1) {

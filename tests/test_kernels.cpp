@@ -229,6 +229,38 @@ TEST(Blocks, BlockInputsAreViewsOfTheProblemsInputs) {
   EXPECT_THROW((void)m.block_inputs(p, in, Block{1, 0, 9}), UsageError);
 }
 
+// Sort's block input is a view of the problem's keys (no padded copy); the
+// device pads the block. Keys 0..1023 all below keys 1024..2023: after the
+// first block runs, the kept device buffer's last 24 elements hold its
+// largest keys, which a second block of 1000 larger keys would sort in
+// front of its own unless its pad is filled with +inf.
+TEST(Blocks, SortBlockInputsAreViewsPaddedOnTheDevice) {
+  const auto& k = kernel_spec("sort");
+  const Problem p = k.parse_size("2048");
+  std::vector<HostBuffer> in{HostBuffer::floats(2048)};
+  const auto keys = in[0].as<float>();
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    keys[i] = static_cast<float>((i * 7919) % 1024) - (i < 1024 ? 5000.f : 0.f);
+  const Block first{0, 0, 1024}, second{0, 1024, 2024};
+  const auto view = k.block_inputs(p, in, second);
+  ASSERT_EQ(view.size(), 1u);
+  EXPECT_EQ(view[0].size(), 1000u) << "the keys only, not the padded length";
+  EXPECT_EQ(view[0].data(), in[0].data() + 1024 * sizeof(float)) << "keys 1024.. in place";
+  EXPECT_EQ(k.block_inputs(p, in, k.whole(p))[0].data(), in[0].data());
+  EXPECT_EQ(k.outputs(p, second).at(0).device_count, 1024u);
+  DeviceRunner runner(cpu_device(), k);
+  runner.upload(p, first, k.block_inputs(p, in, first));
+  ASSERT_TRUE(runner.run(p, first, std::nullopt, quick).ok());
+  runner.upload(p, second, view);
+  const RunResult r = runner.run(p, second, LocalSize{Extent{16, 1, 1}}, TimingOptions{1, 2});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.h2d_bytes, 1000u * sizeof(float));
+  std::vector<float> expected(keys.begin() + 1024, keys.begin() + 2024);
+  std::sort(expected.begin(), expected.end());
+  const auto out = r.outputs.at(0).as<float>();
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), expected.begin(), expected.end()));
+}
+
 TEST(Verification, DetectsAWrongResult) {
   const auto& k = kernel_spec("matmul");
   const Problem p = k.parse_size("16");

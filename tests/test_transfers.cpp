@@ -91,7 +91,7 @@ TEST(ReadInto, OutputLandsInTheTarget) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_TRUE(r.outputs.at(0).empty());
   EXPECT_EQ(r.d2h_bytes, 4000u);
-  EXPECT_EQ(r.h2d_bytes, 4096u);  // the block padded to 1024 elements
+  EXPECT_EQ(r.h2d_bytes, 4000u);  // the keys only: the device pads the block to 1024 elements
   EXPECT_TRUE(k.verify(p, full, k.reference(p, inputs)).ok);
   runner.read_into({ReadTarget{full[0].data(), 12}});
   const RunResult bad = runner.run(p, b, std::nullopt, quick);
@@ -142,8 +142,8 @@ TEST(SplitTransfers, BytesPerDeviceAndVerifiedGather) {
 // block (matmul's B, which every chunk shares, uploaded once): along y
 // (outputs read straight to their place), along x (rows at the output's
 // pitch), bilinear along y (overlapping input rows), trapezoid (partial sums
-// placed after the rounds). Sort, whose block is a padded copy run in
-// place, runs whole and verifies.
+// placed after the rounds), sort (each chunk padded and sorted on the
+// device, the chunks' runs merged like blocks).
 TEST(Overlap, ChunksVerifyAndMoveTheBlocksBytes) {
   const auto devices = pocl_devices(2);
   ASSERT_EQ(devices.size(), 2u);
@@ -158,7 +158,7 @@ TEST(Overlap, ChunksVerifyAndMoveTheBlocksBytes) {
   for (const Case& c : {Case{"matmul", "64x48x32", 1, std::nullopt, 3}, Case{"matmul", "64x48x32", 0, l4, 3},
                         Case{"bilinear", "37x29:150x130", 1, std::nullopt, 3},
                         Case{"trapezoid", "10000:8", 0, LocalSize{Extent{10, 1, 1}}, 3},
-                        Case{"sort", "1000", 0, std::nullopt, 1}}) {
+                        Case{"sort", "1000", 0, std::nullopt, 3}}) {
     SCOPED_TRACE(fmt::format("{} {} dim {}", c.kernel, c.size, c.dim));
     const KernelSpec& k = kernel_spec(c.kernel);
     MultiDeviceRunner mr(devices, k, k.parse_size(c.size));
@@ -190,6 +190,62 @@ TEST(Overlap, ChunksVerifyAndMoveTheBlocksBytes) {
   const KernelSpec& mm = kernel_spec("matmul");
   MultiDeviceRunner mr(devices, mm, mm.parse_size("8x8x8"));
   EXPECT_THROW(mr.set_overlap(0), UsageError);
+}
+
+// Sort splits over two devices with 2 and 3 chunks per block (uneven
+// chunks, none a power of two, one block with a local size): every chunk
+// is padded and sorted on the device, the merged whole verifies, and each
+// device uploads and reads back exactly its block's keys.
+TEST(Overlap, SortBlocksChunkAndMerge) {
+  const auto devices = pocl_devices(2);
+  ASSERT_EQ(devices.size(), 2u);
+  const KernelSpec& k = kernel_spec("sort");
+  MultiDeviceRunner mr(devices, k, k.parse_size("10001"));
+  const std::vector<Block> blocks{Block{0, 0, 4000}, Block{0, 4000, 10001}};
+  const std::vector<LocalSize> locals{LocalSize{Extent{8, 1, 1}}, std::nullopt};
+  for (std::size_t chunks : {2u, 3u}) {
+    SCOPED_TRACE(chunks);
+    mr.set_overlap(chunks);
+    const SplitRunResult r = mr.run(blocks, locals, quick);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.verdict.ok) << r.verdict.detail;
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(r.slices[i].chunks, chunks) << i;
+      EXPECT_EQ(r.slices[i].h2d_bytes, blocks[i].size() * sizeof(float)) << i;
+      EXPECT_EQ(r.slices[i].d2h_bytes, blocks[i].size() * sizeof(float)) << i;
+    }
+  }
+}
+
+// run_overlapped() of a sort block as three uneven chunks: each lands
+// sorted at its place, finish() merges them as blocks, and only the keys
+// are uploaded. A second run reuses the queues' buffers, which still hold
+// the first run's keys, with another local size.
+TEST(Overlap, SortBlockRunsOverlapped) {
+  const auto devices = pocl_devices(1);
+  ASSERT_EQ(devices.size(), 1u);
+  const KernelSpec& k = kernel_spec("sort");
+  const Problem p = k.parse_size("5000");
+  const auto inputs = k.generate_inputs(p, 5);
+  const auto ref = k.reference(p, inputs);
+  DeviceRunner runner(devices[0], k);
+  const std::vector<Block> subs = chunk_blocks(k.whole(p), 3, 2 * 8);
+  ASSERT_EQ(subs.size(), 3u);
+  for (const LocalSize& local : {LocalSize{}, LocalSize{Extent{8, 1, 1}}}) {
+    std::vector<HostBuffer> full = k.empty_outputs(p);
+    std::vector<OverlapChunk> chunks;
+    for (const Block& sub : subs) {
+      const std::size_t at = sub.begin * sizeof(float), bytes = sub.size() * sizeof(float);
+      chunks.push_back(OverlapChunk{sub, k.block_inputs(p, inputs, sub), {ReadTarget{full[0].data() + at, bytes}}});
+    }
+    const RunResult r = runner.run_overlapped(p, chunks, local);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.h2d_bytes, 5000u * sizeof(float));
+    EXPECT_EQ(r.d2h_bytes, 5000u * sizeof(float));
+    EXPECT_FALSE(k.verify(p, full, ref).ok) << "three sorted runs, not yet merged";
+    k.finish(p, subs, full);
+    EXPECT_TRUE(k.verify(p, full, ref).ok);
+  }
 }
 
 // run_overlapped() runs chunks whose outputs land in the caller's memory,

@@ -170,8 +170,7 @@ std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, con
 // A sub-block's inputs as views of `copies`, the device's copies of its
 // block's inputs `views`: the kernel's views of the problem's inputs for the
 // sub-block (`sub`) lie inside the block's at the same offsets. Empty when
-// one does not (a kernel whose block inputs are copies, such as sort's
-// padded block).
+// one does not (a kernel whose block inputs are copies, not views).
 std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
                                      const std::vector<HostBuffer>& copies) {
   if (sub.size() != views.size()) return {};

@@ -212,8 +212,10 @@ class KernelSpec {
   /// Enqueues the kernel(s) for `b` with local size `local` over the NDRange
   /// `global` (block_global(), rounded up to a multiple of `local` when the
   /// kernel guards its bounds) and returns their events in order (kernel time
-  /// = last END − first START). The default sets the arguments with
-  /// set_args() and enqueues once. Throws ClError.
+  /// = last END − first START), with any device-side preparation of the
+  /// block they need (sort fills its block's pad with +inf first,
+  /// clEnqueueFillBuffer, OpenCL 1.2 §5.2.2). The default sets the arguments
+  /// with set_args() and enqueues once. Throws ClError.
   virtual std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p,
                                          const Block& b, const std::vector<cl::Buffer>& in,
                                          const std::vector<cl::Buffer>& out, const LocalSize& local,

@@ -102,10 +102,12 @@ class MultiDeviceRunner {
   /// read-back overlap another chunk's kernel; 1 (the default) runs each
   /// block whole. Chunk outputs land at their place in the whole output
   /// (KernelSpec::output_place) or in pinned buffers placed after the last
-  /// round; KernelSpec::finish gets the chunks as blocks (sort would merge
-  /// them). A block runs whole all the same when its chunks' inputs are not
-  /// views into the block's (sort's padded block is a copy). The slices'
-  /// times are then chunk totals, not a whole block's: calibrate(),
+  /// round; KernelSpec::finish gets the chunks as blocks (sort pads and
+  /// sorts each chunk on the device and merges the chunks' sorted runs as
+  /// it merges blocks'). A block runs whole all the same when its chunks'
+  /// inputs are not views into the block's (a kernel whose
+  /// KernelSpec::block_inputs copies). The slices' times are then chunk
+  /// totals, not a whole block's: calibrate(),
   /// refine_measured() and refine_split() model whole blocks, so run them
   /// with 1. Throws UsageError for 0.
   void set_overlap(std::size_t chunks);
