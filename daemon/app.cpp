@@ -80,6 +80,8 @@ po::options_description describe(Options& o) {
       ("retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")
       ("repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")
       ("warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")
+      ("overlap", po::value(&o.defaults.overlap)->default_value(2), "run: each worker's block as up to N chunks "
+       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")
       ("split", po::value(&o.split)->default_value("pe-ratio"),
        "split model: even, proportional, pe-ratio (paper §3.1) or measured")
       ("direction", po::value(&o.direction)->default_value("auto"), "split direction: auto (rows for 2-D), x, y")

@@ -39,7 +39,7 @@ json to_json(const Job& j) {
   return json{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
               {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
               {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms},
-              {"kernel_file", j.kernel_file}, {"config", j.config}, {"retune", j.retune}, {"strategy", j.strategy}};
+              {"overlap", j.overlap}, {"kernel_file", j.kernel_file}, {"config", j.config}, {"retune", j.retune}, {"strategy", j.strategy}};
 }
 
 namespace {
@@ -67,6 +67,10 @@ void check_job(const Job& job, const std::string& where) {
   check_config(spec, job.config, where);
   if (!job.strategy.empty()) (void)make_searcher(job.strategy);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
+  if (job.overlap == 0) {
+    throw UsageError(fmt::format("{}: overlap 0: give the chunks per worker block, 1 or more (1: whole blocks)",
+                                 where));
+  }
   if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
     throw UsageError(fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where,
                                  job.calibrate_budget_ms));
@@ -114,13 +118,13 @@ std::string size_bindings(const json& v) {
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
   static const std::set<std::string> keys{"kernel", "size", "sizes", "repetitions", "warmup", "split",
-                                          "direction", "local", "seed", "max_trials", "calibrate_budget_ms",
+                                          "direction", "local", "seed", "max_trials", "calibrate_budget_ms", "overlap",
                                           "kernel_file", "config", "retune", "strategy"};
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
     if (!keys.count(key)) {
       throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed, max_trials, calibrate_budget_ms, kernel_file, sizes, config, retune or "
+                                   "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, sizes, config, retune or "
                                    "strategy", where, bounded(key)));
     }
     if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
@@ -139,6 +143,7 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
       else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
       else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
       else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
+      else if (key == "overlap") job.overlap = counted<unsigned>(value, key);
       else if (key == "sizes") job.size = size_bindings(value);
       else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
       else if (key == "retune") job.retune = value.get<bool>();

@@ -38,6 +38,10 @@ struct Job {
   unsigned max_trials = 0;         ///< tune: search budget per worker (0 = the search's default)
   /// calibrate: cap (ms) on one calibration slice's time (CalibrationBudget; 0 = no cap)
   double calibrate_budget_ms = 250;
+  /// run: each worker runs its block as up to this many chunks over two
+  /// command queues, so transfers overlap kernels (RunBlock::overlap;
+  /// 1 = whole blocks; 2, as `wstune split --run --overlap`)
+  unsigned overlap = 2;
   /// A T1 tuning file describing the kernel ("" for a built-in kernel);
   /// `kernel` is then the file's KernelName, `size` binds its sizes as the
   /// CLI's --size does ("N=4096", "ProblemSize[0]=512", ...).
@@ -54,7 +58,7 @@ struct Job {
 };
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
-/// "calibrate_budget_ms":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}
+/// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}
 nlohmann::json to_json(const Job& j);
 
 /// Reads one job object over `defaults`. Unknown keys and bad values throw

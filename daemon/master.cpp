@@ -32,6 +32,38 @@ void check_block_outputs(const std::vector<OutputBuffer>& want, const std::vecto
     }
   }
 }
+
+// A worker's result as placeable pieces: the block and its outputs, or each
+// chunk (consecutive sub-blocks tiling the block) with its own outputs, the
+// buffers in chunk order. Throws ProtocolError when they do not match.
+std::vector<std::pair<Block, std::vector<HostBuffer>>> result_pieces(const KernelSpec& spec, const Problem& p,
+                                                                     const Block& block, const std::vector<Block>& chunks,
+                                                                     std::vector<HostBuffer> got) {
+  if (chunks.empty()) {
+    check_block_outputs(spec.outputs(p, block), got);
+    return {{block, std::move(got)}};
+  }
+  std::vector<std::pair<Block, std::vector<HostBuffer>>> pieces;
+  std::size_t at = block.begin, next = 0;
+  for (const Block& c : chunks) {
+    if (c.dim != block.dim || c.begin != at || c.end <= c.begin || c.end > block.end)
+      throw ProtocolError(fmt::format("block result: chunk [{}, {}) does not continue block [{}, {}) at {}", c.begin,
+                                      c.end, block.begin, block.end, at));
+    const auto want = spec.outputs(p, c);
+    if (got.size() - next < want.size())
+      throw ProtocolError(fmt::format("block result has {} output buffers, too few for its chunks", got.size()));
+    std::vector<HostBuffer> outs(std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next)),
+                                 std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next + want.size())));
+    check_block_outputs(want, outs);
+    pieces.emplace_back(c, std::move(outs));
+    next += want.size();
+    at = c.end;
+  }
+  if (at != block.end || next != got.size())
+    throw ProtocolError(fmt::format("block result: chunks end at {} of block [{}, {}) with {} of {} buffers used", at,
+                                    block.begin, block.end, next, got.size()));
+  return pieces;
+}
 }  // namespace
 
 using nlohmann::json;
@@ -67,7 +99,8 @@ json to_json(const JobReport& r) {
                          {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
                          {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
                          {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms},
-                         {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"trials", p.trials}});
+                         {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"scale", p.scale},
+                         {"chunks", p.chunks}, {"overlap_wall_ms", p.overlap_wall_ms}, {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
          {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
@@ -315,23 +348,18 @@ namespace {
 // source), size, parameters, split direction, local size policy and the
 // kernel runs per job.
 std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const Problem& p, const Job& job) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(),
                      fnv1a_hex(spec.source()), p.text, p.params.dump(), job.direction, to_string(job.local),
-                     job.warmup + job.repetitions);
+                     job.warmup + job.repetitions, job.overlap);
 }
 
 }  // namespace
 
-void Master::assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
-                                const Job& job) const {
-  std::vector<std::optional<double>> seen;
-  double most = 0;
-  for (const auto& w : workers) {
-    const auto it = fixed_ms_.find(fixed_cost_key(worker(w.rank), spec, p, job));
-    seen.push_back(it == fixed_ms_.end() ? std::nullopt : std::optional<double>(it->second));
-    most = std::max(most, seen.back().value_or(0.0));
-  }
-  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].fixed_ms = seen[i].value_or(most);
+std::vector<std::string> Master::cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,
+                                           const Problem& p, const Job& job) const {
+  std::vector<std::string> keys;
+  for (const auto& w : workers) keys.push_back(fixed_cost_key(worker(w.rank), spec, p, job));
+  return keys;
 }
 
 JobReport Master::run_job(JobReport r) {
@@ -352,7 +380,8 @@ JobReport Master::run_job(JobReport r) {
       if (!w.usable() || excluded.count(w.rank)) continue;
       healthy.push_back(SplitWorker{w.rank, *w.device, measured ? sink_.calibration(*w.device, spec) : json(nullptr)});
     }
-    if (measured) assume_fixed_costs(healthy, spec, p, r.job);
+    const std::vector<std::string> keys = measured ? cost_keys(healthy, spec, p, r.job) : std::vector<std::string>{};
+    if (measured) costs_.assume(healthy, keys);
     if (healthy.empty()) {
       r.status = "failed";
       r.error = "no healthy worker left for this job";
@@ -362,6 +391,7 @@ JobReport Master::run_job(JobReport r) {
     ++r.attempts;
     try {
       r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs);
+      if (measured) costs_.planned(healthy, keys, r.plan.blocks);  // a left-out worker's cost decays
     } catch (const UsageError& e) {
       r.status = "failed";
       r.error = e.what();
@@ -377,7 +407,7 @@ JobReport Master::run_job(JobReport r) {
       const Block& b = r.plan.blocks[i];
       if (b.size() == 0) continue;
       RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
-                  r.job.repetitions, r.job.seed, p.params, packed(r.job)};
+                  r.job.repetitions, r.job.seed, p.params, packed(r.job), r.job.overlap};
       if (r.job.local == LocalPolicy::stored) {
         if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, spec, spec.block_global(p, b),
                                         spec.global_size(p)))
@@ -398,7 +428,7 @@ JobReport Master::run_job(JobReport r) {
     outs.clear();
     struct Answer {
       BlockResult result;
-      std::vector<HostBuffer> outputs;
+      std::vector<std::pair<Block, std::vector<HostBuffer>>> pieces;  // the block's outputs, or each chunk's
       double return_ms = 0;  // the master's receive of the result message
       double answer_ms = 0;  // from t0 to the result's arrival
     };
@@ -428,9 +458,8 @@ JobReport Master::run_job(JobReport r) {
         if (got->message.tag == Tag::block_result) {
           BlockResult br = BlockResult::from(got->message);
           if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
-          std::vector<HostBuffer> outs = std::move(got->message.buffers);
-          check_block_outputs(spec.outputs(p, pending[src]), outs);
-          results[src] = {std::move(br), std::move(outs), got->recv_ms, ms_since(t0)};
+          auto pieces = result_pieces(spec, p, pending[src], br.chunks, std::move(got->message.buffers));
+          results[src] = {std::move(br), std::move(pieces), got->recv_ms, ms_since(t0)};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
           const WorkerError e = WorkerError::from(got->message);
@@ -479,8 +508,10 @@ JobReport Master::run_job(JobReport r) {
       auto it = results.find(rank);
       if (it == results.end()) continue;
       const BlockResult& br = it->second.result;
-      spec.place_block(p, br.block, it->second.outputs, full);
-      placed.push_back(br.block);
+      for (const auto& [piece, outputs] : it->second.pieces) {  // each chunk's outputs are a block's
+        spec.place_block(p, piece, outputs, full);
+        placed.push_back(piece);
+      }
       const WorkerState& w = worker(rank);
       WorkerPart part;
       part.rank = rank;
@@ -504,13 +535,17 @@ JobReport Master::run_job(JobReport r) {
       part.inputs_ms = br.inputs_ms;
       part.answer_ms = it->second.answer_ms;
       part.fixed_ms = healthy[i].fixed_ms;
+      part.scale = healthy[i].scale;
+      part.chunks = std::max<std::size_t>(1, br.chunks.size());
+      part.overlap_wall_ms = br.overlap_wall_ms;
+      part.recv_ms = br.recv_ms;
       part.trials = br.trials;
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
-        if (const auto f = observed_fixed_ms(spec, p, healthy[i], r.plan.dim, br.block, runs,
-                                             part.answer_ms - part.build_ms - part.inputs_ms))
-          fixed_ms_[fixed_cost_key(w, spec, p, r.job)] = *f;  // the latest: a plan change's costs show at once
+        if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs,
+                                        part.answer_ms - part.build_ms - part.inputs_ms, part.overlap_wall_ms))
+          costs_.observe(keys[i], *c);  // the latest: a plan change's costs show at once
       }
-      slowest = std::max(slowest, part.kernel_ms + part.transfer_ms);
+      slowest = std::max(slowest, part.device_ms());
       r.parts.push_back(std::move(part));
     }
     r.overhead_ms = r.makespan_ms - slowest;

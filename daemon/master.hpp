@@ -60,10 +60,19 @@ struct WorkerPart {
   double transfer_ms = 0;     ///< input message receive (at the worker) + upload + read-back (wall clock, host staging included) + return_ms
   double return_ms = 0;       ///< the result message's receive at the master (MPI transfer back), ms
   double busy_ms = 0;         ///< worker wall clock, receipt to reply
-  double build_ms = 0;        ///< program build on this job (0 when cached)
+  double build_ms = 0;        ///< this job's program builds, a new runner's set-up included (0 when all cached)
   double inputs_ms = 0;       ///< the worker's input generation (inside busy_ms; 0 when cached)
   double answer_ms = 0;       ///< from the job's start (first send) to its result at the master
   double fixed_ms = 0;        ///< the fixed cost per job the measured plan assumed for it (learned from earlier jobs)
+  double scale = 1;           ///< the measured plan's factor on its whole-block prediction (SplitWorker::scale)
+  std::size_t chunks = 1;     ///< sub-blocks its block ran as (overlapped when > 1; the job's `overlap` at most)
+  double overlap_wall_ms = 0; ///< overlapped: wall clock of its upload, runs and read-back together (0: whole)
+  double recv_ms = 0;         ///< the worker's receive of its run_block message (inside transfer_ms)
+  /// Its time in the job: kernel_ms + transfer_ms, or for an overlapped part
+  /// (its transfers overlap its kernels) recv_ms + overlap_wall_ms + return_ms.
+  [[nodiscard]] double device_ms() const noexcept {
+    return overlap_wall_ms > 0 ? recv_ms + overlap_wall_ms + return_ms : kernel_ms + transfer_ms;
+  }
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials
 };
 
@@ -84,7 +93,7 @@ struct JobReport {
   SplitPlan plan;                ///< the split that succeeded (run)
   std::vector<WorkerPart> parts; ///< per worker (run)
   double makespan_ms = 0;        ///< first send to last result (run)
-  double overhead_ms = 0;        ///< makespan − max over workers of (kernel_ms + transfer_ms)
+  double overhead_ms = 0;        ///< makespan − max over workers of WorkerPart::device_ms()
   double verify_ms = 0;          ///< inputs and CPU reference on the master + comparison (outside the makespan)
   Verdict verdict;               ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
@@ -247,19 +256,18 @@ class Master {
   const std::vector<HostBuffer>& reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed);
   // Kernel files packed for the workers (key: path).
   std::map<std::string, nlohmann::json> packed_;
-  // Each worker's fixed cost per measured job (SplitWorker::fixed_ms), by
-  // fixed_cost_key() (rank, device, kernel, size, parameters, direction,
-  // local policy, runs): learned
-  // from the jobs this master ran, kept while it runs.
-  std::map<std::string, double> fixed_ms_;
-  // Sets each worker's SplitWorker::fixed_ms for a measured job: what its
-  // part of the latest run of this job showed (a one-time cost it does not
-  // report, such as PoCL's compile of a new block shape, counts too, which
-  // errs towards fewer workers); a worker not seen yet (it had no share) is
-  // assumed to cost as much as the costliest seen, so that one worker's
-  // learned cost never makes an unseen one look cheap.
-  void assume_fixed_costs(std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
-                          const Job& job) const;
+  // Each worker's learned costs per measured job (SplitWorker::fixed_ms and
+  // scale), by fixed_cost_key() (rank, device, kernel, size, parameters,
+  // direction, local policy, runs, overlap): what its part of the latest run
+  // of this job showed (observe_part(); a one-time cost it does not report,
+  // such as a driver's compile at a kernel's first launch, counts too, which
+  // errs towards fewer workers), decaying while it gets no share
+  // (FixedCosts::planned()), so an excluded worker is measured again; kept
+  // while the master runs.
+  FixedCosts costs_;
+  // fixed_cost_key() of each worker of a plan, in order.
+  std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,
+                                     const Problem& p, const Job& job) const;
 };
 
 }  // namespace wstune::daemon

@@ -1,5 +1,6 @@
 #include "protocol.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -225,7 +226,7 @@ Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
                  json{{"job", job}, {"attempt", attempt}, {"kernel", kernel}, {"size", size},
                       {"block", to_json(block)}, {"policy", std::string(to_string(policy))},
                       {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions},
-                      {"seed", seed}, {"params", params}, {"kernel_file", kernel_file}},
+                      {"seed", seed}, {"params", params}, {"kernel_file", kernel_file}, {"overlap", overlap}},
                  std::move(inputs)};
 }
 
@@ -244,6 +245,7 @@ RunBlock RunBlock::from(const Message& m) {
     r.seed = j.value("seed", std::uint64_t{42});
     r.params = j.value("params", json::object());
     r.kernel_file = j.value("kernel_file", json());
+    r.overlap = std::max(1u, j.value("overlap", 1u));
     return r;
   });
 }
@@ -254,8 +256,13 @@ Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
                  {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
                  {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"h2d_wall_ms", h2d_wall_ms}, {"d2h_wall_ms", d2h_wall_ms},
                  {"build_ms", build_ms}, {"busy_ms", busy_ms}, {"inputs_ms", inputs_ms},
-                 {"trials", trials}},
+                 {"trials", trials}, {"overlap_wall_ms", overlap_wall_ms}},
             {}};
+  if (!chunks.empty()) {
+    json list = json::array();
+    for (const Block& c : chunks) list.push_back(to_json(c));
+    m.body["chunks"] = std::move(list);
+  }
   m.buffers = std::move(outputs);
   return m;
 }
@@ -278,6 +285,8 @@ BlockResult BlockResult::from(const Message& m) {
     r.busy_ms = j.value("busy_ms", 0.0);
     r.inputs_ms = j.value("inputs_ms", 0.0);
     r.trials = j.value("trials", json::array());
+    for (const json& c : j.value("chunks", json::array())) r.chunks.push_back(block_from_json(c));
+    r.overlap_wall_ms = j.value("overlap_wall_ms", 0.0);
     return r;
   });
 }

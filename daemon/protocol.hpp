@@ -128,11 +128,17 @@ struct RunBlock {
   std::uint64_t seed = 42;      ///< input seed
   nlohmann::json params = nlohmann::json::object();  ///< tuning parameter values (kernel files; {} = reference)
   nlohmann::json kernel_file;   ///< pack_tuning_file() of a kernel file; null for a built-in kernel
+  /// Chunks the worker may run the block as (DeviceRunner::run_overlapped;
+  /// the job key `overlap`); 1 = whole. Absent on the wire (an older
+  /// master) = 1.
+  unsigned overlap = 1;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs = {}) const;
   static RunBlock from(const Message& m);
 };
 
-/// Tag::block_result. Buffers: the block's outputs (KernelSpec::outputs()). Times in ms.
+/// Tag::block_result. Buffers: the block's outputs (KernelSpec::outputs()),
+/// or for a block run as chunks each chunk's outputs in chunk order (the
+/// master places each chunk as a block of its own). Times in ms.
 struct BlockResult {
   std::uint64_t job = 0;       ///< job id
   unsigned attempt = 0;        ///< attempt it answers
@@ -145,10 +151,17 @@ struct BlockResult {
   double recv_ms = 0;          ///< time the worker spent receiving the input message
   double h2d_wall_ms = 0;      ///< wall clock of the upload, host staging included (ms)
   double d2h_wall_ms = 0;      ///< wall clock of the read-back, host staging included (ms)
-  double build_ms = 0;         ///< program build (0 when cached)
+  double build_ms = 0;         ///< a new runner's set-up and every program built for this block (0 when cached)
   double busy_ms = 0;          ///< worker wall clock from receipt to reply
   double inputs_ms = 0;        ///< the worker's input generation (0 when cached), inside busy_ms
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)
+  /// The consecutive sub-blocks the block ran as (overlapped); empty = whole.
+  /// Absent on the wire (an older worker) = whole.
+  std::vector<Block> chunks;
+  /// An overlapped block: wall clock of its upload, runs and read-back
+  /// together (they overlap, so kernel + h2d + d2h exceed it), program
+  /// builds excluded; 0 for a whole block.
+  double overlap_wall_ms = 0;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
 };

@@ -1,5 +1,7 @@
 #include "split_plan.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
@@ -58,7 +60,10 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       cal.devices.push_back(device_calibration_from_json(w.calibration));
     }
     cal = for_kernel_runs(std::move(cal), kernel_runs);
-    for (std::size_t i = 0; i < workers.size(); ++i) cal.devices[i].fixed_ms = workers[i].fixed_ms;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      cal.devices[i].fixed_ms = workers[i].fixed_ms;
+      cal.devices[i].concurrency_scale *= workers[i].scale;
+    }
     plan.blocks = measured_blocks(cal, total, plan.dim, granularity, [&](std::size_t, std::size_t units) {
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     });
@@ -70,12 +75,41 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
   return plan;
 }
 
-std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
-                                        const Block& b, unsigned kernel_runs, double answer_ms) {
+std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                     const Block& b, unsigned kernel_runs, double answer_ms, double overlap_wall_ms) {
   if (w.calibration.is_null() || b.size() == 0) return std::nullopt;
   DeviceCalibration d = for_kernel_runs(device_calibration_from_json(w.calibration), kernel_runs);
-  observe_job(d, static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count()), answer_ms);
-  return d.fixed_ms;
+  const double work = static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count());
+  d.fixed_ms = 0;
+  const double base = d.concurrency_scale;  // the calibration's own (plan_split() multiplies it by the scale)
+  if (overlap_wall_ms > 0) observe_concurrent(d, work, overlap_wall_ms);
+  observe_job(d, work, answer_ms);
+  return PartCost{d.fixed_ms, base > 0 ? d.concurrency_scale / base : 1.0};
+}
+
+std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                        const Block& b, unsigned kernel_runs, double answer_ms) {
+  const auto c = observe_part(spec, p, w, dim, b, kernel_runs, answer_ms);
+  return c ? std::optional<double>(c->fixed_ms) : std::nullopt;
+}
+
+void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const {
+  double most = 0;
+  for (const auto& key : keys)
+    if (const auto it = costs_.find(key); it != costs_.end()) most = std::max(most, it->second.fixed_ms);
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    const auto it = costs_.find(keys.at(i));
+    const PartCost c = it == costs_.end() ? PartCost{most, 1} : it->second;
+    workers[i].fixed_ms = c.fixed_ms;
+    workers[i].scale = c.scale;
+  }
+}
+
+void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
+                         const std::vector<Block>& blocks) {
+  for (std::size_t i = 0; i < workers.size(); ++i)
+    if (blocks.at(i).size() == 0) costs_[keys.at(i)] = PartCost{workers[i].fixed_ms * kUnplannedFixedCostDecay,
+                                                                 workers[i].scale};
 }
 
 }  // namespace wstune::daemon

@@ -4,6 +4,7 @@
 /// gives each worker a fraction, the fractions become contiguous blocks along
 /// the split dimension (rows for 2-D kernels by default, paper §3.1.1).
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +24,46 @@ struct SplitWorker {
   /// the `measured` model; null when there is none.
   nlohmann::json calibration;
   /// Its fixed cost per job of this kernel, size and run count (ms),
-  /// learned from its earlier measured jobs (observed_fixed_ms()); 0 = none.
+  /// learned from its earlier measured jobs (observe_part()); 0 = none.
   double fixed_ms = 0;
+  /// Its block's device time ÷ the calibration's whole-block prediction,
+  /// learned from its last part that ran overlapped (observe_part(); below
+  /// 1 where overlapping transfers with kernels gains); 1 = none.
+  double scale = 1;
+};
+
+/// What one worker's part of a finished measured job showed (the model's
+/// per-worker corrections, SplitWorker::fixed_ms and SplitWorker::scale).
+struct PartCost {
+  double fixed_ms = 0;  ///< its cost beyond the (scaled) prediction, ms
+  double scale = 1;     ///< its device time ÷ the whole-block prediction (1: ran whole)
+};
+
+/// Each plan of a job in which a worker with a learned fixed cost gets no
+/// share multiplies that cost by this factor (FixedCosts::planned()), so a
+/// worker excluded for its cost is planned again, with a small share, after
+/// about log2(cost ÷ what a share saves) plans and measured anew.
+inline constexpr double kUnplannedFixedCostDecay = 0.5;
+
+/// The master's learned costs per worker and job (keys: the master's
+/// fixed_cost_key()). A worker's latest observation replaces what was
+/// learned; a worker not seen is assumed to cost as much as the costliest
+/// worker of the plan (fixed_ms) with scale 1; a learned fixed cost decays
+/// by kUnplannedFixedCostDecay with each plan that leaves its worker out,
+/// so the regret of a stale cost is bounded: one small share every few jobs.
+class FixedCosts {
+ public:
+  /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
+  void assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const;
+  /// After a plan: each worker with an empty block (same order as
+  /// `workers`, as assume() set them) keeps its assumed fixed cost × kUnplannedFixedCostDecay.
+  void planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
+               const std::vector<Block>& blocks);
+  /// A finished part's observation (observe_part()) replaces what `key` had.
+  void observe(const std::string& key, const PartCost& cost) { costs_[key] = cost; }
+
+ private:
+  std::map<std::string, PartCost> costs_;
 };
 
 /// A job's split: one block per worker (same order; an empty block means the
@@ -57,19 +96,26 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// sort pads every block to a power of two).
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per
 /// upload and read-back (warm-up + repetitions; for_kernel_runs()), each
-/// worker's fixed cost per job (SplitWorker::fixed_ms) added to its
-/// non-empty block, so a worker whose fixed cost exceeds what its share
+/// worker's prediction × its SplitWorker::scale and its fixed cost per job
+/// (SplitWorker::fixed_ms) added to its non-empty block, so a worker whose fixed cost exceeds what its share
 /// would save gets nothing.
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1);
 
-/// The fixed cost per job one worker showed in a finished `measured` job:
-/// `answer_ms` (the job's start to its result at the master, less one-time
-/// costs such as a build or input generation) minus the measured model's
-/// prediction for its block `b` without a fixed cost (observe_job() on its
-/// calibration for `kernel_runs` runs). nullopt without a calibration or for
-/// an empty block.
+/// What one worker's part of a finished `measured` job showed. A block
+/// that ran overlapped (`overlap_wall_ms` > 0: its upload, runs and
+/// read-back together) sets the scale to that time ÷ the calibration's
+/// whole-block prediction for `kernel_runs` runs (observe_concurrent()); a
+/// whole block sets it to 1. The fixed cost is then `answer_ms` (the job's
+/// start to its result at the master, less one-time costs such as program
+/// builds and input generation) minus the scaled prediction, never below 0
+/// (observe_job()). nullopt without a calibration or for an empty block.
+std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                     const Block& b, unsigned kernel_runs, double answer_ms,
+                                     double overlap_wall_ms = 0);
+
+/// observe_part() of a block that ran whole: its fixed cost.
 std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
                                         const Block& b, unsigned kernel_runs, double answer_ms);
 

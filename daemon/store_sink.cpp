@@ -59,7 +59,7 @@ class StoreSink final : public ResultSink {
     run.model = r.plan.model;
     run.makespan_ms = r.makespan_ms;
     for (const auto& part : r.parts)
-      run.devices.push_back(SplitShare{part.fingerprint, part.share, part.kernel_ms + part.transfer_ms});
+      run.devices.push_back(SplitShare{part.fingerprint, part.share, part.device_ms()});
     run.detail = to_json(r);
     run.detail["source"] = "wstuned";
     json used = json::array();  // the devices the split gave a slice, as `wstune split` records them

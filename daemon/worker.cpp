@@ -1,5 +1,6 @@
 #include "worker.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "kernel_source.hpp"
 #include "split_plan.hpp"
 #include "tasks.hpp"
+#include "wstune/split.hpp"
 
 namespace wstune::daemon {
 
@@ -105,6 +107,103 @@ TrialStatus status_of(const std::exception& e) {
 }
 }  // namespace
 
+namespace {
+// True when each chunk input lies inside the block input of its index (a
+// view of the same memory), the rule MultiDeviceRunner keeps: sort's padded
+// block is a copy, and such a block runs whole.
+bool inside_block(const std::vector<HostBuffer>& block, const std::vector<HostBuffer>& chunk) {
+  if (block.size() != chunk.size()) return false;
+  for (std::size_t j = 0; j < chunk.size(); ++j) {
+    const std::byte* at = chunk[j].data();
+    const std::byte* base = block[j].data();
+    if (!chunk[j].empty() && (at < base || at + chunk[j].bytes() > base + block[j].bytes())) return false;
+  }
+  return true;
+}
+
+// A block as an overlapped run: its chunks (chunk_blocks() at the kernel's
+// split granularity with `local`; inputs are views of the problem's) and
+// their outputs, read back into `memory`, in chunk order.
+struct ChunkedBlock {
+  std::vector<OverlapChunk> chunks;  // empty: the block runs whole
+  std::vector<HostBuffer> outputs;
+};
+
+ChunkedBlock chunk_block(const KernelSpec& spec, const Problem& p, const Block& b, const LocalSize& local,
+                         unsigned overlap, const std::vector<HostBuffer>& problem_inputs,
+                         const std::vector<HostBuffer>& block_inputs, std::pmr::memory_resource* memory) {
+  if (overlap < 2) return {};
+  const auto blocks = chunk_blocks(b, overlap, split_granularity(spec, p, b.dim, local));
+  if (blocks.size() < 2) return {};
+  ChunkedBlock cb;
+  for (const Block& sub : blocks) {
+    OverlapChunk c{sub, spec.block_inputs(p, problem_inputs, sub), {}};
+    if (!inside_block(block_inputs, c.inputs)) return {};
+    for (const auto& o : spec.outputs(p, sub)) {
+      cb.outputs.push_back(HostBuffer::uninitialized(o.type, o.read_count, memory));
+      c.targets.push_back(ReadTarget{cb.outputs.back().data(), cb.outputs.back().bytes(), 0, 0});
+    }
+    cb.chunks.push_back(std::move(c));
+  }
+  return cb;
+}
+}  // namespace
+
+// The job's local size by its policy (tune: a search on the block, uploaded
+// first); the driver's default when the runner cannot run the one chosen.
+LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
+                              const std::vector<HostBuffer>& inputs, BlockResult& res) {
+  LocalSize local;
+  switch (job.policy) {
+    case LocalPolicy::null: res.local_source = "null"; break;
+    case LocalPolicy::rule: local = rule_local(runner, p, job.block); res.local_source = "rule"; break;
+    case LocalPolicy::stored: local = job.local; res.local_source = "stored"; break;
+    case LocalPolicy::tune: {
+      runner.upload(p, job.block, inputs);
+      res.trials = tune_block(runner, p, job.block, std::max(1u, job.repetitions), 0);
+      local = parse_local_size(res.trials["best"]["local"].get<std::string>());
+      res.local_source = "tune";
+      break;
+    }
+  }
+  if (std::string why = runner.check_local(p, job.block, local); !why.empty()) {
+    res.local_source = fmt::format("null (fallback: {})", why);
+    local = std::nullopt;
+  }
+  return local;
+}
+
+// Runs the block whole (upload, warm-up + repetitions, one read-back) or,
+// with job.overlap > 1 and a block that chunks, as chunks over two queues,
+// each chunk's kernel run warm-up + repetitions times between its upload
+// and its read-back; fills res's times and chunks. The outputs are the
+// block's, or each chunk's in chunk order.
+RunResult Worker::run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
+                                const std::vector<HostBuffer>& inputs, BlockResult& res) {
+  const LocalSize local = block_local(runner, p, job, inputs, res);
+  ChunkedBlock cb = chunk_block(spec, p, job.block, local, job.overlap, inputs_.second, inputs, opt_.output_memory);
+  RunResult r;
+  if (cb.chunks.empty()) {
+    if (job.policy != LocalPolicy::tune) runner.upload(p, job.block, inputs);
+    r = runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, opt_.output_memory);
+    res.h2d_wall_ms = r.h2d_wall_ms;
+    res.d2h_wall_ms = r.d2h_wall_ms;
+  } else {
+    const double compiled = runner.compiled_ms();
+    r = runner.run_overlapped(p, cb.chunks, local, job.warmup + job.repetitions);
+    res.overlap_wall_ms = r.wall_ms - (runner.compiled_ms() - compiled);  // builds are not the block's time
+    const auto warm = std::min<std::size_t>(job.warmup, r.kernel.ms.size());
+    r.kernel.ms.erase(r.kernel.ms.begin(), r.kernel.ms.begin() + static_cast<std::ptrdiff_t>(warm));
+    for (const auto& c : cb.chunks) res.chunks.push_back(c.block);
+    r.outputs = std::move(cb.outputs);
+  }
+  res.local = local;
+  res.kernel = std::move(r.kernel);
+  res.h2d = std::move(r.h2d);
+  res.d2h = std::move(r.d2h);
+  return r;
+}
+
 void Worker::handle_run(Received& got) {
   const auto t0 = clock_type::now();
   const RunBlock job = RunBlock::from(got.message);
@@ -126,40 +225,21 @@ void Worker::handle_run(Received& got) {
     res.block = job.block;
     res.recv_ms = got.recv_ms;
     DeviceRunner& runner = runner_for(spec, key, &res.build_ms);
+    const double compiled = runner.compiled_ms();
     if (opt_.fault == FaultKind::kernel) {
       fail(TrialStatus::runtime, "injected kernel fault (--inject-fault): the kernel was not run");
       return;
     }
     // The inputs are generated here from the seed, not received.
-    runner.upload(p, job.block, block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms));
-    LocalSize local;
-    switch (job.policy) {
-      case LocalPolicy::null: res.local_source = "null"; break;
-      case LocalPolicy::rule: local = rule_local(runner, p, job.block); res.local_source = "rule"; break;
-      case LocalPolicy::stored: local = job.local; res.local_source = "stored"; break;
-      case LocalPolicy::tune: {
-        res.trials = tune_block(runner, p, job.block, std::max(1u, job.repetitions), 0);
-        local = parse_local_size(res.trials["best"]["local"].get<std::string>());
-        res.local_source = "tune";
-        break;
-      }
-    }
-    if (std::string why = runner.check_local(p, job.block, local); !why.empty()) {
-      res.local_source = fmt::format("null (fallback: {})", why);
-      local = std::nullopt;
-    }
-    RunResult r =
-        runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, opt_.output_memory);
+    const auto& inputs = block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms);
+    RunResult r = run_job_block(runner, spec, p, job, inputs, res);
     if (!r.ok()) {
       fail(r.status, r.error);
       return;
     }
-    res.local = local;
-    res.kernel = std::move(r.kernel);
-    res.h2d = std::move(r.h2d);
-    res.d2h = std::move(r.d2h);
-    res.h2d_wall_ms = r.h2d_wall_ms;
-    res.d2h_wall_ms = r.d2h_wall_ms;
+    // Every program this job built (a kernel file's parameters, a
+    // non-uniform build) is build time, never the master's fixed cost.
+    res.build_ms += runner.compiled_ms() - compiled;
     res.busy_ms = ms_since(t0);
     comm_.send(0, res.to_message(std::move(r.outputs)));
   } catch (const std::bad_alloc&) {

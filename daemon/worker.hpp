@@ -79,6 +79,10 @@ class Worker {
 
  private:
   void handle_run(Received& got);
+  LocalSize block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
+                        const std::vector<HostBuffer>& inputs, BlockResult& res);
+  RunResult run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
+                          const std::vector<HostBuffer>& inputs, BlockResult& res);
   void handle_work(const Received& got);
   void handle_trial(const Received& got);
   void delegate(Received& got);

@@ -38,7 +38,7 @@ add_test(NAME daemon_mpi_usage_error
 # (isolated) process, a refused worker, a fault for a rank that does not
 # exist, a job the master cannot hold in memory, an odd-length sort, a
 # deeply nested job file.
-set(_issue17_cases crash stall refused bad_rank sort_odd deep_job)
+set(_issue17_cases crash stall refused bad_rank sort_odd deep_job overlap)  # overlap: issue 18
 if(NOT WSTUNE_SANITIZE)
   # Under ASan, operator new ends the process instead of throwing
   # std::bad_alloc, and ASan's shadow memory cannot live under ulimit -v.

@@ -9,8 +9,11 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "app.hpp"
 #include "communicator.hpp"
+#include "kernel_source.hpp"
 #include "master.hpp"
 #include "split_plan.hpp"
 #include "tasks.hpp"
@@ -92,6 +95,24 @@ std::vector<Job> small_jobs(const std::string& split, LocalPolicy local) {
     jobs.push_back(j);
   }
   return jobs;
+}
+
+// A synthetic device calibration: 0.001 ms per work-item, no fixed cost.
+DeviceCalibration linear_calibration() {
+  DeviceCalibration d;
+  d.fingerprint = "equal";
+  for (double w : {1024.0, 4096.0, 16384.0}) d.points.push_back(CalibrationPoint{0, w, 0.001 * w, 0, 0});
+  d.fit = fit_linear(d.points);
+  return d;
+}
+
+// A synthetic one-PE device model.
+DeviceInfo synthetic_device() {
+  DeviceInfo info;
+  info.name = "synthetic";
+  info.compute_units = 1;
+  info.pe_per_cu = 1;
+  return info;
 }
 
 }  // namespace
@@ -233,30 +254,43 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   EXPECT_TRUE(after[0].ok()) << after[0].error;
   EXPECT_EQ(after[0].plan.model, "measured");
   // The first measured job plans with no fixed costs; each worker's part
-  // then shows what it cost beyond the model. Later plans of the same job
-  // assume what each worker showed last, and a worker not seen yet the
-  // largest of those.
+  // then shows what it cost beyond the model (an overlapped part: beyond its
+  // scaled prediction, observe_part()). Later plans of the same job assume
+  // what each worker showed last, a worker not seen yet the largest of
+  // those, and a worker left out of a plan half its cost (issue 18).
   for (const auto& part : after[0].parts) {
     EXPECT_EQ(part.fixed_ms, 0.0);
+    EXPECT_EQ(part.scale, 1.0);
     EXPECT_GT(part.answer_ms, 0.0);
     EXPECT_LE(part.answer_ms, after[0].makespan_ms + 1e-9);
   }
-  std::map<int, double> learned;
+  std::map<int, PartCost> learned;
   for (std::size_t k = 0; k < 3; ++k) {
     ASSERT_TRUE(after[k].ok()) << after[k].error;
     double most = 0;
-    for (const auto& [rank, f] : learned) most = std::max(most, f);
-    for (const auto& part : after[k].parts)
-      EXPECT_DOUBLE_EQ(part.fixed_ms, learned.count(part.rank) ? learned[part.rank] : most) << k << " " << part.rank;
+    for (const auto& [rank, c] : learned) most = std::max(most, c.fixed_ms);
+    std::set<int> shared;
+    for (const auto& part : after[k].parts) {
+      const PartCost want = learned.count(part.rank) ? learned[part.rank] : PartCost{most, 1};
+      EXPECT_DOUBLE_EQ(part.fixed_ms, want.fixed_ms) << k << " " << part.rank;
+      EXPECT_DOUBLE_EQ(part.scale, want.scale) << k << " " << part.rank;
+      shared.insert(part.rank);
+    }
+    for (int rank : {1, 2}) {  // left out: its assumed cost halves
+      if (shared.count(rank)) continue;
+      const PartCost was = learned.count(rank) ? learned[rank] : PartCost{most, 1};
+      learned[rank] = PartCost{was.fixed_ms * kUnplannedFixedCostDecay, was.scale};
+    }
     for (const auto& part : after[k].parts) {
       const auto& device = *w.master->workers()[static_cast<std::size_t>(part.rank - 1)].device;
       const SplitWorker sw{part.rank, device, w.sink.calibration(device, kernel_spec(j.kernel))};
-      const auto f = observed_fixed_ms(kernel_spec(j.kernel), kernel_spec(j.kernel).parse_size(after[k].size), sw,
-                                       after[k].plan.dim, part.block, j.warmup + j.repetitions,
-                                       part.answer_ms - part.build_ms - part.inputs_ms);
-      ASSERT_TRUE(f.has_value());
-      EXPECT_GE(*f, 0.0);
-      learned[part.rank] = *f;
+      const auto c = observe_part(kernel_spec(j.kernel), kernel_spec(j.kernel).parse_size(after[k].size), sw,
+                                  after[k].plan.dim, part.block, j.warmup + j.repetitions,
+                                  part.answer_ms - part.build_ms - part.inputs_ms, part.overlap_wall_ms);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_GE(c->fixed_ms, 0.0);
+      EXPECT_EQ(c->scale == 1.0, part.chunks == 1) << c->scale;
+      learned[part.rank] = *c;
     }
   }
   EXPECT_TRUE(to_json(after[1])["parts"][0].contains("fixed_ms"));
@@ -423,14 +457,8 @@ TEST(Daemon, AMasterSideFailureFailsOneJobAndTheMasterGoesOn) {
 TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
   const KernelSpec& k = kernel_spec("bilinear");
   const Problem p = k.parse_size("64x64:128x128");
-  DeviceCalibration d;
-  d.fingerprint = "equal";
-  for (double w : {1024.0, 4096.0, 16384.0}) d.points.push_back(CalibrationPoint{0, w, 0.001 * w, 0, 0});
-  d.fit = fit_linear(d.points);
-  DeviceInfo info;
-  info.name = "synthetic";
-  info.compute_units = 1;
-  info.pe_per_cu = 1;
+  const DeviceCalibration d = linear_calibration();
+  const DeviceInfo info = synthetic_device();
   auto plan = [&](double fixed0, double fixed1) {
     const std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d), fixed0},
                                            SplitWorker{2, info, to_json(d), fixed1}};
@@ -452,4 +480,138 @@ TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
   EXPECT_NEAR(*f, 2.5, 1e-9);
   EXPECT_FALSE(observed_fixed_ms(k, p, SplitWorker{1, info, nullptr, 0}, half.dim, half, 1, 10).has_value());
   EXPECT_FALSE(observed_fixed_ms(k, p, w, half.dim, Block{half.dim, 0, 0}, 1, 10).has_value());
+}
+
+// Issue 18: with the job key overlap 2 (the default) a worker runs its block
+// as chunks over two queues; the gathered output verifies, the report shows
+// the chunks (matmul, bilinear and trapezoid blocks chunk; sort's padded
+// block is a copy and runs whole) and the overlapped run's wall clock.
+// overlap 1 runs every block whole.
+TEST(Daemon, OverlappedWorkerBlocksVerifyAndReportTheirChunks) {
+  World w({FaultKind::none, FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  for (unsigned overlap : {2u, 1u}) {
+    std::vector<Job> jobs = small_jobs("even", LocalPolicy::rule);
+    for (Job& j : jobs) {
+      j.overlap = overlap;
+      j.warmup = 1;
+    }
+    const auto reports = w.master->run_all(Mode::run, jobs);
+    ASSERT_EQ(reports.size(), 4u);
+    for (const auto& r : reports) {
+      SCOPED_TRACE(fmt::format("{} overlap {}", r.job.kernel, overlap));
+      ASSERT_TRUE(r.ok()) << r.error;
+      EXPECT_TRUE(r.verdict.ok);
+      ASSERT_EQ(r.parts.size(), 2u);
+      for (const auto& part : r.parts) {
+        const bool chunked = overlap > 1 && r.job.kernel != "sort";
+        EXPECT_EQ(part.chunks > 1, chunked) << part.chunks;
+        EXPECT_LE(part.chunks, overlap);
+        EXPECT_EQ(part.overlap_wall_ms > 0, chunked) << part.overlap_wall_ms;
+        EXPECT_GT(part.kernel_ms, 0);
+        EXPECT_EQ(to_json(r)["parts"][0]["chunks"].get<std::size_t>(), r.parts[0].chunks);
+      }
+    }
+  }
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Issue 18: every program a job builds is build time, not the job's fixed
+// cost. A kernel file's parameters are built on first use, by the runner
+// the worker keeps for the file: a new configuration's job reports its
+// build (it reported 0 before, and the build counted as fixed cost), the
+// same configuration again reports none.
+TEST(Daemon, EveryProgramAJobBuildsIsBuildTime) {
+  World w({FaultKind::none});
+  ASSERT_EQ(w.master->register_workers(), 1u);
+  Job j;
+  j.kernel_file = WSTUNE_TEST_DATA_DIR "/../../share/examples/kernels/stencil5.json";
+  j.kernel = std::string(master_kernel("", j.kernel_file)->name());
+  j.size = "64x64";
+  j.repetitions = 1;
+  Job other = j;
+  other.config = nlohmann::json{{"WPTX", 2}};
+  const auto reports = w.master->run_all(Mode::run, {j, other, other});
+  ASSERT_EQ(reports.size(), 3u);
+  for (const auto& r : reports) ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(reports[1].parts.at(0).build_ms, 0.0);  // WPTX=2 built in this job
+  EXPECT_EQ(reports[2].parts.at(0).build_ms, 0.0);  // built already
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Issue 18: a worker left out of a measured plan for its learned fixed cost
+// is planned again: each plan without a share halves that cost
+// (kUnplannedFixedCostDecay), so after a few plans it gets a small share
+// and is observed anew; still costly, it is left out again.
+TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("64x64:128x128");
+  const DeviceCalibration d = linear_calibration();
+  const DeviceInfo info = synthetic_device();
+  std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d)}, SplitWorker{2, info, to_json(d)}};
+  const std::vector<std::string> keys{"w1", "w2"};
+  FixedCosts costs;
+  costs.observe("w1", PartCost{0, 1});
+  costs.observe("w2", PartCost{100, 1});  // the whole job takes 16 ms on one worker
+  // Plans until worker 2 has a share again; its assumed cost each time.
+  auto plans_until_share = [&](std::vector<double>* assumed) {
+    for (int n = 1; n <= 20; ++n) {
+      costs.assume(workers, keys);
+      assumed->push_back(workers[1].fixed_ms);
+      const auto blocks = plan_split("measured", "auto", k, p, workers, 1).blocks;
+      costs.planned(workers, keys, blocks);
+      if (blocks[1].size() > 0) return n;
+    }
+    return 0;
+  };
+  std::vector<double> assumed;
+  const int first = plans_until_share(&assumed);
+  // 100, 50, 25 leave it out (more than the 16 ms the job takes alone); by
+  // 6.25 ms it takes a share.
+  EXPECT_GE(first, 4);
+  EXPECT_LE(first, 5);
+  ASSERT_GE(assumed.size(), 4u);
+  EXPECT_DOUBLE_EQ(assumed[0], 100);
+  EXPECT_DOUBLE_EQ(assumed[3], 12.5);
+  // Observed anew and still costly: left out again at once, then decaying
+  // the same way.
+  costs.observe("w2", PartCost{100, 1});
+  costs.assume(workers, keys);
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1).blocks[1].size(), 0u);
+  assumed.clear();
+  EXPECT_EQ(plans_until_share(&assumed), first);
+  // A worker never seen is assumed as costly as the costliest, and decays too.
+  FixedCosts fresh;
+  fresh.observe("w1", PartCost{40, 1});
+  fresh.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 40);
+  fresh.planned(workers, keys, {Block{0, 0, 128}, Block{0, 128, 128}});
+  fresh.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 20);
+  EXPECT_DOUBLE_EQ(workers[0].fixed_ms, 40);  // it had a share: unchanged until observed
+}
+
+// Issue 18: an overlapped part teaches the plan a scale on its whole-block
+// prediction (its overlapped run's time ÷ that prediction) and the fixed
+// cost beyond it; a whole part teaches scale 1.
+TEST(Daemon, OverlappedPartTeachesAScaleAndTheFixedCostBeyondIt) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("64x64:128x128");
+  const DeviceCalibration d = linear_calibration();
+  const DeviceInfo info = synthetic_device();
+  const SplitWorker w{1, info, to_json(d)};
+  const Block half{1, 0, 64};
+  const double predicted = d.predict_ms(static_cast<double>(k.block_global(p, half).count()));
+  const auto c = observe_part(k, p, w, half.dim, half, 1, 0.8 * predicted + 3, 0.8 * predicted);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NEAR(c->scale, 0.8, 1e-9);
+  EXPECT_NEAR(c->fixed_ms, 3, 1e-9);
+  const auto whole = observe_part(k, p, w, half.dim, half, 1, predicted + 3);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_DOUBLE_EQ(whole->scale, 1.0);
+  EXPECT_NEAR(whole->fixed_ms, 3, 1e-9);
+  // The plan uses the scale: a worker at 0.5 takes more than an equal one.
+  const std::vector<SplitWorker> ws{SplitWorker{1, info, to_json(d), 0, 0.5}, SplitWorker{2, info, to_json(d)}};
+  const auto blocks = plan_split("measured", "auto", k, p, ws, 1).blocks;
+  EXPECT_GT(blocks[0].size(), blocks[1].size());
 }

@@ -193,6 +193,45 @@ TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
                UsageError);
 }
 
+// Issue 18: the job key `overlap` (chunks per worker block, default 2 as the
+// CLI's --overlap; 1 = whole) travels in run_block; a master or worker
+// without it reads 1 (whole blocks); a block_result names the chunks it ran.
+TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
+  EXPECT_EQ(Job{}.overlap, 2u);
+  const auto jobs = parse_jobs(json{{"defaults", {{"overlap", 4}}},
+                                    {"jobs", json::array({json{{"kernel", "sort"}},
+                                                          json{{"kernel", "sort"}, {"overlap", 1}}})}},
+                               Job{}, "t.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].overlap, 4u);
+  EXPECT_EQ(jobs[1].overlap, 1u);
+  EXPECT_EQ(to_json(jobs[0])["overlap"].get<unsigned>(), 4u);
+  for (const json& bad : {json(0), json("two"), json(-1), json(1.5)}) {
+    try {
+      parse_jobs(json::array({json{{"kernel", "sort"}, {"overlap", bad}}}), Job{}, "t.json");
+      ADD_FAILURE() << "overlap " << bad.dump() << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("t.json: job 1"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("overlap"), std::string::npos) << msg;
+    }
+  }
+  RunBlock rb;
+  rb.overlap = 3;
+  EXPECT_EQ(RunBlock::from(rb.to_message()).overlap, 3u);
+  Message old = rb.to_message();
+  old.body.erase("overlap");  // an older master
+  EXPECT_EQ(RunBlock::from(old).overlap, 1u);
+  BlockResult br;
+  br.chunks = {Block{1, 0, 16}, Block{1, 16, 32}};
+  br.overlap_wall_ms = 4.5;
+  const BlockResult br2 = BlockResult::from(br.to_message({}));
+  ASSERT_EQ(br2.chunks.size(), 2u);
+  EXPECT_EQ(br2.chunks[1].begin, 16u);
+  EXPECT_DOUBLE_EQ(br2.overlap_wall_ms, 4.5);
+  EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).chunks.empty());  // whole
+}
+
 TEST(Protocol, MalformedBodiesAreProtocolErrors) {
   EXPECT_THROW(RunBlock::from(Message{Tag::run_block, json{{"job", 1}}, {}}), ProtocolError);
   EXPECT_THROW(WorkerError::from(Message{Tag::worker_error, json{{"job", 1}, {"status", "exploded"}}, {}}),

@@ -1,6 +1,6 @@
 # ctest driver for wstuned under the MPI launcher (tests/daemon.cmake).
 # -DMPIEXEC -DNP (the numproc flag) -DWSTUNED -DWSTUNE (the CLI) -DJOBS -DWORK
-# -DCASE=run|fault|hang|tune|usage
+# -DCASE=run|fault|hang|tune|usage|overlap|... (below)
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -212,6 +212,38 @@ elseif(CASE STREQUAL "deep_job")
   run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --job ${WORK}/long.json ${common})
   string(LENGTH "${err}" len)
   expect("a 100000-byte kernel name: exit 2 with a short message (${len} bytes)" rc EQUAL 2 AND len LESS 2000)
+elseif(CASE STREQUAL "overlap")
+  # Issue 18: a job file with "overlap": 2 over two unlike PoCL workers (each
+  # rank in its isolated process): every job verified, the matmul, bilinear
+  # and trapezoid blocks ran as 2 chunks each, sort's (a padded copy) whole;
+  # overlap 0 or a non-number is a usage error naming the key (exit 2).
+  set(ENV{POCL_DEVICES} "basic pthread")
+  file(WRITE ${WORK}/overlap.json [=[
+{"defaults": {"repetitions": 2, "warmup": 1, "split": "even", "local": "rule", "overlap": 2},
+ "jobs": [{"kernel": "matmul", "size": "64"}, {"kernel": "bilinear", "size": "32x32:64x64"},
+          {"kernel": "trapezoid", "size": "8192"}, {"kernel": "sort", "size": "4096"}]}
+]=])
+  run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --job ${WORK}/overlap.json ${common})
+  expect("overlapped jobs: exit 0" rc EQUAL 0)
+  check_jobs_ok(4)
+  foreach(i RANGE 3)
+    string(JSON k GET "${out}" jobs ${i} job kernel)
+    foreach(w RANGE 1)
+      string(JSON chunks GET "${out}" jobs ${i} parts ${w} chunks)
+      string(JSON wall GET "${out}" jobs ${i} parts ${w} overlap_wall_ms)
+      if(k STREQUAL "sort")
+        expect("sort part ${w} ran whole: ${chunks} chunk(s)" chunks EQUAL 1)
+      else()
+        expect("${k} part ${w} ran as 2 chunks: ${chunks}, overlapped wall ${wall} ms" chunks EQUAL 2 AND wall GREATER 0)
+      endif()
+    endforeach()
+  endforeach()
+  foreach(bad 0 "\"two\"")
+    file(WRITE ${WORK}/bad.json "{\"jobs\": [{\"kernel\": \"sort\", \"overlap\": ${bad}}]}")
+    run_daemon(${MPIEXEC} ${NP} 3 ${WSTUNED} --job ${WORK}/bad.json ${common})
+    expect("overlap ${bad}: a usage error (exit 2)" rc EQUAL 2)
+    expect("the message names the file, the job and the key" err MATCHES "bad.json: job 1: .*overlap")
+  endforeach()
 else()
   message(FATAL_ERROR "unknown CASE ${CASE}")
 endif()

@@ -111,6 +111,11 @@ class DeviceRunner {
   [[nodiscard]] std::size_t max_local_items() const noexcept;
   /// CL_KERNEL_LOCAL_MEM_SIZE of the kernel built for the reference parameters (bytes).
   [[nodiscard]] std::uint64_t kernel_local_mem_bytes() const noexcept;
+  /// clBuildProgram wall time (ms) of every program this runner has built
+  /// so far, failed builds included: the difference across a call is what
+  /// that call spent building (RunResult::compile_ms instead reports a
+  /// build on its first use, which may be a later call than the build's).
+  [[nodiscard]] double compiled_ms() const noexcept;
 
   /// Builds (once; later calls return the cached result) the program of
   /// p.params and returns what OpenCL says about its kernel, or nullptr with
@@ -193,11 +198,16 @@ class DeviceRunner {
   /// kernel (the chunks' kernel times added; kernels of the two queues that
   /// run at once each span more), h2d (every upload's event time added) and
   /// d2h (every read-back's), their bytes, wall_ms, global = the last
-  /// chunk's NDRange; outputs empty (they are in the targets). Never throws for a failing
+  /// chunk's NDRange; outputs empty (they are in the targets). With `runs`
+  /// > 1 each chunk's kernel runs that many times between its upload and its
+  /// read-back (an in-place output with restore_each_run is written again
+  /// before each run, counted in h2d), and kernel has one sample per run
+  /// (that run's kernel times of every chunk added); 0 counts as 1. Never throws for a failing
   /// configuration: status compile, constraints (a chunk the local size
   /// cannot run) or runtime (an OpenCL error, no chunks, or a chunk without
   /// a target of the read-back's size for every output).
-  RunResult run_overlapped(const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local);
+  RunResult run_overlapped(const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local,
+                           unsigned runs = 1);
 
  private:
   struct Impl;

@@ -56,11 +56,12 @@ struct OverlapRun {
   const Problem& p;
   const LocalSize& local;
   const std::vector<OverlapChunk>& chunks;
+  unsigned runs = 1;                            // kernel runs per chunk
   std::vector<ChunkPlan> plans;
   std::vector<bool> shared;                     // per input: one upload for every chunk
   std::vector<cl::Buffer> shared_buffers;       // per input (set where shared)
   std::vector<cl::Event> uploads;               // every upload, shared inputs first
-  std::vector<std::vector<cl::Event>> kernels;  // per chunk, KernelSpec::enqueue's events
+  std::vector<std::vector<cl::Event>> kernels;  // per chunk and run (chunk-major), KernelSpec::enqueue's events
   std::vector<cl::Event> reads;                 // every read-back
 };
 

@@ -111,6 +111,11 @@ std::size_t DeviceRunner::max_local_items() const noexcept {
 std::uint64_t DeviceRunner::kernel_local_mem_bytes() const noexcept {
   return impl_->reference ? impl_->reference->info.local_mem_bytes : 0;
 }
+double DeviceRunner::compiled_ms() const noexcept {
+  double ms = 0;
+  for (const auto& [options, v] : impl_->variants) ms += v.info.compile_ms;
+  return ms;
+}
 
 const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* error) {
   const Variant& v = impl_->build(impl_->options_for(p, false));
