@@ -109,8 +109,8 @@ TrialStatus status_of(const std::exception& e) {
 
 namespace {
 // True when each chunk input lies inside the block input of its index (a
-// view of the same memory), the rule MultiDeviceRunner keeps: sort's padded
-// block is a copy, and such a block runs whole.
+// view of the same memory), the rule MultiDeviceRunner keeps: a kernel
+// whose block inputs are copies runs its blocks whole.
 bool inside_block(const std::vector<HostBuffer>& block, const std::vector<HostBuffer>& chunk) {
   if (block.size() != chunk.size()) return false;
   for (std::size_t j = 0; j < chunk.size(); ++j) {
