@@ -132,7 +132,7 @@ struct ChunkedBlock {
 ChunkedBlock chunk_block(const KernelSpec& spec, const Problem& p, const Block& b, const LocalSize& local,
                          unsigned overlap, const std::vector<HostBuffer>& problem_inputs,
                          const std::vector<HostBuffer>& block_inputs, std::pmr::memory_resource* memory) {
-  if (overlap < 2) return {};
+  if (overlap < 2 || spec.merges_blocks()) return {};  // a host merge per chunk costs more than overlap gains
   const auto blocks = chunk_blocks(b, overlap, split_granularity(spec, p, b.dim, local));
   if (blocks.size() < 2) return {};
   ChunkedBlock cb;

@@ -186,6 +186,7 @@ class Sort final : public KernelSpec {
 
   // Each block comes back sorted; merge the runs pairwise in index order
   // (in parallel: parallel_merge).
+  bool merges_blocks() const override { return true; }
   void finish(const Problem&, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const override {
     std::vector<Block> bs = blocks;
     std::sort(bs.begin(), bs.end(), [](const Block& a, const Block& c) { return a.begin < c.begin; });

@@ -31,12 +31,21 @@ for t in top + others:
 PY
 )
 : >"$out"
+# A file whose LocalSize comes from its parameters takes no --local.
+sets_local=$(python3 -c 'import json,sys; print(int("LocalSize" in json.load(open(sys.argv[1]))["KernelSpecification"]))' "$file")
 while read -r ms local config; do
   echo "== $ms $config local=$local" >>"$out"
-  "$build/cli/wstune" run --kernel-file "$file" --size "$size" --device "$device" --config "$config" \
-    --local "$local" --repeat "$repeat" --json 2>&1 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' \
-    >>"$out" 2>/dev/null || echo '{"status": "failed"}' >>"$out"
+  args=(--config "$config")
+  [ "$sets_local" = 1 ] || args+=(--local "$local")
+  if "$build/cli/wstune" run --kernel-file "$file" --size "$size" --device "$device" "${args[@]}" \
+    --repeat "$repeat" --json >"$out.run" 2>"$out.err"; then
+    python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$out.run" >>"$out"
+  else
+    python3 -c 'import json,sys; print(json.dumps({"status": "failed", "error": open(sys.argv[1]).read()[-500:]}))' \
+      "$out.err" >>"$out"
+  fi
 done <<<"$picks"
+rm -f "$out.run" "$out.err"
 python3 - "$out" "$top" <<'PY' | tee -a "$out"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()

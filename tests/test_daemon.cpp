@@ -484,8 +484,8 @@ TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
 
 // Issue 18: with the job key overlap 2 (the default) a worker runs its block
 // as chunks over two queues; the gathered output verifies, the report shows
-// the chunks (every kernel's blocks chunk, sort's too: its padding is
-// filled on the device) and the overlapped run's wall clock.
+// the chunks (matmul, bilinear and trapezoid blocks chunk; sort's run
+// whole: KernelSpec::merges_blocks) and the overlapped run's wall clock.
 // overlap 1 runs every block whole.
 TEST(Daemon, OverlappedWorkerBlocksVerifyAndReportTheirChunks) {
   World w({FaultKind::none, FaultKind::none});
@@ -504,7 +504,7 @@ TEST(Daemon, OverlappedWorkerBlocksVerifyAndReportTheirChunks) {
       EXPECT_TRUE(r.verdict.ok);
       ASSERT_EQ(r.parts.size(), 2u);
       for (const auto& part : r.parts) {
-        const bool chunked = overlap > 1;
+        const bool chunked = overlap > 1 && !kernel_spec(r.job.kernel).merges_blocks();
         EXPECT_EQ(part.chunks > 1, chunked) << part.chunks;
         EXPECT_LE(part.chunks, overlap);
         EXPECT_EQ(part.overlap_wall_ms > 0, chunked) << part.overlap_wall_ms;

@@ -240,11 +240,13 @@ std::vector<ReadTarget> MultiDeviceRunner::Impl::chunk_targets(std::size_t i, co
 
 // The block's chunks for an overlapped run, each with its inputs inside the
 // device's copies and its outputs' places in the whole output; none (the
-// block runs whole) when it makes one chunk or a chunk cannot be placed.
+// block runs whole) when it makes one chunk, a chunk cannot be placed, or
+// the kernel merges its blocks on the host (KernelSpec::merges_blocks).
 void MultiDeviceRunner::Impl::prepare_chunks(std::size_t i, const Block& b, const LocalSize& local,
                                              const std::vector<HostBuffer>& views, std::vector<HostBuffer>& full,
                                              Path& path) {
   const KernelSpec& k = *spec;
+  if (k.merges_blocks()) return;
   const Problem& pi = device_problems[i];
   const auto blocks = chunk_blocks(b, overlap, split_granularity(k, pi, b.dim, local));
   if (blocks.size() < 2) return;

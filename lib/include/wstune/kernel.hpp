@@ -236,6 +236,13 @@ class KernelSpec {
                                                                 std::size_t /*k*/) const {
     return std::nullopt;
   }
+  /// Whether finish() merges the blocks' outputs on the host (sort merges
+  /// its sorted runs): each more block costs a host merge pass, so overlapped
+  /// runs (MultiDeviceRunner::set_overlap, wstuned's job key overlap) keep
+  /// such a kernel's blocks whole. On the H100, sort 4,194,304 as 2 chunks
+  /// took 7.2 ms against 4.3 ms whole, 3.9 ms of it the merge
+  /// (docs/results/transfers_h100). Default false.
+  [[nodiscard]] virtual bool merges_blocks() const { return false; }
   /// Combines placed blocks into the final outputs (sort merges the sorted
   /// runs; trapezoid adds the partial sums; others do nothing).
   virtual void finish(const Problem& p, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const;
