@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# wstuned over worker sets of one machine (issue 18's table): per set of
+# devices and split model, each case as three jobs in one wstuned launch
+# (two warm-ups, so the measured model has learned each worker's fixed cost,
+# then the reported one), REPS timed runs after a warm-up run each. The
+# makespan and the daemon's overhead (makespan less the slowest worker's
+# kernel and transfer time, wstuned's overhead_ms) come from the JSON reports.
+# Usage: scripts/bench-daemon-gpus.sh OUTDIR [SETS [CASES [REPS]]]
+#   SETS   NAME=SEL,SEL,...;... (default "gpu=1:0;2gpu=1:0,1:1;2gpu+cpu=1:0,1:1,0:0")
+#   CASES  KERNEL SIZE;... (default issue 18's four: "matmul 4096;bilinear
+#          2048x2048:4096x4096;sort 4194304;trapezoid 16777216")
+#   REPS   timed runs per job (5)
+# Writes OUTDIR/daemon_gpus.csv, OUTDIR/daemon_gpus.md, the reports
+# OUTDIR/raw/SET_MODEL.json and the command in OUTDIR/daemon_gpus.md.
+# Models: one device runs "even" (the whole job), more run pe-ratio and
+# measured (calibrated first, wstuned calibrate, into the set's database).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 1 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+out=$1
+sets=${2:-"gpu=1:0;2gpu=1:0,1:1;2gpu+cpu=1:0,1:1,0:0"}
+cases=${3:-"matmul 4096;bilinear 2048x2048:4096x4096;sort 4194304;trapezoid 16777216"}
+reps=${4:-5}
+cmdline="scripts/bench-daemon-gpus.sh $*"
+. "$here/scripts/bench-common.sh"
+wstune_build_targets wstuned
+. "$here/daemon/mpi-launch.sh"
+wstuned_launcher
+mkdir -p "$out/raw"
+jobs_file() {  # MODEL -> a job file with every case three times
+  python3 - "$1" "$cases" "$reps" <<'PY'
+import json, sys
+model, cases, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+jobs = []
+for c in cases.split(";"):
+    kernel, size = c.split()
+    jobs += [{"kernel": kernel, "size": size}] * 3
+print(json.dumps({"defaults": {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}, "jobs": jobs}))
+PY
+}
+IFS=';' read -ra set_list <<<"$sets"
+for s in "${set_list[@]}"; do
+  name=${s%%=*} devs=${s#*=}
+  IFS=',' read -ra dl <<<"$devs"
+  flags=()
+  for i in "${!dl[@]}"; do flags+=(--worker-device "$((i + 1))=${dl[$i]}"); done
+  n=$(( ${#dl[@]} + 1 ))
+  db=$out/raw/$name.db
+  rm -f "$db"
+  models="pe-ratio measured"
+  [ ${#dl[@]} = 1 ] && models=even
+  for m in $models; do
+    jobs_file "$m" >"$out/raw/jobs-$m.json"
+    if [ "$m" = measured ]; then
+      "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" calibrate --job "$out/raw/jobs-$m.json" \
+        --db "$db" --json "${flags[@]}" >"$out/raw/${name}_calibrate.json" 2>"$out/raw/${name}_calibrate.err"
+    fi
+    t0=$SECONDS
+    "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" run --job "$out/raw/jobs-$m.json" \
+      --db "$db" --json "${flags[@]}" >"$out/raw/${name}_$m.json" 2>"$out/raw/${name}_$m.err" ||
+      echo "$name $m: wstuned exit $? (see $out/raw/${name}_$m.err)" >&2
+    echo "$name ($devs) $m: $((SECONDS - t0)) s" >&2
+  done
+done
+python3 - "$out" "$sets" "$cmdline" <<'PY'
+import csv, glob, json, os, sys
+out, sets, cmdline = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = []
+for s in sets.split(";"):
+    name, devs = s.split("=", 1)
+    for path in sorted(glob.glob(f"{out}/raw/{name}_*.json")):
+        model = os.path.basename(path)[len(name) + 1:-5]
+        if model == "calibrate":
+            continue
+        try:
+            jobs = json.load(open(path))["jobs"]
+        except (ValueError, KeyError):
+            continue
+        for j in jobs[2::3]:  # the third of each case: the reported one
+            parts = j.get("parts", [])
+            rows.append({"set": name, "devices": devs, "model": model, "kernel": j["job"]["kernel"],
+                         "size": j["size"], "status": j["status"], "verified": j.get("verified"),
+                         "makespan_ms": round(j.get("makespan_ms", 0), 3), "overhead_ms": round(j.get("overhead_ms", 0), 3),
+                         "overhead_pct": round(100 * j.get("overhead_ms", 0) / j["makespan_ms"], 1) if j.get("makespan_ms") else "",
+                         "shares": "/".join(f'{100 * p.get("share", 0):.1f}' for p in parts),
+                         "chunks": "/".join(str(p.get("chunks", 1)) for p in parts)})
+with open(f"{out}/daemon_gpus.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["set"])
+    w.writeheader()
+    w.writerows(rows)
+one = {(r["kernel"], r["size"]): r["makespan_ms"] for r in rows if r["set"] == sets.split(";")[0].split("=")[0]}
+with open(f"{out}/daemon_gpus.md", "w") as f:
+    f.write(f"# wstuned over worker sets\n\nCommand: `{cmdline}`\n\n")
+    f.write("Makespan: the master's first send to last result of the third of three identical jobs (two warm-ups), "
+            "the job's timed runs after one warm-up run; overhead: makespan less the slowest worker's kernel and "
+            "transfer time (wstuned's overhead_ms). Speed-up against the first set's makespan.\n\n")
+    f.write("| set | devices | model | kernel | size | status | makespan ms | overhead ms | overhead % | speed-up | shares % | chunks |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        base = one.get((r["kernel"], r["size"]))
+        sp = f'{base / r["makespan_ms"]:.2f}x' if base and r["makespan_ms"] else ""
+        ok = r["status"] + ("" if r["verified"] else " (not verified)")
+        f.write(f'| {r["set"]} | {r["devices"]} | {r["model"]} | {r["kernel"]} | {r["size"]} | {ok} | {r["makespan_ms"]} | '
+                f'{r["overhead_ms"]} | {r["overhead_pct"]} | {sp} | {r["shares"]} | {r["chunks"]} |\n')
+print(open(f"{out}/daemon_gpus.md").read())
+PY
