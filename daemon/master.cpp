@@ -543,7 +543,7 @@ JobReport Master::run_job(JobReport r) {
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
         if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs,
                                         part.answer_ms - part.build_ms - part.inputs_ms, part.overlap_wall_ms))
-          costs_.observe(keys[i], *c);  // the latest: a plan change's costs show at once
+          costs_.observe_block(keys[i], br.block, *c);  // the latest of a block run before
       }
       slowest = std::max(slowest, part.device_ms());
       r.parts.push_back(std::move(part));

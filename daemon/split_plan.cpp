@@ -105,6 +105,12 @@ void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std
   }
 }
 
+void FixedCosts::observe_block(const std::string& key, const Block& block, const PartCost& cost) {
+  const auto [it, first] = last_block_.try_emplace(key, block);
+  if (!first && it->second == block) costs_[key] = cost;
+  it->second = block;
+}
+
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                          const std::vector<Block>& blocks) {
   for (std::size_t i = 0; i < workers.size(); ++i)

@@ -256,8 +256,10 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   // The first measured job plans with no fixed costs; each worker's part
   // then shows what it cost beyond the model (an overlapped part: beyond its
   // scaled prediction, observe_part()). Later plans of the same job assume
-  // what each worker showed last, a worker not seen yet the largest of
-  // those, and a worker left out of a plan half its cost (issue 18).
+  // what each worker showed last on a block it had run before (a first run
+  // of a block pays for new buffers: FixedCosts::observe_block), a worker
+  // not seen yet the largest of those, and a worker left out of a plan half
+  // its cost (issue 18).
   for (const auto& part : after[0].parts) {
     EXPECT_EQ(part.fixed_ms, 0.0);
     EXPECT_EQ(part.scale, 1.0);
@@ -265,6 +267,7 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
     EXPECT_LE(part.answer_ms, after[0].makespan_ms + 1e-9);
   }
   std::map<int, PartCost> learned;
+  std::map<int, Block> ran;  // each worker's block in the job before
   for (std::size_t k = 0; k < 3; ++k) {
     ASSERT_TRUE(after[k].ok()) << after[k].error;
     double most = 0;
@@ -290,7 +293,8 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
       ASSERT_TRUE(c.has_value());
       EXPECT_GE(c->fixed_ms, 0.0);
       EXPECT_EQ(c->scale == 1.0, part.chunks == 1) << c->scale;
-      learned[part.rank] = *c;
+      if (ran.count(part.rank) && ran[part.rank] == part.block) learned[part.rank] = *c;
+      ran[part.rank] = part.block;
     }
   }
   EXPECT_TRUE(to_json(after[1])["parts"][0].contains("fixed_ms"));
@@ -589,6 +593,36 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
   fresh.assume(workers, keys);
   EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 20);
   EXPECT_DOUBLE_EQ(workers[0].fixed_ms, 40);  // it had a share: unchanged until observed
+}
+
+// Issue 18: the master learns a worker's cost only from a block the worker
+// ran in the job before: a block's first run (new buffers: allocation and
+// first touch) teaches nothing, its repeat does, and a changed block again
+// teaches nothing until it repeats.
+TEST(Daemon, CostsAreLearnedFromRepeatedBlocksOnly) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("64x64:128x128");
+  const DeviceCalibration d = linear_calibration();
+  const DeviceInfo info = synthetic_device();
+  std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d)}, SplitWorker{2, info, to_json(d)}};
+  const std::vector<std::string> keys{"w1", "w2"};
+  FixedCosts costs;
+  const Block half{1, 0, 64}, more{1, 0, 80};
+  auto assumed = [&] {
+    costs.assume(workers, keys);
+    return workers[0].fixed_ms;
+  };
+  costs.observe_block("w1", half, PartCost{30, 1});  // a first run: not learned
+  EXPECT_DOUBLE_EQ(assumed(), 0);
+  costs.observe_block("w1", half, PartCost{5, 1});  // the same block again: learned
+  EXPECT_DOUBLE_EQ(assumed(), 5);
+  costs.observe_block("w1", more, PartCost{40, 1});  // a new block: kept at 5
+  EXPECT_DOUBLE_EQ(assumed(), 5);
+  costs.observe_block("w1", more, PartCost{7, 1.5});
+  EXPECT_DOUBLE_EQ(assumed(), 7);
+  EXPECT_DOUBLE_EQ(workers[0].scale, 1.5);
+  costs.observe_block("w2", half, PartCost{9, 1});  // another worker's key is its own
+  EXPECT_DOUBLE_EQ(assumed(), 7);
 }
 
 // Issue 18: an overlapped part teaches the plan a scale on its whole-block
