@@ -259,7 +259,8 @@ class Master {
   // Each worker's learned costs per measured job (SplitWorker::fixed_ms and
   // scale), by fixed_cost_key() (rank, device, kernel, size, parameters,
   // direction, local policy, runs, overlap): what its part of the latest run
-  // of this job showed (observe_part(); a one-time cost it does not report,
+  // of this job on a block it ran before showed (observe_part(),
+  // FixedCosts::observe_block(); a one-time cost it does not report,
   // such as a driver's compile at a kernel's first launch, counts too, which
   // errs towards fewer workers), decaying while it gets no share
   // (FixedCosts::planned()), so an excluded worker is measured again; kept

@@ -59,7 +59,8 @@ class FixedCosts {
   /// `workers`, as assume() set them) keeps its assumed fixed cost × kUnplannedFixedCostDecay.
   void planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                const std::vector<Block>& blocks);
-  /// A finished part's observation (observe_part()) replaces what `key` had.
+  /// Sets what `key` has learned, whatever block it ran (a cost known
+  /// otherwise, or a test's starting point); the master uses observe_block().
   void observe(const std::string& key, const PartCost& cost) { costs_[key] = cost; }
   /// The master's observation of a finished part that ran `block`: it
   /// replaces what `key` had only when the worker ran the same block in the

@@ -105,25 +105,10 @@ TrialStatus status_of(const std::exception& e) {
   if (dynamic_cast<const BuildError*>(&e)) return TrialStatus::compile;
   return TrialStatus::runtime;
 }
-}  // namespace
 
-namespace {
-// True when each chunk input lies inside the block input of its index (a
-// view of the same memory), the rule MultiDeviceRunner keeps: a kernel
-// whose block inputs are copies runs its blocks whole.
-bool inside_block(const std::vector<HostBuffer>& block, const std::vector<HostBuffer>& chunk) {
-  if (block.size() != chunk.size()) return false;
-  for (std::size_t j = 0; j < chunk.size(); ++j) {
-    const std::byte* at = chunk[j].data();
-    const std::byte* base = block[j].data();
-    if (!chunk[j].empty() && (at < base || at + chunk[j].bytes() > base + block[j].bytes())) return false;
-  }
-  return true;
-}
-
-// A block as an overlapped run: its chunks (chunk_blocks() at the kernel's
-// split granularity with `local`; inputs are views of the problem's) and
-// their outputs, read back into `memory`, in chunk order.
+// A block as an overlapped run: its chunks (overlap_blocks(); inputs are
+// views of the problem's) and their outputs, read back into `memory`, in
+// chunk order.
 struct ChunkedBlock {
   std::vector<OverlapChunk> chunks;  // empty: the block runs whole
   std::vector<HostBuffer> outputs;
@@ -132,13 +117,11 @@ struct ChunkedBlock {
 ChunkedBlock chunk_block(const KernelSpec& spec, const Problem& p, const Block& b, const LocalSize& local,
                          unsigned overlap, const std::vector<HostBuffer>& problem_inputs,
                          const std::vector<HostBuffer>& block_inputs, std::pmr::memory_resource* memory) {
-  if (overlap < 2 || spec.merges_blocks()) return {};  // a host merge per chunk costs more than overlap gains
-  const auto blocks = chunk_blocks(b, overlap, split_granularity(spec, p, b.dim, local));
-  if (blocks.size() < 2) return {};
   ChunkedBlock cb;
-  for (const Block& sub : blocks) {
-    OverlapChunk c{sub, spec.block_inputs(p, problem_inputs, sub), {}};
-    if (!inside_block(block_inputs, c.inputs)) return {};
+  for (const Block& sub : overlap_blocks(spec, p, b, overlap, local)) {
+    // A kernel whose block inputs are copies, not views, runs its blocks whole.
+    OverlapChunk c{sub, views_within(block_inputs, spec.block_inputs(p, problem_inputs, sub), block_inputs), {}};
+    if (c.inputs.size() != block_inputs.size()) return {};
     for (const auto& o : spec.outputs(p, sub)) {
       cb.outputs.push_back(HostBuffer::uninitialized(o.type, o.read_count, memory));
       c.targets.push_back(ReadTarget{cb.outputs.back().data(), cb.outputs.back().bytes(), 0, 0});

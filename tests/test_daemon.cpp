@@ -115,6 +115,12 @@ DeviceInfo synthetic_device() {
   return info;
 }
 
+// Workers 1 and 2, each a synthetic device with linear_calibration().
+std::vector<SplitWorker> two_linear_workers() {
+  const auto cal = to_json(linear_calibration());
+  return {SplitWorker{1, synthetic_device(), cal}, SplitWorker{2, synthetic_device(), cal}};
+}
+
 }  // namespace
 
 TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
@@ -550,9 +556,7 @@ TEST(Daemon, EveryProgramAJobBuildsIsBuildTime) {
 TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
   const KernelSpec& k = kernel_spec("bilinear");
   const Problem p = k.parse_size("64x64:128x128");
-  const DeviceCalibration d = linear_calibration();
-  const DeviceInfo info = synthetic_device();
-  std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d)}, SplitWorker{2, info, to_json(d)}};
+  std::vector<SplitWorker> workers = two_linear_workers();
   const std::vector<std::string> keys{"w1", "w2"};
   FixedCosts costs;
   costs.observe("w1", PartCost{0, 1});
@@ -600,11 +604,7 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
 // first touch) teaches nothing, its repeat does, and a changed block again
 // teaches nothing until it repeats.
 TEST(Daemon, CostsAreLearnedFromRepeatedBlocksOnly) {
-  const KernelSpec& k = kernel_spec("bilinear");
-  const Problem p = k.parse_size("64x64:128x128");
-  const DeviceCalibration d = linear_calibration();
-  const DeviceInfo info = synthetic_device();
-  std::vector<SplitWorker> workers{SplitWorker{1, info, to_json(d)}, SplitWorker{2, info, to_json(d)}};
+  std::vector<SplitWorker> workers = two_linear_workers();
   const std::vector<std::string> keys{"w1", "w2"};
   FixedCosts costs;
   const Block half{1, 0, 64}, more{1, 0, 80};

@@ -167,30 +167,6 @@ std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, con
   return targets;
 }
 
-// A sub-block's inputs as views of `copies`, the device's copies of its
-// block's inputs `views`: the kernel's views of the problem's inputs for the
-// sub-block (`sub`) lie inside the block's at the same offsets. Empty when
-// one does not (a kernel whose block inputs are copies, not views).
-std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
-                                     const std::vector<HostBuffer>& copies) {
-  if (sub.size() != views.size()) return {};
-  std::vector<HostBuffer> out;
-  for (std::size_t j = 0; j < sub.size(); ++j) {
-    if (sub[j].empty()) {
-      out.push_back(copies[j].view(0, 0));
-      continue;
-    }
-    const auto* base = views[j].data();
-    const auto* at = sub[j].data();
-    const std::size_t eb = sub[j].type().bytes();
-    if (!(sub[j].type() == views[j].type()) || at < base || at + sub[j].bytes() > base + views[j].bytes() ||
-        (at - base) % eb)
-      return {};
-    out.push_back(copies[j].view(static_cast<std::size_t>(at - base) / eb, sub[j].size()));
-  }
-  return out;
-}
-
 }  // namespace
 
 // One device's data path for a split run: its inputs in its pinned memory,
@@ -240,17 +216,14 @@ std::vector<ReadTarget> MultiDeviceRunner::Impl::chunk_targets(std::size_t i, co
 
 // The block's chunks for an overlapped run, each with its inputs inside the
 // device's copies and its outputs' places in the whole output; none (the
-// block runs whole) when it makes one chunk, a chunk cannot be placed, or
-// the kernel merges its blocks on the host (KernelSpec::merges_blocks).
+// block runs whole) when overlap_blocks() gives none or a chunk cannot be
+// placed.
 void MultiDeviceRunner::Impl::prepare_chunks(std::size_t i, const Block& b, const LocalSize& local,
                                              const std::vector<HostBuffer>& views, std::vector<HostBuffer>& full,
                                              Path& path) {
   const KernelSpec& k = *spec;
-  if (k.merges_blocks()) return;
   const Problem& pi = device_problems[i];
-  const auto blocks = chunk_blocks(b, overlap, split_granularity(k, pi, b.dim, local));
-  if (blocks.size() < 2) return;
-  for (const Block& sub : blocks) {
+  for (const Block& sub : overlap_blocks(k, pi, b, overlap, local)) {
     const auto outs = k.outputs(pi, sub);
     OverlapChunk c{sub, views_within(views, k.block_inputs(pi, inputs, sub), path.inputs),
                    chunk_targets(i, sub, outs, full, path)};

@@ -204,6 +204,34 @@ std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t g
   return chunks;
 }
 
+std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, const Block& b, unsigned overlap,
+                                  const LocalSize& local) {
+  if (overlap < 2 || spec.merges_blocks()) return {};
+  auto blocks = chunk_blocks(b, overlap, split_granularity(spec, p, b.dim, local));
+  if (blocks.size() < 2) blocks.clear();
+  return blocks;
+}
+
+std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
+                                     const std::vector<HostBuffer>& copies) {
+  if (sub.size() != views.size() || copies.size() != views.size()) return {};
+  std::vector<HostBuffer> out;
+  for (std::size_t j = 0; j < sub.size(); ++j) {
+    if (sub[j].empty()) {
+      out.push_back(copies[j].view(0, 0));
+      continue;
+    }
+    const auto* base = views[j].data();
+    const auto* at = sub[j].data();
+    const std::size_t eb = sub[j].type().bytes();
+    if (!(sub[j].type() == views[j].type()) || at < base || at + sub[j].bytes() > base + views[j].bytes() ||
+        (at - base) % eb)
+      return {};
+    out.push_back(copies[j].view(static_cast<std::size_t>(at - base) / eb, sub[j].size()));
+  }
+  return out;
+}
+
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals) {
   std::vector<std::size_t> g;

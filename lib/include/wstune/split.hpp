@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wstune/host_buffer.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -124,6 +125,25 @@ std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned
 /// sub-blocks when b holds fewer granules; one (b itself) when it holds at
 /// most one. Throws UsageError for count or granularity 0.
 std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t granularity);
+
+/// The sub-blocks block `b` of `spec` runs as in an overlapped run with up
+/// to `overlap` chunks and local size `local` (MultiDeviceRunner::set_overlap,
+/// wstuned's job key overlap): chunk_blocks() at split_granularity(spec, p,
+/// b.dim, local); empty, so the block runs whole, when `overlap` is below 2,
+/// the block holds fewer than two granules, or the kernel merges its blocks
+/// on the host (KernelSpec::merges_blocks: a merge per chunk costs more than
+/// the overlap gains).
+std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, const Block& b, unsigned overlap,
+                                  const LocalSize& local);
+
+/// A sub-block's inputs `sub` (KernelSpec::block_inputs of the sub-block)
+/// as views of `copies`, copies of its block's inputs `views` (same count,
+/// types and sizes): each of `sub` lies inside the buffer of `views` of its
+/// index, and its view of `copies` starts at the same element offset (an
+/// empty input: an empty view). Empty when one does not lie inside (a
+/// kernel whose block inputs are copies, not views) or the counts differ.
+std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
+                                     const std::vector<HostBuffer>& copies);
 
 /// split_granularity(spec, p, dim, local) of each local size, in order.
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
