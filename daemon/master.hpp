@@ -263,8 +263,10 @@ class Master {
   // FixedCosts::observe_block(); a one-time cost it does not report,
   // such as a driver's compile at a kernel's first launch, counts too, which
   // errs towards fewer workers), decaying while it gets no share
-  // (FixedCosts::planned()), so an excluded worker is measured again; kept
-  // while the master runs.
+  // (FixedCosts::planned()), so an excluded worker is measured again; and
+  // each job's latest measured plan (FixedCosts::last_plan()), kept unless a
+  // new one is predicted faster by more than kReplanGain; kept while the
+  // master runs.
   FixedCosts costs_;
   // fixed_cost_key() of each worker of a plan, in order.
   std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,

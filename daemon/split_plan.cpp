@@ -1,6 +1,7 @@
 #include "split_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -33,8 +34,39 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
                                "measured", model));
 }
 
+namespace {
+
+// `previous` fits a plan of `n` workers along `dim` over `total` units:
+// contiguous blocks from 0 that cover the range.
+bool fits(const std::vector<Block>& previous, std::size_t n, unsigned dim, std::size_t total) {
+  if (previous.size() != n) return false;
+  std::size_t at = 0;
+  for (const Block& b : previous) {
+    if (b.dim != dim || b.begin != at) return false;
+    at = b.end;
+  }
+  return at == total;
+}
+
+// The measured plan's blocks: `fresh`, or `previous` (when it fits) unless
+// `fresh` is predicted faster by more than kReplanGain; `note` says which.
+std::vector<Block> stable_blocks(const Calibration& cal, std::vector<Block> fresh, const std::vector<Block>* previous,
+                                 std::size_t total, const std::function<double(std::size_t, std::size_t)>& work,
+                                 std::string& note) {
+  if (!previous || *previous == fresh || !fits(*previous, fresh.size(), cal.dim, total)) return fresh;
+  const double kept = predicted_makespan_ms(cal, *previous, work);
+  const double moved = predicted_makespan_ms(cal, fresh, work);
+  if (moved < kept * (1 - kReplanGain)) return fresh;
+  note = fmt::format("kept the job's previous blocks: the new ones are predicted {:.2f} ms against {:.2f} ms, "
+                     "less than {:.0f} % faster", moved, kept, 100 * kReplanGain);
+  return *previous;
+}
+
+}  // namespace
+
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs) {
+                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs,
+                     const std::vector<Block>* previous) {
   SplitPlan plan;
   plan.model = model;
   plan.dim = split_dim(spec, direction);
@@ -64,9 +96,11 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       cal.devices[i].fixed_ms = workers[i].fixed_ms;
       cal.devices[i].concurrency_scale *= workers[i].scale;
     }
-    plan.blocks = measured_blocks(cal, total, plan.dim, granularity, [&](std::size_t, std::size_t units) {
+    const auto work = [&](std::size_t, std::size_t units) {
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
-    });
+    };
+    plan.blocks = stable_blocks(cal, measured_blocks(cal, total, plan.dim, granularity, work), previous, total, work,
+                                plan.note);
     plan.fractions = block_fractions(plan.blocks, total);
     return plan;
   }
@@ -109,6 +143,15 @@ void FixedCosts::observe_block(const std::string& key, const Block& block, const
   const auto [it, first] = last_block_.try_emplace(key, block);
   if (!first && it->second == block) costs_[key] = cost;
   it->second = block;
+}
+
+const std::vector<Block>* FixedCosts::last_plan(const std::vector<std::string>& keys) const {
+  const auto it = last_plan_.find(keys);
+  return it == last_plan_.end() ? nullptr : &it->second;
+}
+
+void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks) {
+  last_plan_[keys] = blocks;
 }
 
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,

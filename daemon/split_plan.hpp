@@ -45,6 +45,15 @@ struct PartCost {
 /// about log2(cost ÷ what a share saves) plans and measured anew.
 inline constexpr double kUnplannedFixedCostDecay = 0.5;
 
+/// The least predicted gain (a fraction of the predicted makespan) for
+/// which the measured model moves a job's blocks away from its previous
+/// plan (plan_split()'s `previous`). A moved block costs once what the model
+/// does not predict: new buffers to allocate and touch, and on PoCL a
+/// compile per new NDRange (on the H100 host a CPU worker's bilinear block
+/// moved from 3.1 % to 1.6 % of the rows and its job took 67 ms instead of
+/// 2.8 ms). Within about 3 % configurations are ties (timing noise).
+inline constexpr double kReplanGain = 0.03;
+
 /// The master's learned costs per worker and job (keys: the master's
 /// fixed_cost_key()). A worker's latest observation of a block it ran in
 /// the job before replaces what was learned (observe_block()); a worker not seen is assumed to cost as much as the costliest
@@ -71,10 +80,17 @@ class FixedCosts {
   /// swung the next plan to 5/95 on identical GPUs. The block is remembered
   /// either way, so an unchanged plan is learned from at its second job.
   void observe_block(const std::string& key, const Block& block, const PartCost& cost);
+  /// The blocks of the latest plan of the job whose workers have `keys` (in
+  /// plan order; the same workers in another order, or others, are another
+  /// job); nullptr when there is none.
+  [[nodiscard]] const std::vector<Block>* last_plan(const std::vector<std::string>& keys) const;
+  /// Remembers `blocks` as the latest plan of the job whose workers have `keys`.
+  void remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks);
 
  private:
   std::map<std::string, PartCost> costs_;
   std::map<std::string, Block> last_block_;
+  std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
 };
 
 /// A job's split: one block per worker (same order; an empty block means the
@@ -108,11 +124,16 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per
 /// upload and read-back (warm-up + repetitions; for_kernel_runs()), each
 /// worker's prediction × its SplitWorker::scale and its fixed cost per job
-/// (SplitWorker::fixed_ms) added to its non-empty block, so a worker whose fixed cost exceeds what its share
-/// would save gets nothing.
+/// (SplitWorker::fixed_ms) added to its non-empty block, so a worker whose
+/// fixed cost exceeds what its share would save gets nothing. `previous`
+/// (measured only; ignored unless it is one block per worker along the
+/// plan's dimension, contiguous from 0 and covering the range) is the job's
+/// previous plan: it is kept, and SplitPlan::note says so, unless the new
+/// blocks are predicted faster by more than kReplanGain.
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1);
+                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
+                     const std::vector<Block>* previous = nullptr);
 
 /// What one worker's part of a finished `measured` job showed. A block
 /// that ran overlapped (`overlap_wall_ms` > 0: its upload, runs and

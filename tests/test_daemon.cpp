@@ -549,6 +549,41 @@ TEST(Daemon, EveryProgramAJobBuildsIsBuildTime) {
   EXPECT_TRUE(w.shutdown());
 }
 
+// Issue 18: the measured model keeps a job's previous blocks unless the new
+// ones are predicted faster by more than kReplanGain (a moved block pays
+// new buffers, and on PoCL a compile, that the model does not predict);
+// the master remembers each job's latest plan by its workers' keys.
+TEST(Daemon, MeasuredPlanKeepsTheJobsBlocksUnlessMovingGainsMoreThanTheReplanGain) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("1024x1024:2048x2048");  // 2048 rows
+  const std::vector<SplitWorker> workers = two_linear_workers();
+  const auto fresh = plan_split("measured", "auto", k, p, workers, 1);
+  ASSERT_EQ(fresh.blocks.size(), 2u);
+  EXPECT_EQ(fresh.blocks[0].size(), 1024u);
+  EXPECT_TRUE(fresh.note.empty()) << fresh.note;
+  const unsigned dim = fresh.blocks[0].dim;
+  const std::vector<Block> near{Block{dim, 0, 1040}, Block{dim, 1040, 2048}};  // predicted 1.6 % slower
+  const auto kept = plan_split("measured", "auto", k, p, workers, 1, &near);
+  EXPECT_EQ(kept.blocks, near);
+  EXPECT_NE(kept.note.find("kept the job's previous blocks"), std::string::npos) << kept.note;
+  EXPECT_NEAR(kept.fractions[0], 1040.0 / 2048, 1e-12);
+  const std::vector<Block> far{Block{dim, 0, 1120}, Block{dim, 1120, 2048}};  // 9.4 % slower
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far).blocks, fresh.blocks);
+  // A previous plan that does not fit (another worker count, a gap) is ignored.
+  const std::vector<Block> one{Block{dim, 0, 2048}};
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &one).blocks, fresh.blocks);
+  const std::vector<Block> gap{Block{dim, 0, 1000}, Block{dim, 1040, 2048}};
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &gap).blocks, fresh.blocks);
+  // The master's memory of plans: per job, i.e. per ordered list of worker keys.
+  FixedCosts costs;
+  EXPECT_EQ(costs.last_plan({"w1", "w2"}), nullptr);
+  costs.remember_plan({"w1", "w2"}, near);
+  ASSERT_NE(costs.last_plan({"w1", "w2"}), nullptr);
+  EXPECT_EQ(*costs.last_plan({"w1", "w2"}), near);
+  EXPECT_EQ(costs.last_plan({"w2", "w1"}), nullptr);
+  EXPECT_EQ(costs.last_plan({"w1"}), nullptr);
+}
+
 // Issue 18: a worker left out of a measured plan for its learned fixed cost
 // is planned again: each plan without a share halves that cost
 // (kUnplannedFixedCostDecay), so after a few plans it gets a small share
