@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # wstuned over worker sets of one machine (issue 18's table): per set of
-# devices and split model, each case as three jobs in one wstuned launch
-# (two warm-ups, so the measured model has learned each worker's fixed cost,
-# then the reported one), REPS timed runs after a warm-up run each. The
+# devices and split model, each case as four jobs in one wstuned launch
+# (three warm-ups: the measured model learns each worker's costs from a
+# block it ran in the job before, the second, and the third runs the plan
+# they give, paying a moved block's first run; then the reported one), REPS timed runs after a warm-up run each. The
 # makespan and the daemon's overhead (makespan less the slowest worker's
 # kernel and transfer time, wstuned's overhead_ms) come from the JSON reports.
 # Usage: scripts/bench-daemon-gpus.sh OUTDIR [SETS [CASES [REPS]]]
@@ -27,14 +28,14 @@ wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
 mkdir -p "$out/raw"
-jobs_file() {  # MODEL -> a job file with every case three times
+jobs_file() {  # MODEL -> a job file with every case four times
   python3 - "$1" "$cases" "$reps" <<'PY'
 import json, sys
 model, cases, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 jobs = []
 for c in cases.split(";"):
     kernel, size = c.split()
-    jobs += [{"kernel": kernel, "size": size}] * 3
+    jobs += [{"kernel": kernel, "size": size}] * 4
 print(json.dumps({"defaults": {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}, "jobs": jobs}))
 PY
 }
@@ -76,7 +77,7 @@ for s in sets.split(";"):
             jobs = json.load(open(path))["jobs"]
         except (ValueError, KeyError):
             continue
-        for j in jobs[2::3]:  # the third of each case: the reported one
+        for j in jobs[3::4]:  # the fourth of each case: the reported one
             parts = j.get("parts", [])
             rows.append({"set": name, "devices": devs, "model": model, "kernel": j["job"]["kernel"],
                          "size": j["size"], "status": j["status"], "verified": j.get("verified"),
@@ -91,7 +92,7 @@ with open(f"{out}/daemon_gpus.csv", "w", newline="") as f:
 one = {(r["kernel"], r["size"]): r["makespan_ms"] for r in rows if r["set"] == sets.split(";")[0].split("=")[0]}
 with open(f"{out}/daemon_gpus.md", "w") as f:
     f.write(f"# wstuned over worker sets\n\nCommand: `{cmdline}`\n\n")
-    f.write("Makespan: the master's first send to last result of the third of three identical jobs (two warm-ups), "
+    f.write("Makespan: the master's first send to last result of the fourth of four identical jobs (three warm-ups), "
             "the job's timed runs after one warm-up run; overhead: makespan less the slowest worker's kernel and "
             "transfer time (wstuned's overhead_ms). Speed-up against the first set's makespan.\n\n")
     f.write("| set | devices | model | kernel | size | status | makespan ms | overhead ms | overhead % | speed-up | shares % | chunks |\n")

@@ -70,9 +70,10 @@ for b in base:
     for m in names:
         # the warm-up runs as many times as the reported jobs: the measured split plans for the
         # job's runs (wstuned), so it then runs the same blocks (PoCL compiles per block shape)
-        # the measured split's second warm-up runs the plan the fixed costs
-        # learned in the first give (wstuned)
-        for _ in range(2 if methods[m].get("split") == "measured" else 1):
+        # the measured split takes three warm-ups: wstuned learns the fixed
+        # costs from a block the worker ran in the job before (the second),
+        # and the third runs the plan they give (a moved block's first run)
+        for _ in range(3 if methods[m].get("split") == "measured" else 1):
             jobs.append(job(b, m, reps)); plan.append({"method": m, "round": -1})
     for r in range(rounds):
         for i in range(len(names)):
@@ -151,8 +152,8 @@ with open(stem + ".md", "w") as f:
             f"tune of the whole problem, {max_trials} trials, run first; the rule where nothing is stored). "
             f"Time per run: the master's makespan (first send to last result: MPI transfers, upload, {reps} "
             f"kernel runs, read-back) ÷ {reps}, median over {rounds} rounds with the three methods rotated; each "
-            "method had an unreported warm-up job first (wstune two: its plan adds the fixed costs per job the "
-            "first showed). Reduction = (baseline − method) ÷ baseline. Every "
+            "method had an unreported warm-up job first (wstune three: the second teaches each worker's "
+            "costs, the third runs the plan they give). Reduction = (baseline − method) ÷ baseline. Every "
             "result verified by the master against its CPU reference (`ok` = verified rounds / rounds).\n\n")
     f.write("| kernel | size | baseline ms | paper ms | wstune ms | paper reduction % | wstune reduction % | "
             "wstune ÷ paper | ok b/p/w | shares % b / p / w | local sizes paper | local sizes wstune |\n")

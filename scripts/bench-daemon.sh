@@ -199,9 +199,11 @@ for sess in est:
         if c["session"] != sess or c["skip"]:
             continue
         job = {"kernel": c["kernel"], "size": c["size"], "split": c["model"]}
-        # measured: a second warm-up, since wstuned's plan of a measured job
-        # uses the fixed costs the first showed and so may run other blocks
-        for _ in range(2 if c["model"] == "measured" else 1):
+        # measured: three warm-ups. wstuned learns a worker's costs from a
+        # block it ran in the job before (the second job), and the plan those
+        # costs give may move blocks, whose first run pays new buffers and
+        # PoCL's compile per NDRange (the third)
+        for _ in range(3 if c["model"] == "measured" else 1):
             warm.append(dict(job, repetitions=c["warm_reps"]))
         timed.append(dict(job, repetitions=c["reps"]))
     # per case: the warm-up pass over its cells (programs built, PoCL's
@@ -333,8 +335,8 @@ with open(stem + ".md", "w") as f:
             "upload and read-back as wall clock, host staging of pageable memory included, never less than "
             "their profiling events; the return as the master's receive time). Each cell: a warm-up job (1 run; as many runs as the "
             "reported job for the measured model, which plans for the job's runs, so that the warm-up runs the same blocks: "
-            "programs built, PoCL's compile per block shape done; two for the measured model, whose plan adds the fixed "
-            "costs per job the first showed) before the reported job of `reps` timed runs, local size "
+            "programs built, PoCL's compile per block shape done; three for the measured model: the second teaches each "
+            "worker's costs, the third runs the plan they give) before the reported job of `reps` timed runs, local size "
             "NULL, one sample per cell. Cells and run counts come from the plan below "
             "(calibration-predicted times; see docs/daemon.md, Benchmark).\n\n")
     f.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
