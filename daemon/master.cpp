@@ -109,6 +109,7 @@ json to_json(const JobReport& r) {
     j["model"] = r.plan.model;
     j["dim"] = r.plan.dim;
     j["fractions"] = r.plan.fractions;
+    j["plan_note"] = r.plan.note;
     j["parts"] = parts;
     j["makespan_ms"] = r.makespan_ms;
     j["overhead_ms"] = r.overhead_ms;
@@ -287,6 +288,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
       for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
       line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
                           r.overhead_ms, r.plan.model, fmt::join(shares, " "));
+      if (!r.plan.note.empty()) line += " (" + r.plan.note + ")";
     } else if (r.ok()) {
       line += fmt::format(", {} worker(s)", r.data.size());
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -36,29 +37,19 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 
 namespace {
 
-// `previous` fits a plan of `n` workers along `dim` over `total` units:
-// contiguous blocks from 0 that cover the range.
-bool fits(const std::vector<Block>& previous, std::size_t n, unsigned dim, std::size_t total) {
-  if (previous.size() != n) return false;
-  std::size_t at = 0;
-  for (const Block& b : previous) {
-    if (b.dim != dim || b.begin != at) return false;
-    at = b.end;
-  }
-  return at == total;
-}
-
-// The measured plan's blocks: `fresh`, or `previous` (when it fits) unless
+// The measured plan's blocks: `fresh`, or `previous` (when it has one block
+// per worker and tiles the range along the plan's dimension) unless
 // `fresh` is predicted faster by more than kReplanGain; `note` says which.
 std::vector<Block> stable_blocks(const Calibration& cal, std::vector<Block> fresh, const std::vector<Block>* previous,
                                  std::size_t total, const std::function<double(std::size_t, std::size_t)>& work,
                                  std::string& note) {
-  if (!previous || *previous == fresh || !fits(*previous, fresh.size(), cal.dim, total)) return fresh;
+  if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
+    return fresh;
   const double kept = predicted_makespan_ms(cal, *previous, work);
   const double moved = predicted_makespan_ms(cal, fresh, work);
   if (moved < kept * (1 - kReplanGain)) return fresh;
-  note = fmt::format("kept the job's previous blocks: the new ones are predicted {:.2f} ms against {:.2f} ms, "
-                     "less than {:.0f} % faster", moved, kept, 100 * kReplanGain);
+  note = fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
+                     "more than {:.0f} % faster", moved, kept, 100 * kReplanGain);
   return *previous;
 }
 
@@ -151,6 +142,8 @@ const std::vector<Block>* FixedCosts::last_plan(const std::vector<std::string>& 
 }
 
 void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks) {
+  if (blocks.size() != keys.size())
+    throw std::invalid_argument(fmt::format("remember_plan: {} blocks for {} workers", blocks.size(), keys.size()));
   last_plan_[keys] = blocks;
 }
 

@@ -41,25 +41,29 @@ struct PartCost {
 
 /// Each plan of a job in which a worker with a learned fixed cost gets no
 /// share multiplies that cost by this factor (FixedCosts::planned()), so a
-/// worker excluded for its cost is planned again, with a small share, after
-/// about log2(cost ÷ what a share saves) plans and measured anew.
+/// worker excluded for its cost is planned again after about log2(cost ÷
+/// what a share saves) plans, once its share is predicted to gain more than
+/// kReplanGain, and measured anew.
 inline constexpr double kUnplannedFixedCostDecay = 0.5;
 
-/// The least predicted gain (a fraction of the predicted makespan) for
-/// which the measured model moves a job's blocks away from its previous
-/// plan (plan_split()'s `previous`). A moved block costs once what the model
-/// does not predict: new buffers to allocate and touch, and on PoCL a
-/// compile per new NDRange (on the H100 host a CPU worker's bilinear block
-/// moved from 3.1 % to 1.6 % of the rows and its job took 67 ms instead of
-/// 2.8 ms). Within about 3 % configurations are ties (timing noise).
+/// The least predicted gain (a fraction of the previous plan's predicted
+/// makespan under the current costs) for which the measured model moves a
+/// job's blocks away from its previous plan (plan_split()'s `previous`). A
+/// moved block costs once what the model does not predict: new buffers to
+/// allocate and touch, and on PoCL a compile per new NDRange (on the H100
+/// host a CPU worker's bilinear block moved from 3.1 % to 1.6 % of the rows
+/// and its job took 67.2 ms instead of 2.8 ms; docs/daemon.md, "Learned
+/// costs"). Within about 3 % configurations are ties (timing noise).
 inline constexpr double kReplanGain = 0.03;
 
-/// The master's learned costs per worker and job (keys: the master's
-/// fixed_cost_key()). A worker's latest observation of a block it ran in
+/// What the master learns per worker and job (keys: the master's
+/// fixed_cost_key()): each worker's costs, and each job's latest measured
+/// plan. A worker's latest observation of a block it ran in
 /// the job before replaces what was learned (observe_block()); a worker not seen is assumed to cost as much as the costliest
 /// worker of the plan (fixed_ms) with scale 1; a learned fixed cost decays
 /// by kUnplannedFixedCostDecay with each plan that leaves its worker out,
-/// so the regret of a stale cost is bounded: one small share every few jobs.
+/// so the regret of a stale cost is bounded: one share every few jobs (none
+/// for a worker whose share gains at most kReplanGain even at no cost).
 class FixedCosts {
  public:
   /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
@@ -81,10 +85,12 @@ class FixedCosts {
   /// either way, so an unchanged plan is learned from at its second job.
   void observe_block(const std::string& key, const Block& block, const PartCost& cost);
   /// The blocks of the latest plan of the job whose workers have `keys` (in
-  /// plan order; the same workers in another order, or others, are another
-  /// job); nullptr when there is none.
+  /// plan order, one block per key; the same workers in another order, or
+  /// others, are another job); nullptr when there is none. The pointer stays
+  /// valid until remember_plan() is called with the same keys.
   [[nodiscard]] const std::vector<Block>* last_plan(const std::vector<std::string>& keys) const;
-  /// Remembers `blocks` as the latest plan of the job whose workers have `keys`.
+  /// Remembers `blocks` as the latest plan of the job whose workers have
+  /// `keys`. Throws std::invalid_argument unless there is one block per key.
   void remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks);
 
  private:
@@ -100,7 +106,7 @@ struct SplitPlan {
   unsigned dim = 0;                 ///< 0 = x (columns / elements), 1 = y (rows)
   std::vector<double> fractions;    ///< the model's fractions, summing to 1
   std::vector<Block> blocks;        ///< aligned blocks covering the whole range
-  std::string note;                 ///< e.g. why a model fell back
+  std::string note;                 ///< e.g. why a model fell back, or that a measured plan kept the job's previous blocks
 };
 
 /// The split dimension of `spec` for direction "auto" (rows, dim 1, for 2-D

@@ -28,14 +28,14 @@ wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
 mkdir -p "$out/raw"
-jobs_file() {  # MODEL -> a job file with every case four times
-  python3 - "$1" "$cases" "$reps" <<'PY'
+jobs_file() {  # MODEL [COPIES] -> a job file with every case COPIES (4) times
+  python3 - "$1" "$cases" "$reps" "${2:-4}" <<'PY'
 import json, sys
-model, cases, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+model, cases, reps, copies = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 jobs = []
 for c in cases.split(";"):
     kernel, size = c.split()
-    jobs += [{"kernel": kernel, "size": size}] * 4
+    jobs += [{"kernel": kernel, "size": size}] * copies
 print(json.dumps({"defaults": {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}, "jobs": jobs}))
 PY
 }
@@ -52,8 +52,9 @@ for s in "${set_list[@]}"; do
   [ ${#dl[@]} = 1 ] && models=even
   for m in $models; do
     jobs_file "$m" >"$out/raw/jobs-$m.json"
-    if [ "$m" = measured ]; then
-      "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" calibrate --job "$out/raw/jobs-$m.json" \
+    if [ "$m" = measured ]; then  # each case calibrated once
+      jobs_file "$m" 1 >"$out/raw/jobs-calibrate.json"
+      "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" calibrate --job "$out/raw/jobs-calibrate.json" \
         --db "$db" --json "${flags[@]}" >"$out/raw/${name}_calibrate.json" 2>"$out/raw/${name}_calibrate.err"
     fi
     t0=$SECONDS

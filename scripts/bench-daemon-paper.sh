@@ -7,7 +7,9 @@
 #             kernel's priority, local sizes from the store (each worker's
 #             guided tune of the whole problem, run first; rule if none)
 # Three daemon sessions into one scratch database: calibrate, tune, run. The
-# run session takes, per case, a warm-up job of each method, then --rounds
+# run session takes, per case, a warm-up job of each method (three for
+# wstune's measured split: the second teaches each worker's costs, the third
+# runs the plan they give), then --rounds
 # rounds of the three methods in an order rotated per round (--reps timed
 # runs each); a method's time is the median over rounds of its makespan
 # (master: first send to last result) ÷ runs.

@@ -120,6 +120,20 @@ TEST(Align, SlicesAreMultiplesOfTheGranularity) {
   EXPECT_EQ(sizes(align_blocks({0.0, 1.0}, 64, 0, {1, 1})), (std::vector<std::size_t>{0, 64}));
 }
 
+// blocks_tile(): contiguous blocks from 0 along one dimension that end at
+// the range's end; empty blocks may sit anywhere in the order.
+TEST(Blocks, TileTheRangeInOrder) {
+  EXPECT_TRUE(blocks_tile({Block{1, 0, 40}, Block{1, 40, 40}, Block{1, 40, 100}}, 1, 100));
+  EXPECT_TRUE(blocks_tile({Block{0, 0, 100}}, 0, 100));
+  EXPECT_FALSE(blocks_tile({}, 0, 0));
+  EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 41, 100}}, 1, 100));  // a gap
+  EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 30, 100}}, 1, 100));  // an overlap
+  EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 40, 90}}, 1, 100));   // short of the end
+  EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{0, 40, 100}}, 1, 100));  // another dimension
+  EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 40, 100}}, 0, 100));
+  EXPECT_FALSE(blocks_tile({Block{1, 10, 100}}, 1, 100));                   // not from 0
+}
+
 // chunk_blocks(): consecutive sub-blocks covering the block, every one but
 // the last a multiple of the granularity, sizes within one granule of each
 // other; fewer when the block holds fewer granules.

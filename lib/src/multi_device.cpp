@@ -98,16 +98,10 @@ void check_blocks(const KernelSpec& k, const Problem& p, std::size_t n, const st
     throw UsageError(fmt::format("split run: {} devices but {} blocks and {} local sizes; give one each", n,
                                  blocks.size(), locals.size()));
   }
-  std::size_t covered = 0;
   const unsigned dim = blocks.front().dim;
-  for (const auto& b : blocks) {
-    if (b.dim != dim || b.begin != covered) {
-      throw UsageError("split run: blocks must be contiguous along one dimension, in device order");
-    }
-    covered = b.end;
-  }
-  if (covered != k.split_units(p, dim)) {
-    throw UsageError(fmt::format("split run: blocks cover {} of {} split units", covered, k.split_units(p, dim)));
+  if (!blocks_tile(blocks, dim, k.split_units(p, dim))) {
+    throw UsageError(fmt::format("split run: blocks must be contiguous along one dimension, in device order, and "
+                                 "cover the {} split units", k.split_units(p, dim)));
   }
 }
 

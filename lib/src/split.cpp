@@ -204,6 +204,16 @@ std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t g
   return chunks;
 }
 
+bool blocks_tile(const std::vector<Block>& blocks, unsigned dim, std::size_t total_units) {
+  if (blocks.empty()) return false;
+  std::size_t at = 0;
+  for (const Block& b : blocks) {
+    if (b.dim != dim || b.begin != at || b.end < b.begin) return false;
+    at = b.end;
+  }
+  return at == total_units;
+}
+
 std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, const Block& b, unsigned overlap,
                                   const LocalSize& local) {
   if (overlap < 2 || spec.merges_blocks()) return {};

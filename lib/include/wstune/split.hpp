@@ -106,6 +106,12 @@ std::vector<double> proportional_fractions(const std::vector<std::uint64_t>& tot
 std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_t total_units, unsigned dim,
                                 const std::vector<std::size_t>& granularity);
 
+/// Whether `blocks` tile a range of `total_units` along `dim` in order:
+/// each along `dim`, the first beginning at 0, each beginning where the one
+/// before ends (empty blocks allowed), the last ending at `total_units`.
+/// False for no blocks.
+bool blocks_tile(const std::vector<Block>& blocks, unsigned dim, std::size_t total_units);
+
 /// The granularity (split units) of a device's slice along `dim`: its local
 /// size along `dim` (1 for the driver's choice) × units per work-item
 /// (KernelSpec::units_per_work_item: 2 elements per work-item for sort). A
