@@ -547,8 +547,8 @@ JobReport Master::run_job(JobReport r) {
       part.recv_ms = br.recv_ms;
       part.trials = br.trials;
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
-        if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs,
-                                        part.answer_ms - part.build_ms - part.inputs_ms, part.overlap_wall_ms))
+        const double own = own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms, part.build_ms + part.inputs_ms);
+        if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs, own, part.overlap_wall_ms))
           costs_.observe_block(keys[i], br.block, *c);  // the latest of a block run before
       }
       slowest = std::max(slowest, part.device_ms());

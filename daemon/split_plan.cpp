@@ -112,6 +112,10 @@ std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, c
   return PartCost{d.fixed_ms, base > 0 ? d.concurrency_scale / base : 1.0};
 }
 
+double own_answer_ms(double answer_ms, double busy_ms, double return_ms, double one_time_ms) {
+  return std::min(answer_ms, busy_ms + return_ms) - one_time_ms;
+}
+
 std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
                                         const Block& b, unsigned kernel_runs, double answer_ms) {
   const auto c = observe_part(spec, p, w, dim, b, kernel_runs, answer_ms);

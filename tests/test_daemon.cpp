@@ -295,7 +295,9 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
       const SplitWorker sw{part.rank, device, w.sink.calibration(device, kernel_spec(j.kernel))};
       const auto c = observe_part(kernel_spec(j.kernel), kernel_spec(j.kernel).parse_size(after[k].size), sw,
                                   after[k].plan.dim, part.block, j.warmup + j.repetitions,
-                                  part.answer_ms - part.build_ms - part.inputs_ms, part.overlap_wall_ms);
+                                  own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms,
+                                                part.build_ms + part.inputs_ms),
+                                  part.overlap_wall_ms);
       ASSERT_TRUE(c.has_value());
       EXPECT_GE(c->fixed_ms, 0.0);
       EXPECT_EQ(c->scale == 1.0, part.chunks == 1) << c->scale;
@@ -681,6 +683,17 @@ TEST(Daemon, CostsAreLearnedFromRepeatedBlocksOnly) {
   EXPECT_DOUBLE_EQ(workers[0].scale, 1.5);
   costs.observe_block("w2", half, PartCost{9, 1});  // another worker's key is its own
   EXPECT_DOUBLE_EQ(assumed(), 7);
+}
+
+// Issue 18: a worker's own time is its answer's arrival, but no later than
+// its work plus the master's receive of its result: a result that waited
+// behind another worker's receive (the master takes one at a time) does not
+// teach its worker the other's transfer. One-time costs are left out.
+TEST(Daemon, OwnAnswerLeavesOutTheWaitBehindAnotherWorkersResult) {
+  // Two workers sharing the H100, bilinear 2048²→4096² at 50/50.
+  EXPECT_DOUBLE_EQ(own_answer_ms(17.0, 6.1, 5.1, 0), 11.2);  // waited 5.8 ms behind the other's receive
+  EXPECT_DOUBLE_EQ(own_answer_ms(11.9, 5.7, 5.0, 0), 10.7);  // received at once, after a send of 1.2 ms
+  EXPECT_DOUBLE_EQ(own_answer_ms(300, 270, 5, 260), 15);     // a first job's build and input generation
 }
 
 // Issue 18: an overlapped part teaches the plan a scale on its whole-block
