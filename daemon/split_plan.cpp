@@ -128,7 +128,9 @@ void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std
     if (const auto it = costs_.find(key); it != costs_.end()) most = std::max(most, it->second.fixed_ms);
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const auto it = costs_.find(keys.at(i));
-    const PartCost c = it == costs_.end() ? PartCost{most, 1} : it->second;
+    const auto prior = unseen_factor_.find(keys.at(i));
+    const PartCost c = it != costs_.end() ? it->second
+                                          : PartCost{most * (prior == unseen_factor_.end() ? 1.0 : prior->second), 1};
     workers[i].fixed_ms = c.fixed_ms;
     workers[i].scale = c.scale;
   }
@@ -153,9 +155,16 @@ void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::
 
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                          const std::vector<Block>& blocks) {
-  for (std::size_t i = 0; i < workers.size(); ++i)
-    if (blocks.at(i).size() == 0) costs_[keys.at(i)] = PartCost{workers[i].fixed_ms * kUnplannedFixedCostDecay,
-                                                                 workers[i].scale};
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (blocks.at(i).size() != 0) continue;
+    const std::string& key = keys.at(i);
+    if (const auto it = costs_.find(key); it != costs_.end()) {
+      it->second.fixed_ms *= kUnplannedFixedCostDecay;
+    } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays
+      const auto [f, first] = unseen_factor_.try_emplace(key, 1.0);
+      f->second *= kUnplannedFixedCostDecay;
+    }  // left out at no assumed cost: not for its cost, nothing decays
+  }
 }
 
 }  // namespace wstune::daemon

@@ -69,7 +69,13 @@ class FixedCosts {
   /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
   void assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const;
   /// After a plan: each worker with an empty block (same order as
-  /// `workers`, as assume() set them) keeps its assumed fixed cost × kUnplannedFixedCostDecay.
+  /// `workers`, as assume() set them) has its learned fixed cost × kUnplannedFixedCostDecay;
+  /// for a worker never observed, the factor on its prior (the costliest
+  /// learned cost) is multiplied instead, and only when that prior was
+  /// above 0: a worker left out while nothing was learned was not left out
+  /// for its cost, and stays unseen (before 2026-11-24 it was stored as
+  /// costing 0, and a later plan gave a CPU worker 7.8 % of bilinear 512²
+  /// next to an H100 worker that had learned 0.97 ms).
   void planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                const std::vector<Block>& blocks);
   /// Sets what `key` has learned, whatever block it ran (a cost known
@@ -97,6 +103,9 @@ class FixedCosts {
   std::map<std::string, PartCost> costs_;
   std::map<std::string, Block> last_block_;
   std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
+  // Per worker never observed: the factor on the costliest-seen prior, halved
+  // by each plan that left it out while the prior was above 0.
+  std::map<std::string, double> unseen_factor_;
 };
 
 /// A job's split: one block per worker (same order; an empty block means the

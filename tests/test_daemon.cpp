@@ -657,6 +657,18 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
   fresh.assume(workers, keys);
   EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 20);
   EXPECT_DOUBLE_EQ(workers[0].fixed_ms, 40);  // it had a share: unchanged until observed
+  // A worker left out while nothing was learned (its prior 0) was not left
+  // out for its cost: it stays unseen, and later assumes the costliest
+  // learned cost (it was stored as costing 0 before, and a CPU worker then
+  // got 7.8 % of bilinear 512² next to an H100 worker that had learned 0.97 ms).
+  FixedCosts early;
+  early.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 0);
+  early.planned(workers, keys, {Block{0, 0, 128}, Block{0, 128, 128}});
+  early.planned(workers, keys, {Block{0, 0, 128}, Block{0, 128, 128}});
+  early.observe("w1", PartCost{0.97, 1});
+  early.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 0.97);
 }
 
 // Issue 18: the master learns a worker's cost only from a block the worker
