@@ -703,7 +703,7 @@ TEST(Daemon, CostsAreLearnedFromRepeatedBlocksOnly) {
 // teach its worker the other's transfer. One-time costs are left out.
 TEST(Daemon, OwnAnswerLeavesOutTheWaitBehindAnotherWorkersResult) {
   // Two workers sharing the H100, bilinear 2048²→4096² at 50/50.
-  EXPECT_DOUBLE_EQ(own_answer_ms(17.0, 6.1, 5.1, 0), 11.2);  // waited 5.8 ms behind the other's receive
+  EXPECT_DOUBLE_EQ(own_answer_ms(17.0, 6.1, 5.1, 0), 11.2);  // arrived 5.1 ms after the other's result
   EXPECT_DOUBLE_EQ(own_answer_ms(11.9, 5.7, 5.0, 0), 10.7);  // received at once, after a send of 1.2 ms
   EXPECT_DOUBLE_EQ(own_answer_ms(300, 270, 5, 260), 15);     // a first job's build and input generation
 }
