@@ -394,10 +394,7 @@ JobReport Master::run_job(JobReport r) {
     try {
       const std::vector<Block>* previous = measured ? costs_.last_plan(keys) : nullptr;
       r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs, previous);
-      if (measured) {
-        costs_.planned(healthy, keys, r.plan.blocks);  // a left-out worker's cost decays
-        costs_.remember_plan(keys, r.plan.blocks);
-      }
+      if (measured) costs_.planned(healthy, keys, r.plan.blocks);  // remembered; a left-out worker's cost decays
     } catch (const UsageError& e) {
       r.status = "failed";
       r.error = e.what();

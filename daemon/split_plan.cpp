@@ -128,9 +128,7 @@ void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std
     if (const auto it = costs_.find(key); it != costs_.end()) most = std::max(most, it->second.fixed_ms);
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const auto it = costs_.find(keys.at(i));
-    const auto prior = unseen_factor_.find(keys.at(i));
-    const PartCost c = it != costs_.end() ? it->second
-                                          : PartCost{most * (prior == unseen_factor_.end() ? 1.0 : prior->second), 1};
+    const PartCost c = it != costs_.end() ? it->second : PartCost{most * unseen_factor(keys.at(i)), 1};
     workers[i].fixed_ms = c.fixed_ms;
     workers[i].scale = c.scale;
   }
@@ -153,16 +151,21 @@ void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::
   last_plan_[keys] = blocks;
 }
 
+double FixedCosts::unseen_factor(const std::string& key) const {
+  const auto it = unseen_factor_.find(key);
+  return it == unseen_factor_.end() ? 1.0 : it->second;
+}
+
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                          const std::vector<Block>& blocks) {
+  remember_plan(keys, blocks);
   for (std::size_t i = 0; i < workers.size(); ++i) {
     if (blocks.at(i).size() != 0) continue;
     const std::string& key = keys.at(i);
     if (const auto it = costs_.find(key); it != costs_.end()) {
       it->second.fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays
-      const auto [f, first] = unseen_factor_.try_emplace(key, 1.0);
-      f->second *= kUnplannedFixedCostDecay;
+      unseen_factor_[key] = unseen_factor(key) * kUnplannedFixedCostDecay;
     }  // left out at no assumed cost: not for its cost, nothing decays
   }
 }

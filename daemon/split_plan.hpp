@@ -58,9 +58,10 @@ inline constexpr double kReplanGain = 0.03;
 
 /// What the master learns per worker and job (keys: the master's
 /// fixed_cost_key()): each worker's costs, and each job's latest measured
-/// plan. A worker's latest observation of a block it ran in
-/// the job before replaces what was learned (observe_block()); a worker not seen is assumed to cost as much as the costliest
-/// worker of the plan (fixed_ms) with scale 1; a learned fixed cost decays
+/// plan. A worker's latest observation of a block it ran in the job before
+/// replaces what was learned (observe_block()); a worker not seen is
+/// assumed to cost as much as the costliest worker of the plan (fixed_ms)
+/// with scale 1; a learned fixed cost decays
 /// by kUnplannedFixedCostDecay with each plan that leaves its worker out,
 /// so the regret of a stale cost is bounded: one share every few jobs (none
 /// for a worker whose share gains at most kReplanGain even at no cost).
@@ -68,8 +69,10 @@ class FixedCosts {
  public:
   /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
   void assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const;
-  /// After a plan: each worker with an empty block (same order as
-  /// `workers`, as assume() set them) has its learned fixed cost × kUnplannedFixedCostDecay;
+  /// After a plan: remembers its `blocks` (remember_plan(); one per worker,
+  /// else std::invalid_argument), and each worker with an empty block (same
+  /// order as `workers`, as assume() set them) has its learned fixed cost ×
+  /// kUnplannedFixedCostDecay;
   /// for a worker never observed, the factor on its prior (the costliest
   /// learned cost) is multiplied instead, and only when that prior was
   /// above 0: a worker left out while nothing was learned was not left out
@@ -106,6 +109,7 @@ class FixedCosts {
   // Per worker never observed: the factor on the costliest-seen prior, halved
   // by each plan that left it out while the prior was above 0.
   std::map<std::string, double> unseen_factor_;
+  double unseen_factor(const std::string& key) const;  // 1 for a key never left out
 };
 
 /// A job's split: one block per worker (same order; an empty block means the

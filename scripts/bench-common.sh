@@ -10,6 +10,14 @@ wstune_build_targets() {
   export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$build/pocl-cache}
 }
 
+# Warm-up jobs the wstuned benchmarks run of a job with the measured split
+# model before the one they report: the first runs the calibration's plan,
+# the second runs it again and teaches each worker's costs (wstuned learns
+# only from a block the worker ran in the job before), the third runs the
+# plan those costs give (a moved block's first run pays new buffers and
+# PoCL's compile per NDRange). Read by the benchmarks' Python.
+export WSTUNED_MEASURED_WARMUPS=3
+
 # wstuned_bench_setup NAME: for the wstuned benchmarks. Builds wstuned, finds
 # the MPI launcher (daemon/mpi-launch.sh: MPI_LAUNCHER, MPI_FLAGS,
 # MPI_FLAVOR), and sets W (the wstuned binary), out (docs/results), raw (a

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # wstuned over worker sets of one machine (issue 18's table): per set of
-# devices and split model, each case as four jobs in one wstuned launch
-# (three warm-ups: the measured model learns each worker's costs from a
-# block it ran in the job before, the second, and the third runs the plan
-# they give, paying a moved block's first run; then the reported one), REPS timed runs after a warm-up run each. The
+# devices and split model, each case as the measured model's warm-up jobs
+# (WSTUNED_MEASURED_WARMUPS, three; bench-common.sh says why) and the
+# reported one in one wstuned launch, REPS timed runs after a warm-up run
+# each. The
 # makespan and the daemon's overhead (makespan less the slowest worker's
 # kernel and transfer time, wstuned's overhead_ms) come from the JSON reports.
 # Usage: scripts/bench-daemon-gpus.sh OUTDIR [SETS [CASES [REPS]]]
@@ -28,8 +28,8 @@ wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
 mkdir -p "$out/raw"
-jobs_file() {  # MODEL [COPIES] -> a job file with every case COPIES (4) times
-  python3 - "$1" "$cases" "$reps" "${2:-4}" <<'PY'
+jobs_file() {  # MODEL [COPIES] -> a job file with every case COPIES (the warm-ups + 1) times
+  python3 - "$1" "$cases" "$reps" "${2:-$((WSTUNED_MEASURED_WARMUPS + 1))}" <<'PY'
 import json, sys
 model, cases, reps, copies = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 jobs = []
@@ -66,6 +66,7 @@ for s in "${set_list[@]}"; do
 done
 python3 - "$out" "$sets" "$cmdline" <<'PY'
 import csv, glob, json, os, sys
+warm = int(os.environ["WSTUNED_MEASURED_WARMUPS"])  # every model gets the measured model's warm-ups
 out, sets, cmdline = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = []
 for s in sets.split(";"):
@@ -78,7 +79,7 @@ for s in sets.split(";"):
             jobs = json.load(open(path))["jobs"]
         except (ValueError, KeyError):
             continue
-        for j in jobs[3::4]:  # the fourth of each case: the reported one
+        for j in jobs[warm::warm + 1]:  # the last of each case: the reported one
             parts = j.get("parts", [])
             rows.append({"set": name, "devices": devs, "model": model, "kernel": j["job"]["kernel"],
                          "size": j["size"], "status": j["status"], "verified": j.get("verified"),
@@ -93,7 +94,7 @@ with open(f"{out}/daemon_gpus.csv", "w", newline="") as f:
 one = {(r["kernel"], r["size"]): r["makespan_ms"] for r in rows if r["set"] == sets.split(";")[0].split("=")[0]}
 with open(f"{out}/daemon_gpus.md", "w") as f:
     f.write(f"# wstuned over worker sets\n\nCommand: `{cmdline}`\n\n")
-    f.write("Makespan: the master's first send to last result of the fourth of four identical jobs (three warm-ups), "
+    f.write(f"Makespan: the master's first send to last result of the last of {warm + 1} identical jobs ({warm} warm-ups), "
             "the job's timed runs after one warm-up run; overhead: makespan less the slowest worker's kernel and "
             "transfer time (wstuned's overhead_ms). Speed-up against the first set's makespan.\n\n")
     f.write("| set | devices | model | kernel | size | status | makespan ms | overhead ms | overhead % | speed-up | shares % | chunks |\n")

@@ -72,10 +72,8 @@ for b in base:
     for m in names:
         # the warm-up runs as many times as the reported jobs: the measured split plans for the
         # job's runs (wstuned), so it then runs the same blocks (PoCL compiles per block shape)
-        # the measured split takes three warm-ups: wstuned learns the fixed
-        # costs from a block the worker ran in the job before (the second),
-        # and the third runs the plan they give (a moved block's first run)
-        for _ in range(3 if methods[m].get("split") == "measured" else 1):
+        # the measured split: WSTUNED_MEASURED_WARMUPS (bench-common.sh says why)
+        for _ in range(int(os.environ["WSTUNED_MEASURED_WARMUPS"]) if methods[m].get("split") == "measured" else 1):
             jobs.append(job(b, m, reps)); plan.append({"method": m, "round": -1})
     for r in range(rounds):
         for i in range(len(names)):

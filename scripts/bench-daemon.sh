@@ -199,11 +199,8 @@ for sess in est:
         if c["session"] != sess or c["skip"]:
             continue
         job = {"kernel": c["kernel"], "size": c["size"], "split": c["model"]}
-        # measured: three warm-ups. wstuned learns a worker's costs from a
-        # block it ran in the job before (the second job), and the plan those
-        # costs give may move blocks, whose first run pays new buffers and
-        # PoCL's compile per NDRange (the third)
-        for _ in range(3 if c["model"] == "measured" else 1):
+        # measured: WSTUNED_MEASURED_WARMUPS (bench-common.sh says why)
+        for _ in range(int(os.environ["WSTUNED_MEASURED_WARMUPS"]) if c["model"] == "measured" else 1):
             warm.append(dict(job, repetitions=c["warm_reps"]))
         timed.append(dict(job, repetitions=c["reps"]))
     # per case: the warm-up pass over its cells (programs built, PoCL's

@@ -624,8 +624,7 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
       costs.assume(workers, keys);
       assumed->push_back(workers[1].fixed_ms);
       const auto blocks = plan_split("measured", "auto", k, p, workers, 1, costs.last_plan(keys)).blocks;
-      costs.planned(workers, keys, blocks);
-      costs.remember_plan(keys, blocks);
+      costs.planned(workers, keys, blocks);  // also remembers the plan, as in the master
       if (blocks[1].size() > 0) return n;
     }
     return 0;
