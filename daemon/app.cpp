@@ -331,6 +331,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   mo.stop_requested = stop_requested;
   mo.progress = o.quiet ? nullptr : &std::cerr;
   mo.resume = o.resume;
+  mo.host = hostname();
   Master master(comm, *sink, mo);
   const std::size_t usable = master.register_workers();
   const Mode mode = parse_mode(o.mode);

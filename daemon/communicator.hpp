@@ -50,6 +50,25 @@ class Communicator {
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
 };
 
+/// A Communicator that passes every call to another one (which must outlive
+/// it); a subclass overrides what it changes, e.g. recv() to inject a fault
+/// into what its rank receives.
+class ForwardingCommunicator : public Communicator {
+ public:
+  explicit ForwardingCommunicator(Communicator& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  void send(int dest, Message m) override { inner_.send(dest, std::move(m)); }
+  std::optional<std::pair<int, Tag>> probe(int source) override { return inner_.probe(source); }
+  std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
+    return inner_.recv(source, timeout);
+  }
+  bool flush(std::chrono::milliseconds timeout) override { return inner_.flush(timeout); }
+
+ private:
+  Communicator& inner_;
+};
+
 /// Shared mailboxes of an in-memory "world" of `size` ranks.
 class InMemoryWorld {
  public:

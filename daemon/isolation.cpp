@@ -75,16 +75,11 @@ std::string describe_exit(int status) {
 // The child's view of the parent, with the child-only faults: on a work
 // request, `crash` raises SIGSEGV (a kernel or driver that corrupts the
 // process) and `stall` never returns (one that hangs it).
-class FaultyPipe final : public Communicator {
+class FaultyPipe final : public ForwardingCommunicator {
  public:
-  FaultyPipe(Communicator& inner, FaultKind fault) : inner_(inner), fault_(fault) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  void send(int dest, Message m) override { inner_.send(dest, std::move(m)); }
-  std::optional<std::pair<int, Tag>> probe(int source) override { return inner_.probe(source); }
-  bool flush(std::chrono::milliseconds timeout) override { return inner_.flush(timeout); }
+  FaultyPipe(Communicator& inner, FaultKind fault) : ForwardingCommunicator(inner), fault_(fault) {}
   std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
-    auto got = inner_.recv(source, timeout);
+    auto got = ForwardingCommunicator::recv(source, timeout);
     const bool work = got && (got->message.tag == Tag::run_block || got->message.tag == Tag::tune ||
                               got->message.tag == Tag::calibrate || got->message.tag == Tag::trial);
     if (work && fault_ == FaultKind::crash) {
@@ -98,7 +93,6 @@ class FaultyPipe final : public Communicator {
   }
 
  private:
-  Communicator& inner_;
   FaultKind fault_;
 };
 

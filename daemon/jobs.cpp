@@ -36,10 +36,12 @@ Mode parse_mode(std::string_view text) {
 }
 
 json to_json(const Job& j) {
-  return json{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
+  json out{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
               {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
               {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms},
               {"overlap", j.overlap}, {"kernel_file", j.kernel_file}, {"config", j.config}, {"retune", j.retune}, {"strategy", j.strategy}};
+  if (j.results != "auto") out["results"] = j.results;
+  return out;
 }
 
 namespace {
@@ -119,13 +121,13 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
   static const std::set<std::string> keys{"kernel", "size", "sizes", "repetitions", "warmup", "split",
                                           "direction", "local", "seed", "max_trials", "calibrate_budget_ms", "overlap",
-                                          "kernel_file", "config", "retune", "strategy"};
+                                          "kernel_file", "config", "retune", "strategy", "results"};
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
     if (!keys.count(key)) {
       throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, sizes, config, retune or "
-                                   "strategy", where, bounded(key)));
+                                   "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, sizes, config, retune, "
+                                   "strategy or results", where, bounded(key)));
     }
     if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
       // Every later message may quote the value: refuse it before it is long.
@@ -148,6 +150,12 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
       else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
       else if (key == "retune") job.retune = value.get<bool>();
       else if (key == "strategy") job.strategy = value.get<std::string>();
+      else if (key == "results") {
+        job.results = value.get<std::string>();
+        if (job.results != "auto" && job.results != "message")
+          throw UsageError(fmt::format("results '{}': use auto (workers on the master's host leave results in its "
+                                       "memory) or message (every result an MPI message)", bounded(job.results)));
+      }
       else if (key == "config") {
         if (!value.is_object()) throw UsageError("'config' must be an object {\"NAME\": value, ...}");
         job.config = value;

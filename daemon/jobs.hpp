@@ -42,6 +42,11 @@ struct Job {
   /// command queues, so transfers overlap kernels (RunBlock::overlap;
   /// 1 = whole blocks; 2, as `wstune split --run --overlap`)
   unsigned overlap = 2;
+  /// run: how block results reach the master: "auto" (a worker on the
+  /// master's host leaves them in the master's memory, result_memory.hpp;
+  /// others send them as MPI messages) or "message" (every worker sends
+  /// them as messages, e.g. to compare the two).
+  std::string results = "auto";
   /// A T1 tuning file describing the kernel ("" for a built-in kernel);
   /// `kernel` is then the file's KernelName, `size` binds its sizes as the
   /// CLI's --size does ("N=4096", "ProblemSize[0]=512", ...).
@@ -58,7 +63,8 @@ struct Job {
 };
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
-/// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}
+/// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}, and
+/// "results" when not "auto" (so a job list's run_key() is the one it had before the key existed)
 nlohmann::json to_json(const Job& j);
 
 /// Reads one job object over `defaults`. Unknown keys and bad values throw

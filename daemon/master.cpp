@@ -100,7 +100,8 @@ json to_json(const JobReport& r) {
                          {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
                          {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms},
                          {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"scale", p.scale},
-                         {"chunks", p.chunks}, {"overlap_wall_ms", p.overlap_wall_ms}, {"trials", p.trials}});
+                         {"chunks", p.chunks}, {"overlap_wall_ms", p.overlap_wall_ms}, {"result_path", p.result_path},
+                         {"trials", p.trials}});
   }
   json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
          {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
@@ -364,6 +365,52 @@ std::vector<std::string> Master::cost_keys(const std::vector<SplitWorker>& worke
   return keys;
 }
 
+namespace {
+// True when every output of a result came through the master's result slot.
+bool got_all_shared(const BlockResult& br,
+                    const std::vector<std::pair<Block, std::vector<HostBuffer>>>& pieces) {
+  std::size_t outputs = 0;
+  for (const auto& piece : pieces) outputs += piece.second.size();
+  return br.shared.size() == outputs;
+}
+}  // namespace
+
+// A result slot for a worker on the master's host (result_memory.hpp), large
+// enough for its block's outputs with room for chunks whose outputs add up
+// to more (what does not fit still travels as bytes); none for a job with
+// `results: message`, a worker elsewhere, or one whose slot did not map.
+std::optional<ResultSlot> Master::result_slot(const Job& job, int rank, const KernelSpec& spec, const Problem& p,
+                                              const Block& b) {
+  if (job.results != "auto" || opt_.host.empty() || worker(rank).host != opt_.host || no_slot_.count(rank))
+    return std::nullopt;
+  std::size_t bytes = 0;
+  for (const auto& o : spec.outputs(p, b)) bytes += o.read_count * o.type.bytes();
+  return result_memory_.slot(rank, bytes + bytes / 8 + (std::size_t{1} << 20));
+}
+
+// A result's outputs in order: views of those left in the rank's slot at
+// their positions, the message's buffers in between. A worker whose slot
+// did not map is offered none again. Throws ProtocolError for positions that
+// repeat or leave a gap.
+std::vector<HostBuffer> Master::block_outputs(int rank, BlockResult& br, std::vector<HostBuffer> buffers) {
+  if (!br.shared_error.empty() && no_slot_.insert(rank).second)
+    note(fmt::format("worker {} could not use its result slot ({}); its results travel as bytes",
+                     worker(rank).label(), br.shared_error));
+  if (br.shared.empty()) return buffers;
+  std::vector<HostBuffer> outputs(br.shared.size() + buffers.size());
+  std::vector<bool> filled(outputs.size(), false);
+  for (const SharedOutput& s : br.shared) {
+    if (s.index >= outputs.size() || filled[s.index])
+      throw ProtocolError(fmt::format("block result: shared output {} repeats or lies beyond its {} outputs", s.index,
+                                      outputs.size()));
+    outputs[s.index] = result_memory_.view(rank, s);
+    filled[s.index] = true;
+  }
+  for (std::size_t i = 0, next = 0; i < outputs.size(); ++i)
+    if (!filled[i]) outputs[i] = std::move(buffers[next++]);
+  return outputs;
+}
+
 JobReport Master::run_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
@@ -410,7 +457,8 @@ JobReport Master::run_job(JobReport r) {
       const Block& b = r.plan.blocks[i];
       if (b.size() == 0) continue;
       RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
-                  r.job.repetitions, r.job.seed, p.params, packed(r.job), r.job.overlap};
+                  r.job.repetitions, r.job.seed, p.params, packed(r.job), r.job.overlap,
+                  result_slot(r.job, healthy[i].rank, spec, p, b)};
       if (r.job.local == LocalPolicy::stored) {
         if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, spec, spec.block_global(p, b),
                                         spec.global_size(p)))
@@ -461,7 +509,8 @@ JobReport Master::run_job(JobReport r) {
         if (got->message.tag == Tag::block_result) {
           BlockResult br = BlockResult::from(got->message);
           if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
-          auto pieces = result_pieces(spec, p, pending[src], br.chunks, std::move(got->message.buffers));
+          auto pieces = result_pieces(spec, p, pending[src], br.chunks,
+                                      block_outputs(src, br, std::move(got->message.buffers)));
           results[src] = {std::move(br), std::move(pieces), got->recv_ms, ms_since(t0)};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
@@ -539,6 +588,7 @@ JobReport Master::run_job(JobReport r) {
       part.answer_ms = it->second.answer_ms;
       part.fixed_ms = healthy[i].fixed_ms;
       part.scale = healthy[i].scale;
+      part.result_path = br.shared.empty() ? "message" : got_all_shared(br, it->second.pieces) ? "slot" : "mixed";
       part.chunks = std::max<std::size_t>(1, br.chunks.size());
       part.overlap_wall_ms = br.overlap_wall_ms;
       part.recv_ms = br.recv_ms;

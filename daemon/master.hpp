@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 
 #include "communicator.hpp"
 #include "jobs.hpp"
+#include "result_memory.hpp"
 #include "shared_search.hpp"
 #include "split_plan.hpp"
 #include "wstune/store.hpp"
@@ -65,6 +67,10 @@ struct WorkerPart {
   double answer_ms = 0;       ///< from the job's start (first send) to its result at the master
   double fixed_ms = 0;        ///< the fixed cost per job the measured plan assumed for it (learned from earlier jobs)
   double scale = 1;           ///< the measured plan's factor on its whole-block prediction (SplitWorker::scale)
+  /// Where its outputs came back: "slot" (left in the master's memory by a
+  /// worker on its host, result_memory.hpp), "message" (bytes over MPI), or
+  /// "mixed" (some did not fit the slot).
+  std::string result_path = "message";
   std::size_t chunks = 1;     ///< sub-blocks its block ran as (overlapped when > 1; the job's `overlap` at most)
   double overlap_wall_ms = 0; ///< overlapped: wall clock of its upload, runs and read-back together (0: whole)
   double recv_ms = 0;         ///< the worker's receive of its run_block message (inside transfer_ms)
@@ -185,6 +191,10 @@ struct MasterOptions {
   /// Skip what the sink already holds from an earlier run of the same job
   /// list (ResultSink::stored()): a rerun after a killed run repeats nothing.
   bool resume = false;
+  /// The master's host name: a worker that reports the same host gets a
+  /// result slot (result_memory.hpp) unless its job says `results:
+  /// message`; "" = no worker gets one.
+  std::string host;
 };
 
 /// The master's loop over a Communicator (rank 0 of it).
@@ -268,6 +278,13 @@ class Master {
   // new one is predicted faster by more than kReplanGain; kept while the
   // master runs.
   FixedCosts costs_;
+  // Result slots of the workers on the master's host (result_memory.hpp),
+  // and the ranks whose slot did not map (they send bytes from then on).
+  ResultMemory result_memory_;
+  std::set<int> no_slot_;
+  std::optional<ResultSlot> result_slot(const Job& job, int rank, const KernelSpec& spec, const Problem& p,
+                                        const Block& b);
+  std::vector<HostBuffer> block_outputs(int rank, BlockResult& br, std::vector<HostBuffer> buffers);
   // fixed_cost_key() of each worker of a plan, in order.
   std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,
                                      const Problem& p, const Job& job) const;

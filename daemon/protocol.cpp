@@ -222,12 +222,14 @@ Welcome Welcome::from(const Message& m) {
 }
 
 Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
-  return Message{Tag::run_block,
+  Message m{Tag::run_block,
                  json{{"job", job}, {"attempt", attempt}, {"kernel", kernel}, {"size", size},
                       {"block", to_json(block)}, {"policy", std::string(to_string(policy))},
                       {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions},
                       {"seed", seed}, {"params", params}, {"kernel_file", kernel_file}, {"overlap", overlap}},
                  std::move(inputs)};
+  if (result_slot) m.body["result_slot"] = to_json(*result_slot);
+  return m;
 }
 
 RunBlock RunBlock::from(const Message& m) {
@@ -246,6 +248,7 @@ RunBlock RunBlock::from(const Message& m) {
     r.params = j.value("params", json::object());
     r.kernel_file = j.value("kernel_file", json());
     r.overlap = std::max(1u, j.value("overlap", 1u));
+    if (j.contains("result_slot")) r.result_slot = result_slot_from_json(j.at("result_slot"));
     return r;
   });
 }
@@ -263,6 +266,12 @@ Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
     for (const Block& c : chunks) list.push_back(to_json(c));
     m.body["chunks"] = std::move(list);
   }
+  if (!shared.empty()) {
+    json list = json::array();
+    for (const SharedOutput& s : shared) list.push_back(to_json(s));
+    m.body["shared"] = std::move(list);
+  }
+  if (!shared_error.empty()) m.body["shared_error"] = shared_error;
   m.buffers = std::move(outputs);
   return m;
 }
@@ -287,6 +296,8 @@ BlockResult BlockResult::from(const Message& m) {
     r.trials = j.value("trials", json::array());
     for (const json& c : j.value("chunks", json::array())) r.chunks.push_back(block_from_json(c));
     r.overlap_wall_ms = j.value("overlap_wall_ms", 0.0);
+    for (const json& s : j.value("shared", json::array())) r.shared.push_back(shared_output_from_json(s));
+    r.shared_error = j.value("shared_error", "");
     return r;
   });
 }

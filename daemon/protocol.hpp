@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result_memory.hpp"
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
 #include "wstune/kernel.hpp"
@@ -132,13 +133,19 @@ struct RunBlock {
   /// the job key `overlap`); 1 = whole. Absent on the wire (an older
   /// master) = 1.
   unsigned overlap = 1;
+  /// Where a worker on the master's host leaves the block's outputs
+  /// (result_memory.hpp); absent (and on the wire from an older master):
+  /// they travel in the block_result.
+  std::optional<ResultSlot> result_slot;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs = {}) const;
   static RunBlock from(const Message& m);
 };
 
-/// Tag::block_result. Buffers: the block's outputs (KernelSpec::outputs()),
-/// or for a block run as chunks each chunk's outputs in chunk order (the
-/// master places each chunk as a block of its own). Times in ms.
+/// Tag::block_result. The block's outputs (KernelSpec::outputs()), or for a
+/// block run as chunks each chunk's outputs in chunk order (the master
+/// places each chunk as a block of its own): those left in the master's
+/// result slot are listed in `shared` by their position, the others are the
+/// message's buffers in order. Times in ms.
 struct BlockResult {
   std::uint64_t job = 0;       ///< job id
   unsigned attempt = 0;        ///< attempt it answers
@@ -162,6 +169,10 @@ struct BlockResult {
   /// together (they overlap, so kernel + h2d + d2h exceed it), program
   /// builds excluded; 0 for a whole block.
   double overlap_wall_ms = 0;
+  /// Outputs left in the run_block's result slot (absent on the wire = none).
+  std::vector<SharedOutput> shared;
+  /// Why a result slot offered was not used ("" when used or none offered).
+  std::string shared_error;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
 };

@@ -109,7 +109,7 @@ std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, c
   const double base = d.concurrency_scale;  // the calibration's own (plan_split() multiplies it by the scale)
   if (overlap_wall_ms > 0) observe_concurrent(d, work, overlap_wall_ms);
   observe_job(d, work, answer_ms);
-  return PartCost{d.fixed_ms, base > 0 ? d.concurrency_scale / base : 1.0};
+  return PartCost{d.fixed_ms, base > 0 ? d.concurrency_scale / base : 1.0, answer_ms};
 }
 
 double own_answer_ms(double answer_ms, double busy_ms, double return_ms, double one_time_ms) {
@@ -136,8 +136,17 @@ void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std
 
 void FixedCosts::observe_block(const std::string& key, const Block& block, const PartCost& cost) {
   const auto [it, first] = last_block_.try_emplace(key, block);
-  if (!first && it->second == block) costs_[key] = cost;
-  it->second = block;
+  std::vector<PartCost>& window = window_[key];
+  if (first || it->second != block) {  // a first run of this block: its buffers are new
+    it->second = block;
+    window.clear();
+    return;
+  }
+  window.push_back(cost);
+  if (window.size() > kCostWindow) window.erase(window.begin());
+  std::vector<PartCost> ranked = window;
+  std::sort(ranked.begin(), ranked.end(), [](const PartCost& a, const PartCost& b) { return a.own_ms < b.own_ms; });
+  costs_[key] = ranked[(ranked.size() - 1) / 2];
 }
 
 const std::vector<Block>* FixedCosts::last_plan(const std::vector<std::string>& keys) const {

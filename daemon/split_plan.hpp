@@ -37,7 +37,15 @@ struct SplitWorker {
 struct PartCost {
   double fixed_ms = 0;  ///< its cost beyond the (scaled) prediction, ms
   double scale = 1;     ///< its device time ÷ the whole-block prediction (1: ran whole)
+  double own_ms = 0;    ///< the part's own time it was learned from (ranks observations of one block), ms
 };
+
+/// How many observations of one block FixedCosts::observe_block() keeps: it
+/// learns the one of lower-median own time (of two, the faster), so one
+/// slow job does not move the next plan (on the H100 host at 84c3ae5 one
+/// slow job of the H100 worker, learned as its cost, sent bilinear's next
+/// plan to the CPU: 0.41× and 0.11× the H100 alone).
+inline constexpr std::size_t kCostWindow = 3;
 
 /// Each plan of a job in which a worker with a learned fixed cost gets no
 /// share multiplies that cost by this factor (FixedCosts::planned()), so a
@@ -85,8 +93,10 @@ class FixedCosts {
   /// otherwise, or a test's starting point); the master uses observe_block().
   void observe(const std::string& key, const PartCost& cost) { costs_[key] = cost; }
   /// The master's observation of a finished part that ran `block`: it
-  /// replaces what `key` had only when the worker ran the same block in the
-  /// job before (its buffers reused). A block the worker runs for the first
+  /// teaches `key` only when the worker ran the same block in the job
+  /// before (its buffers reused), and then `key` learns, of the last
+  /// kCostWindow observations of that block, the one of lower-median own
+  /// time (PartCost::own_ms). A block the worker runs for the first
   /// time pays allocation and first touch of its buffers, which are not a
   /// cost per job: on two H200s a worker's 58 % bilinear block took 29.5 ms
   /// of transfers on its first run and 8 ms later, and learning the first
@@ -105,6 +115,8 @@ class FixedCosts {
  private:
   std::map<std::string, PartCost> costs_;
   std::map<std::string, Block> last_block_;
+  // Per key: the latest observations of its last block (at most kCostWindow).
+  std::map<std::string, std::vector<PartCost>> window_;
   std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
   // Per worker never observed: the factor on the costliest-seen prior, halved
   // by each plan that left it out while the prior was above 0.

@@ -34,7 +34,11 @@ FaultKind parse_fault(std::string_view text) {
 }
 
 Worker::Worker(Communicator& comm, std::optional<Device> device, std::string device_error, WorkerOptions options)
-    : comm_(comm), device_(std::move(device)), device_error_(std::move(device_error)), opt_(std::move(options)) {}
+    : comm_(comm),
+      device_(std::move(device)),
+      device_error_(std::move(device_error)),
+      opt_(std::move(options)),
+      results_(opt_.output_memory) {}
 
 Worker::~Worker() = default;
 
@@ -162,13 +166,14 @@ LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunB
 // and its read-back; fills res's times and chunks. The outputs are the
 // block's, or each chunk's in chunk order.
 RunResult Worker::run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
-                                const std::vector<HostBuffer>& inputs, BlockResult& res) {
+                                const std::vector<HostBuffer>& inputs, BlockResult& res,
+                                std::pmr::memory_resource* memory) {
   const LocalSize local = block_local(runner, p, job, inputs, res);
-  ChunkedBlock cb = chunk_block(spec, p, job.block, local, job.overlap, inputs_.second, inputs, opt_.output_memory);
+  ChunkedBlock cb = chunk_block(spec, p, job.block, local, job.overlap, inputs_.second, inputs, memory);
   RunResult r;
   if (cb.chunks.empty()) {
     if (job.policy != LocalPolicy::tune) runner.upload(p, job.block, inputs);
-    r = runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, opt_.output_memory);
+    r = runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, memory);
     res.h2d_wall_ms = r.h2d_wall_ms;
     res.d2h_wall_ms = r.d2h_wall_ms;
   } else {
@@ -185,6 +190,39 @@ RunResult Worker::run_job_block(DeviceRunner& runner, const KernelSpec& spec, co
   res.h2d = std::move(r.h2d);
   res.d2h = std::move(r.d2h);
   return r;
+}
+
+// Where the block's outputs are read back: the master's result slot when it
+// names one that maps here (a failure is reported in res.shared_error and
+// the outputs travel as bytes), else opt_.output_memory.
+std::pmr::memory_resource* Worker::output_memory_for(const RunBlock& job, BlockResult& res) {
+  if (!job.result_slot) {
+    results_.clear();
+    return opt_.output_memory;
+  }
+  res.shared_error = results_.begin(*job.result_slot);
+  if (!res.shared_error.empty()) say(fmt::format("job {}: {}; the outputs travel as bytes", job.job, res.shared_error));
+  return res.shared_error.empty() ? &results_ : opt_.output_memory;
+}
+
+// The outputs that travel in the message; with `in_slot` (read back through
+// the master's result slot) those in the slot are listed in res.shared
+// instead, and one that did not fit is copied to the heap, since a message
+// may outlive this worker's result target.
+std::vector<HostBuffer> Worker::outputs_to_send(std::vector<HostBuffer>& outputs, BlockResult& res,
+                                                bool in_slot) const {
+  if (!in_slot) return std::move(outputs);
+  std::vector<HostBuffer> travel;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const HostBuffer& out = outputs[i];
+    if (out.empty())  // nothing read back (a device-only buffer): no bytes either way
+      res.shared.push_back(SharedOutput{i, 0, out.type(), 0});
+    else if (const auto offset = results_.offset_of(out.data(), out.bytes()))
+      res.shared.push_back(SharedOutput{i, *offset, out.type(), out.size()});
+    else
+      travel.push_back(HostBuffer(out));
+  }
+  return travel;
 }
 
 void Worker::handle_run(Received& got) {
@@ -215,7 +253,8 @@ void Worker::handle_run(Received& got) {
     }
     // The inputs are generated here from the seed, not received.
     const auto& inputs = block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms);
-    RunResult r = run_job_block(runner, spec, p, job, inputs, res);
+    std::pmr::memory_resource* memory = output_memory_for(job, res);
+    RunResult r = run_job_block(runner, spec, p, job, inputs, res, memory);
     if (!r.ok()) {
       fail(r.status, r.error);
       return;
@@ -223,8 +262,9 @@ void Worker::handle_run(Received& got) {
     // Every program this job built (a kernel file's parameters, a
     // non-uniform build) is build time, never the master's fixed cost.
     res.build_ms += runner.compiled_ms() - compiled;
+    std::vector<HostBuffer> travel = outputs_to_send(r.outputs, res, memory == &results_);
     res.busy_ms = ms_since(t0);
-    comm_.send(0, res.to_message(std::move(r.outputs)));
+    comm_.send(0, res.to_message(std::move(travel)));
   } catch (const std::bad_alloc&) {
     block_inputs_ = {};
     inputs_ = {};

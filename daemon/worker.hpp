@@ -15,6 +15,7 @@
 #include <string>
 
 #include "communicator.hpp"
+#include "result_memory.hpp"
 #include "wstune/runner.hpp"
 #include "wstune/trial.hpp"
 
@@ -82,7 +83,9 @@ class Worker {
   LocalSize block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
                         const std::vector<HostBuffer>& inputs, BlockResult& res);
   RunResult run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
-                          const std::vector<HostBuffer>& inputs, BlockResult& res);
+                          const std::vector<HostBuffer>& inputs, BlockResult& res, std::pmr::memory_resource* memory);
+  std::pmr::memory_resource* output_memory_for(const RunBlock& job, BlockResult& res);
+  std::vector<HostBuffer> outputs_to_send(std::vector<HostBuffer>& outputs, BlockResult& res, bool in_slot) const;
   void handle_work(const Received& got);
   void handle_trial(const Received& got);
   void delegate(Received& got);
@@ -97,6 +100,9 @@ class Worker {
   std::optional<Device> device_;
   std::string device_error_;
   WorkerOptions opt_;
+  // The master's result slot, when it names one (result_memory.hpp); what
+  // does not fit comes from opt_.output_memory.
+  ResultTarget results_;
   std::map<std::string, std::unique_ptr<DeviceRunner>> runners_;
   // The problem inputs last generated (key: kernel|size|params|seed).
   std::pair<std::string, std::vector<HostBuffer>> inputs_;

@@ -11,6 +11,9 @@
 #   CASES  KERNEL SIZE;... (default issue 18's four: "matmul 4096;bilinear
 #          2048x2048:4096x4096;sort 4194304;trapezoid 16777216")
 #   REPS   timed runs per job (5)
+# Environment: RESULTS, the job key `results` to run each model with (default
+#   "auto"; "auto message" runs both, side by side in one launch each, the
+#   message ones reported as MODEL-message).
 # Writes OUTDIR/daemon_gpus.csv, OUTDIR/daemon_gpus.md, the reports
 # OUTDIR/raw/SET_MODEL.json and the command in OUTDIR/daemon_gpus.md.
 # Models: one device runs "even" (the whole job), more run pe-ratio and
@@ -28,15 +31,19 @@ wstune_build_targets wstuned
 . "$here/daemon/mpi-launch.sh"
 wstuned_launcher
 mkdir -p "$out/raw"
-jobs_file() {  # MODEL [COPIES] -> a job file with every case COPIES (the warm-ups + 1) times
-  python3 - "$1" "$cases" "$reps" "${2:-$((WSTUNED_MEASURED_WARMUPS + 1))}" <<'PY'
+results_modes=${RESULTS:-auto}
+jobs_file() {  # MODEL [COPIES [RESULTS]] -> a job file with every case COPIES (the warm-ups + 1) times
+  python3 - "$1" "$cases" "$reps" "${2:-$((WSTUNED_MEASURED_WARMUPS + 1))}" "${3:-auto}" <<'PY'
 import json, sys
-model, cases, reps, copies = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+model, cases, reps, copies, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 jobs = []
 for c in cases.split(";"):
     kernel, size = c.split()
     jobs += [{"kernel": kernel, "size": size}] * copies
-print(json.dumps({"defaults": {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}, "jobs": jobs}))
+defaults = {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}
+if results != "auto":
+    defaults["results"] = results
+print(json.dumps({"defaults": defaults, "jobs": jobs}))
 PY
 }
 IFS=';' read -ra set_list <<<"$sets"
@@ -51,17 +58,21 @@ for s in "${set_list[@]}"; do
   models="pe-ratio measured"
   [ ${#dl[@]} = 1 ] && models=even
   for m in $models; do
-    jobs_file "$m" >"$out/raw/jobs-$m.json"
     if [ "$m" = measured ]; then  # each case calibrated once
       jobs_file "$m" 1 >"$out/raw/jobs-calibrate.json"
       "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" calibrate --job "$out/raw/jobs-calibrate.json" \
         --db "$db" --json "${flags[@]}" >"$out/raw/${name}_calibrate.json" 2>"$out/raw/${name}_calibrate.err"
     fi
-    t0=$SECONDS
-    "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" run --job "$out/raw/jobs-$m.json" \
-      --db "$db" --json "${flags[@]}" >"$out/raw/${name}_$m.json" 2>"$out/raw/${name}_$m.err" ||
-      echo "$name $m: wstuned exit $? (see $out/raw/${name}_$m.err)" >&2
-    echo "$name ($devs) $m: $((SECONDS - t0)) s" >&2
+    for r in $results_modes; do
+      tag=$m
+      [ "$r" = auto ] || tag=$m-$r
+      jobs_file "$m" "" "$r" >"$out/raw/jobs-$tag.json"
+      t0=$SECONDS
+      "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$n" "$build/daemon/wstuned" run --job "$out/raw/jobs-$tag.json" \
+        --db "$db" --json "${flags[@]}" >"$out/raw/${name}_$tag.json" 2>"$out/raw/${name}_$tag.err" ||
+        echo "$name $tag: wstuned exit $? (see $out/raw/${name}_$tag.err)" >&2
+      echo "$name ($devs) $tag: $((SECONDS - t0)) s" >&2
+    done
   done
 done
 python3 - "$out" "$sets" "$cmdline" <<'PY'
@@ -86,7 +97,9 @@ for s in sets.split(";"):
                          "makespan_ms": round(j.get("makespan_ms", 0), 3), "overhead_ms": round(j.get("overhead_ms", 0), 3),
                          "overhead_pct": round(100 * j.get("overhead_ms", 0) / j["makespan_ms"], 1) if j.get("makespan_ms") else "",
                          "shares": "/".join(f'{100 * p.get("share", 0):.1f}' for p in parts),
-                         "chunks": "/".join(str(p.get("chunks", 1)) for p in parts)})
+                         "chunks": "/".join(str(p.get("chunks", 1)) for p in parts),
+                         "results": "/".join(p.get("result_path", "message") for p in parts),
+                         "return_ms": "/".join(f'{p.get("return_ms", 0):.2f}' for p in parts)})
 with open(f"{out}/daemon_gpus.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["set"])
     w.writeheader()
@@ -97,13 +110,14 @@ with open(f"{out}/daemon_gpus.md", "w") as f:
     f.write(f"Makespan: the master's first send to last result of the last of {warm + 1} identical jobs ({warm} warm-ups), "
             "the job's timed runs after one warm-up run; overhead: makespan less the slowest worker's kernel and "
             "transfer time (wstuned's overhead_ms). Speed-up against the first set's makespan.\n\n")
-    f.write("| set | devices | model | kernel | size | status | makespan ms | overhead ms | overhead % | speed-up | shares % | chunks |\n")
-    f.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    f.write("| set | devices | model | kernel | size | status | makespan ms | overhead ms | overhead % | speed-up | shares % | chunks | results | return ms |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
         base = one.get((r["kernel"], r["size"]))
         sp = f'{base / r["makespan_ms"]:.2f}x' if base and r["makespan_ms"] else ""
         ok = r["status"] + ("" if r["verified"] else " (not verified)")
         f.write(f'| {r["set"]} | {r["devices"]} | {r["model"]} | {r["kernel"]} | {r["size"]} | {ok} | {r["makespan_ms"]} | '
-                f'{r["overhead_ms"]} | {r["overhead_pct"]} | {sp} | {r["shares"]} | {r["chunks"]} |\n')
+                f'{r["overhead_ms"]} | {r["overhead_pct"]} | {sp} | {r["shares"]} | {r["chunks"]} | {r["results"]} | '
+                f'{r["return_ms"]} |\n')
 print(open(f"{out}/daemon_gpus.md").read())
 PY

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <thread>
@@ -26,11 +27,33 @@ using namespace wstune::daemon;
 
 namespace {
 
+// A Communicator that changes the nonce of every result slot its worker is
+// offered, as if the worker had opened another host's file at that path,
+// and counts the offers.
+class SlotSpoiler final : public ForwardingCommunicator {
+ public:
+  using ForwardingCommunicator::ForwardingCommunicator;
+  std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
+    auto got = ForwardingCommunicator::recv(source, timeout);
+    if (got && got->message.tag == Tag::run_block && got->message.body.contains("result_slot")) {
+      ++offers;
+      auto& nonce = got->message.body["result_slot"]["nonce"];
+      nonce = nonce.get<std::uint64_t>() + 2;
+    }
+    return got;
+  }
+  std::atomic<int> offers{0};
+};
+
 // A master on rank 0 and workers on 1..n (each its own thread and device
-// runner on the first OpenCL device), with per-worker faults.
+// runner on the first OpenCL device), with per-worker faults. With
+// `master_host` "test-host" (the workers' host) the master offers result
+// slots; with `spoil_rank1` worker 1's slots never map (SlotSpoiler).
 struct World {
-  explicit World(std::vector<FaultKind> faults, std::chrono::milliseconds job_timeout = std::chrono::seconds(120))
+  explicit World(std::vector<FaultKind> faults, std::chrono::milliseconds job_timeout = std::chrono::seconds(120),
+                 std::string master_host = "", bool spoil_rank1 = false)
       : world(static_cast<int>(faults.size()) + 1) {
+    if (spoil_rank1) spoiler = std::make_unique<SlotSpoiler>(world.at(1));
     auto [device, why] = open_worker_device("auto", 0);
     if (!device) throw std::runtime_error("no OpenCL device for the tests: " + why);
     codes.resize(faults.size(), -1);
@@ -39,14 +62,16 @@ struct World {
       wo.host = "test-host";
       wo.fault = faults[i];
       wo.welcome_timeout = std::chrono::seconds(30);
-      threads.emplace_back([this, i, wo, d = *device] {
-        Worker w(world.at(static_cast<int>(i) + 1), d, "", wo);
+      Communicator& comm = i == 0 && spoiler ? *spoiler : world.at(static_cast<int>(i) + 1);
+      threads.emplace_back([this, i, wo, &comm, d = *device] {
+        Worker w(comm, d, "", wo);
         codes[i] = w.serve();
       });
     }
     MasterOptions mo;
     mo.job_timeout = job_timeout;
     mo.shutdown_timeout = std::chrono::seconds(30);
+    mo.host = std::move(master_host);
     master = std::make_unique<Master>(world.at(0), sink, mo);
   }
   ~World() {
@@ -65,6 +90,7 @@ struct World {
       if (t.joinable()) t.join();
   }
   InMemoryWorld world;
+  std::unique_ptr<SlotSpoiler> spoiler;
   MemorySink sink;
   std::unique_ptr<Master> master;
   std::vector<std::thread> threads;
@@ -696,6 +722,36 @@ TEST(Daemon, CostsAreLearnedFromRepeatedBlocksOnly) {
   EXPECT_DOUBLE_EQ(assumed(), 7);
 }
 
+// Issue 18: one slow job does not move what a worker learned: of the last
+// three observations of a block it learns the one of lower-median own time
+// (of two, the faster); a slowdown that lasts two jobs of three is learned.
+TEST(Daemon, OneSlowJobIsNotLearnedButALastingSlowdownIs) {
+  std::vector<SplitWorker> workers = two_linear_workers();
+  const std::vector<std::string> keys{"w1", "w2"};
+  FixedCosts costs;
+  const Block b{1, 0, 64};
+  auto assumed = [&] {
+    costs.assume(workers, keys);
+    return workers[0].fixed_ms;
+  };
+  costs.observe_block("w1", b, PartCost{90, 1, 100});  // first run of the block: not learned
+  costs.observe_block("w1", b, PartCost{2, 1, 10});
+  EXPECT_DOUBLE_EQ(assumed(), 2);
+  costs.observe_block("w1", b, PartCost{42, 1, 50});  // one slow job: the faster of two
+  EXPECT_DOUBLE_EQ(assumed(), 2);
+  costs.observe_block("w1", b, PartCost{3, 1.25, 11});  // the median of 10, 50, 11: the whole observation
+  EXPECT_DOUBLE_EQ(assumed(), 3);
+  EXPECT_DOUBLE_EQ(workers[0].scale, 1.25);
+  costs.observe_block("w1", b, PartCost{48, 1, 56});  // 50, 11, 56: two slow of three, a slowdown that lasts
+  EXPECT_DOUBLE_EQ(assumed(), 42);
+  costs.observe_block("w1", b, PartCost{52, 1, 60});  // 11, 56, 60
+  EXPECT_DOUBLE_EQ(assumed(), 48);
+  costs.observe_block("w1", Block{1, 0, 80}, PartCost{1, 1, 5});  // a new block: kept, the window starts over
+  EXPECT_DOUBLE_EQ(assumed(), 48);
+  costs.observe_block("w1", Block{1, 0, 80}, PartCost{1, 1, 5});
+  EXPECT_DOUBLE_EQ(assumed(), 1);
+}
+
 // Issue 18: a worker's own time is its answer's arrival, but no later than
 // its work plus the master's receive of its result: a result that waited
 // behind another worker's receive (the master takes one at a time) does not
@@ -730,4 +786,55 @@ TEST(Daemon, OverlappedPartTeachesAScaleAndTheFixedCostBeyondIt) {
   const std::vector<SplitWorker> ws{SplitWorker{1, info, to_json(d), 0, 0.5}, SplitWorker{2, info, to_json(d)}};
   const auto blocks = plan_split("measured", "auto", k, p, ws, 1).blocks;
   EXPECT_GT(blocks[0].size(), blocks[1].size());
+}
+
+// Issue 18: workers on the master's host read their outputs back straight
+// into the master's memory (result_memory.hpp): all four kernels, whole and
+// overlapped blocks, verify with every part back through its slot; with
+// `results: message` every part comes back as bytes and verifies too. A
+// master on another host offers no slot (every other test here).
+TEST(Daemon, WorkersOnTheMastersHostLeaveTheirResultsInItsMemory) {
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "test-host");
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  for (const std::string results : {"auto", "message"}) {
+    for (unsigned overlap : {1u, 2u}) {
+      std::vector<Job> jobs = small_jobs("even", LocalPolicy::rule);
+      for (Job& j : jobs) {
+        j.overlap = overlap;
+        j.results = results;
+      }
+      for (const auto& r : w.master->run_all(Mode::run, jobs)) {
+        SCOPED_TRACE(fmt::format("{} overlap {} results {}", r.job.kernel, overlap, results));
+        ASSERT_TRUE(r.ok()) << r.error;
+        EXPECT_TRUE(r.verdict.ok);
+        EXPECT_TRUE(r.faults.empty());
+        ASSERT_EQ(r.parts.size(), 2u);
+        for (std::size_t i = 0; i < 2; ++i) {
+          EXPECT_EQ(r.parts[i].result_path, results == "auto" ? "slot" : "message");
+          EXPECT_EQ(to_json(r)["parts"][i]["result_path"], r.parts[i].result_path);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(w.shutdown());
+}
+
+// A worker whose slot does not map (its nonce differs: another host's file)
+// says why and sends its outputs as bytes, so the job verifies; the master
+// offers it no slot again, while the other worker keeps its own.
+TEST(Daemon, AWorkerWhoseSlotDoesNotMapSendsBytesAndIsOfferedNoneAgain) {
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "test-host", true);
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  const auto reports = w.master->run_all(Mode::run, small_jobs("even", LocalPolicy::rule));
+  ASSERT_EQ(reports.size(), 4u);
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r.job.kernel);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.verdict.ok);
+    ASSERT_EQ(r.parts.size(), 2u);
+    EXPECT_EQ(r.parts[0].result_path, "message");
+    EXPECT_EQ(r.parts[1].result_path, "slot");
+  }
+  EXPECT_EQ(w.spoiler->offers.load(), 1);
+  EXPECT_TRUE(w.shutdown());
 }

@@ -15,9 +15,12 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "app.hpp"
 #include "isolation.hpp"
 #include "kernel_source.hpp"
+#include "result_memory.hpp"
 #include "shared_memory.hpp"
 
 using namespace wstune;
@@ -49,6 +52,18 @@ int memory_file_mappings() {
   for (std::string line; std::getline(maps, line);)
     if (line.find("memfd:wstune-result") != std::string::npos) ++n;
   return n;
+}
+
+// A run_block of matmul 512 (`spec`, `p`) as one whole block, one timed run.
+RunBlock whole_matmul_512(const KernelSpec& spec, const Problem& p, std::uint64_t job, std::uint64_t seed) {
+  RunBlock rb;
+  rb.job = job;
+  rb.kernel = "matmul";
+  rb.size = "512";
+  rb.block = spec.whole(p);
+  rb.repetitions = 1;
+  rb.seed = seed;
+  return rb;
 }
 
 Message result_with(std::vector<HostBuffer> buffers) {
@@ -217,13 +232,7 @@ TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
   ASSERT_TRUE(isolated.device()) << isolated.error();
   const auto spec = worker_kernel("matmul", nullptr);
   const Problem p = job_problem(*spec, "512", nlohmann::json::object());
-  RunBlock rb;
-  rb.job = 3;
-  rb.kernel = "matmul";
-  rb.size = "512";
-  rb.block = spec->whole(p);
-  rb.repetitions = 1;
-  rb.seed = 11;
+  const RunBlock rb = whole_matmul_512(*spec, p, 3, 11);
   for (int round = 0; round < 2; ++round) {  // the second reuses the child's runner and inputs
     Received req{0, rb.to_message(), 0};
     Message answer = isolated.handle(req);
@@ -239,4 +248,115 @@ TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
     EXPECT_TRUE(v.ok) << v.detail << " error " << v.max_error;
   }
   EXPECT_EQ(isolated.children_started(), 1u);
+}
+
+// The master's result file per rank: kept for a slot that fits (same path
+// and nonce), replaced by a larger file with a new nonce; a view out of the
+// slot's bounds, misaligned, or of a rank without a slot is a protocol error.
+TEST(ResultSlots, AFileIsKeptWhileItFitsAndViewsStayInsideIt) {
+  ResultMemory memory;
+  const auto a = memory.slot(1, 10'000);
+  ASSERT_TRUE(a);
+  EXPECT_GE(a->bytes, 10'000u);
+  EXPECT_EQ(a->path.rfind(fmt::format("/proc/{}/fd/", ::getpid()), 0), 0u) << a->path;
+  const auto again = memory.slot(1, 5'000);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->path, a->path);
+  EXPECT_EQ(again->nonce, a->nonce);
+  const auto other = memory.slot(2, 5'000);
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->nonce, a->nonce);
+  const auto grown = memory.slot(1, a->bytes + 1);
+  ASSERT_TRUE(grown);
+  EXPECT_GT(grown->bytes, a->bytes);
+  EXPECT_NE(grown->nonce, a->nonce);
+  EXPECT_EQ(memory.view(1, SharedOutput{0, 64, kFloat32, 16}).size(), 16u);
+  EXPECT_THROW((void)memory.view(1, SharedOutput{0, grown->bytes - 8, kFloat32, 4}), ProtocolError);
+  EXPECT_THROW((void)memory.view(1, SharedOutput{0, 2, kFloat32, 1}), ProtocolError);
+  EXPECT_THROW((void)memory.view(3, SharedOutput{0, 0, kFloat32, 1}), ProtocolError);
+}
+
+// The worker's side: allocations land one after another in the slot, what
+// does not fit goes to upstream, begin() starts over in the same mapping;
+// a slot whose nonce differs, or a path that does not open, is refused with
+// the reason and every allocation then goes upstream.
+TEST(ResultSlots, TheWorkersTargetPlacesInTheSlotAndRefusesAnotherFile) {
+  ResultMemory memory;
+  const auto slot = memory.slot(1, 1 << 16);
+  ASSERT_TRUE(slot);
+  ResultTarget target;
+  ASSERT_EQ(target.begin(*slot), "");
+  HostBuffer first = HostBuffer::uninitialized(kFloat32, 1000, &target);
+  HostBuffer second = HostBuffer::uninitialized(kFloat32, 1000, &target);
+  const auto at1 = target.offset_of(first.data(), first.bytes());
+  const auto at2 = target.offset_of(second.data(), second.bytes());
+  ASSERT_TRUE(at1 && at2);
+  EXPECT_EQ(*at1, 0u);
+  EXPECT_GE(*at2, *at1 + first.bytes());
+  HostBuffer big = HostBuffer::uninitialized(kFloat32, slot->bytes, &target);  // 4× the slot
+  EXPECT_FALSE(target.offset_of(big.data(), big.bytes()));
+  // What the worker writes, the master reads in place.
+  for (std::size_t i = 0; i < 1000; ++i) second.as<float>()[i] = static_cast<float>(i);
+  const HostBuffer seen = memory.view(1, SharedOutput{1, *at2, kFloat32, 1000});
+  EXPECT_EQ(seen.as<float>()[999], 999.f);
+  first = HostBuffer();
+  second = HostBuffer();
+  ASSERT_EQ(target.begin(*slot), "");
+  HostBuffer next = HostBuffer::uninitialized(kFloat32, 10, &target);
+  EXPECT_EQ(target.offset_of(next.data(), next.bytes()), std::optional<std::uint64_t>(0));
+  EXPECT_EQ(target.mappings_made(), 1u);
+  next = HostBuffer();
+
+  ResultSlot wrong = *slot;
+  wrong.nonce += 2;
+  EXPECT_NE(target.begin(wrong).find("nonce differs"), std::string::npos);
+  HostBuffer elsewhere = HostBuffer::uninitialized(kFloat32, 10, &target);
+  EXPECT_FALSE(target.offset_of(elsewhere.data(), elsewhere.bytes()));
+  ResultSlot gone = *slot;
+  gone.path = "/proc/self/fd/999999";
+  EXPECT_NE(target.begin(gone).find("cannot open"), std::string::npos);
+}
+
+// A real block through the isolated process (PoCL) with a result slot: the
+// child reads matmul 512's result back straight into this process's file,
+// the answer carries no bytes, and the view verifies; a spoiled slot is
+// answered with the reason and the result as a buffer, which verifies too.
+TEST(Isolation, ABlockResultLandsInTheMastersSlotAndVerifies) {
+  IsolationOptions io;
+  io.request_timeout = std::chrono::seconds(120);
+  IsolatedDevice isolated(io);
+  ASSERT_TRUE(isolated.device()) << isolated.error();
+  const auto spec = worker_kernel("matmul", nullptr);
+  const Problem p = job_problem(*spec, "512", nlohmann::json::object());
+  ResultMemory memory;
+  RunBlock rb = whole_matmul_512(*spec, p, 4, 12);
+  rb.result_slot = memory.slot(1, std::size_t{512} * 512 * 4);
+  ASSERT_TRUE(rb.result_slot);
+  const auto reference = spec->reference(p, spec->generate_inputs(p, rb.seed));
+  for (bool spoiled : {false, true}) {
+    SCOPED_TRACE(spoiled ? "spoiled slot" : "slot");
+    RunBlock sent = rb;
+    if (spoiled) sent.result_slot->nonce += 2;
+    Received req{0, sent.to_message(), 0};
+    Message answer = isolated.handle(req);
+    ASSERT_EQ(answer.tag, Tag::block_result) << answer.body.dump();
+    const BlockResult br = BlockResult::from(answer);
+    std::vector<HostBuffer> outputs;
+    if (spoiled) {
+      EXPECT_NE(br.shared_error.find("nonce differs"), std::string::npos) << br.shared_error;
+      EXPECT_TRUE(br.shared.empty());
+      ASSERT_EQ(answer.buffers.size(), 1u);
+      outputs = std::move(answer.buffers);
+    } else {
+      EXPECT_EQ(br.shared_error, "");
+      EXPECT_TRUE(answer.buffers.empty());
+      ASSERT_EQ(br.shared.size(), 1u);
+      EXPECT_EQ(br.shared[0].count, std::size_t{512} * 512);
+      outputs.push_back(memory.view(1, br.shared[0]));
+    }
+    std::vector<HostBuffer> full = spec->empty_outputs(p);
+    spec->place_block(p, rb.block, outputs, full);
+    const Verdict v = spec->verify(p, full, reference);
+    EXPECT_TRUE(v.ok) << v.detail << " error " << v.max_error;
+  }
 }

@@ -119,7 +119,7 @@ TEST(Protocol, TagsHaveNamesAndKnownRange) {
 
 TEST(Protocol, TypedPayloadsRoundTrip) {
   RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5, 9,
-              json{{"TS", 16}}, json{{"hash", "0123"}}};
+              json{{"TS", 16}}, json{{"hash", "0123"}}, 1, ResultSlot{"/proc/1/fd/9", 4096, 77}};
   const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
   EXPECT_EQ(rb2.seed, 9u);
   EXPECT_EQ(rb2.params, (json{{"TS", 16}}));
@@ -131,6 +131,10 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   ASSERT_TRUE(rb2.local.has_value());
   EXPECT_EQ(*rb2.local, (Extent{8, 4, 2}));
   EXPECT_EQ(rb2.repetitions, 5u);
+  ASSERT_TRUE(rb2.result_slot.has_value());
+  EXPECT_EQ(rb2.result_slot->path, "/proc/1/fd/9");
+  EXPECT_EQ(rb2.result_slot->bytes, 4096u);
+  EXPECT_EQ(rb2.result_slot->nonce, 77u);
 
   BlockResult br;
   br.job = 3;
@@ -230,6 +234,27 @@ TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
   EXPECT_EQ(br2.chunks[1].begin, 16u);
   EXPECT_DOUBLE_EQ(br2.overlap_wall_ms, 4.5);
   EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).chunks.empty());  // whole
+  EXPECT_FALSE(RunBlock::from(rb.to_message()).result_slot.has_value());  // no slot offered
+}
+
+TEST(Protocol, SharedOutputsAndSlotErrorsRoundTrip) {
+  BlockResult br;
+  br.shared = {SharedOutput{1, 128, parse_element_type("int32"), 10}, SharedOutput{0, 0, kFloat32, 3}};
+  br.shared_error = "cannot open";
+  const BlockResult br2 = BlockResult::from(br.to_message({}));
+  ASSERT_EQ(br2.shared.size(), 2u);
+  EXPECT_EQ(br2.shared[0].index, 1u);
+  EXPECT_EQ(br2.shared[0].offset, 128u);
+  EXPECT_EQ(br2.shared[0].type, parse_element_type("int32"));
+  EXPECT_EQ(br2.shared[0].count, 10u);
+  EXPECT_EQ(br2.shared[1].type, kFloat32);
+  EXPECT_EQ(br2.shared_error, "cannot open");
+  const BlockResult none = BlockResult::from(BlockResult{}.to_message({}));
+  EXPECT_TRUE(none.shared.empty());
+  EXPECT_TRUE(none.shared_error.empty());
+  Message bad = br.to_message({});
+  bad.body["shared"][0]["type"] = "complex";
+  EXPECT_THROW(BlockResult::from(bad), ProtocolError);
 }
 
 TEST(Protocol, MalformedBodiesAreProtocolErrors) {
