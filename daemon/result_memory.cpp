@@ -171,7 +171,10 @@ std::optional<std::uint64_t> ResultTarget::offset_of(const std::byte* data, std:
 void* ResultTarget::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (active_) {
     const std::size_t data = map_bytes_ - kResultHeaderBytes;
-    const std::size_t at = round_up(used_, std::max<std::size_t>(alignment, 64));
+    // Page-aligned, as each output of the isolated process's SharedMemory is
+    // (a file of its own): a driver may stage a read into unaligned pageable
+    // memory more slowly.
+    const std::size_t at = round_up(used_, std::max(alignment, page_size()));
     if (at <= data && bytes <= data - at) {
       used_ = at + bytes;
       return map_ + kResultHeaderBytes + at;

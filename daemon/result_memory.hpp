@@ -95,8 +95,8 @@ class ResultMemory {
 
 /// The worker's side: the master's file mapped (one at a time, kept while
 /// the master names the same file), and a std::pmr::memory_resource that
-/// places allocations one after another in its data and sends what does
-/// not fit to `upstream`. Allocations in the file are never freed one by
+/// places allocations one after another in its data, each at a page
+/// boundary, and sends what does not fit to `upstream`. Allocations in the file are never freed one by
 /// one: begin() starts the next block's outputs at the data's start. Not
 /// thread-safe; must outlive every buffer allocated from it.
 class ResultTarget final : public std::pmr::memory_resource {

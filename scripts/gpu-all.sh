@@ -84,7 +84,7 @@ for step in "$@"; do
       logged transfers 40 scripts/bench-transfers.sh "${TRANSFERS_OUT:-docs/results/transfers_h200x2}" ;;
     daemon)
       logged daemon 30 env WSTUNE_DAEMON_CASES="${DAEMON_CASES:-}" WSTUNE_DAEMON_MODELS="${DAEMON_MODELS:-}" \
-        scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
+        scripts/bench-daemon.sh --tag h100-pocl --dev1 gpu --dev2 cpu --budget-s "${DAEMON_BUDGET_S:-480}" ;;
     daemon-paper)  # the paper's comparison through wstuned (baseline / paper / wstune), GPU + CPU workers
       logged daemon-paper 30 scripts/bench-daemon-paper.sh --tag h100-pocl --dev1 gpu --dev2 cpu ;;
     isolation)  # the isolated OpenCL process's cost at matmul 4096, one GPU worker, side by side
