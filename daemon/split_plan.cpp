@@ -140,6 +140,7 @@ void FixedCosts::observe_block(const std::string& key, const Block& block, const
   if (first || it->second != block) {  // a first run of this block: its buffers are new
     it->second = block;
     window.clear();
+    if (tried_.erase(key) && !costs_.count(key)) costs_[key] = cost;  // a tried worker: an upper bound
     return;
   }
   window.push_back(cost);
@@ -169,8 +170,11 @@ void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vec
                          const std::vector<Block>& blocks) {
   remember_plan(keys, blocks);
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    if (blocks.at(i).size() != 0) continue;
     const std::string& key = keys.at(i);
+    if (blocks.at(i).size() != 0) {
+      if (!costs_.count(key) && workers[i].fixed_ms > 0) tried_.insert(key);
+      continue;
+    }
     if (const auto it = costs_.find(key); it != costs_.end()) {
       it->second.fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays

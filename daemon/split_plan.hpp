@@ -5,6 +5,7 @@
 /// the split dimension (rows for 2-D kernels by default, paper §3.1.1).
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,7 +79,9 @@ class FixedCosts {
   /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
   void assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const;
   /// After a plan: remembers its `blocks` (remember_plan(); one per worker,
-  /// else std::invalid_argument), and each worker with an empty block (same
+  /// else std::invalid_argument), marks a worker that has learned nothing
+  /// and got a block at a prior above 0 as tried (observe_block() learns
+  /// its first run), and each worker with an empty block (same
   /// order as `workers`, as assume() set them) has its learned fixed cost ×
   /// kUnplannedFixedCostDecay;
   /// for a worker never observed, the factor on its prior (the costliest
@@ -96,7 +99,14 @@ class FixedCosts {
   /// teaches `key` only when the worker ran the same block in the job
   /// before (its buffers reused), and then `key` learns, of the last
   /// kCostWindow observations of that block, the one of lower-median own
-  /// time (PartCost::own_ms). A block the worker runs for the first
+  /// time (PartCost::own_ms). One exception: a worker that had learned
+  /// nothing and was planned in at a prior above 0 (another worker's
+  /// learned cost: it is being tried) learns its first run, an upper bound
+  /// since its buffers were new, so a worker that costs more than its
+  /// share saves is dropped at the next job, not the one after (on the H100
+  /// host at 2fc3301 the CPU, tried in bilinear 512²'s third job, ran its
+  /// block again in the fourth, reported job: 13.4 ms against the H100
+  /// alone's 5.7 ms). A block the worker runs for the first
   /// time pays allocation and first touch of its buffers, which are not a
   /// cost per job: on two H200s a worker's 58 % bilinear block took 29.5 ms
   /// of transfers on its first run and 8 ms later, and learning the first
@@ -121,6 +131,8 @@ class FixedCosts {
   // Per worker never observed: the factor on the costliest-seen prior, halved
   // by each plan that left it out while the prior was above 0.
   std::map<std::string, double> unseen_factor_;
+  // Workers that had learned nothing and were planned in at a prior above 0.
+  std::set<std::string> tried_;
   double unseen_factor(const std::string& key) const;  // 1 for a key never left out
 };
 

@@ -752,6 +752,34 @@ TEST(Daemon, OneSlowJobIsNotLearnedButALastingSlowdownIs) {
   EXPECT_DOUBLE_EQ(assumed(), 1);
 }
 
+// Issue 18: a worker that has learned nothing and is planned in at another
+// worker's learned cost is being tried: its first run teaches it (an upper
+// bound), so a costly one is dropped at the next job. A worker planned in
+// while nothing was learned (a prior of 0) still learns from repeats only.
+TEST(Daemon, ATriedWorkerLearnsItsFirstRun) {
+  std::vector<SplitWorker> workers = two_linear_workers();
+  const std::vector<std::string> keys{"w1", "w2"};
+  const Block first{1, 0, 64}, second{1, 64, 128};
+  FixedCosts fresh;  // nothing learned: both planned at 0
+  fresh.assume(workers, keys);
+  fresh.planned(workers, keys, {first, second});
+  fresh.observe_block("w2", second, PartCost{9, 1, 12});
+  fresh.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 0);
+
+  FixedCosts costs;
+  costs.observe("w1", PartCost{0.34, 1, 2});
+  costs.assume(workers, keys);
+  ASSERT_DOUBLE_EQ(workers[1].fixed_ms, 0.34);  // the prior: the costliest learned cost
+  costs.planned(workers, keys, {first, second});
+  costs.observe_block("w2", second, PartCost{9, 1, 12});  // its first run: learned
+  costs.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 9);
+  costs.observe_block("w2", Block{1, 96, 128}, PartCost{30, 1, 33});  // no longer tried: a new block teaches nothing
+  costs.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 9);
+}
+
 // Issue 18: a worker's own time is its answer's arrival, but no later than
 // its work plus the master's receive of its result: a result that waited
 // behind another worker's receive (the master takes one at a time) does not
