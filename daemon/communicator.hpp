@@ -59,7 +59,7 @@ class ForwardingCommunicator : public Communicator {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   void send(int dest, Message m) override { inner_.send(dest, std::move(m)); }
-  std::optional<std::pair<int, Tag>> probe(int source) override { return inner_.probe(source); }
+  std::optional<std::pair<int, Tag>> probe(int source = kAnySource) override { return inner_.probe(source); }
   std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
     return inner_.recv(source, timeout);
   }

@@ -390,13 +390,18 @@ std::optional<ResultSlot> Master::result_slot(const Job& job, int rank, const Ke
 
 // A result's outputs in order: views of those left in the rank's slot at
 // their positions, the message's buffers in between. A worker whose slot
-// did not map is offered none again. Throws ProtocolError for positions that
-// repeat or leave a gap.
-std::vector<HostBuffer> Master::block_outputs(int rank, BlockResult& br, std::vector<HostBuffer> buffers) {
+// did not map is offered none again. Throws ProtocolError for outputs in a
+// slot this run_block did not offer (`offered` false: the file may hold an
+// earlier job's bytes) and for positions that repeat.
+std::vector<HostBuffer> Master::block_outputs(int rank, bool offered, BlockResult& br,
+                                              std::vector<HostBuffer> buffers) {
   if (!br.shared_error.empty() && no_slot_.insert(rank).second)
     note(fmt::format("worker {} could not use its result slot ({}); its results travel as bytes",
                      worker(rank).label(), br.shared_error));
   if (br.shared.empty()) return buffers;
+  if (!offered)
+    throw ProtocolError(fmt::format("block result lists {} output(s) in a result slot, but this job offered none",
+                                    br.shared.size()));
   std::vector<HostBuffer> outputs(br.shared.size() + buffers.size());
   std::vector<bool> filled(outputs.size(), false);
   for (const SharedOutput& s : br.shared) {
@@ -453,6 +458,7 @@ JobReport Master::run_job(JobReport r) {
       RunBlock msg;
     };
     std::vector<Out> outs;
+    std::set<int> slotted;  // ranks offered a result slot in this attempt
     for (std::size_t i = 0; i < healthy.size(); ++i) {
       const Block& b = r.plan.blocks[i];
       if (b.size() == 0) continue;
@@ -466,6 +472,7 @@ JobReport Master::run_job(JobReport r) {
         else
           rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
       }
+      if (rb.result_slot) slotted.insert(healthy[i].rank);
       outs.push_back(Out{rb});
     }
     std::map<int, Block> pending;
@@ -510,7 +517,7 @@ JobReport Master::run_job(JobReport r) {
           BlockResult br = BlockResult::from(got->message);
           if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
           auto pieces = result_pieces(spec, p, pending[src], br.chunks,
-                                      block_outputs(src, br, std::move(got->message.buffers)));
+                                      block_outputs(src, slotted.count(src) > 0, br, std::move(got->message.buffers)));
           results[src] = {std::move(br), std::move(pieces), got->recv_ms, ms_since(t0)};
           pending.erase(src);
         } else if (got->message.tag == Tag::worker_error) {
@@ -596,7 +603,7 @@ JobReport Master::run_job(JobReport r) {
       if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
         const double own = own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms, part.build_ms + part.inputs_ms);
         if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs, own, part.overlap_wall_ms))
-          costs_.observe_block(keys[i], br.block, *c);  // the latest of a block run before
+          costs_.observe_block(keys[i], br.block, *c);  // learned from repeats of a block (and a tried worker's first run)
       }
       slowest = std::max(slowest, part.device_ms());
       r.parts.push_back(std::move(part));

@@ -268,9 +268,9 @@ class Master {
   std::map<std::string, nlohmann::json> packed_;
   // Each worker's learned costs per measured job (SplitWorker::fixed_ms and
   // scale), by fixed_cost_key() (rank, device, kernel, size, parameters,
-  // direction, local policy, runs, overlap): what its part of the latest run
-  // of this job on a block it ran before showed (observe_part(),
-  // FixedCosts::observe_block(); a one-time cost it does not report,
+  // direction, local policy, runs, overlap): the lower median of what its
+  // last parts of this job on a block it ran before showed (observe_part(),
+  // FixedCosts::observe_block(); a tried worker's first run; a one-time cost it does not report,
   // such as a driver's compile at a kernel's first launch, counts too, which
   // errs towards fewer workers), decaying while it gets no share
   // (FixedCosts::planned()), so an excluded worker is measured again; and
@@ -284,7 +284,7 @@ class Master {
   std::set<int> no_slot_;
   std::optional<ResultSlot> result_slot(const Job& job, int rank, const KernelSpec& spec, const Problem& p,
                                         const Block& b);
-  std::vector<HostBuffer> block_outputs(int rank, BlockResult& br, std::vector<HostBuffer> buffers);
+  std::vector<HostBuffer> block_outputs(int rank, bool offered, BlockResult& br, std::vector<HostBuffer> buffers);
   // fixed_cost_key() of each worker of a plan, in order.
   std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,
                                      const Problem& p, const Job& job) const;

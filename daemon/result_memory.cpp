@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <limits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -100,10 +101,9 @@ HostBuffer ResultMemory::view(int rank, const SharedOutput& out) const {
   if (it == files_.end())
     throw ProtocolError(fmt::format("rank {} left an output in shared memory but was given no slot", rank));
   const File& f = it->second;
-  const std::size_t bytes = out.count * out.type.bytes();
-  if (out.offset > f.bytes || bytes > f.bytes - out.offset)
-    throw ProtocolError(fmt::format("rank {}'s output {} ({} bytes at offset {}) lies outside its slot of {} bytes",
-                                    rank, out.index, bytes, out.offset, f.bytes));
+  if (out.offset > f.bytes || out.count > (f.bytes - out.offset) / out.type.bytes())
+    throw ProtocolError(fmt::format("rank {}'s output {} ({} elements of {} at offset {}) lies outside its slot of {} "
+                                    "bytes", rank, out.index, out.count, out.type.name(), out.offset, f.bytes));
   if (out.offset % out.type.scalar_bytes() != 0)
     throw ProtocolError(fmt::format("rank {}'s output {} at offset {} is misaligned for {}", rank, out.index,
                                     out.offset, out.type.name()));
@@ -133,6 +133,8 @@ void ResultTarget::clear() noexcept {
 
 std::string ResultTarget::begin(const ResultSlot& slot) {
   clear();
+  if (slot.bytes > std::numeric_limits<std::size_t>::max() - kResultHeaderBytes)
+    return fmt::format("the master's result slot {} names {} bytes, more than can be mapped", slot.path, slot.bytes);
   const std::size_t want = kResultHeaderBytes + slot.bytes;
   if (map_ && (path_ != slot.path || nonce_ != slot.nonce || map_bytes_ < want || header_nonce(map_) != slot.nonce))
     unmap();
@@ -140,7 +142,7 @@ std::string ResultTarget::begin(const ResultSlot& slot) {
     const int fd = ::open(slot.path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return fmt::format("cannot open the master's result file {}: {}", slot.path, std::strerror(errno));
     struct stat st{};
-    if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < want) {
+    if (::fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::size_t>(st.st_size) < want) {
       ::close(fd);
       return fmt::format("the master's result file {} holds fewer than the {} bytes named", slot.path, want);
     }
@@ -149,13 +151,13 @@ std::string ResultTarget::begin(const ResultSlot& slot) {
     if (p == MAP_FAILED) return fmt::format("cannot map the master's result file {}: {}", slot.path, std::strerror(errno));
     map_ = static_cast<std::byte*>(p);
     map_bytes_ = want;
-    ++mappings_;
     if (header_nonce(map_) != slot.nonce) {
       unmap();
       return fmt::format("{} is not the master's result file (its nonce differs: another host's process?)", slot.path);
     }
     path_ = slot.path;
     nonce_ = slot.nonce;
+    ++mappings_;
   }
   active_ = true;
   return {};

@@ -34,9 +34,11 @@
 
 namespace wstune::daemon {
 
-/// Bytes before a result file's data: the magic and the nonce, padded to a
-/// page so the data is page-aligned.
-inline constexpr std::size_t kResultHeaderBytes = 4096;
+/// Bytes before a result file's data: the magic and the nonce, padded to
+/// 64 KiB, a multiple of the page size on the kernels wstuned runs on (4 KiB
+/// on x86-64, up to 64 KiB on aarch64 and ppc64le), so the data and each
+/// output placed at a page boundary from it are page-aligned.
+inline constexpr std::size_t kResultHeaderBytes = std::size_t{1} << 16;
 
 /// Where a worker may leave its block's outputs (RunBlock::result_slot).
 struct ResultSlot {
@@ -118,7 +120,8 @@ class ResultTarget final : public std::pmr::memory_resource {
   /// The byte offset of `data` from the slot's data start when the
   /// `bytes` bytes from it lie in the slot mapped now.
   [[nodiscard]] std::optional<std::uint64_t> offset_of(const std::byte* data, std::size_t bytes) const noexcept;
-  /// Files mapped so far (a file kept across blocks counts once).
+  /// The master's files mapped so far (a file kept across blocks counts
+  /// once; one refused for its nonce does not count).
   [[nodiscard]] std::size_t mappings_made() const noexcept { return mappings_; }
 
  private:

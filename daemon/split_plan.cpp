@@ -173,8 +173,14 @@ void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vec
     const std::string& key = keys.at(i);
     if (blocks.at(i).size() != 0) {
       if (!costs_.count(key) && workers[i].fixed_ms > 0) tried_.insert(key);
+      else tried_.erase(key);
       continue;
     }
+    // Left out: its observations are history (the decayed cost must not be
+    // outvoted by them when it comes back) and its buffers may be gone.
+    tried_.erase(key);
+    window_.erase(key);
+    last_block_.erase(key);
     if (const auto it = costs_.find(key); it != costs_.end()) {
       it->second.fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays

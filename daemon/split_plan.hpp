@@ -67,8 +67,9 @@ inline constexpr double kReplanGain = 0.03;
 
 /// What the master learns per worker and job (keys: the master's
 /// fixed_cost_key()): each worker's costs, and each job's latest measured
-/// plan. A worker's latest observation of a block it ran in the job before
-/// replaces what was learned (observe_block()); a worker not seen is
+/// plan. A worker learns the lower median of its last observations of a
+/// block it ran in the job before (observe_block(); a tried worker its
+/// first run); a worker not seen is
 /// assumed to cost as much as the costliest worker of the plan (fixed_ms)
 /// with scale 1; a learned fixed cost decays
 /// by kUnplannedFixedCostDecay with each plan that leaves its worker out,
@@ -84,6 +85,8 @@ class FixedCosts {
   /// its first run), and each worker with an empty block (same
   /// order as `workers`, as assume() set them) has its learned fixed cost ×
   /// kUnplannedFixedCostDecay;
+  /// its observations are forgotten (when it comes back its first run is a
+  /// new block's);
   /// for a worker never observed, the factor on its prior (the costliest
   /// learned cost) is multiplied instead, and only when that prior was
   /// above 0: a worker left out while nothing was learned was not left out

@@ -1,6 +1,7 @@
 #include "worker.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -110,6 +111,13 @@ TrialStatus status_of(const std::exception& e) {
   return TrialStatus::runtime;
 }
 
+// A copy of `b` whose bytes come from `memory` (the heap when null).
+HostBuffer copy_into(const HostBuffer& b, std::pmr::memory_resource* memory) {
+  HostBuffer c = HostBuffer::uninitialized(b.type(), b.size(), memory);
+  if (!b.empty()) std::memcpy(c.data(), b.data(), b.bytes());
+  return c;
+}
+
 // A block as an overlapped run: its chunks (overlap_blocks(); inputs are
 // views of the problem's) and their outputs, read back into `memory`, in
 // chunk order.
@@ -207,8 +215,8 @@ std::pmr::memory_resource* Worker::output_memory_for(const RunBlock& job, BlockR
 
 // The outputs that travel in the message; with `in_slot` (read back through
 // the master's result slot) those in the slot are listed in res.shared
-// instead, and one that did not fit is copied to the heap, since a message
-// may outlive this worker's result target.
+// instead, and one that did not fit is copied into opt_.output_memory, since
+// a message may outlive this worker's result target.
 std::vector<HostBuffer> Worker::outputs_to_send(std::vector<HostBuffer>& outputs, BlockResult& res,
                                                 bool in_slot) const {
   if (!in_slot) return std::move(outputs);
@@ -219,8 +227,8 @@ std::vector<HostBuffer> Worker::outputs_to_send(std::vector<HostBuffer>& outputs
       res.shared.push_back(SharedOutput{i, 0, out.type(), 0});
     else if (const auto offset = results_.offset_of(out.data(), out.bytes()))
       res.shared.push_back(SharedOutput{i, *offset, out.type(), out.size()});
-    else
-      travel.push_back(HostBuffer(out));
+    else  // into the memory outputs use without a slot (the isolated process's files: no copy on the socket)
+      travel.push_back(copy_into(out, opt_.output_memory));
   }
   return travel;
 }

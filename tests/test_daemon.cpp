@@ -45,15 +45,37 @@ class SlotSpoiler final : public ForwardingCommunicator {
   std::atomic<int> offers{0};
 };
 
+// A Communicator that gives every run_block without a result slot the last
+// slot its worker was offered: the worker then leaves its outputs in a slot
+// this job did not offer.
+class SlotReplayer final : public ForwardingCommunicator {
+ public:
+  using ForwardingCommunicator::ForwardingCommunicator;
+  std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override {
+    auto got = ForwardingCommunicator::recv(source, timeout);
+    if (!got || got->message.tag != Tag::run_block) return got;
+    auto& body = got->message.body;
+    if (body.contains("result_slot")) last_ = body["result_slot"];
+    else if (!last_.is_null()) body["result_slot"] = last_;
+    return got;
+  }
+
+ private:
+  nlohmann::json last_;
+};
+
 // A master on rank 0 and workers on 1..n (each its own thread and device
 // runner on the first OpenCL device), with per-worker faults. With
 // `master_host` "test-host" (the workers' host) the master offers result
-// slots; with `spoil_rank1` worker 1's slots never map (SlotSpoiler).
+// slots; worker 1's messages pass through `rank1` (SlotSpoiler,
+// SlotReplayer) when given.
+enum class Rank1 { plain, spoil_slots, replay_slots };
 struct World {
   explicit World(std::vector<FaultKind> faults, std::chrono::milliseconds job_timeout = std::chrono::seconds(120),
-                 std::string master_host = "", bool spoil_rank1 = false)
+                 std::string master_host = "", Rank1 rank1 = Rank1::plain)
       : world(static_cast<int>(faults.size()) + 1) {
-    if (spoil_rank1) spoiler = std::make_unique<SlotSpoiler>(world.at(1));
+    if (rank1 == Rank1::spoil_slots) spoiler = std::make_unique<SlotSpoiler>(world.at(1));
+    if (rank1 == Rank1::replay_slots) replayer = std::make_unique<SlotReplayer>(world.at(1));
     auto [device, why] = open_worker_device("auto", 0);
     if (!device) throw std::runtime_error("no OpenCL device for the tests: " + why);
     codes.resize(faults.size(), -1);
@@ -62,7 +84,9 @@ struct World {
       wo.host = "test-host";
       wo.fault = faults[i];
       wo.welcome_timeout = std::chrono::seconds(30);
-      Communicator& comm = i == 0 && spoiler ? *spoiler : world.at(static_cast<int>(i) + 1);
+      Communicator& comm = i == 0 && spoiler    ? static_cast<Communicator&>(*spoiler)
+                           : i == 0 && replayer ? static_cast<Communicator&>(*replayer)
+                                                : world.at(static_cast<int>(i) + 1);
       threads.emplace_back([this, i, wo, &comm, d = *device] {
         Worker w(comm, d, "", wo);
         codes[i] = w.serve();
@@ -91,6 +115,7 @@ struct World {
   }
   InMemoryWorld world;
   std::unique_ptr<SlotSpoiler> spoiler;
+  std::unique_ptr<SlotReplayer> replayer;
   MemorySink sink;
   std::unique_ptr<Master> master;
   std::vector<std::thread> threads;
@@ -288,8 +313,10 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   // The first measured job plans with no fixed costs; each worker's part
   // then shows what it cost beyond the model (an overlapped part: beyond its
   // scaled prediction, observe_part()). Later plans of the same job assume
-  // what each worker showed last on a block it had run before (a first run
-  // of a block pays for new buffers: FixedCosts::observe_block), a worker
+  // what each worker showed on a block it had run before (a first run of a
+  // block pays for new buffers: FixedCosts::observe_block; in three jobs a
+  // block is observed again at most once, so the window's lower median is
+  // that observation, and a worker tried in the third job is not checked), a worker
   // not seen yet the largest of those, and a worker left out of a plan half
   // its cost (issue 18).
   for (const auto& part : after[0].parts) {
@@ -780,6 +807,46 @@ TEST(Daemon, ATriedWorkerLearnsItsFirstRun) {
   EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 9);
 }
 
+// Issue 18: a worker left out of a plan forgets its observations: when it
+// comes back on the same block, old slow runs do not outvote its decayed
+// cost, and its first run back is a new block's. A tried worker that is
+// left out is no longer tried.
+TEST(Daemon, ALeftOutWorkerForgetsItsObservationsAndIsNoLongerTried) {
+  std::vector<SplitWorker> workers = two_linear_workers();
+  const std::vector<std::string> keys{"w1", "w2"};
+  const Block whole{1, 0, 128}, none{1, 128, 128}, b{1, 64, 128};
+  FixedCosts costs;
+  auto assumed = [&] {
+    costs.assume(workers, keys);
+    return workers[1].fixed_ms;
+  };
+  costs.observe("w1", PartCost{0, 1, 1});
+  for (const PartCost& c : {PartCost{1, 1, 3}, PartCost{40, 1, 50}, PartCost{40, 1, 52}})
+    costs.observe_block("w2", b, c);  // a first run, then two slow jobs: learned 40
+  EXPECT_DOUBLE_EQ(assumed(), 40);
+  costs.planned(workers, keys, {whole, none});  // left out: 20
+  EXPECT_DOUBLE_EQ(assumed(), 20);
+  costs.planned(workers, keys, {Block{1, 0, 64}, b});
+  costs.observe_block("w2", b, PartCost{2, 1, 4});  // back on the same block: a first run again
+  EXPECT_DOUBLE_EQ(assumed(), 20);
+  costs.observe_block("w2", b, PartCost{2, 1, 4});  // the old 50 and 52 are gone: 2, not 40
+  EXPECT_DOUBLE_EQ(assumed(), 2);
+
+  FixedCosts fresh;
+  fresh.observe("w1", PartCost{0.34, 1, 2});
+  fresh.assume(workers, keys);
+  fresh.planned(workers, keys, {Block{1, 0, 64}, b});  // w2 tried at 0.34
+  fresh.assume(workers, keys);
+  fresh.planned(workers, keys, {whole, none});  // left out: no longer tried
+  fresh.observe("w1", PartCost{0, 1, 1});        // nothing costs anything now: w2's prior is 0
+  fresh.assume(workers, keys);
+  ASSERT_DOUBLE_EQ(workers[1].fixed_ms, 0);
+  fresh.planned(workers, keys, {Block{1, 0, 64}, b});
+  fresh.observe_block("w2", b, PartCost{9, 1, 12});  // planned at 0: its first run teaches nothing
+  fresh.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 0);
+}
+
 // Issue 18: a worker's own time is its answer's arrival, but no later than
 // its work plus the master's receive of its result: a result that waited
 // behind another worker's receive (the master takes one at a time) does not
@@ -851,7 +918,7 @@ TEST(Daemon, WorkersOnTheMastersHostLeaveTheirResultsInItsMemory) {
 // says why and sends its outputs as bytes, so the job verifies; the master
 // offers it no slot again, while the other worker keeps its own.
 TEST(Daemon, AWorkerWhoseSlotDoesNotMapSendsBytesAndIsOfferedNoneAgain) {
-  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "test-host", true);
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "test-host", Rank1::spoil_slots);
   ASSERT_EQ(w.master->register_workers(), 2u);
   const auto reports = w.master->run_all(Mode::run, small_jobs("even", LocalPolicy::rule));
   ASSERT_EQ(reports.size(), 4u);
@@ -864,5 +931,30 @@ TEST(Daemon, AWorkerWhoseSlotDoesNotMapSendsBytesAndIsOfferedNoneAgain) {
     EXPECT_EQ(r.parts[1].result_path, "slot");
   }
   EXPECT_EQ(w.spoiler->offers.load(), 1);
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Outputs listed in a slot the job did not offer (a `results: message` job
+// after one with slots: the file may hold the earlier job's bytes) are a bad
+// answer: that worker is left out of the job, which is re-split and verifies.
+TEST(Daemon, OutputsInASlotTheJobDidNotOfferAreABadAnswer) {
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "test-host", Rank1::replay_slots);
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  std::vector<Job> jobs = small_jobs("even", LocalPolicy::rule);
+  jobs.resize(2);
+  jobs[1] = jobs[0];
+  jobs[1].results = "message";
+  const auto reports = w.master->run_all(Mode::run, jobs);
+  ASSERT_EQ(reports.size(), 2u);
+  ASSERT_TRUE(reports[0].ok()) << reports[0].error;
+  EXPECT_EQ(reports[0].parts.at(0).result_path, "slot");
+  ASSERT_TRUE(reports[1].ok()) << reports[1].error;
+  EXPECT_TRUE(reports[1].verdict.ok);
+  ASSERT_EQ(reports[1].faults.size(), 1u);
+  EXPECT_NE(reports[1].faults[0].find("offered none"), std::string::npos) << reports[1].faults[0];
+  EXPECT_EQ(reports[1].attempts, 2u);
+  ASSERT_EQ(reports[1].parts.size(), 1u);
+  EXPECT_EQ(reports[1].parts[0].rank, 2);
+  EXPECT_EQ(reports[1].parts[0].result_path, "message");
   EXPECT_TRUE(w.shutdown());
 }
