@@ -445,7 +445,8 @@ JobReport Master::run_job(JobReport r) {
     ++r.attempts;
     try {
       const std::vector<Block>* previous = measured ? costs_.last_plan(keys) : nullptr;
-      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs, previous);
+      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs, previous,
+                          measured ? costs_.plans_made(keys) : 0);
       if (measured) costs_.planned(healthy, keys, r.plan.blocks);  // remembered; a left-out worker's cost decays
     } catch (const UsageError& e) {
       r.status = "failed";

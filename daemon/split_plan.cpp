@@ -37,19 +37,37 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 
 namespace {
 
+// The one-time cost of moving from `previous` to `fresh`: the largest
+// move_ms of a worker whose non-empty new block differs (they move at once).
+double move_cost_ms(const std::vector<SplitWorker>& workers, const std::vector<Block>& previous,
+                    const std::vector<Block>& fresh) {
+  double most = 0;
+  for (std::size_t i = 0; i < fresh.size(); ++i)
+    if (fresh[i].size() != 0 && fresh[i] != previous[i]) most = std::max(most, workers[i].move_ms);
+  return most;
+}
+
 // The measured plan's blocks: `fresh`, or `previous` (when it has one block
 // per worker and tiles the range along the plan's dimension) unless
-// `fresh` is predicted faster by more than kReplanGain; `note` says which.
-std::vector<Block> stable_blocks(const Calibration& cal, std::vector<Block> fresh, const std::vector<Block>* previous,
+// `fresh` is predicted faster by more than kReplanGain and its gain over
+// `jobs` jobs exceeds the move's one-time cost; `note` says why it kept.
+std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<SplitWorker>& workers,
+                                 std::vector<Block> fresh, const std::vector<Block>* previous, unsigned jobs,
                                  std::size_t total, const std::function<double(std::size_t, std::size_t)>& work,
                                  std::string& note) {
   if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
     return fresh;
   const double kept = predicted_makespan_ms(cal, *previous, work);
   const double moved = predicted_makespan_ms(cal, fresh, work);
-  if (moved < kept * (1 - kReplanGain)) return fresh;
-  note = fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
-                     "more than {:.0f} % faster", moved, kept, 100 * kReplanGain);
+  const double once = move_cost_ms(workers, *previous, fresh);
+  const double gain = (kept - moved) * std::max(1u, jobs);
+  if (moved < kept * (1 - kReplanGain) && gain > once) return fresh;
+  note = moved < kept * (1 - kReplanGain)
+             ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
+                           "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
+                           moved, kept, gain, std::max(1u, jobs), once)
+             : fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
+                           "more than {:.0f} % faster", moved, kept, 100 * kReplanGain);
   return *previous;
 }
 
@@ -57,7 +75,7 @@ std::vector<Block> stable_blocks(const Calibration& cal, std::vector<Block> fres
 
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs,
-                     const std::vector<Block>* previous) {
+                     const std::vector<Block>* previous, unsigned jobs_so_far) {
   SplitPlan plan;
   plan.model = model;
   plan.dim = split_dim(spec, direction);
@@ -90,8 +108,8 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
     const auto work = [&](std::size_t, std::size_t units) {
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     };
-    plan.blocks = stable_blocks(cal, measured_blocks(cal, total, plan.dim, granularity, work), previous, total, work,
-                                plan.note);
+    plan.blocks = stable_blocks(cal, workers, measured_blocks(cal, total, plan.dim, granularity, work), previous,
+                                jobs_so_far, total, work, plan.note);
     plan.fractions = block_fractions(plan.blocks, total);
     return plan;
   }
@@ -131,6 +149,8 @@ void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std
     const PartCost c = it != costs_.end() ? it->second : PartCost{most * unseen_factor(keys.at(i)), 1};
     workers[i].fixed_ms = c.fixed_ms;
     workers[i].scale = c.scale;
+    const auto move = move_ms_.find(keys.at(i));
+    workers[i].move_ms = move != move_ms_.end() ? move->second : 0;
   }
 }
 
@@ -140,8 +160,13 @@ void FixedCosts::observe_block(const std::string& key, const Block& block, const
   if (first || it->second != block) {  // a first run of this block: its buffers are new
     it->second = block;
     window.clear();
+    first_run_ms_[key] = cost.fixed_ms;
     if (tried_.erase(key) && !costs_.count(key)) costs_[key] = cost;  // a tried worker: an upper bound
     return;
+  }
+  if (const auto f = first_run_ms_.find(key); f != first_run_ms_.end()) {  // the block's second run
+    move_ms_[key] = std::max(0.0, f->second - cost.fixed_ms);
+    first_run_ms_.erase(f);
   }
   window.push_back(cost);
   if (window.size() > kCostWindow) window.erase(window.begin());
@@ -159,6 +184,12 @@ void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::
   if (blocks.size() != keys.size())
     throw std::invalid_argument(fmt::format("remember_plan: {} blocks for {} workers", blocks.size(), keys.size()));
   last_plan_[keys] = blocks;
+  ++plans_made_[keys];
+}
+
+unsigned FixedCosts::plans_made(const std::vector<std::string>& keys) const {
+  const auto it = plans_made_.find(keys);
+  return it == plans_made_.end() ? 0 : it->second;
 }
 
 double FixedCosts::unseen_factor(const std::string& key) const {
@@ -181,6 +212,7 @@ void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vec
     tried_.erase(key);
     window_.erase(key);
     last_block_.erase(key);
+    first_run_ms_.erase(key);
     if (const auto it = costs_.find(key); it != costs_.end()) {
       it->second.fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays

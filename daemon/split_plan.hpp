@@ -31,6 +31,10 @@ struct SplitWorker {
   /// learned from its last part that ran overlapped (observe_part(); below
   /// 1 where overlapping transfers with kernels gains); 1 = none.
   double scale = 1;
+  /// Its one-time cost when its block moves (ms): what its first run of a
+  /// block cost beyond its second (new buffers to allocate and touch; on
+  /// PoCL a compile per new NDRange), learned by FixedCosts; 0 = none seen.
+  double move_ms = 0;
 };
 
 /// What one worker's part of a finished measured job showed (the model's
@@ -77,7 +81,8 @@ inline constexpr double kReplanGain = 0.03;
 /// for a worker whose share gains at most kReplanGain even at no cost).
 class FixedCosts {
  public:
-  /// Sets each worker's fixed_ms and scale for a plan; `keys` has one entry per worker.
+  /// Sets each worker's fixed_ms, scale and move_ms for a plan; `keys` has
+  /// one entry per worker.
   void assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const;
   /// After a plan: remembers its `blocks` (remember_plan(); one per worker,
   /// else std::invalid_argument), marks a worker that has learned nothing
@@ -102,7 +107,8 @@ class FixedCosts {
   /// teaches `key` only when the worker ran the same block in the job
   /// before (its buffers reused), and then `key` learns, of the last
   /// kCostWindow observations of that block, the one of lower-median own
-  /// time (PartCost::own_ms). One exception: a worker that had learned
+  /// time (PartCost::own_ms). A block's first run minus its second is the
+  /// worker's one-time cost of a move (SplitWorker::move_ms). One exception: a worker that had learned
   /// nothing and was planned in at a prior above 0 (another worker's
   /// learned cost: it is being tried) learns its first run, an upper bound
   /// since its buffers were new, so a worker that costs more than its
@@ -122,8 +128,11 @@ class FixedCosts {
   /// valid until remember_plan() is called with the same keys.
   [[nodiscard]] const std::vector<Block>* last_plan(const std::vector<std::string>& keys) const;
   /// Remembers `blocks` as the latest plan of the job whose workers have
-  /// `keys`. Throws std::invalid_argument unless there is one block per key.
+  /// `keys`, and counts it. Throws std::invalid_argument unless there is one
+  /// block per key.
   void remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks);
+  /// How many plans of the job whose workers have `keys` were remembered.
+  [[nodiscard]] unsigned plans_made(const std::vector<std::string>& keys) const;
 
  private:
   std::map<std::string, PartCost> costs_;
@@ -131,6 +140,11 @@ class FixedCosts {
   // Per key: the latest observations of its last block (at most kCostWindow).
   std::map<std::string, std::vector<PartCost>> window_;
   std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
+  std::map<std::vector<std::string>, unsigned> plans_made_;
+  // Per key: the fixed cost its first run of its current block showed, until
+  // the block's second run turns it into move_ms_.
+  std::map<std::string, double> first_run_ms_;
+  std::map<std::string, double> move_ms_;
   // Per worker never observed: the factor on the costliest-seen prior, halved
   // by each plan that left it out while the prior was above 0.
   std::map<std::string, double> unseen_factor_;
@@ -175,11 +189,15 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// (measured only; ignored unless it is one block per worker along the
 /// plan's dimension, contiguous from 0 and covering the range) is the job's
 /// previous plan: it is kept, and SplitPlan::note says so, unless the new
-/// blocks are predicted faster by more than kReplanGain.
+/// blocks are predicted faster by more than kReplanGain and their gain,
+/// over as many jobs as the job has been planned already (`jobs_so_far`,
+/// at least 1: as many again are expected), exceeds the one-time cost of
+/// the move (the largest SplitWorker::move_ms of a worker whose non-empty
+/// block changes; the workers move at once).
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
-                     const std::vector<Block>* previous = nullptr);
+                     const std::vector<Block>* previous = nullptr, unsigned jobs_so_far = 1);
 
 /// What one worker's part of a finished `measured` job showed. A block
 /// that ran overlapped (`overlap_wall_ms` > 0: its upload, runs and
