@@ -47,27 +47,69 @@ double move_cost_ms(const std::vector<SplitWorker>& workers, const std::vector<B
   return most;
 }
 
-// The measured plan's blocks: `fresh`, or `previous` (when it has one block
-// per worker and tiles the range along the plan's dimension) unless
-// `fresh` is predicted faster by more than kReplanGain and its gain over
-// `jobs` jobs exceeds the move's one-time cost; `note` says why it kept.
+// The measured plan's candidates besides `previous`: the model's blocks
+// (`fresh`), and for each worker whose block there would move at a learned
+// one-time cost, the model's blocks without that worker (left out, it pays
+// nothing; `label` says which).
+struct Candidate {
+  std::vector<Block> blocks;
+  std::string label;
+};
+std::vector<Candidate> candidates(const Calibration& cal, const std::vector<SplitWorker>& workers,
+                                  std::vector<Block> fresh, const std::vector<Block>& previous, std::size_t total,
+                                  const std::vector<std::size_t>& granularity,
+                                  const std::function<double(std::size_t, std::size_t)>& work) {
+  std::vector<Candidate> out;
+  for (std::size_t j = 0; j < workers.size(); ++j) {
+    if (workers[j].move_ms <= 0 || fresh[j].size() == 0 || fresh[j] == previous[j]) continue;
+    Calibration without = cal;
+    without.devices[j].fixed_ms = 1e12;  // a cost no share saves: measured_blocks() leaves it out
+    out.push_back({measured_blocks(without, total, cal.dim, granularity, work),
+                   fmt::format(" without rank {} (its block would cost {:.3f} ms once to move)", workers[j].rank,
+                               workers[j].move_ms)});
+  }
+  out.insert(out.begin(), Candidate{std::move(fresh), ""});
+  return out;
+}
+
+// The measured plan's blocks: `previous` (when it has one block per worker
+// and tiles the range along the plan's dimension) unless a candidate is
+// predicted faster by more than kReplanGain and costs less over `jobs` jobs
+// with its move's one-time cost; then the cheapest such candidate. `note`
+// says why it kept, or which candidate left a worker out.
 std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<SplitWorker>& workers,
                                  std::vector<Block> fresh, const std::vector<Block>* previous, unsigned jobs,
-                                 std::size_t total, const std::function<double(std::size_t, std::size_t)>& work,
-                                 std::string& note) {
+                                 std::size_t total, const std::vector<std::size_t>& granularity,
+                                 const std::function<double(std::size_t, std::size_t)>& work, std::string& note) {
   if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
     return fresh;
+  jobs = std::max(1u, jobs);
   const double kept = predicted_makespan_ms(cal, *previous, work);
-  const double moved = predicted_makespan_ms(cal, fresh, work);
-  const double once = move_cost_ms(workers, *previous, fresh);
-  const double gain = (kept - moved) * std::max(1u, jobs);
-  if (moved < kept * (1 - kReplanGain) && gain > once) return fresh;
-  note = moved < kept * (1 - kReplanGain)
+  double best = kept * jobs, best_ms = kept, best_once = 0, fresh_ms = 0, fresh_once = 0;
+  const Candidate* chosen = nullptr;
+  const auto all = candidates(cal, workers, std::move(fresh), *previous, total, granularity, work);
+  for (const Candidate& c : all) {
+    const double ms = predicted_makespan_ms(cal, c.blocks, work);
+    const double once = move_cost_ms(workers, *previous, c.blocks);
+    if (&c == &all.front()) fresh_ms = ms, fresh_once = once;
+    if (c.blocks == *previous || ms >= kept * (1 - kReplanGain) || ms * jobs + once >= best) continue;
+    best = ms * jobs + once;
+    best_ms = ms;
+    best_once = once;
+    chosen = &c;
+  }
+  if (chosen) {
+    if (!chosen->label.empty())
+      note = fmt::format("the model's blocks{}: {:.3f} ms a job and {:.3f} ms once against {:.3f} ms kept",
+                         chosen->label, best_ms, best_once, kept);
+    return chosen->blocks;
+  }
+  note = fresh_ms < kept * (1 - kReplanGain)
              ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
                            "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
-                           moved, kept, gain, std::max(1u, jobs), once)
+                           fresh_ms, kept, (kept - fresh_ms) * jobs, jobs, fresh_once)
              : fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
-                           "more than {:.0f} % faster", moved, kept, 100 * kReplanGain);
+                           "more than {:.0f} % faster", fresh_ms, kept, 100 * kReplanGain);
   return *previous;
 }
 
@@ -109,7 +151,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     };
     plan.blocks = stable_blocks(cal, workers, measured_blocks(cal, total, plan.dim, granularity, work), previous,
-                                jobs_so_far, total, work, plan.note);
+                                jobs_so_far, total, granularity, work, plan.note);
     plan.fractions = block_fractions(plan.blocks, total);
     return plan;
   }
@@ -160,12 +202,12 @@ void FixedCosts::observe_block(const std::string& key, const Block& block, const
   if (first || it->second != block) {  // a first run of this block: its buffers are new
     it->second = block;
     window.clear();
-    first_run_ms_[key] = cost.fixed_ms;
+    first_run_ms_[key] = cost.own_ms;
     if (tried_.erase(key) && !costs_.count(key)) costs_[key] = cost;  // a tried worker: an upper bound
     return;
   }
   if (const auto f = first_run_ms_.find(key); f != first_run_ms_.end()) {  // the block's second run
-    move_ms_[key] = std::max(0.0, f->second - cost.fixed_ms);
+    move_ms_[key] = std::max(0.0, f->second - cost.own_ms);
     first_run_ms_.erase(f);
   }
   window.push_back(cost);

@@ -31,8 +31,8 @@ struct SplitWorker {
   /// learned from its last part that ran overlapped (observe_part(); below
   /// 1 where overlapping transfers with kernels gains); 1 = none.
   double scale = 1;
-  /// Its one-time cost when its block moves (ms): what its first run of a
-  /// block cost beyond its second (new buffers to allocate and touch; on
+  /// Its one-time cost when its block moves (ms): its own time on its first
+  /// run of a block beyond its second (new buffers to allocate and touch; on
   /// PoCL a compile per new NDRange), learned by FixedCosts; 0 = none seen.
   double move_ms = 0;
 };
@@ -107,8 +107,8 @@ class FixedCosts {
   /// teaches `key` only when the worker ran the same block in the job
   /// before (its buffers reused), and then `key` learns, of the last
   /// kCostWindow observations of that block, the one of lower-median own
-  /// time (PartCost::own_ms). A block's first run minus its second is the
-  /// worker's one-time cost of a move (SplitWorker::move_ms). One exception: a worker that had learned
+  /// time (PartCost::own_ms). A block's first run's own time minus its
+  /// second's is the worker's one-time cost of a move (SplitWorker::move_ms). One exception: a worker that had learned
   /// nothing and was planned in at a prior above 0 (another worker's
   /// learned cost: it is being tried) learns its first run, an upper bound
   /// since its buffers were new, so a worker that costs more than its
@@ -141,7 +141,7 @@ class FixedCosts {
   std::map<std::string, std::vector<PartCost>> window_;
   std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
   std::map<std::vector<std::string>, unsigned> plans_made_;
-  // Per key: the fixed cost its first run of its current block showed, until
+  // Per key: the own time of its first run of its current block, until
   // the block's second run turns it into move_ms_.
   std::map<std::string, double> first_run_ms_;
   std::map<std::string, double> move_ms_;
@@ -188,12 +188,14 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// fixed cost exceeds what its share would save gets nothing. `previous`
 /// (measured only; ignored unless it is one block per worker along the
 /// plan's dimension, contiguous from 0 and covering the range) is the job's
-/// previous plan: it is kept, and SplitPlan::note says so, unless the new
-/// blocks are predicted faster by more than kReplanGain and their gain,
+/// previous plan: it is kept, and SplitPlan::note says so, unless a
+/// candidate is predicted faster by more than kReplanGain and costs less
 /// over as many jobs as the job has been planned already (`jobs_so_far`,
-/// at least 1: as many again are expected), exceeds the one-time cost of
-/// the move (the largest SplitWorker::move_ms of a worker whose non-empty
-/// block changes; the workers move at once).
+/// at least 1: as many again are expected) with the one-time cost of its
+/// move (the largest SplitWorker::move_ms of a worker whose non-empty block
+/// changes; the workers move at once). The candidates: the model's blocks,
+/// and for each worker whose block there would move at a cost, the model's
+/// blocks without it (a worker left out pays nothing); the cheapest wins.
 /// Throws UsageError as split_fractions() does.
 SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
                      const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,

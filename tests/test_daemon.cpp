@@ -658,10 +658,11 @@ TEST(Daemon, MeasuredPlanKeepsTheJobsBlocksUnlessMovingGainsMoreThanTheReplanGai
 }
 
 // Issue 18: a move pays its workers' one-time costs (new buffers; PoCL's
-// compile per NDRange), learned as a block's first run minus its second. A
-// plan predicted more than 3 % faster moves only when its gain over as many
-// jobs as the job has run exceeds the largest one-time cost of a worker
-// whose block changes (two workers sharing the H100 at 2fc3301: a 50/50
+// compile per NDRange), learned as a block's first run's own time minus its
+// second's. A plan predicted more than 3 % faster moves only when its gain
+// over as many jobs as the job has run exceeds the largest one-time cost of
+// a worker whose block changes, or leaves that worker out when that is
+// cheaper (two workers sharing the H100 at 2fc3301: a 50/50
 // bilinear plan moved to 46.9/53.1 in the reported job, whose moved block
 // cost about 30 ms more than its run).
 TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
@@ -680,6 +681,19 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 6).blocks, fresh.blocks);   // 1180 ms > 1000
   workers[1].move_ms = 0;
   EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 1).blocks, fresh.blocks);   // 197 ms > 10
+  // Leaving a worker out costs it nothing to move: with rank 2 at 3000 ms a
+  // job on an even split (5097 ms), the model's blocks (3597 ms) pay its
+  // 1000 ms move; without it 4194 ms and no move win over one job, not ten.
+  std::vector<SplitWorker> slow = two_linear_workers();
+  slow[1].fixed_ms = 3000;
+  slow[1].move_ms = 1000;
+  const std::vector<Block> even{Block{dim, 0, 1024}, Block{dim, 1024, 2048}};
+  const auto left_out = plan_split("measured", "auto", k, p, slow, 1, &even, 1);
+  EXPECT_EQ(left_out.blocks[1].size(), 0u);
+  EXPECT_NE(left_out.note.find("without rank 2"), std::string::npos) << left_out.note;
+  const auto ten_jobs = plan_split("measured", "auto", k, p, slow, 1, &even, 10);
+  EXPECT_GT(ten_jobs.blocks[1].size(), 0u);
+  EXPECT_EQ(ten_jobs.blocks, plan_split("measured", "auto", k, p, slow, 1).blocks);
   // Learned: a block's first run beyond its second; a plan counted per job.
   FixedCosts costs;
   const std::vector<std::string> keys{"w1", "w2"};
