@@ -447,7 +447,7 @@ JobReport Master::run_job(JobReport r) {
       const std::vector<Block>* previous = measured ? costs_.last_plan(keys) : nullptr;
       r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs, previous,
                           measured ? costs_.plans_made(keys) : 0);
-      if (measured) costs_.planned(healthy, keys, r.plan.blocks);  // remembered; a left-out worker's cost decays
+      if (measured) costs_.planned(healthy, keys, r.plan.blocks, r.plan.held_by_move);  // remembered; a left-out worker's cost decays
     } catch (const UsageError& e) {
       r.status = "failed";
       r.error = e.what();

@@ -54,6 +54,7 @@ double move_cost_ms(const std::vector<SplitWorker>& workers, const std::vector<B
 struct Candidate {
   std::vector<Block> blocks;
   std::string label;
+  std::optional<std::size_t> left_out;  // the worker left out rather than moved
 };
 std::vector<Candidate> candidates(const Calibration& cal, const std::vector<SplitWorker>& workers,
                                   std::vector<Block> fresh, const std::vector<Block>& previous, std::size_t total,
@@ -66,9 +67,10 @@ std::vector<Candidate> candidates(const Calibration& cal, const std::vector<Spli
     without.devices[j].fixed_ms = 1e12;  // a cost no share saves: measured_blocks() leaves it out
     out.push_back({measured_blocks(without, total, cal.dim, granularity, work),
                    fmt::format(" without rank {} (its block would cost {:.3f} ms once to move)", workers[j].rank,
-                               workers[j].move_ms)});
+                               workers[j].move_ms),
+                   j});
   }
-  out.insert(out.begin(), Candidate{std::move(fresh), ""});
+  out.insert(out.begin(), Candidate{std::move(fresh), "", std::nullopt});
   return out;
 }
 
@@ -80,7 +82,8 @@ std::vector<Candidate> candidates(const Calibration& cal, const std::vector<Spli
 std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<SplitWorker>& workers,
                                  std::vector<Block> fresh, const std::vector<Block>* previous, unsigned jobs,
                                  std::size_t total, const std::vector<std::size_t>& granularity,
-                                 const std::function<double(std::size_t, std::size_t)>& work, std::string& note) {
+                                 const std::function<double(std::size_t, std::size_t)>& work, std::string& note,
+                                 std::vector<std::size_t>& held) {
   if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
     return fresh;
   jobs = std::max(1u, jobs);
@@ -99,10 +102,16 @@ std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<Split
     chosen = &c;
   }
   if (chosen) {
+    if (chosen->left_out) held.push_back(*chosen->left_out);
     if (!chosen->label.empty())
       note = fmt::format("the model's blocks{}: {:.3f} ms a job and {:.3f} ms once against {:.3f} ms kept",
                          chosen->label, best_ms, best_once, kept);
     return chosen->blocks;
+  }
+  if (fresh_ms < kept * (1 - kReplanGain) && fresh_once > 0) {  // held back by its movers' one-time costs
+    const auto& moved = all.front().blocks;
+    for (std::size_t i = 0; i < moved.size(); ++i)
+      if (moved[i].size() != 0 && moved[i] != (*previous)[i] && workers[i].move_ms > 0) held.push_back(i);
   }
   note = fresh_ms < kept * (1 - kReplanGain)
              ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
@@ -151,7 +160,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
       return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
     };
     plan.blocks = stable_blocks(cal, workers, measured_blocks(cal, total, plan.dim, granularity, work), previous,
-                                jobs_so_far, total, granularity, work, plan.note);
+                                jobs_so_far, total, granularity, work, plan.note, plan.held_by_move);
     plan.fractions = block_fractions(plan.blocks, total);
     return plan;
   }
@@ -240,10 +249,13 @@ double FixedCosts::unseen_factor(const std::string& key) const {
 }
 
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
-                         const std::vector<Block>& blocks) {
+                         const std::vector<Block>& blocks, const std::vector<std::size_t>& held_by_move) {
   remember_plan(keys, blocks);
   for (std::size_t i = 0; i < workers.size(); ++i) {
     const std::string& key = keys.at(i);
+    const bool held = std::find(held_by_move.begin(), held_by_move.end(), i) != held_by_move.end();
+    if (held)
+      if (const auto m = move_ms_.find(key); m != move_ms_.end()) m->second *= kUnplannedFixedCostDecay;
     if (blocks.at(i).size() != 0) {
       if (!costs_.count(key) && workers[i].fixed_ms > 0) tried_.insert(key);
       else tried_.erase(key);
@@ -255,6 +267,7 @@ void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vec
     window_.erase(key);
     last_block_.erase(key);
     first_run_ms_.erase(key);
+    if (held) continue;  // left out for its move, not its fixed cost
     if (const auto it = costs_.find(key); it != costs_.end()) {
       it->second.fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays

@@ -71,9 +71,11 @@ inline constexpr double kReplanGain = 0.03;
 
 /// What the master learns per worker and job (keys: the master's
 /// fixed_cost_key()): each worker's costs, and each job's latest measured
-/// plan. A worker learns the lower median of its last observations of a
-/// block it ran in the job before (observe_block(); a tried worker its
-/// first run); a worker not seen is
+/// plan, and how many plans it had. A worker learns the lower median of its
+/// last observations of a block it ran in the job before (observe_block();
+/// a tried worker its first run) and its one-time cost of a move from a
+/// block's first two runs (kept while it is left out; halved by each plan it
+/// holds back); a worker not seen is
 /// assumed to cost as much as the costliest worker of the plan (fixed_ms)
 /// with scale 1; a learned fixed cost decays
 /// by kUnplannedFixedCostDecay with each plan that leaves its worker out,
@@ -98,8 +100,13 @@ class FixedCosts {
   /// for its cost, and stays unseen (before 2026-11-24 it was stored as
   /// costing 0, and a later plan gave a CPU worker 7.8 % of bilinear 512²
   /// next to an H100 worker that had learned 0.97 ms).
+  /// The workers in `held_by_move` (SplitPlan::held_by_move) have their
+  /// one-time cost of a move × kUnplannedFixedCostDecay instead (learned
+  /// once, from a first run that may carry costs a move does not repeat, it
+  /// would otherwise hold plans back for good), and one of them left out
+  /// keeps its fixed cost.
   void planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
-               const std::vector<Block>& blocks);
+               const std::vector<Block>& blocks, const std::vector<std::size_t>& held_by_move = {});
   /// Sets what `key` has learned, whatever block it ran (a cost known
   /// otherwise, or a test's starting point); the master uses observe_block().
   void observe(const std::string& key, const PartCost& cost) { costs_[key] = cost; }
@@ -161,6 +168,11 @@ struct SplitPlan {
   std::vector<double> fractions;    ///< the model's fractions, summing to 1
   std::vector<Block> blocks;        ///< aligned blocks covering the whole range
   std::string note;                 ///< e.g. why a model fell back, or that a measured plan kept the job's previous blocks
+  /// Measured: the workers (indices) whose one-time cost of a move held the
+  /// plan back: kept at their previous blocks, or left out rather than moved
+  /// (FixedCosts::planned() decays their move cost instead of a left-out
+  /// worker's fixed cost).
+  std::vector<std::size_t> held_by_move;
 };
 
 /// The split dimension of `spec` for direction "auto" (rows, dim 1, for 2-D

@@ -677,13 +677,15 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   const auto one_job = plan_split("measured", "auto", k, p, workers, 1, &far, 1);
   EXPECT_EQ(one_job.blocks, far);
   EXPECT_NE(one_job.note.find("one-time cost of 1000.000 ms"), std::string::npos) << one_job.note;
+  EXPECT_EQ(one_job.held_by_move, (std::vector<std::size_t>{0, 1}));  // both would have moved
   EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 5).blocks, far);            // 983 ms < 1000
   EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 6).blocks, fresh.blocks);   // 1180 ms > 1000
   workers[1].move_ms = 0;
   EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 1).blocks, fresh.blocks);   // 197 ms > 10
   // Leaving a worker out costs it nothing to move: with rank 2 at 3000 ms a
-  // job on an even split (5097 ms), the model's blocks (3597 ms) pay its
-  // 1000 ms move; without it 4194 ms and no move win over one job, not ten.
+  // job on an even split (5097 ms), the model's blocks (1760/288 rows,
+  // 3604.5 ms) pay its 1000 ms move; without it 4194 ms and no move win
+  // over one job, not ten.
   std::vector<SplitWorker> slow = two_linear_workers();
   slow[1].fixed_ms = 3000;
   slow[1].move_ms = 1000;
@@ -691,6 +693,7 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   const auto left_out = plan_split("measured", "auto", k, p, slow, 1, &even, 1);
   EXPECT_EQ(left_out.blocks[1].size(), 0u);
   EXPECT_NE(left_out.note.find("without rank 2"), std::string::npos) << left_out.note;
+  EXPECT_EQ(left_out.held_by_move, (std::vector<std::size_t>{1}));
   const auto ten_jobs = plan_split("measured", "auto", k, p, slow, 1, &even, 10);
   EXPECT_GT(ten_jobs.blocks[1].size(), 0u);
   EXPECT_EQ(ten_jobs.blocks, plan_split("measured", "auto", k, p, slow, 1).blocks);
@@ -708,6 +711,27 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   costs.planned(workers, keys, far);
   EXPECT_EQ(costs.plans_made(keys), 2u);
   EXPECT_EQ(costs.plans_made({"w2", "w1"}), 0u);
+  // A worker whose move cost held a plan back has that cost halved, so a
+  // move cost learned once cannot hold plans back for good; left out for
+  // its move, it keeps its fixed cost.
+  costs.observe_block("w2", far[1], PartCost{2, 1, 11});
+  costs.assume(workers, keys);
+  ASSERT_DOUBLE_EQ(workers[1].fixed_ms, 2);
+  costs.planned(workers, keys, far, {1});
+  costs.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].move_ms, 12.5);
+  costs.planned(workers, keys, {Block{dim, 0, 2048}, Block{dim, 2048, 2048}}, {1});
+  costs.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].move_ms, 6.25);
+  EXPECT_DOUBLE_EQ(workers[1].fixed_ms, 2);  // not decayed
+  // Left out between its first and second run of a block: no move cost learned.
+  FixedCosts gap;
+  gap.observe_block("w2", far[1], PartCost{0, 1, 90});
+  gap.planned(workers, keys, {Block{dim, 0, 2048}, Block{dim, 2048, 2048}});
+  gap.observe_block("w2", far[1], PartCost{0, 1, 10});  // a first run again
+  gap.observe_block("w2", far[1], PartCost{0, 1, 9});
+  gap.assume(workers, keys);
+  EXPECT_DOUBLE_EQ(workers[1].move_ms, 1);
 }
 
 // Issue 18: a worker left out of a measured plan for its learned fixed cost
