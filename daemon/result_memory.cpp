@@ -2,8 +2,6 @@
 #include "result_memory.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,10 +59,7 @@ SharedOutput shared_output_from_json(const json& j) {
 ResultMemory::ResultMemory() : random_(std::random_device{}()) {}
 
 ResultMemory::~ResultMemory() {
-  for (auto& [rank, f] : files_) {
-    ::munmap(f.data, kResultHeaderBytes + f.bytes);
-    ::close(f.fd);
-  }
+  for (auto& [rank, f] : files_) ::close(f.fd);  // the mappings go with files_
 }
 
 std::optional<ResultSlot> ResultMemory::slot(int rank, std::size_t bytes) {
@@ -72,25 +67,16 @@ std::optional<ResultSlot> ResultMemory::slot(int rank, std::size_t bytes) {
   auto it = files_.find(rank);
   if (it == files_.end() || it->second.bytes < bytes) {
     if (it != files_.end()) {
-      ::munmap(it->second.data, kResultHeaderBytes + it->second.bytes);
       ::close(it->second.fd);
-      files_.erase(it);
+      files_.erase(it);  // unmaps it
     }
     const std::size_t data = round_up(std::max<std::size_t>(bytes, 1), page_size());
-    const int fd = ::memfd_create("wstune-slot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    const auto [fd, p] = make_memory_file("wstune-slot", kResultHeaderBytes + data);
     if (fd < 0) return std::nullopt;
-    void* p = MAP_FAILED;
-    if (::ftruncate(fd, static_cast<off_t>(kResultHeaderBytes + data)) == 0 &&
-        ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
-      p = ::mmap(nullptr, kResultHeaderBytes + data, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    File f{fd, static_cast<std::byte*>(p), data, random_() | 1};  // never 0: 0 means "no header"
-    std::memcpy(f.data, kMagic, sizeof kMagic);
-    std::memcpy(f.data + sizeof kMagic, &f.nonce, sizeof f.nonce);
-    it = files_.emplace(rank, f).first;
+    File f{fd, std::make_shared<FileMapping>(p, kResultHeaderBytes + data), data, random_() | 1};  // never 0: "no header"
+    std::memcpy(f.base(), kMagic, sizeof kMagic);
+    std::memcpy(f.base() + sizeof kMagic, &f.nonce, sizeof f.nonce);
+    it = files_.emplace(rank, std::move(f)).first;
   }
   return ResultSlot{fmt::format("/proc/{}/fd/{}", ::getpid(), it->second.fd), it->second.bytes, it->second.nonce};
 }
@@ -107,7 +93,8 @@ HostBuffer ResultMemory::view(int rank, const SharedOutput& out) const {
   if (out.offset % out.type.scalar_bytes() != 0)
     throw ProtocolError(fmt::format("rank {}'s output {} at offset {} is misaligned for {}", rank, out.index,
                                     out.offset, out.type.name()));
-  return HostBuffer::adopt(out.type, out.count, f.data + kResultHeaderBytes + out.offset, [](std::byte*, std::size_t) {});
+  return HostBuffer::adopt(out.type, out.count, f.base() + kResultHeaderBytes + out.offset,
+                           [](std::byte*, std::size_t) {});
 }
 
 // ---- ResultTarget (the worker) ------------------------------------------------
@@ -118,9 +105,7 @@ ResultTarget::ResultTarget(std::pmr::memory_resource* upstream)
 ResultTarget::~ResultTarget() { unmap(); }
 
 void ResultTarget::unmap() noexcept {
-  if (map_) ::munmap(map_, map_bytes_);
-  map_ = nullptr;
-  map_bytes_ = 0;
+  map_.reset();
   path_.clear();
   nonce_ = 0;
   active_ = false;
@@ -136,22 +121,19 @@ std::string ResultTarget::begin(const ResultSlot& slot) {
   if (slot.bytes > std::numeric_limits<std::size_t>::max() - kResultHeaderBytes)
     return fmt::format("the master's result slot {} names {} bytes, more than can be mapped", slot.path, slot.bytes);
   const std::size_t want = kResultHeaderBytes + slot.bytes;
-  if (map_ && (path_ != slot.path || nonce_ != slot.nonce || map_bytes_ < want || header_nonce(map_) != slot.nonce))
+  if (map_ && (path_ != slot.path || nonce_ != slot.nonce || map_->bytes < want || header_nonce(base()) != slot.nonce))
     unmap();
   if (!map_) {
     const int fd = ::open(slot.path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return fmt::format("cannot open the master's result file {}: {}", slot.path, std::strerror(errno));
-    struct stat st{};
-    if (::fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::size_t>(st.st_size) < want) {
+    try {
+      map_ = map_memory_file(fd, want);
+    } catch (const ProtocolError& e) {
       ::close(fd);
-      return fmt::format("the master's result file {} holds fewer than the {} bytes named", slot.path, want);
+      return fmt::format("the master's result file {}: {}", slot.path, e.what());
     }
-    void* p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     ::close(fd);
-    if (p == MAP_FAILED) return fmt::format("cannot map the master's result file {}: {}", slot.path, std::strerror(errno));
-    map_ = static_cast<std::byte*>(p);
-    map_bytes_ = want;
-    if (header_nonce(map_) != slot.nonce) {
+    if (header_nonce(base()) != slot.nonce) {
       unmap();
       return fmt::format("{} is not the master's result file (its nonce differs: another host's process?)", slot.path);
     }
@@ -164,22 +146,22 @@ std::string ResultTarget::begin(const ResultSlot& slot) {
 }
 
 std::optional<std::uint64_t> ResultTarget::offset_of(const std::byte* data, std::size_t bytes) const noexcept {
-  if (!map_ || data < map_ + kResultHeaderBytes || data > map_ + map_bytes_) return std::nullopt;
-  const auto offset = static_cast<std::size_t>(data - (map_ + kResultHeaderBytes));
-  if (bytes > map_bytes_ - kResultHeaderBytes - offset) return std::nullopt;
+  if (!map_ || data < base() + kResultHeaderBytes || data > base() + map_->bytes) return std::nullopt;
+  const auto offset = static_cast<std::size_t>(data - (base() + kResultHeaderBytes));
+  if (bytes > map_->bytes - kResultHeaderBytes - offset) return std::nullopt;
   return offset;
 }
 
 void* ResultTarget::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (active_) {
-    const std::size_t data = map_bytes_ - kResultHeaderBytes;
+    const std::size_t data = map_->bytes - kResultHeaderBytes;
     // Page-aligned, as each output of the isolated process's SharedMemory is
     // (a file of its own): a driver may stage a read into unaligned pageable
     // memory more slowly.
     const std::size_t at = round_up(used_, std::max(alignment, page_size()));
     if (at <= data && bytes <= data - at) {
       used_ = at + bytes;
-      return map_ + kResultHeaderBytes + at;
+      return base() + kResultHeaderBytes + at;
     }
   }
   return upstream_->allocate(bytes, alignment);

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <memory_resource>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared_memory.hpp"
 #include "wstune/host_buffer.hpp"
 
 namespace wstune::daemon {
@@ -86,9 +88,10 @@ class ResultMemory {
  private:
   struct File {
     int fd = -1;
-    std::byte* data = nullptr;  // the mapping, header included
-    std::size_t bytes = 0;      // data bytes after the header
+    std::shared_ptr<FileMapping> map;  // header included
+    std::size_t bytes = 0;             // data bytes after the header
     std::uint64_t nonce = 0;
+    [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(map->data); }
   };
   mutable std::mutex mutex_;
   std::map<int, File> files_;
@@ -132,8 +135,8 @@ class ResultTarget final : public std::pmr::memory_resource {
   std::pmr::memory_resource* upstream_;
   std::string path_;
   std::uint64_t nonce_ = 0;
-  std::byte* map_ = nullptr;   // the mapping, header included
-  std::size_t map_bytes_ = 0;  // its length
+  std::shared_ptr<FileMapping> map_;  // the master's file, header included
+  [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(map_->data); }
   bool active_ = false;        // begin() succeeded for the current block
   std::size_t used_ = 0;       // data bytes placed since begin()
   std::size_t mappings_ = 0;

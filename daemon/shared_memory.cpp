@@ -40,12 +40,8 @@ SharedMemory::Files::iterator SharedMemory::find(const void* data) {
   return std::find_if(files_.begin(), files_.end(), [&](const auto& f) { return f.second.data == data; });
 }
 
-namespace {
-// A new memory file of `bytes`, sealed against shrinking (the peer's
-// mapping can never lose pages under it: a read past a shrunk file's end is
-// SIGBUS) and mapped; fd −1 when one cannot be made.
-std::pair<int, void*> make_file(std::size_t bytes) {
-  const int fd = ::memfd_create("wstune-result", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+std::pair<int, void*> make_memory_file(const char* name, std::size_t bytes) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return {-1, nullptr};
   void* p = MAP_FAILED;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0 && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
@@ -54,13 +50,12 @@ std::pair<int, void*> make_file(std::size_t bytes) {
   ::close(fd);
   return {-1, nullptr};
 }
-}  // namespace
 
 void* SharedMemory::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (bytes >= min_bytes_ && alignment <= static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
     std::lock_guard lock(mutex_);
     if (void* p = reuse(bytes)) return p;
-    if (const auto [fd, p] = make_file(bytes); fd >= 0) {
+    if (const auto [fd, p] = make_memory_file("wstune-result", bytes); fd >= 0) {
       try {
         files_.emplace(next_id_, File{fd, p, bytes, true, 0});
       } catch (...) {
@@ -138,32 +133,18 @@ std::size_t SharedMemory::reuses() const {
 
 // ---- PeerMemory ---------------------------------------------------------------
 
-namespace {
-// One of the peer's files mapped here; unmapped with the last owner (the
-// PeerMemory's table and the buffers adopting it).
-struct Mapping {
-  Mapping(void* d, std::size_t b) : data(d), bytes(b) {}
-  ~Mapping() {
-    if (data) ::munmap(data, bytes);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  void* data;
-  std::size_t bytes;
-};
-}  // namespace
+FileMapping::~FileMapping() {
+  if (data) ::munmap(data, bytes);
+}
 
 struct PeerMemory::State {
   std::mutex mutex;
-  std::map<std::uint64_t, std::shared_ptr<Mapping>> maps;
+  std::map<std::uint64_t, std::shared_ptr<FileMapping>> maps;
   std::vector<std::uint64_t> returned;
   std::size_t made = 0;
 };
 
-namespace {
-// Maps the whole memory file `fd`, which must hold `bytes` and be sealed
-// against shrinking. Throws ProtocolError otherwise.
-std::shared_ptr<Mapping> map_file(int fd, std::size_t bytes) {
+std::shared_ptr<FileMapping> map_memory_file(int fd, std::size_t bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0)
     throw ProtocolError(fmt::format("a shared buffer's memory file cannot be read: {}", std::strerror(errno)));
@@ -173,7 +154,7 @@ std::shared_ptr<Mapping> map_file(int fd, std::size_t bytes) {
   const int seals = ::fcntl(fd, F_GET_SEALS);
   if (seals < 0 || !(seals & F_SEAL_SHRINK))
     throw ProtocolError("a shared buffer came in a memory file not sealed against shrinking (F_SEAL_SHRINK)");
-  auto m = std::make_shared<Mapping>(nullptr, size);  // allocated first: a mapping is never left behind
+  auto m = std::make_shared<FileMapping>(nullptr, size);  // allocated first: a mapping is never left behind
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED)
     throw ProtocolError(fmt::format("mapping a shared buffer of {} bytes failed: {}", size, std::strerror(errno)));
@@ -182,20 +163,19 @@ std::shared_ptr<Mapping> map_file(int fd, std::size_t bytes) {
   ::madvise(p, size, MADV_DONTFORK);
   return m;
 }
-}  // namespace
 
 PeerMemory::PeerMemory() : state_(std::make_shared<State>()) {}
 
 HostBuffer PeerMemory::adopt(std::uint64_t id, int fd, ElementType type, std::size_t count) {
   const std::size_t bytes = type.bytes() * count;
-  std::shared_ptr<Mapping> m;
+  std::shared_ptr<FileMapping> m;
   {
     std::lock_guard lock(state_->mutex);
     const auto it = state_->maps.find(id);
     if (it != state_->maps.end() && it->second->bytes >= bytes) m = it->second;
   }
   if (!m) {
-    m = map_file(fd, bytes);
+    m = map_memory_file(fd, bytes);
     std::lock_guard lock(state_->mutex);
     state_->maps[id] = m;
     ++state_->made;

@@ -117,6 +117,29 @@ class PeerMemory {
   std::shared_ptr<State> state_;
 };
 
+/// A new memory file of `bytes` called `name` (memfd_create(2), close on
+/// exec), sealed against shrinking (a peer's mapping can never lose pages
+/// under it: a read past a shrunk file's end is SIGBUS) and mapped shared
+/// read-write here: its descriptor and mapping, or {−1, nullptr} when one
+/// cannot be made. The caller unmaps and closes it.
+std::pair<int, void*> make_memory_file(const char* name, std::size_t bytes);
+
+/// A memory file mapped here, unmapped with its last owner.
+struct FileMapping {
+  FileMapping(void* d, std::size_t b) : data(d), bytes(b) {}
+  ~FileMapping();
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+  void* data;          ///< the mapping
+  std::size_t bytes;   ///< its length (the whole file)
+};
+
+/// Maps the whole memory file `fd` (which must hold at least `bytes` and be
+/// sealed against shrinking) shared, read-write, pre-faulted and not
+/// inherited by a fork. The caller keeps `fd`. Throws ProtocolError naming
+/// what is wrong.
+std::shared_ptr<FileMapping> map_memory_file(int fd, std::size_t bytes);
+
 /// Sends the byte `mark` over the connected AF_UNIX socket `socket` with
 /// the descriptor `fd` attached (SCM_RIGHTS, unix(7); nothing attached when
 /// `fd` < 0). The caller keeps `fd`. Throws ProtocolError when the peer is

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,13 +38,22 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 
 namespace {
 
+// The workers that pay a one-time cost to go from `previous` to `fresh`:
+// those whose non-empty new block differs and that have learned a cost.
+std::vector<std::size_t> movers(const std::vector<SplitWorker>& workers, const std::vector<Block>& previous,
+                                const std::vector<Block>& fresh) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < fresh.size(); ++i)
+    if (fresh[i].size() != 0 && fresh[i] != previous[i] && workers[i].move_ms > 0) out.push_back(i);
+  return out;
+}
+
 // The one-time cost of moving from `previous` to `fresh`: the largest
-// move_ms of a worker whose non-empty new block differs (they move at once).
+// move_ms of its movers (they move at once).
 double move_cost_ms(const std::vector<SplitWorker>& workers, const std::vector<Block>& previous,
                     const std::vector<Block>& fresh) {
   double most = 0;
-  for (std::size_t i = 0; i < fresh.size(); ++i)
-    if (fresh[i].size() != 0 && fresh[i] != previous[i]) most = std::max(most, workers[i].move_ms);
+  for (const std::size_t i : movers(workers, previous, fresh)) most = std::max(most, workers[i].move_ms);
   return most;
 }
 
@@ -61,8 +71,7 @@ std::vector<Candidate> candidates(const Calibration& cal, const std::vector<Spli
                                   const std::vector<std::size_t>& granularity,
                                   const std::function<double(std::size_t, std::size_t)>& work) {
   std::vector<Candidate> out;
-  for (std::size_t j = 0; j < workers.size(); ++j) {
-    if (workers[j].move_ms <= 0 || fresh[j].size() == 0 || fresh[j] == previous[j]) continue;
+  for (const std::size_t j : movers(workers, previous, fresh)) {
     Calibration without = cal;
     without.devices[j].fixed_ms = 1e12;  // a cost no share saves: measured_blocks() leaves it out
     out.push_back({measured_blocks(without, total, cal.dim, granularity, work),
@@ -108,13 +117,10 @@ std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<Split
                          chosen->label, best_ms, best_once, kept);
     return chosen->blocks;
   }
-  if (fresh_ms < kept * (1 - kReplanGain) && fresh_once > 0) {  // held back by its movers' one-time costs
-    const auto& moved = all.front().blocks;
-    for (std::size_t i = 0; i < moved.size(); ++i)
-      if (moved[i].size() != 0 && moved[i] != (*previous)[i] && workers[i].move_ms > 0) held.push_back(i);
-  }
-  note = fresh_ms < kept * (1 - kReplanGain)
-             ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
+  const bool faster = fresh_ms < kept * (1 - kReplanGain);
+  if (faster)  // held back by its movers' one-time costs, if any
+    for (const std::size_t i : movers(workers, *previous, all.front().blocks)) held.push_back(i);
+  note = faster ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
                            "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
                            fresh_ms, kept, (kept - fresh_ms) * jobs, jobs, fresh_once)
              : fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
@@ -191,87 +197,80 @@ std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p
   return c ? std::optional<double>(c->fixed_ms) : std::nullopt;
 }
 
+const FixedCosts::Record* FixedCosts::record(const std::string& key) const {
+  const auto it = records_.find(key);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
 void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const {
   double most = 0;
   for (const auto& key : keys)
-    if (const auto it = costs_.find(key); it != costs_.end()) most = std::max(most, it->second.fixed_ms);
+    if (const Record* r = record(key); r && r->cost) most = std::max(most, r->cost->fixed_ms);
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    const auto it = costs_.find(keys.at(i));
-    const PartCost c = it != costs_.end() ? it->second : PartCost{most * unseen_factor(keys.at(i)), 1};
+    const Record* r = record(keys.at(i));
+    const PartCost c = r && r->cost ? *r->cost : PartCost{most * (r ? r->unseen_factor : 1.0), 1};
     workers[i].fixed_ms = c.fixed_ms;
     workers[i].scale = c.scale;
-    const auto move = move_ms_.find(keys.at(i));
-    workers[i].move_ms = move != move_ms_.end() ? move->second : 0;
+    workers[i].move_ms = r ? r->move_ms : 0;
   }
 }
 
 void FixedCosts::observe_block(const std::string& key, const Block& block, const PartCost& cost) {
-  const auto [it, first] = last_block_.try_emplace(key, block);
-  std::vector<PartCost>& window = window_[key];
-  if (first || it->second != block) {  // a first run of this block: its buffers are new
-    it->second = block;
-    window.clear();
-    first_run_ms_[key] = cost.own_ms;
-    if (tried_.erase(key) && !costs_.count(key)) costs_[key] = cost;  // a tried worker: an upper bound
+  Record& r = records_[key];
+  if (r.block != block) {  // a first run of this block: its buffers are new
+    r.block = block;
+    r.window.clear();
+    r.first_run_ms = cost.own_ms;
+    if (std::exchange(r.tried, false) && !r.cost) r.cost = cost;  // a tried worker: an upper bound
     return;
   }
-  if (const auto f = first_run_ms_.find(key); f != first_run_ms_.end()) {  // the block's second run
-    move_ms_[key] = std::max(0.0, f->second - cost.own_ms);
-    first_run_ms_.erase(f);
+  if (r.first_run_ms) {  // the block's second run
+    r.move_ms = std::max(0.0, *r.first_run_ms - cost.own_ms);
+    r.first_run_ms.reset();
   }
-  window.push_back(cost);
-  if (window.size() > kCostWindow) window.erase(window.begin());
-  std::vector<PartCost> ranked = window;
+  r.window.push_back(cost);
+  if (r.window.size() > kCostWindow) r.window.erase(r.window.begin());
+  std::vector<PartCost> ranked = r.window;
   std::sort(ranked.begin(), ranked.end(), [](const PartCost& a, const PartCost& b) { return a.own_ms < b.own_ms; });
-  costs_[key] = ranked[(ranked.size() - 1) / 2];
+  r.cost = ranked[(ranked.size() - 1) / 2];
 }
 
 const std::vector<Block>* FixedCosts::last_plan(const std::vector<std::string>& keys) const {
-  const auto it = last_plan_.find(keys);
-  return it == last_plan_.end() ? nullptr : &it->second;
+  const auto it = plans_.find(keys);
+  return it == plans_.end() ? nullptr : &it->second.latest;
 }
 
 void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks) {
   if (blocks.size() != keys.size())
     throw std::invalid_argument(fmt::format("remember_plan: {} blocks for {} workers", blocks.size(), keys.size()));
-  last_plan_[keys] = blocks;
-  ++plans_made_[keys];
+  Plans& p = plans_[keys];
+  p.latest = blocks;
+  ++p.made;
 }
 
 unsigned FixedCosts::plans_made(const std::vector<std::string>& keys) const {
-  const auto it = plans_made_.find(keys);
-  return it == plans_made_.end() ? 0 : it->second;
-}
-
-double FixedCosts::unseen_factor(const std::string& key) const {
-  const auto it = unseen_factor_.find(key);
-  return it == unseen_factor_.end() ? 1.0 : it->second;
+  const auto it = plans_.find(keys);
+  return it == plans_.end() ? 0 : it->second.made;
 }
 
 void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
                          const std::vector<Block>& blocks, const std::vector<std::size_t>& held_by_move) {
   remember_plan(keys, blocks);
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    const std::string& key = keys.at(i);
+    Record& r = records_[keys.at(i)];
     const bool held = std::find(held_by_move.begin(), held_by_move.end(), i) != held_by_move.end();
-    if (held)
-      if (const auto m = move_ms_.find(key); m != move_ms_.end()) m->second *= kUnplannedFixedCostDecay;
+    if (held) r.move_ms *= kUnplannedFixedCostDecay;
     if (blocks.at(i).size() != 0) {
-      if (!costs_.count(key) && workers[i].fixed_ms > 0) tried_.insert(key);
-      else tried_.erase(key);
+      r.tried = !r.cost && workers[i].fixed_ms > 0;
       continue;
     }
-    // Left out: its observations are history (the decayed cost must not be
-    // outvoted by them when it comes back) and its buffers may be gone.
-    tried_.erase(key);
-    window_.erase(key);
-    last_block_.erase(key);
-    first_run_ms_.erase(key);
+    // Left out: the decayed cost must not be outvoted by old observations.
+    r.forget_block();
     if (held) continue;  // left out for its move, not its fixed cost
-    if (const auto it = costs_.find(key); it != costs_.end()) {
-      it->second.fixed_ms *= kUnplannedFixedCostDecay;
+    if (r.cost) {
+      r.cost->fixed_ms *= kUnplannedFixedCostDecay;
     } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays
-      unseen_factor_[key] = unseen_factor(key) * kUnplannedFixedCostDecay;
+      r.unseen_factor *= kUnplannedFixedCostDecay;
     }  // left out at no assumed cost: not for its cost, nothing decays
   }
 }

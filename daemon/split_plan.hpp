@@ -5,7 +5,6 @@
 /// the split dimension (rows for 2-D kernels by default, paper §3.1.1).
 
 #include <map>
-#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,7 +108,7 @@ class FixedCosts {
                const std::vector<Block>& blocks, const std::vector<std::size_t>& held_by_move = {});
   /// Sets what `key` has learned, whatever block it ran (a cost known
   /// otherwise, or a test's starting point); the master uses observe_block().
-  void observe(const std::string& key, const PartCost& cost) { costs_[key] = cost; }
+  void observe(const std::string& key, const PartCost& cost) { records_[key].cost = cost; }
   /// The master's observation of a finished part that ran `block`: it
   /// teaches `key` only when the worker ran the same block in the job
   /// before (its buffers reused), and then `key` learns, of the last
@@ -142,22 +141,31 @@ class FixedCosts {
   [[nodiscard]] unsigned plans_made(const std::vector<std::string>& keys) const;
 
  private:
-  std::map<std::string, PartCost> costs_;
-  std::map<std::string, Block> last_block_;
-  // Per key: the latest observations of its last block (at most kCostWindow).
-  std::map<std::string, std::vector<PartCost>> window_;
-  std::map<std::vector<std::string>, std::vector<Block>> last_plan_;
-  std::map<std::vector<std::string>, unsigned> plans_made_;
-  // Per key: the own time of its first run of its current block, until
-  // the block's second run turns it into move_ms_.
-  std::map<std::string, double> first_run_ms_;
-  std::map<std::string, double> move_ms_;
-  // Per worker never observed: the factor on the costliest-seen prior, halved
-  // by each plan that left it out while the prior was above 0.
-  std::map<std::string, double> unseen_factor_;
-  // Workers that had learned nothing and were planned in at a prior above 0.
-  std::set<std::string> tried_;
-  double unseen_factor(const std::string& key) const;  // 1 for a key never left out
+  // What is known of one worker key.
+  struct Record {
+    std::optional<PartCost> cost;        // learned
+    std::optional<Block> block;          // the block it ran last
+    std::vector<PartCost> window;        // observations of that block after its first run (at most kCostWindow)
+    std::optional<double> first_run_ms;  // own time of that block's first run, until its second
+    double move_ms = 0;                  // its one-time cost of a move
+    double unseen_factor = 1;            // nothing learned: the factor on the costliest-seen prior
+    bool tried = false;                  // planned in at a prior above 0 before learning anything
+    // Left out of a plan: its observations are history and its buffers may be gone.
+    void forget_block() {
+      block.reset();
+      window.clear();
+      first_run_ms.reset();
+      tried = false;
+    }
+  };
+  // A job's latest plan and how many it had.
+  struct Plans {
+    std::vector<Block> latest;
+    unsigned made = 0;
+  };
+  [[nodiscard]] const Record* record(const std::string& key) const;
+  std::map<std::string, Record> records_;
+  std::map<std::vector<std::string>, Plans> plans_;
 };
 
 /// A job's split: one block per worker (same order; an empty block means the

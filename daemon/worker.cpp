@@ -1,7 +1,6 @@
 #include "worker.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -111,10 +110,11 @@ TrialStatus status_of(const std::exception& e) {
   return TrialStatus::runtime;
 }
 
-// A copy of `b` whose bytes come from `memory` (the heap when null).
+// A copy of `b` whose bytes come from `memory` (the heap when null): a copy
+// assignment keeps the target's resource.
 HostBuffer copy_into(const HostBuffer& b, std::pmr::memory_resource* memory) {
-  HostBuffer c = HostBuffer::uninitialized(b.type(), b.size(), memory);
-  if (!b.empty()) std::memcpy(c.data(), b.data(), b.bytes());
+  HostBuffer c = HostBuffer::uninitialized(b.type(), 0, memory);
+  c = b;
   return c;
 }
 

@@ -54,18 +54,6 @@ int memory_file_mappings() {
   return n;
 }
 
-// A run_block of matmul 512 (`spec`, `p`) as one whole block, one timed run.
-RunBlock whole_matmul_512(const KernelSpec& spec, const Problem& p, std::uint64_t job, std::uint64_t seed) {
-  RunBlock rb;
-  rb.job = job;
-  rb.kernel = "matmul";
-  rb.size = "512";
-  rb.block = spec.whole(p);
-  rb.repetitions = 1;
-  rb.seed = seed;
-  return rb;
-}
-
 Message result_with(std::vector<HostBuffer> buffers) {
   BlockResult r;
   r.job = 7;
@@ -74,6 +62,37 @@ Message result_with(std::vector<HostBuffer> buffers) {
 }
 
 }  // namespace
+
+// A real isolated OpenCL process (PoCL) and matmul 512 to run through it.
+class Isolation : public ::testing::Test {
+ protected:
+  static IsolationOptions options() {
+    IsolationOptions io;
+    io.request_timeout = std::chrono::seconds(120);
+    return io;
+  }
+  void SetUp() override { ASSERT_TRUE(isolated.device()) << isolated.error(); }
+  // A run_block of the whole problem, one timed run.
+  RunBlock whole_block(std::uint64_t job, std::uint64_t seed) const {
+    RunBlock rb;
+    rb.job = job;
+    rb.kernel = "matmul";
+    rb.size = "512";
+    rb.block = spec->whole(p);
+    rb.repetitions = 1;
+    rb.seed = seed;
+    return rb;
+  }
+  // The whole block's `outputs` placed and checked against `reference`.
+  Verdict verdict(const std::vector<HostBuffer>& outputs, const std::vector<HostBuffer>& reference) const {
+    std::vector<HostBuffer> full = spec->empty_outputs(p);
+    spec->place_block(p, spec->whole(p), outputs, full);
+    return spec->verify(p, full, reference);
+  }
+  IsolatedDevice isolated{options()};
+  std::shared_ptr<const KernelSpec> spec = worker_kernel("matmul", nullptr);
+  Problem p = job_problem(*spec, "512", nlohmann::json::object());
+};
 
 // A buffer of SharedMemory crosses as its memory file (a few bytes on the
 // socket) and arrives with its contents, mapped; a small one (below the
@@ -225,14 +244,9 @@ TEST(SharedBuffers, BadAnnouncementsAreProtocolErrors) {
 // A real block through the isolated process (PoCL): matmul 512's 1 MiB
 // result arrives mapped from the child's memory file and verifies against
 // the CPU reference; the repeated job's result reuses the returned file.
-TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
-  IsolationOptions io;
-  io.request_timeout = std::chrono::seconds(120);
-  IsolatedDevice isolated(io);
-  ASSERT_TRUE(isolated.device()) << isolated.error();
-  const auto spec = worker_kernel("matmul", nullptr);
-  const Problem p = job_problem(*spec, "512", nlohmann::json::object());
-  const RunBlock rb = whole_matmul_512(*spec, p, 3, 11);
+TEST_F(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
+  const RunBlock rb = whole_block(3, 11);
+  const auto reference = spec->reference(p, spec->generate_inputs(p, rb.seed));
   for (int round = 0; round < 2; ++round) {  // the second reuses the child's runner and inputs
     Received req{0, rb.to_message(), 0};
     Message answer = isolated.handle(req);
@@ -242,9 +256,7 @@ TEST(Isolation, ABlockResultReachesTheRankInSharedMemoryAndVerifies) {
     // One mapping in this process: the second round's result comes in the
     // file the first round returned, mapped once.
     EXPECT_EQ(memory_file_mappings(), 1) << "round " << round;
-    std::vector<HostBuffer> full = spec->empty_outputs(p);
-    spec->place_block(p, rb.block, answer.buffers, full);
-    const Verdict v = spec->verify(p, full, spec->reference(p, spec->generate_inputs(p, rb.seed)));
+    const Verdict v = verdict(answer.buffers, reference);
     EXPECT_TRUE(v.ok) << v.detail << " error " << v.max_error;
   }
   EXPECT_EQ(isolated.children_started(), 1u);
@@ -321,15 +333,9 @@ TEST(ResultSlots, TheWorkersTargetPlacesInTheSlotAndRefusesAnotherFile) {
 // child reads matmul 512's result back straight into this process's file,
 // the answer carries no bytes, and the view verifies; a spoiled slot is
 // answered with the reason and the result as a buffer, which verifies too.
-TEST(Isolation, ABlockResultLandsInTheMastersSlotAndVerifies) {
-  IsolationOptions io;
-  io.request_timeout = std::chrono::seconds(120);
-  IsolatedDevice isolated(io);
-  ASSERT_TRUE(isolated.device()) << isolated.error();
-  const auto spec = worker_kernel("matmul", nullptr);
-  const Problem p = job_problem(*spec, "512", nlohmann::json::object());
+TEST_F(Isolation, ABlockResultLandsInTheMastersSlotAndVerifies) {
   ResultMemory memory;
-  RunBlock rb = whole_matmul_512(*spec, p, 4, 12);
+  RunBlock rb = whole_block(4, 12);
   rb.result_slot = memory.slot(1, std::size_t{512} * 512 * 4);
   ASSERT_TRUE(rb.result_slot);
   const auto reference = spec->reference(p, spec->generate_inputs(p, rb.seed));
@@ -354,9 +360,7 @@ TEST(Isolation, ABlockResultLandsInTheMastersSlotAndVerifies) {
       EXPECT_EQ(br.shared[0].count, std::size_t{512} * 512);
       outputs.push_back(memory.view(1, br.shared[0]));
     }
-    std::vector<HostBuffer> full = spec->empty_outputs(p);
-    spec->place_block(p, rb.block, outputs, full);
-    const Verdict v = spec->verify(p, full, reference);
+    const Verdict v = verdict(outputs, reference);
     EXPECT_TRUE(v.ok) << v.detail << " error " << v.max_error;
   }
 }
