@@ -202,12 +202,12 @@ int tune_main(int argc, char** argv) {
       ("size,s", po::value(&a.size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
       ("device,d", po::value(&a.opt.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
       ("strategy", po::value(&a.strategy),
-       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, annealing from 1000, else bayes), "
-       "exhaustive, random, guided, rule, genetic, annealing or bayes (default: the file's Search, else auto; "
+       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, portfolio from 1000, else bayes), "
+       "exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes (default: the file's Search, else auto; "
        "docs/tuning.md)")
       ("max-evals", po::value(&a.opt.max_evals)->default_value(0),
        "stop after N measured configurations (0: the file's Budget, else the strategy's default: guided 20% of the "
-       "space, at least 8; genetic, annealing and bayes 5%, at least 20; others no limit)")
+       "space, at least 8; genetic, annealing, differential, portfolio and bayes 5%, at least 20; others no limit)")
       ("time-limit", po::value(&a.opt.time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")
       ("repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions per trial")
       ("warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs per trial")
@@ -230,7 +230,7 @@ int tune_main(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
-                     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|bayes] [--max-evals N] [--time-limit SEC]\n"
+                     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] [--max-evals N] [--time-limit SEC]\n"
                      "                   [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
                      "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
                      "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"

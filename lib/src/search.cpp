@@ -287,11 +287,13 @@ std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t see
   if (name == "genetic") return make_genetic_searcher(seed);
   if (name == "annealing") return make_annealing_searcher(seed);
   if (name == "bayes") return make_bayes_searcher(seed);
+  if (name == "differential") return make_differential_searcher(seed);
+  if (name == "portfolio") return make_portfolio_searcher(seed);
   throw UsageError(fmt::format("unknown strategy '{}': use {}", name, strategy_names()));
 }
 
 std::string_view strategy_names() noexcept {
-  return "auto, exhaustive, random, guided, rule, genetic, annealing or bayes";
+  return "auto, exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes";
 }
 
 std::unique_ptr<StopCondition> max_evaluations(unsigned n) { return std::make_unique<MaxEvaluations>(n); }

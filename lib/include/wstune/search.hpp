@@ -31,7 +31,8 @@ class Searcher {
  public:
   virtual ~Searcher() = default;
   /// "exhaustive", "random", "guided", "rule", "genetic", "annealing",
-  /// "bayes", or "auto" ("auto:PICK" once initialized).
+  /// "differential", "portfolio", "bayes", or "auto" ("auto:PICK" once
+  /// initialized).
   [[nodiscard]] virtual std::string_view name() const = 0;
   /// Called once before next(): the configurations (search_space.hpp; it
   /// outlives the search and holds the baseline and the paper's rule) and
@@ -99,7 +100,8 @@ std::vector<Extent> prior_order(const std::vector<Extent>& space, const TuneTarg
 std::unique_ptr<Searcher> make_rule_searcher();
 /// By name: "auto" (the default: picks by the size of the space),
 /// "exhaustive", "random", "guided", "rule", and the strategies of
-/// strategies.hpp ("genetic", "annealing", "bayes"); throws UsageError
+/// strategies.hpp ("genetic", "annealing", "differential", "portfolio",
+/// "bayes"); throws UsageError
 /// listing the names otherwise.
 std::unique_ptr<Searcher> make_searcher(std::string_view name = "auto", std::uint64_t seed = 1);
 /// The names make_searcher() knows, for help and error messages.

@@ -64,6 +64,37 @@ std::unique_ptr<Searcher> make_genetic_searcher(std::uint64_t seed, std::size_t 
 /// one found).
 std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 
+/// Differential evolution (DE/best/1/bin; Storn and Price, J. Global
+/// Optimization 11, 1997; as Kernel Tuner's diff_evo) over the feature rows
+/// (value indices; log2 of the local extents). The first population is the
+/// start point (below) and a Latin hypercube sample of the features'
+/// ranges (every value equally likely), each point repaired to the nearest
+/// unmeasured configuration. Each generation then draws, for every member
+/// i, a trial vector that takes each gene (one at least) with probability
+/// 0.6 from the donor best + 0.7·(b − c) (best the fastest member, b and c
+/// two other members; rounded and clipped to each feature's range) and the
+/// others from member i, repaired to the nearest configuration of the space
+/// (none twice in a generation). A trial already measured is not proposed
+/// (its time is known, no evaluation spent); after the generation each
+/// correct trial not slower than member i and not a member yet replaces
+/// it. After three generations without a replacement the next generation
+/// is a new Latin hypercube sample of unmeasured configurations, competing
+/// member by member. Population: clamp(per_gene × genes, 8, max(8, size /
+/// 20)) (Kernel Tuner: 16 per tuning parameter).
+std::unique_ptr<Searcher> make_differential_searcher(std::uint64_t seed, std::size_t per_gene = 16);
+
+/// An algorithm portfolio: simulated annealing (above) proposes until 1 %
+/// of the space has been proposed; from then on, whenever 60 of annealing's
+/// proposals in a row have not improved the fastest time found, proposals
+/// go to a differential evolution (above, 4 per gene) until a trial
+/// improves it, which hands them back to annealing. Both hear every trial,
+/// so neither proposes what the other measured; the evolution's donors come
+/// from its own population. Annealing descends fast into the first good
+/// basin; the evolution's Latin hypercube samples and clipped donors reach
+/// the corners of the space where a landscape's best basin can lie
+/// (docs/results/strategies_tables.md, synthetic-10k-rugged).
+std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed);
+
 /// Sequential model-based search (Bayesian optimisation with a tree-ensemble
 /// surrogate, after SMAC). Features of a configuration: each parameter's
 /// value index, and the local size's log2 x, y, z and work-items (−1 for
@@ -81,7 +112,7 @@ std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 /// proposal is random (exploration).
 std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed);
 
-/// The start point of genetic, annealing and bayes: when the baseline runs
+/// The start point of genetic, annealing, differential and bayes: when the baseline runs
 /// the driver's choice (NULL local size) and its parameter set has shapes,
 /// the shape prior_order() (search.hpp) ranks first in that set (the
 /// baseline's parameters with a settable local size); otherwise the
@@ -90,7 +121,7 @@ std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed);
 
 /// The strategy "auto" picks for `space`: "exhaustive" for at most 16
 /// configurations; "guided" for a space of local sizes only (no tuning
-/// parameters) of fewer than 1,000 configurations; "annealing" for 1,000 or
+/// parameters) of fewer than 1,000 configurations; "portfolio" for 1,000 or
 /// more; "bayes" otherwise (fewer than 1,000 with tuning parameters).
 /// Measured in docs/results/strategies_tables.md.
 std::string_view auto_strategy(const SearchSpace& space);
@@ -103,8 +134,8 @@ std::unique_ptr<Searcher> make_auto_searcher(std::uint64_t seed);
 /// The number of evaluations (the baseline included) that `wstune tune`
 /// allows a strategy by default on `space`: unlimited (0) for
 /// "exhaustive", "random" and "rule"; max(8, 20 % of the space) for
-/// "guided"; max(20, 5 % of the space) for "genetic", "annealing" and
-/// "bayes" (the target: within 5 % of the optimum with 5 % of the
+/// "guided"; max(20, 5 % of the space) for "genetic", "annealing",
+/// "differential", "portfolio" and "bayes" (the target: within 5 % of the optimum with 5 % of the
 /// evaluations); for "auto" that of the strategy it picks.
 unsigned default_evaluations(std::string_view strategy, const SearchSpace& space);
 

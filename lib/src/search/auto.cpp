@@ -9,7 +9,7 @@ namespace wstune {
 namespace {
 
 constexpr std::size_t kTiny = 16;      // at most this many: measure them all
-constexpr std::size_t kLarge = 1000;   // from this many: annealing; fewer with parameters: the model-based search
+constexpr std::size_t kLarge = 1000;   // from this many: the portfolio; fewer with parameters: the model-based search
 
 class AutoSearcher final : public Searcher {
  public:
@@ -39,7 +39,7 @@ class AutoSearcher final : public Searcher {
 std::string_view auto_strategy(const SearchSpace& space) {
   if (space.size() <= kTiny) return "exhaustive";
   if (space.parameters().empty() && space.size() < kLarge) return "guided";
-  if (space.size() >= kLarge) return "annealing";
+  if (space.size() >= kLarge) return "portfolio";
   return "bayes";
 }
 
@@ -49,7 +49,9 @@ unsigned default_evaluations(std::string_view strategy, const SearchSpace& space
   const auto n = static_cast<unsigned>(space.size() + 1);  // the baseline counts
   if (strategy == "auto") return default_evaluations(auto_strategy(space), space);
   if (strategy == "guided") return std::max(8u, n / 5);
-  if (strategy == "genetic" || strategy == "annealing" || strategy == "bayes") return std::max(20u, n / 20);
+  if (strategy == "genetic" || strategy == "annealing" || strategy == "bayes" || strategy == "differential" ||
+      strategy == "portfolio")
+    return std::max(20u, n / 20);
   return 0;
 }
 

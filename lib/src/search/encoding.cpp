@@ -25,6 +25,8 @@ Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.p
     r[params_ + 3] = l ? static_cast<float>(std::log2(static_cast<double>(l->count()))) : -1.f;
   }
   inv_range_.assign(f_, 1.f);
+  lo_.assign(f_, 0.f);
+  hi_.assign(f_, 0.f);
   for (std::size_t k = 0; k < f_; ++k) {
     float lo = 0, hi = 0;
     for (std::size_t i = 0; i < n_; ++i) {
@@ -32,6 +34,8 @@ Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.p
       lo = i ? std::min(lo, v) : v;
       hi = i ? std::max(hi, v) : v;
     }
+    lo_[k] = lo;
+    hi_[k] = hi;
     if (hi > lo) inv_range_[k] = 1.f / (hi - lo);
   }
 }

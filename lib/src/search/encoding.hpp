@@ -34,6 +34,8 @@ class Encoding {
   }
   /// Number of values of parameter gene `g` (< the number of parameters).
   [[nodiscard]] std::size_t values(std::size_t g) const { return values_[g]; }
+  /// The smallest and largest value of feature `k` over the space.
+  [[nodiscard]] std::pair<float, float> bounds(std::size_t k) const { return {lo_[k], hi_[k]}; }
   /// Configuration `i`'s features.
   [[nodiscard]] std::span<const float> row(std::size_t i) const { return {x_.data() + i * f_, f_}; }
   /// The features of `c` (also one outside the space, e.g. the baseline; a
@@ -62,7 +64,7 @@ class Encoding {
  private:
   std::size_t n_ = 0, f_ = 0, params_ = 0;
   std::vector<std::size_t> values_;
-  std::vector<float> x_, inv_range_;
+  std::vector<float> x_, inv_range_, lo_, hi_;
 };
 
 /// What a searcher has measured: per configuration, ln(median ms), +inf

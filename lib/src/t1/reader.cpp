@@ -574,7 +574,7 @@ class Reader {
         {"greedy_ils", "guided"}, {"greedy_mls", "guided"}, {"basinhopping", "guided"},
         {"firefly_algorithm", "guided"}, {"pso", "guided"}, {"genetic_algorithm", "genetic"},
         {"simulated_annealing", "annealing"}, {"dual_annealing", "annealing"}, {"bayes_opt", "bayes"},
-        {"mls", "guided"}, {"ordered_greedy_mls", "guided"}, {"diff_evo", "guided"}, {"minimize", "guided"},
+        {"mls", "guided"}, {"ordered_greedy_mls", "guided"}, {"diff_evo", "differential"}, {"minimize", "guided"},
         {"Annealing", "annealing"}, {"MCMC", "guided"}, {"ProfileBased", "guided"}, {"Auto", "auto"}};
     const auto it = names.find(name);
     if (it == names.end()) {
