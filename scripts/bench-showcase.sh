@@ -43,7 +43,7 @@ else
   old_sizes=
 fi
 echo "$cmd" >>"$raw/commands.txt"
-sizes=$( (printf '%s\n' "${runs[@]}" | cut -d: -f1; printf '%s\n' $old_sizes) | sort -un | paste -sd, -)
+sizes=$( (printf '%s\n' "${runs[@]}" | cut -d: -f1; printf '%s\n' $old_sizes) | grep . | sort -un | paste -sd, -)
 # CLBlast's SGEMM first (its own tuned database inside libclblast).
 if cmake --build "$build" --target bench_clblast -j "$(nproc)" >/dev/null 2>&1; then
   "$build/bench/bench_clblast" --device "$device" --sizes "$sizes" --out "$raw" >"$raw/clblast.log" 2>&1 ||
