@@ -80,7 +80,10 @@ std::unique_ptr<Searcher> make_annealing_searcher(std::uint64_t seed);
 /// it. After three generations without a replacement the next generation
 /// is a new Latin hypercube sample of unmeasured configurations, competing
 /// member by member. Population: clamp(per_gene × genes, 8, max(8, size /
-/// 20)) (Kernel Tuner: 16 per tuning parameter).
+/// 20)) (Kernel Tuner: 16 per tuning parameter). upcoming() announces the
+/// rest of the generation (its proposals do not depend on the reports), so
+/// tune() builds their programs ahead and wstuned's workers measure them at
+/// once.
 std::unique_ptr<Searcher> make_differential_searcher(std::uint64_t seed, std::size_t per_gene = 16);
 
 /// An algorithm portfolio: simulated annealing (above) proposes until 1 %
@@ -92,7 +95,8 @@ std::unique_ptr<Searcher> make_differential_searcher(std::uint64_t seed, std::si
 /// from its own population. Annealing descends fast into the first good
 /// basin; the evolution's Latin hypercube samples and clipped donors reach
 /// the corners of the space where a landscape's best basin can lie
-/// (docs/results/strategies_tables.md, synthetic-10k-rugged).
+/// (docs/results/strategies_tables.md, synthetic-10k-rugged). upcoming():
+/// the evolution's announcement while it proposes, else nothing.
 std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed);
 
 /// Sequential model-based search (Bayesian optimisation with a tree-ensemble

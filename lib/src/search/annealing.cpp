@@ -4,26 +4,19 @@
 #include <algorithm>
 #include <cmath>
 
-#include "encoding.hpp"
+#include "space_searcher.hpp"
 #include "wstune/strategies.hpp"
 
 namespace wstune {
 namespace {
 
-using strategy::Memory;
-using strategy::Rng;
 
-class AnnealingSearcher final : public Searcher {
+class AnnealingSearcher final : public strategy::SpaceSearcher {
  public:
-  explicit AnnealingSearcher(std::uint64_t seed) : rng_(seed) {}
+  explicit AnnealingSearcher(std::uint64_t seed) : SpaceSearcher(seed) {}
   std::string_view name() const override { return "annealing"; }
-  bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget& target) override {
-    space_ = &space;
-    target_ = target;
-    enc_.emplace(space);
-    mem_.reset(space.size());
+  void restart() override {
     current_.reset();
     temperature_ = kStart;
     polish_left_ = kPolish;
@@ -69,7 +62,7 @@ class AnnealingSearcher final : public Searcher {
   }
 
   void report(std::size_t entry, const Trial& trial) override {
-    mem_.report(entry, trial);
+    SpaceSearcher::report(entry, trial);
     const double c = mem_.cost(entry);
     if (!std::isfinite(c)) return;
     if (!current_ || !std::isfinite(mem_.cost(*current_))) {
@@ -99,11 +92,6 @@ class AnnealingSearcher final : public Searcher {
   static constexpr double kStart = 0.5, kCooling = 0.97, kFloor = 1e-3;
   static constexpr std::size_t kPolish = 32;  // wider moves per descent before a random restart
   static constexpr std::size_t kScouts = 4;   // random configurations before the first descent
-  Rng rng_;
-  const SearchSpace* space_ = nullptr;
-  TuneTarget target_;
-  std::optional<strategy::Encoding> enc_;
-  Memory mem_;
   std::optional<std::size_t> current_;
   double temperature_ = kStart;
   std::size_t polish_left_ = 0;

@@ -6,17 +6,14 @@
 #include <numbers>
 #include <set>
 
-#include "encoding.hpp"
+#include "space_searcher.hpp"
 #include "forest.hpp"
 #include "wstune/strategies.hpp"
 
 namespace wstune {
 namespace {
 
-using strategy::Encoding;
 using strategy::Forest;
-using strategy::Memory;
-using strategy::Rng;
 
 constexpr std::size_t kTrees = 16;
 constexpr std::size_t kMinSplit = 2;
@@ -33,18 +30,13 @@ double expected_improvement(double best, double mean, double sd) {
   return gain * cdf + sd * pdf;
 }
 
-class BayesSearcher final : public Searcher {
+class BayesSearcher final : public strategy::SpaceSearcher {
  public:
-  explicit BayesSearcher(std::uint64_t seed) : rng_(seed) {}
+  explicit BayesSearcher(std::uint64_t seed) : SpaceSearcher(seed) {}
   std::string_view name() const override { return "bayes"; }
-  bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget& target) override {
-    space_ = &space;
-    target_ = target;
-    enc_.emplace(space);
-    mem_.reset(space.size());
-    initial_ = std::min(std::max<std::size_t>(5, enc_->features() + 1), space.size() / 100 + 5);
+  void restart() override {
+    initial_ = std::min(std::max<std::size_t>(5, enc_->features() + 1), space_->size() / 100 + 5);
     proposals_ = 0;
   }
 
@@ -66,8 +58,6 @@ class BayesSearcher final : public Searcher {
     }
     return pick ? pick : mem_.random_unmeasured(rng_);
   }
-
-  void report(std::size_t entry, const Trial& trial) override { mem_.report(entry, trial); }
 
  private:
   // The surrogate of ln(time) over every measured configuration; failures
@@ -116,11 +106,6 @@ class BayesSearcher final : public Searcher {
     return {chosen.begin(), chosen.end()};
   }
 
-  Rng rng_;
-  const SearchSpace* space_ = nullptr;
-  TuneTarget target_;
-  std::optional<Encoding> enc_;
-  Memory mem_;
   Forest forest_;
   std::vector<float> x_;
   std::vector<double> y_;

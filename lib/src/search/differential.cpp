@@ -5,29 +5,22 @@
 #include <cmath>
 #include <numeric>
 
-#include "encoding.hpp"
+#include "space_searcher.hpp"
 #include "wstune/strategies.hpp"
 
 namespace wstune {
 namespace {
 
-using strategy::Encoding;
-using strategy::Memory;
-using strategy::Rng;
 
-class DifferentialSearcher final : public Searcher {
+class DifferentialSearcher final : public strategy::SpaceSearcher {
  public:
-  DifferentialSearcher(std::uint64_t seed, std::size_t per_gene) : rng_(seed), per_gene_(std::max<std::size_t>(per_gene, 1)) {}
+  DifferentialSearcher(std::uint64_t seed, std::size_t per_gene)
+      : SpaceSearcher(seed), per_gene_(std::max<std::size_t>(per_gene, 1)) {}
   std::string_view name() const override { return "differential"; }
-  bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget& target) override {
-    space_ = &space;
-    target_ = target;
-    enc_.emplace(space);
-    mem_.reset(space.size());
+  void restart() override {
     const std::size_t genes = std::max<std::size_t>(enc_->genes(), 1);
-    population_ = std::clamp<std::size_t>(per_gene_ * genes, 8, std::max<std::size_t>(8, space.size() / 20));
+    population_ = std::clamp<std::size_t>(per_gene_ * genes, 8, std::max<std::size_t>(8, space_->size() / 20));
     members_.clear();
     trials_.clear();
     next_trial_ = 0;
@@ -46,8 +39,17 @@ class DifferentialSearcher final : public Searcher {
     return mem_.random_unmeasured(rng_);
   }
 
+  // The rest of this generation's trials, in the order next() proposes
+  // them (the next generation needs their reports).
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    for (std::size_t i = next_trial_; i < trials_.size() && out.size() < n; ++i)
+      if (!mem_.measured(trials_[i].entry)) out.push_back(trials_[i].entry);
+    return out;
+  }
+
   void report(std::size_t entry, const Trial& trial) override {
-    mem_.report(entry, trial);
+    SpaceSearcher::report(entry, trial);
     for (auto& t : trials_)
       if (t.entry == entry) t.reported = true;
   }
@@ -173,12 +175,7 @@ class DifferentialSearcher final : public Searcher {
     return out;
   }
 
-  Rng rng_;
   std::size_t per_gene_, population_ = 0;
-  const SearchSpace* space_ = nullptr;
-  TuneTarget target_;
-  std::optional<Encoding> enc_;
-  Memory mem_;
   std::vector<std::size_t> members_;       // the population (entries; a failed one keeps its slot until replaced)
   std::vector<TrialVector> trials_;        // this generation's proposals, trial i for member i
   std::size_t next_trial_ = 0;

@@ -4,28 +4,20 @@
 // the strongest on GPU kernel spaces). See strategies.hpp.
 #include <algorithm>
 
-#include "encoding.hpp"
+#include "space_searcher.hpp"
 #include "wstune/strategies.hpp"
 
 namespace wstune {
 namespace {
 
-using strategy::Encoding;
-using strategy::Memory;
-using strategy::Rng;
 
-class GeneticSearcher final : public Searcher {
+class GeneticSearcher final : public strategy::SpaceSearcher {
  public:
-  GeneticSearcher(std::uint64_t seed, std::size_t population) : rng_(seed), requested_(population) {}
+  GeneticSearcher(std::uint64_t seed, std::size_t population) : SpaceSearcher(seed), requested_(population) {}
   std::string_view name() const override { return "genetic"; }
-  bool rule_first() const override { return false; }
 
-  void initialize(const SearchSpace& space, const TuneTarget& target) override {
-    space_ = &space;
-    target_ = target;
-    enc_.emplace(space);
-    mem_.reset(space.size());
-    population_ = requested_ ? requested_ : std::clamp<std::size_t>(space.size() / 50, 8, 24);
+  void restart() override {
+    population_ = requested_ ? requested_ : std::clamp<std::size_t>(space_->size() / 50, 8, 24);
     proposals_ = 0;
   }
 
@@ -42,8 +34,6 @@ class GeneticSearcher final : public Searcher {
     const std::vector<float> child = mutate(crossover(ranked[tournament(pool)], ranked[tournament(pool)]));
     return enc_->nearest(child, mem_.taken(), rng_);
   }
-
-  void report(std::size_t entry, const Trial& trial) override { mem_.report(entry, trial); }
 
  private:
   // Binary tournament among the `pool` fastest: the better rank of two draws.
@@ -92,12 +82,7 @@ class GeneticSearcher final : public Searcher {
 
   bool coin() { return std::bernoulli_distribution(0.5)(rng_); }
 
-  Rng rng_;
   std::size_t requested_, population_ = 0;
-  const SearchSpace* space_ = nullptr;
-  TuneTarget target_;
-  std::optional<Encoding> enc_;
-  Memory mem_;
   std::size_t proposals_ = 0;
 };
 

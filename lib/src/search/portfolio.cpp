@@ -26,9 +26,16 @@ class PortfolioSearcher final : public Searcher {
 
   std::optional<std::size_t> next() override {
     ++proposals_;
-    if (proposals_ * 100 > size_ && stalled_ >= kStall) return evolution_->next();  // after 1 % of the space
+    if (evolving(proposals_)) return evolution_->next();
     ++stalled_;
     return annealing_->next();
+  }
+
+  // What the searcher in charge of the next proposal announces: while the
+  // evolution proposes, the rest of its generation (until a trial improves
+  // the fastest time); annealing announces nothing.
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    return evolving(proposals_ + 1) ? evolution_->upcoming(n) : annealing_->upcoming(n);
   }
 
   // Both searchers hear of every trial: each skips what the other measured,
@@ -43,6 +50,10 @@ class PortfolioSearcher final : public Searcher {
   }
 
  private:
+  // Proposal `k` (from 1) goes to the evolution: past 1 % of the space, and
+  // annealing has stalled.
+  bool evolving(std::size_t k) const { return k * 100 > size_ && stalled_ >= kStall; }
+
   static constexpr std::size_t kStall = 60;   // annealing proposals without a new best before evolution takes over
   static constexpr std::size_t kPerGene = 4;  // evolution's population per gene
   std::unique_ptr<Searcher> annealing_, evolution_;
