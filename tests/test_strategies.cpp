@@ -290,7 +290,7 @@ class AnnouncementChecker final : public Searcher {
 // and wstuned's workers measure them at once.
 TEST(Strategies, GenerationalSearchersAnnounceWhatTheyProposeNext) {
   SimulatedEvaluator ev(synthetic_table(SyntheticSpec{5, 7, 0.30, 6, 0.05, 13}));
-  for (const char* strategy : {"differential", "portfolio"}) {
+  for (const char* strategy : {"differential", "portfolio", "auto"}) {  // auto: the portfolio here
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       AnnouncementChecker check(make_searcher(strategy, seed));
       TuneOptions o;
@@ -304,6 +304,12 @@ TEST(Strategies, GenerationalSearchersAnnounceWhatTheyProposeNext) {
           << strategy << " seed " << seed << ": " << check.proposals << " proposals";
     }
   }
+  // auto passes on guided's announcement on a space of local sizes.
+  SimulatedEvaluator local(local_size_table({4096, 4096, 1}, 1024));
+  AnnouncementChecker guided(make_searcher("auto", 1));
+  (void)tune(local, guided, *max_evaluations(40), TuneOptions{});
+  EXPECT_GE(guided.announced_first, 1);
+  EXPECT_EQ(guided.matched, guided.announced_first);
   // Annealing's proposals depend on every report: it announces nothing.
   AnnouncementChecker annealing(make_searcher("annealing", 1));
   (void)tune(ev, annealing, *max_evaluations(100), TuneOptions{});

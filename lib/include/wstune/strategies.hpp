@@ -132,7 +132,7 @@ std::string_view auto_strategy(const SearchSpace& space);
 
 /// "auto": the strategy of auto_strategy() for the space given to
 /// initialize(); name() is "auto" before initialize() and "auto:STRATEGY"
-/// after it; rule_first() is the chosen one's.
+/// after it; rule_first() and upcoming() are the chosen one's.
 std::unique_ptr<Searcher> make_auto_searcher(std::uint64_t seed);
 
 /// The number of evaluations (the baseline included) that `wstune tune`

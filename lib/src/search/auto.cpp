@@ -27,6 +27,11 @@ class AutoSearcher final : public Searcher {
   void report(std::size_t entry, const Trial& trial) override {
     if (inner_) inner_->report(entry, trial);
   }
+  // The chosen strategy's announcement (tune() builds ahead, wstuned's
+  // groups measure at once).
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    return inner_ ? inner_->upcoming(n) : std::vector<std::size_t>{};
+  }
 
  private:
   std::uint64_t seed_;
