@@ -142,13 +142,14 @@ namespace {
 class MemoryLog final : public TrialLog {
  public:
   MemoryLog(json& list, json base) : list_(list), base_(std::move(base)) {}
-  std::optional<Trial> stored(const Configuration& c) override {
-    auto it = mine_.find(c.key());
-    if (it == mine_.end()) return std::nullopt;
-    return it->second;
-  }
+  // Nothing from before the session (a session in memory is never
+  // resumed). What this session recorded is not "stored": tune() would take
+  // a trial a worker measured ahead as a stored one, count no evaluation
+  // for it and never collect it from the evaluator (the budget overrun and
+  // the stalled look-ahead of --no-store before 2026-11-24).
+  std::optional<Trial> stored(const Configuration&) override { return std::nullopt; }
   bool record(const Trial& t) override {
-    if (!mine_.emplace(t.configuration().key(), t).second) return false;
+    if (!mine_.insert(t.configuration().key()).second) return false;
     json e = base_;
     e["trial"] = trial_to_json(t);
     list_.push_back(std::move(e));
@@ -159,7 +160,7 @@ class MemoryLog final : public TrialLog {
  private:
   json& list_;
   json base_;
-  std::map<std::string, Trial> mine_;
+  std::set<std::string> mine_;  // configurations recorded (one row each)
 };
 }  // namespace
 

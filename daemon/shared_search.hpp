@@ -32,7 +32,9 @@ namespace wstune::daemon {
 class TrialLog {
  public:
   virtual ~TrialLog() = default;
-  /// The stored trial of `c` in this session (resumed), or std::nullopt.
+  /// The trial of `c` the session held before this search (resumed), or
+  /// std::nullopt; never one recorded during it (tune() would count no
+  /// evaluation for a trial measured ahead and never collect it).
   virtual std::optional<Trial> stored(const Configuration& c) = 0;
   /// Commits one first measurement now; false when the session has it.
   virtual bool record(const Trial& t) = 0;

@@ -12,7 +12,9 @@
 #   shared  two workers with one fingerprint (PoCL "pthread pthread") divide
 #           one exhaustive search: both measure, one session, the trial rows
 #           are exactly the configurations measured (none twice), every
-#           configuration of the space once
+#           configuration of the space once; then, kept in memory
+#           (--no-store), a differential evolution's announced generations
+#           measured by both workers within the budget
 set -uo pipefail
 MPIEXEC=$1 NPFLAG=$2 WSTUNED=$3 WSTUNE=$4 SHARE=$5 CASE=$6
 source "$(dirname "$0")/daemon_test_lib.sh"
@@ -122,6 +124,22 @@ space = res["space_size"]
 assert len(rows) == space + 1, f"{len(rows)} rows for {space} configurations and the baseline"
 assert q("SELECT count(*) FROM best_configs")[0][0] == 1
 print(f"ok: one search, {len(rows)} configurations, measured by rank {by}")'
+  # Kept in memory (--no-store), a differential evolution announces its
+  # generations: both workers measure them, and every trial measured ahead is
+  # one of the budget's evaluations (before 2026-11-24 tune() took them as
+  # stored: 30 measured for a budget of 24, 6 of them "from_store").
+  "$MPIEXEC" "$NPFLAG" 3 "$WSTUNED" tune --kernel-file "$STENCIL" --size 16x16 --strategy differential \
+    --max-trials 24 -r 1 --no-store --json --timeout 120 >"$TMP/out" 2>"$TMP/err"
+  [ "$?" = 0 ] || fail "tune --no-store exited nonzero"
+  check '
+res = doc["jobs"][0]["workers"][0]["result"]
+by = res["measured_by_rank"]
+assert set(by) == {"1", "2"} and all(n > 0 for n in by.values()), f"both workers measure the generations: {by}"
+assert res["evaluations"] == 24, res["evaluations"]
+assert sum(by.values()) == 24, f"measured {sum(by.values())} configurations for a budget of 24"
+assert not any(t["from_store"] for t in res["trials"]), "a trial measured ahead came back as stored"
+assert res["measured_ahead_unused"] == 0, res["measured_ahead_unused"]
+print(f"ok: in memory, 24 evaluations measured by rank {by}")'
   ;;
 *) fail "unknown case $CASE" ;;
 esac
