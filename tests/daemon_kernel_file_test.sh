@@ -128,9 +128,8 @@ print(f"ok: one search, {len(rows)} configurations, measured by rank {by}")'
   # generations: both workers measure them, and every trial measured ahead is
   # one of the budget's evaluations (before 2026-11-24 tune() took them as
   # stored: 30 measured for a budget of 24, 6 of them "from_store").
-  "$MPIEXEC" "$NPFLAG" 3 "$WSTUNED" tune --kernel-file "$STENCIL" --size 16x16 --strategy differential \
-    --max-trials 24 -r 1 --no-store --json --timeout 120 >"$TMP/out" 2>"$TMP/err"
-  [ "$?" = 0 ] || fail "tune --no-store exited nonzero"
+  daemon 3 tune --kernel-file "$STENCIL" --size 16x16 --strategy differential --max-trials 24 -r 1 --no-store
+  [ "$rc" = 0 ] || fail "tune --no-store exited $rc"
   check '
 res = doc["jobs"][0]["workers"][0]["result"]
 by = res["measured_by_rank"]

@@ -24,7 +24,8 @@ namespace {
 const std::vector<std::string> kAll = {"auto",      "exhaustive",   "random",    "guided", "genetic",
                                        "annealing", "differential", "portfolio", "bayes"};
 
-// Records what the wrapped searcher proposes.
+// Records what the wrapped searcher proposes, and what it announces
+// (upcoming(8)) before each proposal.
 class Recorder final : public Searcher {
  public:
   explicit Recorder(std::unique_ptr<Searcher> s) : s_(std::move(s)) {}
@@ -35,6 +36,7 @@ class Recorder final : public Searcher {
   }
   bool rule_first() const override { return s_->rule_first(); }
   std::optional<std::size_t> next() override {
+    if (auto a = s_->upcoming(8); !a.empty()) announcements.emplace_back(proposed.size(), std::move(a));
     const auto n = s_->next();
     if (n) proposed.push_back(*n);
     return n;
@@ -43,8 +45,10 @@ class Recorder final : public Searcher {
     median[e] = t.ok() ? t.median_ms() : INFINITY;
     s_->report(e, t);
   }
+  std::vector<std::size_t> upcoming(std::size_t n) const override { return s_->upcoming(n); }
   std::vector<std::size_t> proposed;
   std::map<std::size_t, double> median;  ///< reported entries' medians (inf: failed)
+  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> announcements;  ///< (proposal index, list)
   std::size_t size = 0;
 
  private:
@@ -256,44 +260,27 @@ TEST(Strategies, DifferentialEvolutionStartsFromALatinHypercube) {
   }
 }
 
-// Checks, before each proposal, that the first configuration upcoming()
-// announces is the one next() then proposes.
-class AnnouncementChecker final : public Searcher {
- public:
-  explicit AnnouncementChecker(std::unique_ptr<Searcher> s) : s_(std::move(s)) {}
-  std::string_view name() const override { return s_->name(); }
-  void initialize(const SearchSpace& space, const TuneTarget& t) override { s_->initialize(space, t); }
-  bool rule_first() const override { return s_->rule_first(); }
-  std::optional<std::size_t> next() override {
-    const auto announced = s_->upcoming(8);
-    EXPECT_LE(announced.size(), 8u);
-    if (!announced.empty()) announcements.emplace_back(proposed.size(), announced);
-    const auto n = s_->next();
-    if (n) proposed.push_back(*n);
-    ++proposals;
-    if (!announced.empty()) {
-      ++announced_first;
-      EXPECT_EQ(n, std::optional<std::size_t>(announced.front())) << s_->name() << " proposal " << proposals;
-      matched += n == announced.front();
-    }
-    return n;
+// How many proposals a recorded search announced, and how many of them
+// were the first configuration announced; at most 8 announced each time.
+std::pair<int, int> announced_and_matched(const Recorder& rec) {
+  int announced = 0, matched = 0;
+  for (const auto& [at, list] : rec.announcements) {
+    EXPECT_LE(list.size(), 8u);
+    ++announced;
+    const bool hit = at < rec.proposed.size() && rec.proposed[at] == list.front();
+    EXPECT_TRUE(hit) << rec.name() << " proposal " << at + 1;
+    matched += hit;
   }
-  void report(std::size_t e, const Trial& t) override { s_->report(e, t); }
-  std::vector<std::size_t> upcoming(std::size_t n) const override { return s_->upcoming(n); }
-  // Each announcement whole: the proposals from where it was made are the
-  // announced configurations in order (as far as the search went).
-  void expect_whole_announcements_proposed() const {
-    for (const auto& [at, list] : announcements)
-      for (std::size_t j = 0; j < list.size() && at + j < proposed.size(); ++j)
-        ASSERT_EQ(proposed[at + j], list[j]) << s_->name() << ": announced at proposal " << at << ", entry " << j;
-  }
-  int proposals = 0, announced_first = 0, matched = 0;
-  std::vector<std::size_t> proposed;
-  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> announcements;  // (proposal index, list)
+  return {announced, matched};
+}
 
- private:
-  std::unique_ptr<Searcher> s_;
-};
+// Each announcement whole: the proposals from where it was made are the
+// announced configurations in order (as far as the search went).
+void expect_whole_announcements_proposed(const Recorder& rec) {
+  for (const auto& [at, list] : rec.announcements)
+    for (std::size_t j = 0; j < list.size() && at + j < rec.proposed.size(); ++j)
+      ASSERT_EQ(rec.proposed[at + j], list[j]) << rec.name() << ": announced at proposal " << at << ", entry " << j;
+}
 
 // The differential evolution announces the rest of each generation, and
 // the portfolio the evolution's while the evolution proposes: what they
@@ -303,31 +290,33 @@ TEST(Strategies, GenerationalSearchersAnnounceWhatTheyProposeNext) {
   SimulatedEvaluator ev(synthetic_table(SyntheticSpec{5, 7, 0.30, 6, 0.05, 13}));
   for (const char* strategy : {"differential", "portfolio", "auto"}) {  // auto: the portfolio here
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      AnnouncementChecker check(make_searcher(strategy, seed));
+      Recorder rec(make_searcher(strategy, seed));
       TuneOptions o;
       o.tiebreak_rounds = 0;
       o.confirm_rounds = 0;
-      (void)tune(ev, check, *max_evaluations(481), o);
-      EXPECT_EQ(check.matched, check.announced_first) << strategy << " seed " << seed;
+      (void)tune(ev, rec, *max_evaluations(481), o);
+      const auto [announced, matched] = announced_and_matched(rec);
+      EXPECT_EQ(matched, announced) << strategy << " seed " << seed;
       // The evolution's announcement holds whole; the portfolio's holds
       // until a report beats the fastest time (annealing proposes again).
-      if (std::string_view(strategy) == "differential") check.expect_whole_announcements_proposed();
+      if (std::string_view(strategy) == "differential") expect_whole_announcements_proposed(rec);
       // The evolution proposes most of differential's 481 and some of the
       // portfolio's (after annealing's first 1 % and a stall).
-      EXPECT_GE(check.announced_first, std::string_view(strategy) == "differential" ? 300 : 20)
-          << strategy << " seed " << seed << ": " << check.proposals << " proposals";
+      EXPECT_GE(announced, std::string_view(strategy) == "differential" ? 300 : 20)
+          << strategy << " seed " << seed << ": " << rec.proposed.size() << " proposals";
     }
   }
   // auto passes on guided's announcement on a space of local sizes.
   SimulatedEvaluator local(local_size_table({4096, 4096, 1}, 1024));
-  AnnouncementChecker guided(make_searcher("auto", 1));
+  Recorder guided(make_searcher("auto", 1));
   (void)tune(local, guided, *max_evaluations(40), TuneOptions{});
-  EXPECT_GE(guided.announced_first, 1);
-  EXPECT_EQ(guided.matched, guided.announced_first);
+  const auto [guided_announced, guided_matched] = announced_and_matched(guided);
+  EXPECT_GE(guided_announced, 1);
+  EXPECT_EQ(guided_matched, guided_announced);
   // Annealing's proposals depend on every report: it announces nothing.
-  AnnouncementChecker annealing(make_searcher("annealing", 1));
+  Recorder annealing(make_searcher("annealing", 1));
   (void)tune(ev, annealing, *max_evaluations(100), TuneOptions{});
-  EXPECT_EQ(annealing.announced_first, 0);
+  EXPECT_EQ(announced_and_matched(annealing).first, 0);
 }
 
 // On the rugged landscape (the optimum in a corner of the value-index box,

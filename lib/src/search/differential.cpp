@@ -11,7 +11,6 @@
 namespace wstune {
 namespace {
 
-
 class DifferentialSearcher final : public strategy::SpaceSearcher {
  public:
   DifferentialSearcher(std::uint64_t seed, std::size_t per_gene)
@@ -32,8 +31,8 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
     for (std::size_t round = 0; round <= kStale + 1; ++round) {  // by then a new sample
       // A trial already measured (by this search, or meanwhile by another
       // searcher of a portfolio) is not proposed again: its time is known.
-      while (next_trial_ < trials_.size() && mem_.measured(trials_[next_trial_].entry)) trials_[next_trial_++].reported = true;
-      if (next_trial_ < trials_.size()) return trials_[next_trial_++].entry;
+      while (next_trial_ < trials_.size() && mem_.measured(trials_[next_trial_])) ++next_trial_;
+      if (next_trial_ < trials_.size()) return trials_[next_trial_++];
       start_generation();
     }
     return mem_.random_unmeasured(rng_);
@@ -44,22 +43,11 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
   std::vector<std::size_t> upcoming(std::size_t n) const override {
     std::vector<std::size_t> out;
     for (std::size_t i = next_trial_; i < trials_.size() && out.size() < n; ++i)
-      if (!mem_.measured(trials_[i].entry)) out.push_back(trials_[i].entry);
+      if (!mem_.measured(trials_[i])) out.push_back(trials_[i]);
     return out;
   }
 
-  void report(std::size_t entry, const Trial& trial) override {
-    SpaceSearcher::report(entry, trial);
-    for (auto& t : trials_)
-      if (t.entry == entry) t.reported = true;
-  }
-
  private:
-  struct TrialVector {
-    std::size_t entry = 0;
-    bool reported = false;
-  };
-
   static constexpr double kF = 0.7, kCR = 0.6;  // differential weight and crossover rate (Kernel Tuner's defaults)
   static constexpr std::size_t kStale = 3;  // generations without a replacement before a new sample
 
@@ -77,13 +65,13 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
     // costs no evaluation (next() skips it, its time known), so a converged
     // population goes stale and is drawn again. A new sample is repaired to
     // unmeasured configurations only. No configuration twice in a generation.
-    std::vector<TrialVector> next;
+    std::vector<std::size_t> next;
     std::vector<bool> taken = resample ? mem_.taken() : std::vector<bool>(mem_.taken().size(), false);
     for (std::size_t i = 0; i < members_.size(); ++i) {
-      const auto e = enc_->nearest(resample ? hypercube_point(i) : trial_vector(i), taken, rng_);
+      const auto e = enc_->nearest(resample ? cube_[i] : trial_vector(i), taken, rng_);
       if (!e) break;
       taken[*e] = true;
-      next.push_back({*e, false});
+      next.push_back(*e);
     }
     trials_ = std::move(next);
     next_trial_ = 0;
@@ -99,22 +87,21 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
     auto add = [&](std::optional<std::size_t> e) {
       if (!e) return;
       taken[*e] = true;
-      trials_.push_back({*e, false});
+      trials_.push_back(*e);
       members_.push_back(*e);
     };
     add(strategy::start_point(*space_, target_, *enc_, mem_, rng_));
-    for (std::size_t i = 1; i < population_; ++i) {
-      if (i < cube_.size()) add(enc_->nearest(cube_[i], taken, rng_));
-    }
+    for (std::size_t i = 1; i < cube_.size(); ++i) add(enc_->nearest(cube_[i], taken, rng_));
   }
 
-  // Member i gives way to its trial when the trial is correct, not slower
-  // and not a member already.
+  // Member i gives way to its trial when the trial is correct (a finite
+  // cost: measured, by this search or another of a portfolio, and ok), not
+  // slower and not a member already.
   void select() {
     bool changed = false;
     for (std::size_t i = 0; i < trials_.size() && i < members_.size(); ++i) {
-      const std::size_t e = trials_[i].entry;
-      if (!trials_[i].reported || !std::isfinite(mem_.cost(e))) continue;
+      const std::size_t e = trials_[i];
+      if (!std::isfinite(mem_.cost(e))) continue;
       if (mem_.cost(e) > mem_.cost(members_[i]) && std::isfinite(mem_.cost(members_[i]))) continue;
       if (std::find(members_.begin(), members_.end(), e) != members_.end()) continue;
       members_[i] = e;
@@ -129,8 +116,6 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
   std::size_t best_member() const {
     return *std::min_element(members_.begin(), members_.end(), [&](std::size_t a, std::size_t b) { return mem_.cost(a) < mem_.cost(b); });
   }
-
-  std::vector<float> hypercube_point(std::size_t i) { return cube_[i % cube_.size()]; }
 
   // population_ points, each feature's range cut into population_ strata
   // and every stratum used once per feature (McKay, Beckman and Conover,
@@ -177,7 +162,7 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
 
   std::size_t per_gene_, population_ = 0;
   std::vector<std::size_t> members_;       // the population (entries; a failed one keeps its slot until replaced)
-  std::vector<TrialVector> trials_;        // this generation's proposals, trial i for member i
+  std::vector<std::size_t> trials_;        // this generation's trial entries, trial i for member i
   std::size_t next_trial_ = 0;
   std::vector<std::vector<float>> cube_;   // the Latin hypercube sample of a new population
   std::size_t stale_ = 0;
