@@ -67,7 +67,16 @@ std::vector<unsigned> checkpoints(std::size_t configurations, unsigned budget) {
   return c;
 }
 
-Table make_table(std::string name, RecordedTable t, double budget_fraction) {
+// Every parameter's values listed in reverse order: the same configurations
+// and times, an equivalent problem (value indices and the parameters'
+// odometer order reversed), which shows how much a strategy depends on the
+// order of the values. Applies to the exported Kernel Tuner cache too.
+void reverse_values(RecordedTable& t) {
+  for (auto& p : t.parameters) std::reverse(p.values.begin(), p.values.end());
+}
+
+Table make_table(std::string name, RecordedTable t, double budget_fraction, bool reversed) {
+  if (reversed) reverse_values(t);
   Table tb;
   tb.name = std::move(name);
   tb.table = std::move(t);
@@ -243,6 +252,7 @@ int run(int argc, char** argv) {
       ("out", po::value(&out), "write OUT.csv, OUT.md and OUT_TABLE.svg")
       ("export-kt", po::value(&kt_dir), "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")
       ("export-only", "with --export-kt: export, run no strategy")
+      ("reverse-values", "list every parameter's values in reverse order (an equivalent problem; also in --export-kt)")
       ("kt-results", po::value(&kt_results), "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -257,13 +267,13 @@ int run(int argc, char** argv) {
   for (const auto& name : synthetic) {
     const auto it = known.find(name);
     if (it == known.end()) throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged", name));
-    tables.push_back(make_table(name, synthetic_table(it->second), budget));
+    tables.push_back(make_table(name, synthetic_table(it->second), budget, vm.count("reverse-values")));
   }
   for (const auto& spec : table_files) {
     const auto at = spec.find('@');
     const std::string path = spec.substr(0, at);
     const std::string session = at == std::string::npos ? "" : spec.substr(at + 1);
-    tables.push_back(make_table(file_stem(path), load_table(path, session), budget));
+    tables.push_back(make_table(file_stem(path), load_table(path, session), budget, vm.count("reverse-values")));
   }
   if (tables.empty()) throw UsageError("give at least one --table or --synthetic");
   if (!kt_dir.empty()) export_kt(tables, kt_dir, seeds);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -75,6 +76,37 @@ RecordedTable local_size_table(const Extent& global, std::size_t max_items) {
     tr.kernel.ms = {1 + 0.2 * dx * dx + 0.3 * dy * dy};
     t.trials.push_back(tr);
   }
+  return t;
+}
+
+// Two parameters W, V in {1, 2, 4}, each combination with every local size
+// of a 64³ NDRange up to 256 work-items (a GPU of 64 PEs per CU); `ms`
+// gives each configuration's time.
+RecordedTable w_v_local_table(const std::function<double(int, int, const Extent&)>& ms) {
+  RecordedTable t;
+  t.source = "W x V x local";
+  t.target.global = Extent{64, 64, 64, 3};
+  t.target.limits.max_work_group_size = 256;
+  t.target.device.type = "gpu";
+  t.target.pe_per_cu = 64;
+  for (const char* name : {"W", "V"}) {
+    TuningParameter p;
+    p.name = name;
+    for (int v : {1, 2, 4}) p.values.emplace_back(v);
+    t.parameters.push_back(p);
+  }
+  SpaceLimits limits;
+  limits.max_work_group_size = 256;
+  const auto shapes = enumerate_local_sizes(t.target.global, limits);
+  for (int w : {1, 2, 4})
+    for (int v : {1, 2, 4})
+      for (const auto& e : shapes) {
+        Trial tr;
+        tr.params = {{"W", w}, {"V", v}};
+        tr.local = e;
+        tr.kernel.ms = {ms(w, v, e)};
+        t.trials.push_back(tr);
+      }
   return t;
 }
 
@@ -181,28 +213,8 @@ TEST(Strategies, AnnealingDescendsFromTheFastestOfItsStartAndFourScouts) {
 // offers many more moves than each parameter; annealing's pick draws the
 // gene first, so each of the three genes gets about a third of its moves.
 TEST(Strategies, AnnealingMovesAreFairToEachGene) {
-  RecordedTable t;
-  t.source = "W x V x local";
-  t.target.global = Extent{64, 64, 64, 3};
-  t.target.limits.max_work_group_size = 256;
-  for (const char* name : {"W", "V"}) {
-    TuningParameter p;
-    p.name = name;
-    for (int v : {1, 2, 4}) p.values.emplace_back(v);
-    t.parameters.push_back(p);
-  }
-  SpaceLimits limits;
-  limits.max_work_group_size = 256;
-  const auto shapes = enumerate_local_sizes(t.target.global, limits);
-  for (int w : {1, 2, 4})
-    for (int v : {1, 2, 4})
-      for (const auto& e : shapes) {
-        Trial tr;
-        tr.params = {{"W", w}, {"V", v}};
-        tr.local = e;
-        tr.kernel.ms = {1.0 + w + v + static_cast<double>(e.count()) / 256};
-        t.trials.push_back(tr);
-      }
+  const RecordedTable t = w_v_local_table(
+      [](int w, int v, const Extent& e) { return 1.0 + w + v + static_cast<double>(e.count()) / 256; });
   const SearchSpace space = table_space(t);
   const strategy::Encoding enc(space);
   const auto from = *space.find(Configuration{{{"W", 2}, {"V", 2}}, Extent{4, 4, 4, 3}});
@@ -225,6 +237,38 @@ TEST(Strategies, AnnealingMovesAreFairToEachGene) {
     ++picked[static_cast<std::size_t>(gene_of(j))];
   }
   for (int g = 0; g < 3; ++g) EXPECT_NEAR(picked[static_cast<std::size_t>(g)] / double(draws), 1.0 / 3, 0.04) << g;
+}
+
+// Bayes' initial design after the start point alternates: a configuration
+// at the shape prior_order() ranks first among its parameter set's open
+// shapes, then a random one (proposals 2, 4, 6 and 3, 5, 7 of 7 here:
+// features 2 + 4, so max(5, 7)).
+TEST(Strategies, BayesInitialDesignAlternatesPriorShapesAndRandomOnes) {
+  SimulatedEvaluator ev(
+      w_v_local_table([](int w, int v, const Extent& e) { return 1.0 + w * v + static_cast<double>(e.x % 7); }));
+  const SearchSpace& space = ev.space();
+  ASSERT_GE(space.size() / 100 + 5, 7u);
+  int random_at_prior = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Recorder rec(make_bayes_searcher(seed));
+    TuneOptions o;
+    o.tiebreak_rounds = 0;
+    (void)tune(ev, rec, *max_evaluations(8), o);  // the baseline and 7 proposals
+    ASSERT_EQ(rec.proposed.size(), 7u);
+    for (std::size_t k = 1; k < rec.proposed.size(); ++k) {
+      const std::size_t i = rec.proposed[k];
+      const auto [first, last] = space.entries_of_set(space.parameter_set(i));
+      std::vector<Extent> open;
+      for (std::size_t j = first; j < last; ++j)
+        if (space.local(j) && std::find(rec.proposed.begin(), rec.proposed.begin() + static_cast<long>(k), j) ==
+                                  rec.proposed.begin() + static_cast<long>(k))
+          open.push_back(*space.local(j));
+      const bool at_prior = space.local(i) == prior_order(open, ev.target()).front();
+      if (k % 2 == 1) EXPECT_TRUE(at_prior) << "seed " << seed << ", proposal " << k + 1;
+      else random_at_prior += at_prior;
+    }
+  }
+  EXPECT_LT(random_at_prior, 10);  // of 30 random ones: not the prior's pick
 }
 
 // Differential evolution's first population is the start point and a

@@ -8,6 +8,7 @@
 
 #include "space_searcher.hpp"
 #include "forest.hpp"
+#include "wstune/search.hpp"
 #include "wstune/strategies.hpp"
 
 namespace wstune {
@@ -44,6 +45,7 @@ class BayesSearcher final : public strategy::SpaceSearcher {
     if (mem_.exhausted()) return std::nullopt;
     ++proposals_;
     if (proposals_ == 1) return strategy::start_point(*space_, target_, *enc_, mem_, rng_);
+    if (mem_.count() < initial_ && mem_.count() % 2) return prior_shaped(mem_.random_unmeasured(rng_));
     if (mem_.count() < initial_ || mem_.ranked().size() < 2 || proposals_ % kRandomEvery == 0)
       return mem_.random_unmeasured(rng_);
     fit();
@@ -60,6 +62,23 @@ class BayesSearcher final : public strategy::SpaceSearcher {
   }
 
  private:
+  // Half the initial design: configuration `c`'s parameter set at the open
+  // shape prior_order() ranks first (the device model's guess, as the guided
+  // search starts); `c` itself when its set has no open shape. The other
+  // half stays random, so the surrogate also sees the local size vary.
+  std::optional<std::size_t> prior_shaped(std::optional<std::size_t> c) const {
+    if (!c) return c;
+    const auto [first, last] = space_->entries_of_set(space_->parameter_set(*c));
+    std::vector<Extent> open;
+    for (std::size_t i = first; i < last; ++i)
+      if (space_->local(i) && !mem_.measured(i)) open.push_back(*space_->local(i));
+    if (open.empty()) return c;
+    const Extent best = prior_order(open, target_).front();
+    for (std::size_t i = first; i < last; ++i)
+      if (space_->local(i) == best && !mem_.measured(i)) return i;
+    return c;
+  }
+
   // The surrogate of ln(time) over every measured configuration; failures
   // count as twice the slowest correct time.
   void fit() {
