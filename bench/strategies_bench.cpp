@@ -263,17 +263,18 @@ int run(int argc, char** argv) {
   }
   if (!(budget > 0 && budget <= 1)) throw UsageError("--budget: give a fraction in (0, 1], e.g. --budget 0.2");
   std::vector<Table> tables;
+  const bool reversed = vm.count("reverse-values") > 0;
   const auto known = presets();
   for (const auto& name : synthetic) {
     const auto it = known.find(name);
     if (it == known.end()) throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged", name));
-    tables.push_back(make_table(name, synthetic_table(it->second), budget, vm.count("reverse-values")));
+    tables.push_back(make_table(name, synthetic_table(it->second), budget, reversed));
   }
   for (const auto& spec : table_files) {
     const auto at = spec.find('@');
     const std::string path = spec.substr(0, at);
     const std::string session = at == std::string::npos ? "" : spec.substr(at + 1);
-    tables.push_back(make_table(file_stem(path), load_table(path, session), budget, vm.count("reverse-values")));
+    tables.push_back(make_table(file_stem(path), load_table(path, session), budget, reversed));
   }
   if (tables.empty()) throw UsageError("give at least one --table or --synthetic");
   if (!kt_dir.empty()) export_kt(tables, kt_dir, seeds);

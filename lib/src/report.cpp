@@ -50,6 +50,14 @@ struct KernelRuns {
   std::map<std::string, std::map<std::string, const SplitRun*>> newest;  // size -> method -> run
   std::map<std::string, std::vector<const SplitRun*>> all;         // size -> runs (sweeps included)
   std::vector<std::string> methods;                                // non-sweep labels, ordered
+
+  // The newest run of `method` on problem `size`; nullptr when none.
+  const SplitRun* newest_of(const std::string& size, const std::string& method) const {
+    const auto it = newest.find(size);
+    if (it == newest.end()) return nullptr;
+    const auto m = it->second.find(method);
+    return m == it->second.end() ? nullptr : m->second;
+  }
 };
 
 // The store's split runs grouped by kernel (first-seen order) and problem.
@@ -60,6 +68,7 @@ struct SplitRuns {
 };
 
 void group(SplitRuns& g) {
+  std::map<std::string, std::vector<std::string>> seen;  // kernel -> non-sweep methods, first-seen order
   for (const SplitRun& r : g.runs) {
     const std::string k = r.kernel.name, size = size_of(r.problem), m = method_of(r);
     add_order(g.kernels, k);
@@ -68,13 +77,12 @@ void group(SplitRuns& g) {
     kr.all[size].push_back(&r);
     if (m == "sweep") continue;
     kr.newest[size][m] = &r;  // oldest first: the last one is the newest
+    add_order(seen[k], m);
   }
-  for (auto& [k, kr] : g.by_kernel) {
+  for (auto& [k, kr] : g.by_kernel) {  // the known methods first, in their order, then the others
     for (const auto& known : kKnownMethods)
-      for (const auto& [size, m] : kr.newest)
-        if (m.count(known)) add_order(kr.methods, known);
-    for (const SplitRun& r : g.runs)
-      if (r.kernel.name == k && method_of(r) != "sweep") add_order(kr.methods, method_of(r));
+      if (std::find(seen[k].begin(), seen[k].end(), known) != seen[k].end()) add_order(kr.methods, known);
+    for (const auto& m : seen[k]) add_order(kr.methods, m);
   }
 }
 
@@ -178,13 +186,15 @@ class Page {
     for (const auto& k : g.kernels) {
       const KernelRuns& kr = g.by_kernel.at(k);
       for (const auto& size : kr.sizes) {
-        auto it = kr.newest.find(size);
-        if (it == kr.newest.end() || !it->second.count("baseline")) continue;
-        const double b = it->second.at("baseline")->makespan_ms;
-        if (b <= 0) continue;
+        const SplitRun* base = kr.newest_of(size, "baseline");
+        if (!base || base->makespan_ms <= 0) continue;
+        const double b = base->makespan_ms;
         rel.categories.push_back(k + " " + size);
         std::vector<double> row;
-        for (const auto& m : rel_methods) row.push_back(it->second.count(m) ? it->second.at(m)->makespan_ms / b : 0.0);
+        for (const auto& m : rel_methods) {
+          const SplitRun* r = kr.newest_of(size, m);
+          row.push_back(r ? r->makespan_ms / b : 0.0);
+        }
         rel.values.push_back(row);
       }
     }
@@ -196,12 +206,11 @@ class Page {
     body_ += "<table><tr><th class=\"l\">problem</th><th class=\"l\">method</th><th class=\"l\">split model</th>"
              "<th class=\"l\">devices: share %, time ms</th><th>makespan ms</th><th>reduction %</th></tr>\n";
     for (const auto& size : kr.sizes) {
-      auto it = kr.newest.find(size);
-      if (it == kr.newest.end()) continue;
-      const SplitRun* base = it->second.count("baseline") ? it->second.at("baseline") : nullptr;
+      const SplitRun* base = kr.newest_of(size, "baseline");
       for (const auto& m : kr.methods) {
-        if (!it->second.count(m)) continue;
-        const SplitRun& r = *it->second.at(m);
+        const SplitRun* run = kr.newest_of(size, m);
+        if (!run) continue;
+        const SplitRun& r = *run;
         std::string devs;
         for (const SplitShare& d : r.devices)
           devs += fmt::format("{}{}: {:.1f} %, {}", devs.empty() ? "" : "<br/>", escape(device(d.device_fingerprint)),
@@ -225,7 +234,10 @@ class Page {
       if (it == kr.newest.end()) continue;
       bars.categories.push_back(size);
       std::vector<double> row;
-      for (const auto& m : kr.methods) row.push_back(it->second.count(m) ? it->second.at(m)->makespan_ms : 0.0);
+      for (const auto& m : kr.methods) {
+        const SplitRun* r = kr.newest_of(size, m);
+        row.push_back(r ? r->makespan_ms : 0.0);
+      }
       bars.values.push_back(row);
     }
     if (!bars.categories.empty()) add_svg("bars_" + slug(k) + ".svg", svg::render(bars), bars.title);
@@ -254,13 +266,8 @@ class Page {
                                        [](const auto& a, const auto& b) { return a.second < b.second; })->first;
       }
       plot.series.push_back(line);
-      auto it = kr.newest.find(size);
-      if (it != kr.newest.end())
-        for (const auto& m : kr.methods)
-          if (it->second.count(m)) {
-            const SplitRun& r = *it->second.at(m);
-            plot.series.push_back({m, {100 * r.devices.front().share}, {r.makespan_ms}});
-          }
+      for (const auto& m : kr.methods)
+        if (const SplitRun* r = kr.newest_of(size, m)) plot.series.push_back({m, {100 * r->devices.front().share}, {r->makespan_ms}});
       add_svg(fmt::format("share_{}_{}.svg", slug(k), ++share_plots_), svg::render(plot), plot.title);
     }
   }

@@ -106,9 +106,9 @@ std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed);
 /// design up to max(5, features + 1) configurations (at most 1 % of the
 /// space + 5): alternately a random configuration's parameter set at the
 /// open shape prior_order() ranks first (the device model's guess) and a
-/// random configuration (so the surrogate sees the local size vary). After that each proposal maximises the
-/// expected improvement of ln(time) under 16 extremely randomized
-/// regression trees fitted to every measured configuration (mean and spread
+/// random configuration (so the surrogate sees the local size vary). After
+/// that each proposal maximises the expected improvement of ln(time) under
+/// 16 extremely randomized regression trees fitted to every measured configuration (mean and spread
 /// over the trees; a failure counts as twice the slowest correct time):
 /// every other proposal over the unmeasured configurations one move from
 /// the three fastest (one gene changed to any value, or every parameter

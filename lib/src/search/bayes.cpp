@@ -68,15 +68,13 @@ class BayesSearcher final : public strategy::SpaceSearcher {
   // half stays random, so the surrogate also sees the local size vary.
   std::optional<std::size_t> prior_shaped(std::optional<std::size_t> c) const {
     if (!c) return c;
-    const auto [first, last] = space_->entries_of_set(space_->parameter_set(*c));
+    const std::size_t set = space_->parameter_set(*c);
+    const auto [first, last] = space_->entries_of_set(set);
     std::vector<Extent> open;
     for (std::size_t i = first; i < last; ++i)
       if (space_->local(i) && !mem_.measured(i)) open.push_back(*space_->local(i));
     if (open.empty()) return c;
-    const Extent best = prior_order(open, target_).front();
-    for (std::size_t i = first; i < last; ++i)
-      if (space_->local(i) == best && !mem_.measured(i)) return i;
-    return c;
+    return space_->find(Configuration{space_->params_of_set(set), prior_order(open, target_).front()});
   }
 
   // The surrogate of ln(time) over every measured configuration; failures
