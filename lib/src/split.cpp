@@ -375,9 +375,25 @@ Shares block_units(const std::vector<Block>& blocks) {
   return u;
 }
 
+namespace {
+
+// The power of two (work-items) that slices of a null local size keep to along
+// `dim` (split_granularity() in split.hpp says why): the largest up to the cap that
+// divides the whole range and leaves at least kDriverMinGranules granules.
+std::size_t driver_alignment(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t multiple) {
+  const std::size_t total = spec.split_units(p, dim);
+  std::size_t a = spec.dims() == 1 ? kDriverAlignment1d : kDriverAlignmentNd;
+  while (a > 1 && (total % (a * multiple) != 0 || total / (a * multiple) < kDriverMinGranules)) a /= 2;
+  return a;
+}
+
+}  // namespace
+
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local) {
-  const std::size_t l = local && !spec.guards_bounds() ? (*local)[dim] : 1;
-  return std::max<std::size_t>(1, l) * std::max<std::size_t>(1, spec.slice_multiple(p, dim));
+  const std::size_t multiple = std::max<std::size_t>(1, spec.slice_multiple(p, dim));
+  if (!local) return driver_alignment(spec, p, dim, multiple) * multiple;
+  const std::size_t l = spec.guards_bounds() ? 1 : (*local)[dim];
+  return std::max<std::size_t>(1, l) * multiple;
 }
 
 // ---- measured model ---------------------------------------------------------------
