@@ -12,7 +12,8 @@
 #   CASES  KERNEL SIZE;... (default issue 18's four: "matmul 4096;bilinear
 #          2048x2048:4096x4096;sort 4194304;trapezoid 16777216")
 #   REPS   timed runs per job (5)
-# Environment: REPORTED, the jobs per case after the warm-ups, reported as
+# Environment: LOCAL, the job key `local` (default "rule", the paper's
+#   §3.2.3 rule; "null" leaves it to the driver, wstuned's default); REPORTED, the jobs per case after the warm-ups, reported as
 #   their median (default 5); RESULTS, the job key `results` to run each model with (default
 #   "auto"; "auto message" runs both, side by side in one launch each, the
 #   message ones reported as MODEL-message).
@@ -37,13 +38,13 @@ mkdir -p "$out/raw"
 results_modes=${RESULTS:-auto}
 jobs_file() {  # MODEL [COPIES [RESULTS]] -> a job file with every case COPIES (the warm-ups + REPORTED) times
   python3 - "$1" "$cases" "$reps" "${2:-$((WSTUNED_MEASURED_WARMUPS + reported))}" "${3:-auto}" <<'PY'
-import json, sys
+import json, os, sys
 model, cases, reps, copies, results = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 jobs = []
 for c in cases.split(";"):
     kernel, size = c.split()
     jobs += [{"kernel": kernel, "size": size}] * copies
-defaults = {"repetitions": reps, "warmup": 1, "split": model, "local": "rule"}
+defaults = {"repetitions": reps, "warmup": 1, "split": model, "local": os.environ.get("LOCAL", "rule")}
 if results != "auto":
     defaults["results"] = results
 print(json.dumps({"defaults": defaults, "jobs": jobs}))
@@ -78,7 +79,7 @@ for s in "${set_list[@]}"; do
     done
   done
 done
-REPORTED=$reported python3 - "$out" "$sets" "$cmdline" <<'PY'
+REPORTED=$reported LOCAL=${LOCAL:-rule} python3 - "$out" "$sets" "$cmdline" <<'PY'
 import csv, glob, json, os, statistics, sys
 warm = int(os.environ["WSTUNED_MEASURED_WARMUPS"])  # every model gets the measured model's warm-ups
 reported = int(os.environ["REPORTED"])
@@ -128,7 +129,7 @@ with open(f"{out}/daemon_gpus.csv", "w", newline="") as f:
 one = {(r["kernel"], r["size"]): r["makespan_ms"] for r in rows if r["set"] == sets.split(";")[0].split("=")[0]}
 with open(f"{out}/daemon_gpus.md", "w") as f:
     f.write(f"# wstuned over worker sets\n\nCommand: `{cmdline}`\n\n")
-    f.write(f"Per case {warm + reported} identical jobs in one wstuned launch: {warm} warm-ups, then {reported} reported. "
+    f.write(f"Local sizes: `{os.environ.get('LOCAL', 'rule')}`. Per case {warm + reported} identical jobs in one wstuned launch: {warm} warm-ups, then {reported} reported. "
             "Makespan: the master's first send to last result of a job (its timed runs after one warm-up run), the "
             "median of the reported jobs [their range]; overhead: makespan less the slowest worker's kernel and transfer "
             "time (wstuned's overhead_ms), of the median job, and its share of the makespan, the median over the "
