@@ -574,7 +574,7 @@ int split_main(int argc, char** argv) {
     Store s(database_path(mo.db));
     for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
   }
-  // Blocks are chosen with the given local sizes (rule devices: granularity 1),
+  // Blocks are chosen with the given local sizes (rule devices: the null local size's steps, split_granularity()),
   // then rule devices get the rule's local size for their block.
   const auto fixed = local_option(local_text, stored);
   const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
