@@ -483,8 +483,8 @@ std::vector<std::optional<LocalSize>> local_option(const std::string& text,
   return fixed;
 }
 
-int split_main(int argc, char** argv) {
-  po::options_description desc("wstune split options");
+// The values of `wstune split`'s options.
+struct SplitArgs {
   std::string kernel, kernel_file, config_text, size, devices_text, model_text, direction_text, local_text, csv_path,
       svg_path;
   MeasuredOptions mo;
@@ -492,133 +492,133 @@ int split_main(int argc, char** argv) {
   std::size_t overlap = 2;
   double refine_min_ms = 20, sweep = 0;
   std::uint64_t seed = 42;
-  add_kernel_options(desc, kernel, kernel_file);
+};
+
+// `wstune split`'s options, bound to `a`.
+void add_split_options(po::options_description& desc, SplitArgs& a) {
+  add_kernel_options(desc, a.kernel, a.kernel_file);
   desc.add_options()
-      ("size,s", po::value(&size), "problem size (default: the paper's Table 3 size or the file's ProblemSize)")
-      ("config,c", po::value(&config_text), "--kernel-file: tuning parameter values NAME=V,... for every device "
-                                            "(default: each device's stored best, else the reference configuration)")
-      ("devices,d", po::value(&devices_text)->required(), "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")
-      ("model,m", po::value(&model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")
-      ("direction", po::value(&direction_text)->default_value("auto"), "split along x, y or auto (from the kernel's priority)")
-      ("local,l", po::value(&local_text)->default_value("null"),
+      ("size,s", po::value(&a.size), "problem size (default: the paper's Table 3 size or the file's ProblemSize)")
+      ("config,c", po::value(&a.config_text), "--kernel-file: tuning parameter values NAME=V,... for every device "
+                                              "(default: each device's stored best, else the reference configuration)")
+      ("devices,d", po::value(&a.devices_text)->required(), "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")
+      ("model,m", po::value(&a.model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")
+      ("direction", po::value(&a.direction_text)->default_value("auto"), "split along x, y or auto (from the kernel's priority)")
+      ("local,l", po::value(&a.local_text)->default_value("null"),
        "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
        "stored: each device's stored best (with its parameters), else null")
       ("run", "run the split on all devices at once, verify and report times and transfer bandwidth")
-      ("overlap", po::value(&overlap)->default_value(2), "with --run: each device's block as up to N chunks "
+      ("overlap", po::value(&a.overlap)->default_value(2), "with --run: each device's block as up to N chunks "
        "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks; 2 was never slower "
        "than 1 on the H100 machine, docs/results/transfers_h100)")
       ("bandwidth", po::value<std::string>(), "with --run: a `wstune devices --bandwidth --json` file; the "
                                               "transfers are reported as a % of each device's pinned bandwidth")
-      ("sweep", po::value(&sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
-                                   "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
-      ("csv", po::value(&csv_path), "with --sweep: write the curve or grid as CSV to this file")
-      ("svg", po::value(&svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")
-      ("calibration", po::value(&mo.cal_path), "measured model: read the calibration from this JSON file if it "
-                                                "exists and matches, else calibrate and write it there")
-      ("refine", po::value(&mo.refine),
+      ("sweep", po::value(&a.sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
+                                     "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
+      ("csv", po::value(&a.csv_path), "with --sweep: write the curve or grid as CSV to this file")
+      ("svg", po::value(&a.svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")
+      ("calibration", po::value(&a.mo.cal_path), "measured model: read the calibration from this JSON file if it "
+                                                  "exists and matches, else calibrate and write it there")
+      ("refine", po::value(&a.mo.refine),
        "measured model: measure at most N splits on the devices at once (balancing the devices' times, then "
        "lines through the best split), choose the devices and keep the best; default 8 for two devices, 18 for "
        "three, 10 more per further device; 0: the model's prediction as it is")
-      ("refine-repeat", po::value(&refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
-      ("refine-min-ms", po::value(&refine_min_ms)->default_value(20),
+      ("refine-repeat", po::value(&a.refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
+      ("refine-min-ms", po::value(&a.refine_min_ms)->default_value(20),
        "measured model: more runs per refinement probe until they sum to MS (at most 50; 0: off)")
-      ("calibration-cap-ms", po::value(&mo.cal_cap_ms)->default_value(250),
+      ("calibration-cap-ms", po::value(&a.mo.cal_cap_ms)->default_value(250),
        "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")
-      ("db", po::value(&mo.db), db_option_help)
+      ("db", po::value(&a.mo.db), db_option_help)
       ("no-store", "measured model: neither reuse nor store a calibration in the database")
       ("recalibrate", "measured model: calibrate and refine anew even if the database holds a calibration")
-      ("repeat,r", po::value(&repeat)->default_value(5), "timed repetitions")
-      ("warmup", po::value(&warmup)->default_value(1), "untimed warm-up rounds")
-      ("seed", po::value(&seed)->default_value(42), "input seed")
+      ("repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions")
+      ("warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up rounds")
+      ("seed", po::value(&a.seed)->default_value(42), "input seed")
       ("json", "print JSON");
-  po::variables_map vm;
-  if (!parse_options(argc, argv,
-                     "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
-                     "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
-                     "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run [--overlap N]] [--sweep STEP] [--json]\n"
-                     "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
-                     "Splits one NDRange across several devices and prints each device's share and the devices "
-                     "used; --run executes it on all devices at once and reports per-device times and the makespan. "
-                     "The measured model calibrates each device alone, predicts, refines online on the devices at "
-                     "once (choosing which devices to use), and stores the calibration in the database for the next "
-                     "run with the same devices, kernel and size.",
-                     desc, vm, nullptr, {"devices"})) return 0;
-  if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
-  if (overlap == 0) throw UsageError("--overlap 0: give the chunks per block, 1 or more (1: whole blocks)");
-  if (refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
-  if (!(refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
-  const auto spec_ptr = kernel_option(kernel, kernel_file);
-  const KernelSpec& spec = *spec_ptr;
-  if (kernel.empty()) kernel = std::string(spec.name());
-  const Problem p = with_params(problem_option(spec, vm, size), config_option(spec, problem_option(spec, vm, size), config_text));
-  const SplitModel model = parse_split_model(model_text);
-  unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
-  if (const TuningFile* file = tuning_file_of(spec); file && file->split.is_object()) {  // the file says how it splits
+}
+
+constexpr const char* kSplitUsage =
+    "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
+    "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
+    "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run [--overlap N]] [--sweep STEP] [--json]\n"
+    "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
+    "Splits one NDRange across several devices and prints each device's share and the devices "
+    "used; --run executes it on all devices at once and reports per-device times and the makespan. "
+    "The measured model calibrates each device alone, predicts, refines online on the devices at "
+    "once (choosing which devices to use), and stores the calibration in the database for the next "
+    "run with the same devices, kernel and size.";
+
+// Usage errors in the counts.
+void check_split_args(const SplitArgs& a) {
+  if (a.repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
+  if (a.overlap == 0) throw UsageError("--overlap 0: give the chunks per block, 1 or more (1: whole blocks)");
+  if (a.refine_repeat == 0) throw UsageError("--refine-repeat 0: give at least one repetition, e.g. --refine-repeat 3");
+  if (!(a.refine_min_ms >= 0)) throw UsageError("--refine-min-ms: give 0 (off) or a positive number of ms, e.g. 20");
+}
+
+// The measured model's options completed from the rest (--refine's default
+// by the number of devices).
+void finish_measured_options(SplitArgs& a, const po::variables_map& vm, std::size_t devices) {
+  if (!vm.count("refine")) a.mo.refine = refine_points(devices);
+  a.mo.refine_timing = TimingOptions{a.warmup, a.refine_repeat, a.refine_min_ms, 50};
+  a.mo.recalibrate = vm.count("recalibrate") > 0;
+  a.mo.store = vm.count("no-store") == 0;
+}
+
+// The split dimension: the tuning file's Split.Dimension when it has one,
+// else --direction read against the kernel's priority.
+unsigned split_dim_option(const KernelSpec& spec, const std::string& direction_text) {
+  const unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
+  if (const TuningFile* file = tuning_file_of(spec); file && file->split.is_object()) {
     const std::string d = file->split.value("Dimension", "X");
-    dim = d == "Y" ? 1 : d == "Z" ? 2 : 0;
+    return d == "Y" ? 1 : d == "Z" ? 2 : 0;
   }
-  const auto all = enumerate_devices();
-  std::vector<Device> devices;
-  for (const auto& sel : split_list(devices_text, ',')) devices.push_back(select_device(all, sel));
-  if (!vm.count("refine")) mo.refine = refine_points(devices.size());
-  mo.refine_timing = TimingOptions{warmup, refine_repeat, refine_min_ms, 50};
-  mo.recalibrate = vm.count("recalibrate") > 0;
-  mo.store = vm.count("no-store") == 0;
+  return dim;
+}
 
-  // Each device's stored best (parameters and local size) for "stored" and,
-  // without --config, for a kernel with tuning parameters.
+// Each device's stored best (parameters and local size), read where --local
+// names "stored" or a kernel with tuning parameters has no --config; none
+// with --no-store.
+std::vector<std::optional<StoredConfiguration>> stored_bests(const SplitArgs& a, const KernelSpec& spec,
+                                                             const Problem& p, const std::vector<Device>& devices) {
   std::vector<std::optional<StoredConfiguration>> stored(devices.size());
-  const bool want_stored = local_text.find("stored") != std::string::npos ||
-                           (!spec.tuning_parameters().empty() && config_text.empty());
-  if (want_stored && mo.store) {
-    Store s(database_path(mo.db));
-    for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
-  }
-  // Blocks are chosen with the given local sizes (rule devices: the null local size's steps, split_granularity()),
-  // then rule devices get the rule's local size for their block.
-  const auto fixed = local_option(local_text, stored);
-  const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
-  std::vector<LocalSize> locals;
-  for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
+  const bool want = a.local_text.find("stored") != std::string::npos ||
+                    (!spec.tuning_parameters().empty() && a.config_text.empty());
+  if (!want || !a.mo.store) return stored;
+  Store s(database_path(a.mo.db));
+  for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
+  return stored;
+}
 
-  MultiDeviceRunner runner(devices, spec, p, seed);
-  if (!spec.tuning_parameters().empty() && config_text.empty()) {
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      if (stored[i]) runner.set_params(i, stored[i]->config.params);
-    }
-  }
-  nlohmann::json out{{"kernel_name", kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
-                     {"compute_amount", spec.compute_amount(p)},
-                     {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
-  SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{warmup, repeat}, vm.count("json") > 0, out};
-  if (vm.count("bandwidth")) {
-    const std::string path = vm["bandwidth"].as<std::string>();
-    std::ifstream f(path);
-    std::stringstream text;
-    if (!(text << f.rdbuf())) throw UsageError(fmt::format("--bandwidth '{}': cannot read the file", path));
-    c.bandwidth = parse_json_input(text.str(), "--bandwidth " + path);
-  }
+// --bandwidth FILE, parsed.
+nlohmann::json bandwidth_option(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  if (!(text << f.rdbuf())) throw UsageError(fmt::format("--bandwidth '{}': cannot read the file", path));
+  return parse_json_input(text.str(), "--bandwidth " + path);
+}
 
-  if (vm.count("sweep")) {
-    if (any_rule) throw UsageError("--sweep with --local rule is not supported: give X,Y or null per device");
-    return sweep_shares(c, sweep, csv_path, svg_path);
-  }
+// The split's blocks by the model (measured: calibrated and refined, and
+// reported), the shares printed, rule devices given the rule's local size for
+// their block; then, with --run, the run. Returns the exit status.
+int plan_and_run(SplitContext& c, SplitModel model, const SplitArgs& a, const po::variables_map& vm,
+                 const std::vector<std::optional<LocalSize>>& fixed, bool any_rule) {
   MeasuredPlan plan;
   std::optional<Store> store;
   if (model == SplitModel::measured) {
-    if (mo.store) store.emplace(database_path(mo.db));
-    plan = plan_measured(c, mo, store ? &*store : nullptr);
+    if (a.mo.store) store.emplace(database_path(a.mo.db));
+    plan = plan_measured(c, a.mo, store ? &*store : nullptr);
   }
   const std::vector<Block> blocks =
-      model == SplitModel::measured ? plan.blocks : model_blocks(model, runner, dim, c.locals, nullptr);
-  if (any_rule) c.locals = resolve_locals(runner, blocks, fixed, paper_local_rule);
+      model == SplitModel::measured ? plan.blocks : model_blocks(model, c.runner, c.dim, c.locals, nullptr);
+  if (any_rule) c.locals = resolve_locals(c.runner, blocks, fixed, paper_local_rule);
   print_shares(c, model, blocks);
   if (model == SplitModel::measured) {
     c.out["calibration"] = to_json(plan.cal);
-    report_measured(plan, store ? &*store : nullptr, mo.cal_path, c.total(), c.json, c.out);
+    report_measured(plan, store ? &*store : nullptr, a.mo.cal_path, c.total(), c.json, c.out);
   }
   int status = 0;
-  runner.set_overlap(overlap);  // the run only: calibration and refinement time whole blocks
+  c.runner.set_overlap(a.overlap);  // the run only: calibration and refinement time whole blocks
   if (vm.count("run")) {
     status = run_split(c, blocks, [&](const SplitRunResult& r) {
       if (store) record_run(*store, c, model, blocks, r, plan);
@@ -626,6 +626,49 @@ int split_main(int argc, char** argv) {
   }
   if (c.json) std::cout << c.out.dump(2) << "\n";
   return status;
+}
+
+int split_main(int argc, char** argv) {
+  po::options_description desc("wstune split options");
+  SplitArgs a;
+  add_split_options(desc, a);
+  po::variables_map vm;
+  if (!parse_options(argc, argv, kSplitUsage, desc, vm, nullptr, {"devices"})) return 0;
+  check_split_args(a);
+  const auto spec_ptr = kernel_option(a.kernel, a.kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  if (a.kernel.empty()) a.kernel = std::string(spec.name());
+  const Problem p = with_params(problem_option(spec, vm, a.size), config_option(spec, problem_option(spec, vm, a.size), a.config_text));
+  const SplitModel model = parse_split_model(a.model_text);
+  const unsigned dim = split_dim_option(spec, a.direction_text);
+  const auto all = enumerate_devices();
+  std::vector<Device> devices;
+  for (const auto& sel : split_list(a.devices_text, ',')) devices.push_back(select_device(all, sel));
+  finish_measured_options(a, vm, devices.size());
+
+  const auto stored = stored_bests(a, spec, p, devices);
+  // Blocks are chosen with the given local sizes (rule devices: the null local size's steps, split_granularity()),
+  // then rule devices get the rule's local size for their block.
+  const auto fixed = local_option(a.local_text, stored);
+  const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
+  std::vector<LocalSize> locals;
+  for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
+  MultiDeviceRunner runner(devices, spec, p, a.seed);
+  if (!spec.tuning_parameters().empty() && a.config_text.empty()) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (stored[i]) runner.set_params(i, stored[i]->config.params);
+    }
+  }
+  nlohmann::json out{{"kernel_name", a.kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
+                     {"compute_amount", spec.compute_amount(p)},
+                     {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
+  SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{a.warmup, a.repeat}, vm.count("json") > 0, out};
+  if (vm.count("bandwidth")) c.bandwidth = bandwidth_option(vm["bandwidth"].as<std::string>());
+  if (vm.count("sweep")) {
+    if (any_rule) throw UsageError("--sweep with --local rule is not supported: give X,Y or null per device");
+    return sweep_shares(c, a.sweep, a.csv_path, a.svg_path);
+  }
+  return plan_and_run(c, model, a, vm, fixed, any_rule);
 }
 
 WSTUNE_COMMAND("split", "split one kernel across several devices (pe-ratio, proportional, measured), run or sweep it",
