@@ -137,7 +137,7 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
   plan.model = model;
   plan.dim = split_dim(spec, direction);
   const std::size_t total = spec.split_units(p, plan.dim);
-  std::size_t g = 16 * spec.units_per_work_item();
+  std::size_t g = std::max(16 * spec.units_per_work_item(), split_granularity(spec, p, plan.dim, std::nullopt));
   if (total % g != 0) g = split_granularity(spec, plan.dim, std::nullopt);
   // Neither divides (an odd-length sort: 2 elements per work-item): blocks of
   // any length still run, since sort pads each block to a power of two and

@@ -196,9 +196,12 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
                                     unsigned dim, const std::vector<SplitWorker>& workers);
 
 /// The blocks of `model`: fractions through align_blocks() (split.hpp), or
-/// measured_blocks() for `measured`, with a granularity of 16 work-items
-/// where the problem divides into it (so the rule's multiples of 16 stay
-/// possible, paper §3.2.3), else the kernel's smallest (split_granularity())
+/// measured_blocks() for `measured`, with a granularity of 16 work-items, or
+/// the driver's-choice steps of split_granularity(spec, p, dim, nullopt)
+/// where they are larger (up to 64 work-items of a 1-D NDRange), where the
+/// problem divides into it (so the rule's multiples of 16 stay possible,
+/// paper §3.2.3, and a null local size never gets a slice of prime extent),
+/// else the kernel's smallest (split_granularity())
 /// where the problem divides into that, else one unit (a sort of odd length:
 /// sort pads every block to a power of two).
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per

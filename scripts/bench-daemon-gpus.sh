@@ -12,18 +12,21 @@
 #   CASES  KERNEL SIZE;... (default issue 18's four: "matmul 4096;bilinear
 #          2048x2048:4096x4096;sort 4194304;trapezoid 16777216")
 #   REPS   timed runs per job (5)
-# Environment: LOCAL, the job key `local` (default "rule", the paper's
-#   §3.2.3 rule; "null" leaves it to the driver, wstuned's default); REPORTED, the jobs per case after the warm-ups, reported as
-#   their median (default 5); RESULTS, the job key `results` to run each model with (default
-#   "auto"; "auto message" runs both, side by side in one launch each, the
-#   message ones reported as MODEL-message).
+# Environment:
+#   LOCAL     the job key `local` (default "rule", the paper's §3.2.3 rule;
+#             "null" leaves it to the driver)
+#   REPORTED  the jobs per case after the warm-ups, reported as their median
+#             (default 5)
+#   RESULTS   the job key `results` to run each model with (default "auto";
+#             "auto message" runs both, side by side in one launch each, the
+#             message ones reported as MODEL-message)
 # Writes OUTDIR/daemon_gpus.csv, OUTDIR/daemon_gpus.md, the reports
 # OUTDIR/raw/SET_MODEL.json and the command in OUTDIR/daemon_gpus.md.
 # Models: one device runs "even" (the whole job), more run pe-ratio and
 # measured (calibrated first, wstuned calibrate, into the set's database).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 out=$1
 sets=${2:-"gpu=1:0;2gpu=1:0,1:1;2gpu+cpu=1:0,1:1,0:0"}
 cases=${3:-"matmul 4096;bilinear 2048x2048:4096x4096;sort 4194304;trapezoid 16777216"}
@@ -89,17 +92,18 @@ out, sets, cmdline = sys.argv[1], sys.argv[2], sys.argv[3]
 def cell(name, devs, model, runs):
     """One row: the median job of a case's reported runs, with their range."""
     ok = [j for j in runs if j["status"] == "ok" and j.get("makespan_ms")]
-    pick = sorted(ok, key=lambda j: j["makespan_ms"])[(len(ok) - 1) // 2] if ok else runs[-1]
+    pick = sorted(ok, key=lambda j: j["makespan_ms"])[(len(ok) - 1) // 2] if ok else runs[-1]  # median_low's job
     spans = [j["makespan_ms"] for j in ok]
     over = [100 * j.get("overhead_ms", 0) / j["makespan_ms"] for j in ok]
     parts = runs[-1].get("parts", [])
     return {"set": name, "devices": devs, "model": model, "kernel": pick["job"]["kernel"], "size": pick["size"],
-            "status": "ok" if len(ok) == len(runs) else f"{len(runs) - len(ok)} of {len(runs)} failed",
+            "status": ("ok" if len(ok) == len(runs) else f"{len(runs) - len(ok)} of {len(runs)} failed")
+                      + ("" if len(runs) == reported else f" ({len(runs)} of {reported} jobs reported)"),
             "verified": all(j.get("verified") for j in runs), "jobs": len(ok),
-            "makespan_ms": round(statistics.median(spans), 3) if spans else 0,
+            "makespan_ms": round(statistics.median_low(spans), 3) if spans else 0,
             "makespan_min_ms": round(min(spans), 3) if spans else 0, "makespan_max_ms": round(max(spans), 3) if spans else 0,
             "overhead_ms": round(pick.get("overhead_ms", 0), 3),
-            "overhead_pct": round(statistics.median(over), 1) if over else "",
+            "overhead_pct": round(statistics.median_low(over), 1) if over else "",
             "shares": "/".join(f'{100 * p.get("share", 0):.1f}' for p in parts),
             "chunks": "/".join(str(p.get("chunks", 1)) for p in parts),
             "results": "/".join(p.get("result_path", "message") for p in parts),
@@ -133,7 +137,7 @@ with open(f"{out}/daemon_gpus.md", "w") as f:
             "Makespan: the master's first send to last result of a job (its timed runs after one warm-up run), the "
             "median of the reported jobs [their range]; overhead: makespan less the slowest worker's kernel and transfer "
             "time (wstuned's overhead_ms), of the median job, and its share of the makespan, the median over the "
-            "reported jobs. Speed-up: the first set's median against this one's. Shares, chunks and result paths: "
+            "reported jobs (medians of an even count: the lower middle). Speed-up: the first set's median against this one's. Shares, chunks and result paths: "
             "the last job.\n\n")
     f.write("| set | devices | model | kernel | size | status | makespan ms [range] | overhead ms | overhead % | speed-up | shares % | chunks | results | return ms |\n")
     f.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")

@@ -181,29 +181,46 @@ TEST(Align, SortHasTwoElementsPerWorkItem) {
 
 // Slices run with the driver's choice of local size keep to a power of two of
 // work-items, so the driver never has only a prime extent to divide (bilinear's
-// 2789 of 4096 rows ran 140x slower on an H200), within the caps and never
+// 2789 of 4096 columns ran 140x slower on an H200), within the caps and never
 // below 256 granules of the whole range.
 TEST(Align, DriverChoiceKeepsSlicesToAPowerOfTwo) {
   const KernelSpec& bl = kernel_spec("bilinear");
   const KernelSpec& tz = kernel_spec("trapezoid");
   const KernelSpec& mm = kernel_spec("matmul");
   const Problem big = bl.parse_size("2048x2048:4096x4096");
-  EXPECT_EQ(split_granularity(bl, big, 1, std::nullopt), kDriverAlignmentNd);  // 4096 rows: 16 (256 granules)
-  EXPECT_EQ(split_granularity(bl, bl.parse_size("512x512:1024x1024"), 1, std::nullopt), 4u);  // 1024 rows
-  EXPECT_EQ(split_granularity(bl, bl.parse_size("128x128:256x256"), 1, std::nullopt), 1u);    // 256 rows
+  // bilinear splits along x (split direction auto: its work-groups are tall)
+  EXPECT_EQ(split_granularity(bl, big, 0, std::nullopt), kDriverAlignmentNd);  // 4096 columns: 16 (256 granules)
+  EXPECT_EQ(split_granularity(bl, bl.parse_size("512x512:1024x1024"), 0, std::nullopt), 4u);  // 1024 columns
+  EXPECT_EQ(split_granularity(bl, bl.parse_size("128x128:256x256"), 0, std::nullopt), 1u);    // 256 columns
   EXPECT_EQ(split_granularity(mm, mm.parse_size("4096"), 1, std::nullopt), kDriverAlignmentNd);
   EXPECT_EQ(split_granularity(mm, mm.parse_size("4099"), 1, std::nullopt), 1u);  // 4099 = 4099: nothing divides
   EXPECT_EQ(split_granularity(mm, mm.parse_size("4100"), 1, std::nullopt), 4u);  // 4100 = 4 x 1025
   EXPECT_EQ(split_granularity(tz, tz.parse_size("16777216"), 0, std::nullopt), kDriverAlignment1d);
   // A set local size is unchanged: 1 for kernels that guard their bounds.
   ASSERT_TRUE(bl.guards_bounds());
-  EXPECT_EQ(split_granularity(bl, big, 1, Extent{32, 8, 1}), 1u);
+  EXPECT_EQ(split_granularity(bl, big, 0, Extent{32, 8, 1}), 1u);
   EXPECT_EQ(split_granularity(mm, mm.parse_size("4096"), 1, Extent{32, 8, 1}), 1u);
-  // Every slice a split of the 4096 rows makes is then a multiple of 16.
-  const std::size_t g = split_granularity(bl, big, 1, std::nullopt);
-  for (const double f : {0.1, 0.33, 0.45, 0.681, 0.999}) {
-    for (const Block& b : align_blocks({f, 1 - f}, 4096, 1, {g, g})) EXPECT_EQ(b.size() % 16, 0u) << f;
+}
+
+// Next to a device with a set local size that is no power of two (a kernel
+// that does not guard its bounds), the driver's-choice device keeps to a
+// power of two dividing it, so it can take any remainder: 96 work-items of
+// sort leave 32 for the null device, and every split of the range aligns.
+TEST(Align, DriverChoiceNextToASetLocalSizeTakesTheRemainder) {
+  const KernelSpec& sort = kernel_spec("sort");
+  ASSERT_FALSE(sort.guards_bounds());
+  const Problem p = sort.parse_size("65536");
+  ASSERT_EQ(split_granularity(sort, p, 0, std::nullopt), 128u);  // alone: 64 work-items of 2 keys
+  const auto g = split_granularities(sort, p, 0, {Extent{96, 1, 1}, std::nullopt});
+  EXPECT_EQ(g, (std::vector<std::size_t>{192, 64}));
+  for (const double f : {0.1, 0.33, 0.5, 0.681, 0.999}) {
+    const auto blocks = align_blocks({f, 1 - f}, 65536, 0, g);
+    EXPECT_TRUE(blocks_tile(blocks, 0, 65536)) << f;
+    EXPECT_EQ(blocks[0].size() % 192, 0u) << f;
+    EXPECT_EQ(blocks[1].size() % 64, 0u) << f;
   }
+  // Only null devices: each keeps the alignment it has alone.
+  EXPECT_EQ(split_granularities(sort, p, 0, {std::nullopt, std::nullopt}), (std::vector<std::size_t>{128, 128}));
 }
 
 RC_GTEST_PROP(Align, CoversTheRangeAligned, ()) {

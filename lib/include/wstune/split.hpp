@@ -112,17 +112,21 @@ std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_
 /// False for no blocks.
 bool blocks_tile(const std::vector<Block>& blocks, unsigned dim, std::size_t total_units);
 
-/// The granularity (split units) of a device's slice along `dim`: its local
-/// size along `dim` (1 for the driver's choice) × units per work-item
-/// (KernelSpec::units_per_work_item: 2 elements per work-item for sort). A
-/// kernel that guards its bounds (KernelSpec::guards_bounds: its NDRange is
-/// rounded up to a multiple of the local size) has units per work-item
-/// whatever the local size.
+/// The smallest granularity (split units) of a device's slice along `dim`,
+/// without the problem: its local size along `dim` (1 for the driver's
+/// choice) × units per work-item (KernelSpec::units_per_work_item: 2 elements
+/// per work-item for sort). A kernel that guards its bounds
+/// (KernelSpec::guards_bounds: its NDRange is rounded up to a multiple of the
+/// local size) has units per work-item whatever the local size. Unlike the
+/// overload with the problem below, the driver's choice gets no alignment:
+/// wstuned falls back to this when its own steps do not divide the range.
 std::size_t split_granularity(const KernelSpec& spec, unsigned dim, const LocalSize& local);
+
 /// Caps of the alignment that slices run with the driver's choice of local
 /// size (a null local) keep to, in work-items along the split dimension: a
-/// 1-D NDRange's work-group is its whole extent (warps of 32 on NVIDIA), a
-/// 2-D or 3-D one's is typically 8–32 along each dimension.
+/// 1-D NDRange's work-groups lie along its one dimension (warps of 32 on
+/// NVIDIA, so up to 64), a 2-D or 3-D one's are typically 8–32 work-items
+/// along each dimension.
 inline constexpr std::size_t kDriverAlignment1d = 64;
 inline constexpr std::size_t kDriverAlignmentNd = 16;
 /// The alignment never leaves fewer granules than this in the whole range
@@ -139,8 +143,9 @@ inline constexpr std::size_t kDriverMinGranules = 256;
 ///   kDriverMinGranules granules; 1 when none does. The driver picks a
 ///   work-group that divides each slice's NDRange (OpenCL 1.2 §5.8,
 ///   clEnqueueNDRangeKernel), so a slice of prime extent runs in work-groups of
-///   one work-item along it: on an H200, bilinear 2048²→4096² with 2789 of the
-///   4096 rows took 6.9 ms in the kernel against 0.05 ms for 2048 rows.
+///   one work-item along it: on an H200, bilinear 2048²→4096² split along x
+///   with 2789 of the 4096 columns took 6.9 ms in the kernel against 0.05 ms
+///   for 2048.
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local);
 
 /// `b` as up to `count` consecutive sub-blocks along b.dim for an
@@ -171,7 +176,12 @@ std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, cons
 std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const std::vector<HostBuffer>& sub,
                                      const std::vector<HostBuffer>& copies);
 
-/// split_granularity(spec, p, dim, local) of each local size, in order.
+/// split_granularity(spec, p, dim, local) of each local size, in order,
+/// except that a driver's-choice device's alignment never exceeds the largest
+/// power of two dividing another device's set local size along `dim` (for a
+/// kernel that does not guard its bounds): its granularity then divides every
+/// other one, so it can always take the remainder align_blocks() leaves
+/// (a set 96 next to a null device aligns the null one to 32).
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals);
 
