@@ -638,7 +638,8 @@ int split_main(int argc, char** argv) {
   const auto spec_ptr = kernel_option(a.kernel, a.kernel_file);
   const KernelSpec& spec = *spec_ptr;
   if (a.kernel.empty()) a.kernel = std::string(spec.name());
-  const Problem p = with_params(problem_option(spec, vm, a.size), config_option(spec, problem_option(spec, vm, a.size), a.config_text));
+  const Problem base = problem_option(spec, vm, a.size);
+  const Problem p = with_params(base, config_option(spec, base, a.config_text));
   const SplitModel model = parse_split_model(a.model_text);
   const unsigned dim = split_dim_option(spec, a.direction_text);
   const auto all = enumerate_devices();

@@ -244,14 +244,16 @@ std::vector<HostBuffer> views_within(const std::vector<HostBuffer>& views, const
 
 namespace {
 
-// The power of two (work-items) that slices of a null local size keep to along
-// `dim` (split_granularity() in split.hpp says why): the largest up to the cap that
-// divides the whole range and leaves at least kDriverMinGranules granules.
-std::size_t driver_alignment(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t multiple) {
+// The granularity of a null local size's slices along `dim` (split_granularity()
+// in split.hpp says why): slice_multiple × the largest power of two of
+// work-items up to the NDRange's cap and `cap` that divides the whole range and
+// leaves at least kDriverMinGranules granules.
+std::size_t driver_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t cap) {
+  const std::size_t multiple = std::max<std::size_t>(1, spec.slice_multiple(p, dim));
   const std::size_t total = spec.split_units(p, dim);
-  std::size_t a = spec.dims() == 1 ? kDriverAlignment1d : kDriverAlignmentNd;
+  std::size_t a = std::min(spec.dims() == 1 ? kDriverAlignment1d : kDriverAlignmentNd, cap);
   while (a > 1 && (total % (a * multiple) != 0 || total / (a * multiple) < kDriverMinGranules)) a /= 2;
-  return a;
+  return a * multiple;
 }
 
 }  // namespace
@@ -259,17 +261,13 @@ std::size_t driver_alignment(const KernelSpec& spec, const Problem& p, unsigned 
 std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Problem& p, unsigned dim,
                                              const std::vector<LocalSize>& locals) {
   // The largest power of two dividing every set local size that sets a step.
-  std::size_t cap = std::max(kDriverAlignment1d, kDriverAlignmentNd);
+  std::size_t cap = kDriverAlignment1d;
   for (const auto& l : locals) {
     const std::size_t e = l && !spec.guards_bounds() ? std::max<std::size_t>(1, (*l)[dim]) : 0;
     if (e) cap = std::min(cap, e & (~e + 1));
   }
-  const std::size_t multiple = std::max<std::size_t>(1, spec.slice_multiple(p, dim));
   std::vector<std::size_t> g;
-  for (const auto& l : locals) {
-    g.push_back(l ? split_granularity(spec, p, dim, l)
-                  : std::min(driver_alignment(spec, p, dim, multiple), cap) * multiple);
-  }
+  for (const auto& l : locals) g.push_back(l ? split_granularity(spec, p, dim, l) : driver_granularity(spec, p, dim, cap));
   return g;
 }
 
@@ -399,12 +397,10 @@ Shares block_units(const std::vector<Block>& blocks) {
   return u;
 }
 
-
 std::size_t split_granularity(const KernelSpec& spec, const Problem& p, unsigned dim, const LocalSize& local) {
-  const std::size_t multiple = std::max<std::size_t>(1, spec.slice_multiple(p, dim));
-  if (!local) return driver_alignment(spec, p, dim, multiple) * multiple;
+  if (!local) return driver_granularity(spec, p, dim, kDriverAlignment1d);
   const std::size_t l = spec.guards_bounds() ? 1 : (*local)[dim];
-  return std::max<std::size_t>(1, l) * multiple;
+  return std::max<std::size_t>(1, l) * std::max<std::size_t>(1, spec.slice_multiple(p, dim));
 }
 
 // ---- measured model ---------------------------------------------------------------
