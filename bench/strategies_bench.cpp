@@ -37,6 +37,7 @@ struct Table {
   std::size_t configurations = 0;  // the space and the baseline
   double optimum_ms = 0;
   std::vector<unsigned> checkpoints;
+  bool reversed = false;  // --reverse-values: also the local sizes' lists in the Kernel Tuner cache
 };
 
 // One curve: a fraction-of-optimum summary per checkpoint.
@@ -70,14 +71,26 @@ std::vector<unsigned> checkpoints(std::size_t configurations, unsigned budget) {
 // Every parameter's values listed in reverse order: the same configurations
 // and times, an equivalent problem (value indices and the parameters'
 // odometer order reversed), which shows how much a strategy depends on the
-// order of the values. Applies to the exported Kernel Tuner cache too.
+// order of the values. Applies to the exported Kernel Tuner cache too, where
+// the local size's extents are parameters as well (reverse_block_sizes).
 void reverse_values(RecordedTable& t) {
   for (auto& p : t.parameters) std::reverse(p.values.begin(), p.values.end());
+}
+
+// Kernel Tuner's block_size_x/y/z lists (kernel_tuner_cache writes them
+// ascending) in reverse: for Kernel Tuner the local size is parameters, and
+// its strategies depend on their order as on any other. wstune encodes a
+// local size as log2 extents, which no list order changes.
+void reverse_block_sizes(nlohmann::ordered_json& cache) {
+  for (const char* name : {"block_size_x", "block_size_y", "block_size_z"})
+    if (auto it = cache["tune_params"].find(name); it != cache["tune_params"].end())
+      std::reverse(it->begin(), it->end());
 }
 
 Table make_table(std::string name, RecordedTable t, double budget_fraction, bool reversed) {
   if (reversed) reverse_values(t);
   Table tb;
+  tb.reversed = reversed;
   tb.name = std::move(name);
   tb.table = std::move(t);
   const SimulatedEvaluator probe(tb.table);
@@ -225,7 +238,9 @@ void export_kt(const std::vector<Table>& tables, const std::string& dir, unsigne
   json manifest = json::array();
   for (const auto& tb : tables) {
     const std::string file = fmt::format("{}/{}.json", dir, tb.name);
-    bench::write(file, kernel_tuner_cache(tb.table).dump());
+    auto cache = kernel_tuner_cache(tb.table);
+    if (tb.reversed) reverse_block_sizes(cache);
+    bench::write(file, cache.dump());
     manifest.push_back({{"name", tb.name}, {"cache", file}, {"configurations", tb.configurations},
                         {"optimum_ms", tb.optimum_ms}, {"checkpoints", tb.checkpoints}, {"seeds", seeds}});
   }
