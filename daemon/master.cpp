@@ -417,212 +417,289 @@ std::vector<HostBuffer> Master::block_outputs(int rank, bool offered, BlockResul
   return outputs;
 }
 
+namespace {
+// One worker's answer to its block in a run attempt.
+struct BlockAnswer {
+  BlockResult result;
+  // The block's outputs, or each chunk's.
+  std::vector<std::pair<Block, std::vector<HostBuffer>>> pieces;
+  double return_ms = 0;  // the master's receive of the result message
+  double answer_ms = 0;  // from the attempt's first send to the result's arrival
+};
+
+// The part of a run job that worker `w` ran as `planned` (its plan entry), from its answer.
+WorkerPart run_part(const WorkerState& w, const SplitWorker& planned, const BlockAnswer& answer, const KernelSpec& spec,
+                    const Problem& p, unsigned dim) {
+  const BlockResult& br = answer.result;
+  WorkerPart part;
+  part.rank = planned.rank;
+  part.host = w.host;
+  part.device = w.device->name;
+  part.fingerprint = w.device->fingerprint();
+  part.block = br.block;
+  part.share = static_cast<double>(br.block.size()) / static_cast<double>(spec.split_units(p, dim));
+  part.local = br.local;
+  part.local_source = br.local_source;
+  part.kernel_ms = sum(br.kernel);
+  part.kernel_median_ms = br.kernel.median();
+  part.return_ms = answer.return_ms;
+  // Transfers as the host sees them: the wall clock of upload and
+  // read-back (pageable memory is staged by the host before the device's
+  // copy that the events time), never less than the events.
+  part.transfer_ms =
+      br.recv_ms + std::max(sum(br.h2d), br.h2d_wall_ms) + std::max(sum(br.d2h), br.d2h_wall_ms) + part.return_ms;
+  part.busy_ms = br.busy_ms;
+  part.build_ms = br.build_ms;
+  part.inputs_ms = br.inputs_ms;
+  part.answer_ms = answer.answer_ms;
+  part.fixed_ms = planned.fixed_ms;
+  part.scale = planned.scale;
+  part.result_path = br.shared.empty() ? "message" : got_all_shared(br, answer.pieces) ? "slot" : "mixed";
+  part.chunks = std::max<std::size_t>(1, br.chunks.size());
+  part.overlap_wall_ms = br.overlap_wall_ms;
+  part.recv_ms = br.recv_ms;
+  part.trials = br.trials;
+  return part;
+}
+}  // namespace
+
+// One split of a run job and what came of it: its workers (the plan's
+// order), the blocks still out, the answers so far.
+struct Master::RunAttempt {
+  RunAttempt(const KernelSpec& s, const Problem& pr, const Job& job, std::set<int>& ex)
+      : spec(s), p(pr), excluded(ex), runs(job.warmup + job.repetitions), measured(job.split == "measured") {}
+  const KernelSpec& spec;
+  const Problem& p;
+  std::set<int>& excluded;             // workers that failed this job (kept over its attempts)
+  unsigned runs;                       // kernel runs per block: warm-up and timed
+  bool measured;                       // the `measured` split model
+  std::vector<SplitWorker> healthy;    // the usable workers not excluded, rank order
+  std::vector<std::string> keys;       // their fixed_cost_key()s (measured only)
+  std::set<int> slotted;               // ranks offered a result slot in this attempt
+  std::map<int, Block> pending;        // blocks sent and not answered, by rank
+  std::map<int, BlockAnswer> results;  // answers, by rank
+  clock_type::time_point t0{};         // the first send
+  bool failed = false;                 // a worker failed or left: split again
+};
+
 JobReport Master::run_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
   const Problem p = job_problem(spec, r.size, r.job.config);
   std::set<int> excluded;  // workers that failed this job
-  for (;;) {
-    if (stopped()) {
-      r.status = "interrupted";
-      r.error = "stop requested";
-      break;
-    }
-    const unsigned runs = r.job.warmup + r.job.repetitions;
-    const bool measured = r.job.split == "measured";
-    std::vector<SplitWorker> healthy;
-    for (const auto& w : workers_) {
-      if (!w.usable() || excluded.count(w.rank)) continue;
-      healthy.push_back(SplitWorker{w.rank, *w.device, measured ? sink_.calibration(*w.device, spec) : json(nullptr)});
-    }
-    const std::vector<std::string> keys = measured ? cost_keys(healthy, spec, p, r.job) : std::vector<std::string>{};
-    if (measured) costs_.assume(healthy, keys);
-    if (healthy.empty()) {
-      r.status = "failed";
-      r.error = "no healthy worker left for this job";
-      if (!r.faults.empty()) r.error += " (the last fault: " + r.faults.back() + ")";
-      break;
-    }
-    ++r.attempts;
-    try {
-      const std::vector<Block>* previous = measured ? costs_.last_plan(keys) : nullptr;
-      r.plan = plan_split(r.job.split, r.job.direction, spec, p, healthy, runs, previous,
-                          measured ? costs_.plans_made(keys) : 0);
-      if (measured) costs_.planned(healthy, keys, r.plan.blocks, r.plan.held_by_move);  // remembered; a left-out worker's cost decays
-    } catch (const UsageError& e) {
-      r.status = "failed";
-      r.error = e.what();
-      break;
-    }
-    // Workers generate their inputs from the seed (no input crosses MPI);
-    // the makespan runs from the first send to the last result.
-    struct Out {
-      RunBlock msg;
-    };
-    std::vector<Out> outs;
-    std::set<int> slotted;  // ranks offered a result slot in this attempt
-    for (std::size_t i = 0; i < healthy.size(); ++i) {
-      const Block& b = r.plan.blocks[i];
-      if (b.size() == 0) continue;
-      RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
-                  r.job.repetitions, r.job.seed, p.params, packed(r.job), r.job.overlap,
-                  result_slot(r.job, healthy[i].rank, spec, p, b)};
-      if (r.job.local == LocalPolicy::stored) {
-        if (auto l = sink_.stored_local(*worker(healthy[i].rank).device, spec, spec.block_global(p, b),
-                                        spec.global_size(p)))
-          rb.local = *l;
-        else
-          rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
-      }
-      if (rb.result_slot) slotted.insert(healthy[i].rank);
-      outs.push_back(Out{rb});
-    }
-    std::map<int, Block> pending;
-    const auto t0 = clock_type::now();
-    for (std::size_t i = 0, k = 0; i < healthy.size(); ++i) {
-      if (r.plan.blocks[i].size() == 0) continue;
-      pending[healthy[i].rank] = outs[k].msg.block;
-      comm_.send(healthy[i].rank, outs[k].msg.to_message());
-      ++k;
-    }
-    outs.clear();
-    struct Answer {
-      BlockResult result;
-      std::vector<std::pair<Block, std::vector<HostBuffer>>> pieces;  // the block's outputs, or each chunk's
-      double return_ms = 0;  // the master's receive of the result message
-      double answer_ms = 0;  // from t0 to the result's arrival
-    };
-    std::map<int, Answer> results;
-    bool failed_attempt = false;
-    const auto deadline = t0 + opt_.job_timeout;
-    while (!pending.empty()) {
-      if (stopped()) break;
-      const auto now = clock_type::now();
-      if (now >= deadline) {
-        for (const auto& [rank, b] : pending) {
-          WorkerState& w = worker(rank);
-          w.alive = false;
-          w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
-          r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
-          note(r.faults.back());
-        }
-        pending.clear();
-        failed_attempt = true;
-        break;
-      }
-      auto got = comm_.recv(kAnySource, slice_until(deadline));
-      if (!got) continue;
-      const int src = got->source;
-      if (src < 1 || src >= comm_.size()) continue;
-      try {
-        if (got->message.tag == Tag::block_result) {
-          BlockResult br = BlockResult::from(got->message);
-          if (br.job != r.id || br.attempt != r.attempts || !pending.count(src)) continue;  // stale
-          auto pieces = result_pieces(spec, p, pending[src], br.chunks,
-                                      block_outputs(src, slotted.count(src) > 0, br, std::move(got->message.buffers)));
-          results[src] = {std::move(br), std::move(pieces), got->recv_ms, ms_since(t0)};
-          pending.erase(src);
-        } else if (got->message.tag == Tag::worker_error) {
-          const WorkerError e = WorkerError::from(got->message);
-          if (e.job != r.id || e.attempt != r.attempts || !pending.count(src)) continue;
-          r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", worker(src).label(), r.id,
-                                         wstune::to_string(e.status), e.text));
-          note(r.faults.back());
-          excluded.insert(src);
-          pending.erase(src);
-          failed_attempt = true;
-        } else if (got->message.tag == Tag::bye) {
-          WorkerState& w = worker(src);
-          w.alive = false;
-          w.problem = "left (sent bye) during a job";
-          r.faults.push_back(fmt::format("worker {} {}", w.label(), w.problem));
-          pending.erase(src);
-          failed_attempt = true;
-        } else {
-          note(fmt::format("ignoring an unexpected {} from rank {}", to_string(got->message.tag), src));
-        }
-      } catch (const ProtocolError& e) {
-        r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", worker(src).label(), e.what()));
-        note(r.faults.back());
-        excluded.insert(src);
-        pending.erase(src);
-        failed_attempt = true;
-      }
-    }
-    r.makespan_ms = ms_since(t0);
-    if (stopped() && !pending.empty()) {
-      r.status = "interrupted";
-      r.error = "stop requested while workers were running";
-      break;
-    }
-    if (failed_attempt) {
-      note(fmt::format("job {} ({} {}): re-splitting over the healthy workers", r.id, r.job.kernel, r.size));
-      continue;
-    }
-    // Place, finish, verify.
-    std::vector<HostBuffer> full = spec.empty_outputs(p);
-    std::vector<Block> placed;
-    r.parts.clear();
-    double slowest = 0;
-    for (std::size_t i = 0; i < healthy.size(); ++i) {
-      const int rank = healthy[i].rank;
-      auto it = results.find(rank);
-      if (it == results.end()) continue;
-      const BlockResult& br = it->second.result;
-      for (const auto& [piece, outputs] : it->second.pieces) {  // each chunk's outputs are a block's
-        spec.place_block(p, piece, outputs, full);
-        placed.push_back(piece);
-      }
-      const WorkerState& w = worker(rank);
-      WorkerPart part;
-      part.rank = rank;
-      part.host = w.host;
-      part.device = w.device->name;
-      part.fingerprint = w.device->fingerprint();
-      part.block = br.block;
-      part.share = static_cast<double>(br.block.size()) / static_cast<double>(spec.split_units(p, r.plan.dim));
-      part.local = br.local;
-      part.local_source = br.local_source;
-      part.kernel_ms = sum(br.kernel);
-      part.kernel_median_ms = br.kernel.median();
-      part.return_ms = it->second.return_ms;
-      // Transfers as the host sees them: the wall clock of upload and
-      // read-back (pageable memory is staged by the host before the device's
-      // copy that the events time), never less than the events.
-      part.transfer_ms = br.recv_ms + std::max(sum(br.h2d), br.h2d_wall_ms) + std::max(sum(br.d2h), br.d2h_wall_ms) +
-                         part.return_ms;
-      part.busy_ms = br.busy_ms;
-      part.build_ms = br.build_ms;
-      part.inputs_ms = br.inputs_ms;
-      part.answer_ms = it->second.answer_ms;
-      part.fixed_ms = healthy[i].fixed_ms;
-      part.scale = healthy[i].scale;
-      part.result_path = br.shared.empty() ? "message" : got_all_shared(br, it->second.pieces) ? "slot" : "mixed";
-      part.chunks = std::max<std::size_t>(1, br.chunks.size());
-      part.overlap_wall_ms = br.overlap_wall_ms;
-      part.recv_ms = br.recv_ms;
-      part.trials = br.trials;
-      if (measured) {  // what this worker's part cost beyond the model, for the next plan of this job
-        const double own = own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms, part.build_ms + part.inputs_ms);
-        if (const auto c = observe_part(spec, p, healthy[i], r.plan.dim, br.block, runs, own, part.overlap_wall_ms))
-          costs_.observe_block(keys[i], br.block, *c);  // learned from repeats of a block (and a tried worker's first run)
-      }
-      slowest = std::max(slowest, part.device_ms());
-      r.parts.push_back(std::move(part));
-    }
-    r.overhead_ms = r.makespan_ms - slowest;
-    const auto v0 = clock_type::now();
-    spec.finish(p, placed, full);
-    r.verdict = spec.verify(p, full, reference(spec, p, r.job.seed));
-    r.verify_ms = ms_since(v0);
-    if (!r.verdict.ok) {
-      r.status = "failed";
-      r.error = verification_error(r.verdict);
-    }
-    break;
-  }
+  while (!run_attempt(r, spec, p, excluded))
+    note(fmt::format("job {} ({} {}): re-splitting over the healthy workers", r.id, r.job.kernel, r.size));
   sink_.run(r);
   return r;
+}
+
+// One attempt of a run job: true when the job ended (ok, failed or
+// interrupted), false when a worker failed and it is split again.
+bool Master::run_attempt(JobReport& r, const KernelSpec& spec, const Problem& p, std::set<int>& excluded) {
+  if (stopped()) {
+    r.status = "interrupted";
+    r.error = "stop requested";
+    return true;
+  }
+  RunAttempt a(spec, p, r.job, excluded);
+  choose_workers(a, r.job);
+  if (a.healthy.empty()) {
+    r.status = "failed";
+    r.error = "no healthy worker left for this job";
+    if (!r.faults.empty()) r.error += " (the last fault: " + r.faults.back() + ")";
+    return true;
+  }
+  ++r.attempts;
+  if (!plan_attempt(r, a)) return true;
+  // Workers generate their inputs from the seed (no input crosses MPI);
+  // the makespan runs from the first send to the last result.
+  send_blocks(r, a);
+  gather_blocks(r, a);
+  r.makespan_ms = ms_since(a.t0);
+  if (stopped() && !a.pending.empty()) {
+    r.status = "interrupted";
+    r.error = "stop requested while workers were running";
+    return true;
+  }
+  if (a.failed) return false;
+  finish_run(r, a);
+  return true;
+}
+
+// The attempt's workers: the usable ones not excluded, with their
+// calibrations and (measured) their cost keys and learned costs.
+void Master::choose_workers(RunAttempt& a, const Job& job) {
+  for (const auto& w : workers_) {
+    if (!w.usable() || a.excluded.count(w.rank)) continue;
+    a.healthy.push_back(
+        SplitWorker{w.rank, *w.device, a.measured ? sink_.calibration(*w.device, a.spec) : json(nullptr)});
+  }
+  if (!a.measured) return;
+  a.keys = cost_keys(a.healthy, a.spec, a.p, job);
+  costs_.assume(a.healthy, a.keys);
+}
+
+// Plans the attempt's split into r.plan; false (the job failed) when the model refuses it.
+bool Master::plan_attempt(JobReport& r, RunAttempt& a) {
+  try {
+    const std::vector<Block>* previous = a.measured ? costs_.last_plan(a.keys) : nullptr;
+    r.plan = plan_split(r.job.split, r.job.direction, a.spec, a.p, a.healthy, a.runs, previous,
+                        a.measured ? costs_.plans_made(a.keys) : 0);
+    // Remembered; a left-out worker's cost decays.
+    if (a.measured) costs_.planned(a.healthy, a.keys, r.plan.blocks, r.plan.held_by_move);
+  } catch (const UsageError& e) {
+    r.status = "failed";
+    r.error = e.what();
+    return false;
+  }
+  return true;
+}
+
+// The run_block message of each worker with a non-empty block, plan order
+// (policy stored: its stored local size, else the paper's rule); records
+// the ranks offered a result slot.
+std::vector<RunBlock> Master::block_messages(const JobReport& r, RunAttempt& a) {
+  std::vector<RunBlock> messages;
+  for (std::size_t i = 0; i < a.healthy.size(); ++i) {
+    const Block& b = r.plan.blocks[i];
+    if (b.size() == 0) continue;
+    RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
+                r.job.repetitions, r.job.seed, a.p.params, packed(r.job), r.job.overlap,
+                result_slot(r.job, a.healthy[i].rank, a.spec, a.p, b)};
+    if (r.job.local == LocalPolicy::stored) {
+      if (auto l = sink_.stored_local(*worker(a.healthy[i].rank).device, a.spec, a.spec.block_global(a.p, b),
+                                      a.spec.global_size(a.p)))
+        rb.local = *l;
+      else
+        rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
+    }
+    if (rb.result_slot) a.slotted.insert(a.healthy[i].rank);
+    messages.push_back(std::move(rb));
+  }
+  return messages;
+}
+
+// Builds every block's message, then starts the makespan's clock (a.t0)
+// and sends them; each sent block is pending.
+void Master::send_blocks(const JobReport& r, RunAttempt& a) {
+  const std::vector<RunBlock> messages = block_messages(r, a);
+  a.t0 = clock_type::now();
+  for (std::size_t i = 0, k = 0; i < a.healthy.size(); ++i) {
+    if (r.plan.blocks[i].size() == 0) continue;
+    a.pending[a.healthy[i].rank] = messages[k].block;
+    comm_.send(a.healthy[i].rank, messages[k].to_message());
+    ++k;
+  }
+}
+
+// Receives answers until no block is pending, a stop is requested, or the
+// job's timeout passes (the workers still out are then dropped for good).
+void Master::gather_blocks(JobReport& r, RunAttempt& a) {
+  const auto deadline = a.t0 + opt_.job_timeout;
+  while (!a.pending.empty()) {
+    if (stopped()) break;
+    const auto now = clock_type::now();
+    if (now >= deadline) {
+      for (const auto& [rank, b] : a.pending) drop_late(r, rank);
+      a.pending.clear();
+      a.failed = true;
+      break;
+    }
+    auto got = comm_.recv(kAnySource, slice_until(deadline));
+    if (!got) continue;
+    if (got->source < 1 || got->source >= comm_.size()) continue;
+    take_block_answer(r, a, *got);
+  }
+}
+
+// One message during a run attempt: a block's result, a worker's error or
+// bye (stale ones dropped, other tags noted and ignored); a bad one leaves
+// its worker out of the job.
+void Master::take_block_answer(JobReport& r, RunAttempt& a, Received& got) {
+  const int src = got.source;
+  try {
+    if (got.message.tag == Tag::block_result) {
+      BlockResult br = BlockResult::from(got.message);
+      if (br.job != r.id || br.attempt != r.attempts || !a.pending.count(src)) return;  // stale
+      auto pieces = result_pieces(a.spec, a.p, a.pending[src], br.chunks,
+                                  block_outputs(src, a.slotted.count(src) > 0, br, std::move(got.message.buffers)));
+      a.results[src] = {std::move(br), std::move(pieces), got.recv_ms, ms_since(a.t0)};
+      a.pending.erase(src);
+    } else if (got.message.tag == Tag::worker_error) {
+      const WorkerError e = WorkerError::from(got.message);
+      if (e.job != r.id || e.attempt != r.attempts || !a.pending.count(src)) return;
+      leave_out(r, a, src, fmt::format("worker {} failed job {} ({}): {}", worker(src).label(), r.id,
+                                       wstune::to_string(e.status), e.text));
+    } else if (got.message.tag == Tag::bye) {
+      WorkerState& w = worker(src);
+      w.alive = false;
+      w.problem = "left (sent bye) during a job";
+      r.faults.push_back(fmt::format("worker {} {}", w.label(), w.problem));
+      a.pending.erase(src);
+      a.failed = true;
+    } else {
+      note(fmt::format("ignoring an unexpected {} from rank {}", to_string(got.message.tag), src));
+    }
+  } catch (const ProtocolError& e) {
+    leave_out(r, a, src, fmt::format("worker {} sent a bad answer: {}", worker(src).label(), e.what()));
+  }
+}
+
+// A worker that failed the attempt (`fault` says how): recorded and noted,
+// left out of the rest of the job; the attempt fails.
+void Master::leave_out(JobReport& r, RunAttempt& a, int rank, std::string fault) {
+  r.faults.push_back(std::move(fault));
+  note(r.faults.back());
+  a.excluded.insert(rank);
+  a.pending.erase(rank);
+  a.failed = true;
+}
+
+// Places every answer's outputs, records each worker's part (measured:
+// what it cost beyond the model, for the next plan), finishes, verifies.
+void Master::finish_run(JobReport& r, const RunAttempt& a) {
+  std::vector<HostBuffer> full = a.spec.empty_outputs(a.p);
+  std::vector<Block> placed;
+  r.parts.clear();
+  double slowest = 0;
+  for (std::size_t i = 0; i < a.healthy.size(); ++i) {
+    auto it = a.results.find(a.healthy[i].rank);
+    if (it == a.results.end()) continue;
+    const BlockResult& br = it->second.result;
+    for (const auto& [piece, outputs] : it->second.pieces) {  // each chunk's outputs are a block's
+      a.spec.place_block(a.p, piece, outputs, full);
+      placed.push_back(piece);
+    }
+    WorkerPart part = run_part(worker(a.healthy[i].rank), a.healthy[i], it->second, a.spec, a.p, r.plan.dim);
+    if (a.measured) {  // what this worker's part cost beyond the model, for the next plan of this job
+      const double own = own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms, part.build_ms + part.inputs_ms);
+      // Learned from repeats of a block (and a tried worker's first run).
+      if (const auto c =
+              observe_part(a.spec, a.p, a.healthy[i], r.plan.dim, br.block, a.runs, own, part.overlap_wall_ms))
+        costs_.observe_block(a.keys[i], br.block, *c);
+    }
+    slowest = std::max(slowest, part.device_ms());
+    r.parts.push_back(std::move(part));
+  }
+  r.overhead_ms = r.makespan_ms - slowest;
+  const auto v0 = clock_type::now();
+  a.spec.finish(a.p, placed, full);
+  r.verdict = a.spec.verify(a.p, full, reference(a.spec, a.p, r.job.seed));
+  r.verify_ms = ms_since(v0);
+  if (!r.verdict.ok) {
+    r.status = "failed";
+    r.error = verification_error(r.verdict);
+  }
+}
+
+// Drops a worker that did not answer job `r` within the job timeout from
+// the pool for good, recording and noting the fault.
+void Master::drop_late(JobReport& r, int rank) {
+  WorkerState& w = worker(rank);
+  w.alive = false;
+  w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
+  r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
+  note(r.faults.back());
 }
 
 const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed) {
@@ -644,9 +721,26 @@ const json& Master::packed(const Job& job) {
 }
 
 JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
-  std::set<int> pending;
   r.attempts = 1;
   std::size_t stored = 0;
+  std::set<int> pending = send_requests(r, request, stored);
+  if (pending.empty()) {
+    r.status = stored ? "stored" : "failed";
+    r.error = stored ? "" : "no healthy worker";
+    return r;
+  }
+  if (!gather_work(r, request, answer, pending)) return r;  // interrupted
+  if (r.data.empty()) {
+    r.status = "failed";
+    if (r.error.empty()) r.error = "no worker finished this job";
+  }
+  return r;
+}
+
+// Sends `request` to every usable worker whose part is not stored already
+// (--resume; those are counted in `stored`): the ranks that owe an answer.
+std::set<int> Master::send_requests(const JobReport& r, Tag request, std::size_t& stored) {
+  std::set<int> pending;
   for (const auto& w : workers_) {
     if (!w.usable()) continue;
     if (opt_.resume && sink_.stored(r.mode, r.run_key, r.index, r.job, r.size, &w)) {
@@ -658,59 +752,58 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
     comm_.send(w.rank, req.to_message(request));
     pending.insert(w.rank);
   }
-  if (pending.empty()) {
-    r.status = stored ? "stored" : "failed";
-    r.error = stored ? "" : "no healthy worker";
-    return r;
-  }
+  return pending;
+}
+
+// Receives the `pending` workers' answers until none is pending or the
+// job's timeout passes (the late ones dropped for good); false, the job
+// interrupted, when a stop is requested.
+bool Master::gather_work(JobReport& r, Tag request, Tag answer, std::set<int>& pending) {
   const auto deadline = clock_type::now() + opt_.job_timeout;
   while (!pending.empty()) {
     if (stopped()) {
       r.status = "interrupted";
       r.error = "stop requested";
-      return r;
+      return false;
     }
     const auto now = clock_type::now();
     if (now >= deadline) {
-      for (int rank : pending) {
-        WorkerState& w = worker(rank);
-        w.alive = false;
-        w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
-        r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
-        note(r.faults.back());
-      }
+      for (int rank : pending) drop_late(r, rank);
       break;
     }
     auto got = comm_.recv(kAnySource, slice_until(deadline));
     if (!got || !pending.count(got->source)) continue;
-    WorkerState& w = worker(got->source);
-    try {
-      if (got->message.tag == answer) {
-        const WorkResult res = WorkResult::from(got->message);
-        if (res.job != r.id) continue;
-        if (request == Tag::tune) sink_.tuned(w, r.job, r.size, res.data);
-        else sink_.calibrated(w, r.job, r.size, res.data);
-        r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
-                              {"fingerprint", w.device->fingerprint()}, {"result", res.data}});
-        pending.erase(got->source);
-      } else if (got->message.tag == Tag::worker_error) {
-        const WorkerError e = WorkerError::from(got->message);
-        if (e.job != r.id) continue;
-        r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", w.label(), r.id,
-                                       wstune::to_string(e.status), e.text));
-        note(r.faults.back());
-        pending.erase(got->source);
-      }
-    } catch (const ProtocolError& e) {
-      r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", w.label(), e.what()));
-      pending.erase(got->source);
+    take_work_answer(r, request, answer, *got, pending);
+  }
+  return true;
+}
+
+// One pending worker's message for a fanned-out job: its result (to the
+// sink and the report) or its error; other tags and other jobs' answers
+// are ignored.
+void Master::take_work_answer(JobReport& r, Tag request, Tag answer, const Received& got, std::set<int>& pending) {
+  WorkerState& w = worker(got.source);
+  try {
+    if (got.message.tag == answer) {
+      const WorkResult res = WorkResult::from(got.message);
+      if (res.job != r.id) return;
+      if (request == Tag::tune) sink_.tuned(w, r.job, r.size, res.data);
+      else sink_.calibrated(w, r.job, r.size, res.data);
+      r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
+                            {"fingerprint", w.device->fingerprint()}, {"result", res.data}});
+      pending.erase(got.source);
+    } else if (got.message.tag == Tag::worker_error) {
+      const WorkerError e = WorkerError::from(got.message);
+      if (e.job != r.id) return;
+      r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", w.label(), r.id,
+                                     wstune::to_string(e.status), e.text));
+      note(r.faults.back());
+      pending.erase(got.source);
     }
+  } catch (const ProtocolError& e) {
+    r.faults.push_back(fmt::format("worker {} sent a bad answer: {}", w.label(), e.what()));
+    pending.erase(got.source);
   }
-  if (r.data.empty()) {
-    r.status = "failed";
-    if (r.error.empty()) r.error = "no worker finished this job";
-  }
-  return r;
 }
 
 namespace {

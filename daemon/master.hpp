@@ -229,8 +229,46 @@ class Master {
   [[nodiscard]] bool stopped() const;
 
  private:
+  /// One split of a run job and what came of it (master.cpp).
+  struct RunAttempt;
+  /// Runs a run-mode job: splits it over the healthy workers, again without
+  /// a worker that fails it, until it ends; records it in the sink.
   JobReport run_job(JobReport r);
+  /// One attempt of run_job(): true when the job ended (ok, failed or
+  /// interrupted), false when a worker failed and it is split again.
+  bool run_attempt(JobReport& r, const KernelSpec& spec, const Problem& p, std::set<int>& excluded);
+  /// The attempt's workers (usable, not excluded), with their calibrations
+  /// and, for the measured model, their cost keys and learned costs.
+  void choose_workers(RunAttempt& a, const Job& job);
+  /// Plans the attempt's split into r.plan; false (the job failed, the
+  /// model's UsageError its error) when the model refuses it.
+  bool plan_attempt(JobReport& r, RunAttempt& a);
+  /// The run_block message of each worker with a non-empty block, plan order.
+  std::vector<RunBlock> block_messages(const JobReport& r, RunAttempt& a);
+  /// Builds every block's message, starts the makespan's clock and sends them.
+  void send_blocks(const JobReport& r, RunAttempt& a);
+  /// Receives the attempt's answers until none is pending, a stop is
+  /// requested, or the job's timeout passes (the late workers dropped).
+  void gather_blocks(JobReport& r, RunAttempt& a);
+  /// One message received during an attempt: a result, an error, a bye.
+  void take_block_answer(JobReport& r, RunAttempt& a, Received& got);
+  /// Records `fault`, leaves `rank` out of the job and fails the attempt.
+  void leave_out(JobReport& r, RunAttempt& a, int rank, std::string fault);
+  /// Places the answers, records the parts (and learned costs), verifies.
+  void finish_run(JobReport& r, const RunAttempt& a);
+  /// Drops `rank`, which did not answer job `r` in time, from the pool.
+  void drop_late(JobReport& r, int rank);
+  /// Sends `request` to every usable worker and collects their `answer`s
+  /// (calibrate mode); parts stored before are skipped with --resume.
   JobReport fanout_job(JobReport r, Tag request, Tag answer);
+  /// Sends `request` to the workers whose part is not stored (counted in
+  /// `stored`); returns the ranks that owe an answer.
+  std::set<int> send_requests(const JobReport& r, Tag request, std::size_t& stored);
+  /// Receives the `pending` workers' answers until none is pending or the
+  /// timeout passes; false (the job interrupted) on a stop request.
+  bool gather_work(JobReport& r, Tag request, Tag answer, std::set<int>& pending);
+  /// One pending worker's message for fanout_job(): its result or its error.
+  void take_work_answer(JobReport& r, Tag request, Tag answer, const Received& got, std::set<int>& pending);
   // One device group's search (shared_search.hpp), on `comm` (the master's,
   // or a router channel when groups run at once); with `lock`, everything it
   // shares with the other groups (the report, the sink, progress, worker
