@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -40,7 +41,10 @@ int import_main(int argc, char** argv) {
   try {
     st = store.import_json(doc);
   } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}; nothing was imported", file, e.what()));
+    // Some of the store's refusals already say so.
+    const std::string_view why = e.what();
+    const bool said = why.find("nothing was imported") != std::string_view::npos;
+    throw UsageError(fmt::format("{}: {}{}", file, why, said ? "" : "; nothing was imported"));
   }
   std::cout << fmt::format("imported {} devices, {} sessions, {} trials, {} best configurations, {} split runs, "
                            "{} calibrations; {} already present\n", st.devices, st.sessions, st.trials,

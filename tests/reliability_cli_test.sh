@@ -131,6 +131,11 @@ d["schema_version"]=99|schema_version 99
 d["best_configs"][0]["uuid"]="e"*32; d["best_configs"][0]["session"]="f"*32|best_configs\[0\]\.session refers to session
 d["sessions"][0]["uuid"]="d"*32; d["sessions"][0]["device"]="0123456789abcdef"|sessions\[0\] refers to device
 EOF
+  # A stored session's uuid on another strategy: refused, and said once.
+  edit "$TMP/in.json" "$TMP/conflict.json" 'd["sessions"][0]["strategy"]="random"'
+  expect 2 "conflict.json: import: sessions\[0\] has uuid a{32}, which the database holds for another" -- \
+    "$W" import "$TMP/conflict.json" --db "$DB"
+  [ "$(grep -o "nothing was imported" <<<"$OUT" | wc -l)" = 1 ] || fail "the refusal does not say once that nothing was imported: $OUT"
   after=$(sql "$DB" "SELECT count(*) FROM trials")
   [ "$before" = "$after" ] || fail "a refused import changed the database ($before -> $after trials)"
   expect 0 "integrity: +ok" -- "$W" db check --db "$DB"

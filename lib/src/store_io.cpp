@@ -1,6 +1,7 @@
 // wstune::Store export and import (format: docs/store.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -40,6 +41,171 @@ json extent_json(SQLite::Statement& q, int i) {  // dims, x, y, z; null when dim
   return e ? to_json(*e) : json(nullptr);
 }
 
+// The document's header: format, versions, and when and where it was written.
+json export_header() {
+  return json{{"format", kFormat},
+              {"format_version", kFormatVersion},
+              {"schema_version", kSchemaVersion},
+              {"wstune_version", std::string(wstune::version())},
+              {"exported_at", utc_now()},
+              {"host", host_name()}};
+}
+
+// Every device's stored info_json, in id order.
+json export_devices(const Store::Impl& m) {
+  json devices = json::array();
+  SQLite::Statement q(*m.db, "SELECT info_json FROM devices ORDER BY id");
+  while (q.executeStep()) devices.push_back(m.stored_json(q.getColumn(0).getString(), "a device's info_json"));
+  return devices;
+}
+
+// One row of export_trials' statement as a trial object.
+json trial_json(const Store::Impl& m, SQLite::Statement& t) {
+  return json{{"params", m.stored_json(t.getColumn(11).getString(), "a trial's params")},
+              {"local", extent_json(t, 0)},
+              {"global", extent_json(t, 12)},
+              {"status", t.getColumn(4).getString()},
+              {"error", t.getColumn(5).getString()},
+              {"samples_ms", m.stored_json(t.getColumn(6).getString(), "a trial's samples_ms")},
+              {"compile_ms", opt_json(t.getColumn(7))},
+              {"run_ms", opt_json(t.getColumn(8))},
+              {"verify_ms", opt_json(t.getColumn(9))},
+              {"created_at", t.getColumn(10).getString()}};
+}
+
+// The trials of session `session_id` in id order, read with `t` (export_sessions' trial statement).
+json export_trials(const Store::Impl& m, SQLite::Statement& t, std::int64_t session_id) {
+  json trials = json::array();
+  t.reset();
+  t.bind(1, session_id);
+  while (t.executeStep()) trials.push_back(trial_json(m, t));
+  return trials;
+}
+
+// One row of export_sessions' statement as a session object, without its trials.
+json session_json(SQLite::Statement& q) {
+  return json{{"uuid", q.getColumn(1).getString()},
+              {"device", q.getColumn(2).getString()},
+              {"kernel", kernel_json(q, 3)},
+              {"problem", problem_json(q, 6)},
+              {"strategy", q.getColumn(11).getString()},
+              {"budget_trials", opt_json(q.getColumn(12))},
+              {"budget_seconds", opt_json(q.getColumn(13))},
+              {"started_at", q.getColumn(14).getString()},
+              {"ended_at", opt_json(q.getColumn(15))},
+              {"wstune_version", q.getColumn(16).getString()},
+              {"host", q.getColumn(17).getString()}};
+}
+
+// Every session with its trials, in id order.
+json export_sessions(const Store::Impl& m) {
+  json sessions = json::array();
+  SQLite::Statement q(*m.db,
+                      "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
+                      "p.global_y,p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,"
+                      "s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k "
+                      "ON k.id=s.kernel_id JOIN problems p ON p.id=s.problem_id ORDER BY s.id");
+  SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
+                             "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
+                             "FROM trials WHERE session_id=? ORDER BY id");
+  while (q.executeStep()) {
+    json s = session_json(q);
+    s["trials"] = export_trials(m, t, q.getColumn(0).getInt64());
+    sessions.push_back(std::move(s));
+  }
+  return sessions;
+}
+
+// One row of export_best_configs' statement as a best configuration object.
+json best_json(const Store::Impl& m, SQLite::Statement& q) {
+  return json{{"uuid", q.getColumn(0).getString()},
+              {"device", q.getColumn(1).getString()},
+              {"kernel", kernel_json(q, 2)},
+              {"problem", problem_json(q, 5)},
+              {"params", m.stored_json(q.getColumn(19).getString(), "a best configuration's params")},
+              {"local", extent_json(q, 10)},
+              {"global", extent_json(q, 20)},
+              {"median_ms", q.getColumn(14).getDouble()},
+              {"null_ms", opt_json(q.getColumn(15))},
+              {"rule_ms", opt_json(q.getColumn(16))},
+              {"session", opt_json(q.getColumn(17))},
+              {"recorded_at", q.getColumn(18).getString()}};
+}
+
+// Every best configuration, in id order.
+json export_best_configs(const Store::Impl& m) {
+  json best = json::array();
+  SQLite::Statement q(*m.db,
+                      "SELECT b.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
+                      "p.global_y,p.global_z,p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,"
+                      "b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,"
+                      "b.global_z FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
+                      "ON k.id=b.kernel_id JOIN problems p ON p.id=b.problem_id LEFT JOIN sessions s "
+                      "ON s.id=b.session_id ORDER BY b.id");
+  while (q.executeStep()) best.push_back(best_json(m, q));
+  return best;
+}
+
+// The devices of split run `run_id` in position order, read with `d` (export_split_runs' device statement).
+json export_split_devices(SQLite::Statement& d, std::int64_t run_id) {
+  json devs = json::array();
+  d.reset();
+  d.bind(1, run_id);
+  while (d.executeStep()) {
+    devs.push_back(json{{"device", d.getColumn(0).getString()},
+                        {"share", d.getColumn(1).getDouble()},
+                        {"time_ms", d.getColumn(2).getDouble()}});
+  }
+  return devs;
+}
+
+// One row of export_split_runs' statement with its devices `devs` as a split run object.
+json split_run_json(const Store::Impl& m, SQLite::Statement& q, json devs) {
+  return json{{"uuid", q.getColumn(1).getString()},
+              {"kernel", kernel_json(q, 2)},
+              {"problem", problem_json(q, 5)},
+              {"model", q.getColumn(10).getString()},
+              {"makespan_ms", q.getColumn(11).getDouble()},
+              {"devices", std::move(devs)},
+              {"detail", m.stored_json(q.getColumn(12).getString(), "a split run's detail")},
+              {"created_at", q.getColumn(13).getString()},
+              {"host", q.getColumn(14).getString()}};
+}
+
+// Every split run with its devices, in id order.
+json export_split_runs(const Store::Impl& m) {
+  json splits = json::array();
+  SQLite::Statement q(*m.db,
+                      "SELECT r.id,r.uuid,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
+                      "p.global_z,p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
+                      "kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id ORDER BY r.id");
+  SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
+                             "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
+  while (q.executeStep()) {
+    json devs = export_split_devices(d, q.getColumn(0).getInt64());
+    splits.push_back(split_run_json(m, q, std::move(devs)));
+  }
+  return splits;
+}
+
+// Every split-model calibration, in id order.
+json export_calibrations(const Store::Impl& m) {
+  json cals = json::array();
+  SQLite::Statement q(*m.db,
+                      "SELECT c.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,"
+                      "c.created_at FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
+                      "ON k.id=c.kernel_id ORDER BY c.id");
+  while (q.executeStep()) {
+    cals.push_back(json{{"uuid", q.getColumn(0).getString()},
+                        {"device", q.getColumn(1).getString()},
+                        {"kernel", kernel_json(q, 2)},
+                        {"model", q.getColumn(5).getString()},
+                        {"params", m.stored_json(q.getColumn(6).getString(), "a calibration's params")},
+                        {"created_at", q.getColumn(7).getString()}});
+  }
+  return cals;
+}
+
 }  // namespace
 
 json Store::export_json() const {
@@ -47,134 +213,12 @@ json Store::export_json() const {
   return m.guard("export", [&] {
     // One read transaction: a consistent snapshot even while others write.
     SQLite::Transaction tx(*m.db, SQLite::TransactionBehavior::DEFERRED);
-    json doc{{"format", kFormat},
-             {"format_version", kFormatVersion},
-             {"schema_version", kSchemaVersion},
-             {"wstune_version", std::string(wstune::version())},
-             {"exported_at", utc_now()},
-             {"host", host_name()}};
-    json devices = json::array();
-    {
-      SQLite::Statement q(*m.db, "SELECT info_json FROM devices ORDER BY id");
-      while (q.executeStep()) devices.push_back(m.stored_json(q.getColumn(0).getString(), "a device's info_json"));
-    }
-    doc["devices"] = std::move(devices);
-
-    json sessions = json::array();
-    {
-      SQLite::Statement q(*m.db,
-                          "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                          "p.global_y,p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,"
-                          "s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k "
-                          "ON k.id=s.kernel_id JOIN problems p ON p.id=s.problem_id ORDER BY s.id");
-      SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
-                                 "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
-                                 "FROM trials WHERE session_id=? ORDER BY id");
-      while (q.executeStep()) {
-        json s{{"uuid", q.getColumn(1).getString()},
-               {"device", q.getColumn(2).getString()},
-               {"kernel", kernel_json(q, 3)},
-               {"problem", problem_json(q, 6)},
-               {"strategy", q.getColumn(11).getString()},
-               {"budget_trials", opt_json(q.getColumn(12))},
-               {"budget_seconds", opt_json(q.getColumn(13))},
-               {"started_at", q.getColumn(14).getString()},
-               {"ended_at", opt_json(q.getColumn(15))},
-               {"wstune_version", q.getColumn(16).getString()},
-               {"host", q.getColumn(17).getString()}};
-        json trials = json::array();
-        t.reset();
-        t.bind(1, q.getColumn(0).getInt64());
-        while (t.executeStep()) {
-          trials.push_back(json{{"params", m.stored_json(t.getColumn(11).getString(), "a trial's params")},
-                                {"local", extent_json(t, 0)},
-                                {"global", extent_json(t, 12)},
-                                {"status", t.getColumn(4).getString()},
-                                {"error", t.getColumn(5).getString()},
-                                {"samples_ms", m.stored_json(t.getColumn(6).getString(), "a trial's samples_ms")},
-                                {"compile_ms", opt_json(t.getColumn(7))},
-                                {"run_ms", opt_json(t.getColumn(8))},
-                                {"verify_ms", opt_json(t.getColumn(9))},
-                                {"created_at", t.getColumn(10).getString()}});
-        }
-        s["trials"] = std::move(trials);
-        sessions.push_back(std::move(s));
-      }
-    }
-    doc["sessions"] = std::move(sessions);
-
-    json best = json::array();
-    {
-      SQLite::Statement q(*m.db,
-                          "SELECT b.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                          "p.global_y,p.global_z,p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,"
-                          "b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,"
-                          "b.global_z FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
-                          "ON k.id=b.kernel_id JOIN problems p ON p.id=b.problem_id LEFT JOIN sessions s "
-                          "ON s.id=b.session_id ORDER BY b.id");
-      while (q.executeStep()) {
-        best.push_back(json{{"uuid", q.getColumn(0).getString()},
-                            {"device", q.getColumn(1).getString()},
-                            {"kernel", kernel_json(q, 2)},
-                            {"problem", problem_json(q, 5)},
-                            {"params", m.stored_json(q.getColumn(19).getString(), "a best configuration's params")},
-                            {"local", extent_json(q, 10)},
-                            {"global", extent_json(q, 20)},
-                            {"median_ms", q.getColumn(14).getDouble()},
-                            {"null_ms", opt_json(q.getColumn(15))},
-                            {"rule_ms", opt_json(q.getColumn(16))},
-                            {"session", opt_json(q.getColumn(17))},
-                            {"recorded_at", q.getColumn(18).getString()}});
-      }
-    }
-    doc["best_configs"] = std::move(best);
-
-    json splits = json::array();
-    {
-      SQLite::Statement q(*m.db,
-                          "SELECT r.id,r.uuid,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
-                          "p.global_z,p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
-                          "kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id ORDER BY r.id");
-      SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
-                                 "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
-      while (q.executeStep()) {
-        json devs = json::array();
-        d.reset();
-        d.bind(1, q.getColumn(0).getInt64());
-        while (d.executeStep()) {
-          devs.push_back(json{{"device", d.getColumn(0).getString()},
-                              {"share", d.getColumn(1).getDouble()},
-                              {"time_ms", d.getColumn(2).getDouble()}});
-        }
-        splits.push_back(json{{"uuid", q.getColumn(1).getString()},
-                              {"kernel", kernel_json(q, 2)},
-                              {"problem", problem_json(q, 5)},
-                              {"model", q.getColumn(10).getString()},
-                              {"makespan_ms", q.getColumn(11).getDouble()},
-                              {"devices", std::move(devs)},
-                              {"detail", m.stored_json(q.getColumn(12).getString(), "a split run's detail")},
-                              {"created_at", q.getColumn(13).getString()},
-                              {"host", q.getColumn(14).getString()}});
-      }
-    }
-    doc["split_runs"] = std::move(splits);
-
-    json cals = json::array();
-    {
-      SQLite::Statement q(*m.db,
-                          "SELECT c.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,"
-                          "c.created_at FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
-                          "ON k.id=c.kernel_id ORDER BY c.id");
-      while (q.executeStep()) {
-        cals.push_back(json{{"uuid", q.getColumn(0).getString()},
-                            {"device", q.getColumn(1).getString()},
-                            {"kernel", kernel_json(q, 2)},
-                            {"model", q.getColumn(5).getString()},
-                            {"params", m.stored_json(q.getColumn(6).getString(), "a calibration's params")},
-                            {"created_at", q.getColumn(7).getString()}});
-      }
-    }
-    doc["calibrations"] = std::move(cals);
+    json doc = export_header();
+    doc["devices"] = export_devices(m);
+    doc["sessions"] = export_sessions(m);
+    doc["best_configs"] = export_best_configs(m);
+    doc["split_runs"] = export_split_runs(m);
+    doc["calibrations"] = export_calibrations(m);
     tx.commit();
     return doc;
   });
@@ -420,17 +464,14 @@ void unique_uuid(std::set<std::string>& seen, const std::string& u, const std::s
   if (!seen.insert(u).second) bad(where + ".uuid", fmt::format("repeats uuid {} of an earlier entry", u));
 }
 
-}  // namespace
-
-ImportStats Store::import_json(const json& doc) {
-  // Phase 1: validate and convert everything; nothing is written on error.
+// Refuses a document that is not a wstune export of a format and schema version this wstune reads.
+void check_header(const json& doc) {
   if (!doc.is_object() || !doc.contains("format") || doc.at("format") != kFormat) {
     throw UsageError(fmt::format("import: not a wstune export (expected \"format\": \"{}\"); export one with "
                                  "'wstune export FILE.json'", kFormat));
   }
   check_json_depth(doc, "import");
-  const std::string top = "document";
-  const auto fv = whole(member(doc, "format_version", top), "format_version", 0, ~std::uint64_t{0});
+  const auto fv = whole(member(doc, "format_version", "document"), "format_version", 0, ~std::uint64_t{0});
   if (fv > static_cast<std::uint64_t>(kFormatVersion) || fv < 1) {
     throw UsageError(fmt::format("import: format version {} is {} (this wstune reads 1 to {}); {}", fv,
                                  fv < 1 ? "not a version" : "newer than this wstune reads", kFormatVersion,
@@ -444,232 +485,349 @@ ImportStats Store::import_json(const json& doc) {
                                    sv < 1 ? "the file is malformed" : "use a newer wstune"));
     }
   }
-  std::vector<DeviceInfo> devices;
-  std::set<std::string> known;
-  const json& jd = array(doc, "devices", top);
-  for (std::size_t i = 0; i < jd.size(); ++i) {
-    DeviceInfo d = device_of(jd[i], fmt::format("devices[{}]", i));
-    known.insert(d.fingerprint());
-    devices.push_back(std::move(d));
-  }
-  auto device_ref = [&](const json& j, const std::string& where) {
+}
+
+// What later sections of a document refer to: the store, and the file's devices and sessions read so far.
+struct ImportRefs {
+  const Store& store;
+  std::set<std::string> devices;   // fingerprints of the file's devices
+  std::set<std::string> sessions;  // uuids of the file's sessions
+
+  // A record's "device" fingerprint, refused unless the file or the store holds that device.
+  std::string device(const json& j, const std::string& where) const {
     const std::string fp = text(j, "device", where);
-    if (!known.count(fp) && !this->device(fp)) {
+    if (!devices.count(fp) && !store.device(fp)) {
       throw UsageError(fmt::format("import: {} refers to device {} that is neither in the file nor in the "
                                    "database", where, describe_json(fp)));
     }
     return fp;
-  };
+  }
+  // Refuses a best configuration's session `uuid` that is neither in the file nor in the store.
+  void check_session(const std::string& uuid, const std::string& where) const {
+    if (sessions.count(uuid)) return;
+    Store::Impl& m = store.impl();
+    const bool stored = m.guard("look up a session", [&] {
+      auto& q = m.stmt("SELECT 1 FROM sessions WHERE uuid=?");
+      q.bind(1, uuid);
+      return q.executeStep();
+    });
+    if (!stored) {
+      bad(where + ".session",
+          fmt::format("refers to session {} that is neither in the file nor in the database", uuid));
+    }
+  }
+};
 
+// The document's "devices"; each fingerprint goes into `refs.devices`.
+std::vector<DeviceInfo> read_devices(const json& jd, ImportRefs& refs) {
+  std::vector<DeviceInfo> devices;
+  for (std::size_t i = 0; i < jd.size(); ++i) {
+    DeviceInfo d = device_of(jd[i], fmt::format("devices[{}]", i));
+    refs.devices.insert(d.fingerprint());
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+// One trial at `tw` of a session whose problem's NDRange is `problem_global`.
+TrialRecord read_trial(const json& j, const Extent& problem_global, const std::string& tw) {
+  TrialRecord t;
+  t.params = params_of(j, tw);
+  t.local = opt_extent(j, "local", true, tw, kMaxLocalDim);
+  t.global = opt_extent(j, "global", false, tw, kMaxGlobalDim);
+  t.status = status_of(j, tw);
+  check_local(t.local, t.global.value_or(problem_global), t.status == TrialStatus::correct, tw);
+  t.error = text(j, "error", tw);
+  t.samples_ms = samples_of(j, t.status == TrialStatus::correct, tw);
+  t.compile_ms = opt_number(j, "compile_ms", tw);
+  t.run_ms = opt_number(j, "run_ms", tw);
+  t.verify_ms = opt_number(j, "verify_ms", tw);
+  t.created_at = text(j, "created_at", tw);
+  return t;
+}
+
+// A session's "trials", refusing a configuration repeated within the session.
+std::vector<TrialRecord> read_trials(const json& s, const Extent& problem_global, const std::string& where) {
+  const json& jt = array(s, "trials", where);
+  std::vector<TrialRecord> trials;
+  std::set<std::string> configs;
+  for (std::size_t k = 0; k < jt.size(); ++k) {
+    const std::string tw = fmt::format("{}.trials[{}]", where, k);
+    TrialRecord t = read_trial(jt[k], problem_global, tw);
+    if (!configs.insert(configuration_key(t.params, t.local)).second) {
+      bad(tw, fmt::format("repeats the configuration {} of an earlier trial of this session",
+                          bounded(configuration_key(t.params, t.local))));
+    }
+    trials.push_back(std::move(t));
+  }
+  return trials;
+}
+
+// A session's fields other than its trials; its uuid goes into `refs.sessions` and must be new there.
+SessionRecord read_session_record(const json& s, ImportRefs& refs, const std::string& where) {
+  SessionRecord rec;
+  rec.uuid = uuid(s, "uuid", where);
+  unique_uuid(refs.sessions, rec.uuid, where);
+  rec.device_fingerprint = refs.device(s, where);
+  rec.kernel = kernel_of(s, where);
+  rec.problem = problem_of(s, where);
+  rec.spec.strategy = text(s, "strategy", where);
+  rec.spec.budget_trials = opt_whole(s, "budget_trials", where);
+  rec.spec.budget_seconds = opt_number(s, "budget_seconds", where);
+  rec.started_at = text(s, "started_at", where);
+  rec.ended_at = opt_text(s, "ended_at", where);
+  rec.wstune_version = text(s, "wstune_version", where);
+  rec.host = text(s, "host", where);
+  return rec;
+}
+
+// The document's "sessions" with their trials.
+std::vector<ImportSession> read_sessions(const json& js, ImportRefs& refs) {
   std::vector<ImportSession> sessions;
-  std::set<std::string> session_uuids;
-  const json& js = array(doc, "sessions", top);
   for (std::size_t i = 0; i < js.size(); ++i) {
     const std::string where = fmt::format("sessions[{}]", i);
-    const json& s = js[i];
     ImportSession is;
-    is.rec.uuid = uuid(s, "uuid", where);
-    unique_uuid(session_uuids, is.rec.uuid, where);
-    is.rec.device_fingerprint = device_ref(s, where);
-    is.rec.kernel = kernel_of(s, where);
-    is.rec.problem = problem_of(s, where);
-    is.rec.spec.strategy = text(s, "strategy", where);
-    is.rec.spec.budget_trials = opt_whole(s, "budget_trials", where);
-    is.rec.spec.budget_seconds = opt_number(s, "budget_seconds", where);
-    is.rec.started_at = text(s, "started_at", where);
-    is.rec.ended_at = opt_text(s, "ended_at", where);
-    is.rec.wstune_version = text(s, "wstune_version", where);
-    is.rec.host = text(s, "host", where);
-    const json& jt = array(s, "trials", where);
-    std::set<std::string> configs;
-    for (std::size_t k = 0; k < jt.size(); ++k) {
-      const std::string tw = fmt::format("{}.trials[{}]", where, k);
-      TrialRecord t;
-      t.params = params_of(jt[k], tw);
-      t.local = opt_extent(jt[k], "local", true, tw, kMaxLocalDim);
-      t.global = opt_extent(jt[k], "global", false, tw, kMaxGlobalDim);
-      t.status = status_of(jt[k], tw);
-      check_local(t.local, t.global.value_or(is.rec.problem.global), t.status == TrialStatus::correct, tw);
-      t.error = text(jt[k], "error", tw);
-      t.samples_ms = samples_of(jt[k], t.status == TrialStatus::correct, tw);
-      t.compile_ms = opt_number(jt[k], "compile_ms", tw);
-      t.run_ms = opt_number(jt[k], "run_ms", tw);
-      t.verify_ms = opt_number(jt[k], "verify_ms", tw);
-      t.created_at = text(jt[k], "created_at", tw);
-      if (!configs.insert(configuration_key(t.params, t.local)).second) {
-        bad(tw, fmt::format("repeats the configuration {} of an earlier trial of this session",
-                            bounded(configuration_key(t.params, t.local))));
-      }
-      is.trials.push_back(std::move(t));
-    }
+    is.rec = read_session_record(js[i], refs, where);
+    is.trials = read_trials(js[i], is.rec.problem.global, where);
     sessions.push_back(std::move(is));
   }
+  return sessions;
+}
 
+// One best configuration at `where`; its uuid must be new in `seen`.
+ImportBest read_best(const json& b, const ImportRefs& refs, std::set<std::string>& seen, const std::string& where) {
+  ImportBest ib;
+  ib.best.uuid = uuid(b, "uuid", where);
+  unique_uuid(seen, ib.best.uuid, where);
+  ib.best.device_fingerprint = refs.device(b, where);
+  ib.best.kernel = kernel_of(b, where);
+  ib.best.problem = problem_of(b, where);
+  ib.best.params = params_of(b, where);
+  ib.best.local = opt_extent(b, "local", true, where, kMaxLocalDim);
+  ib.best.global = opt_extent(b, "global", false, where, kMaxGlobalDim);
+  check_local(ib.best.local, ib.best.global.value_or(ib.best.problem.global), true, where);
+  ib.best.median_ms = number(b, "median_ms", where, 0, true);
+  ib.best.null_ms = opt_number(b, "null_ms", where, 0, true);
+  ib.best.rule_ms = opt_number(b, "rule_ms", where, 0, true);
+  ib.best.recorded_at = text(b, "recorded_at", where);
+  if (has_value(b, "session")) {
+    ib.session_uuid = uuid(b, "session", where);
+    refs.check_session(*ib.session_uuid, where);
+  }
+  return ib;
+}
+
+// The document's "best_configs".
+std::vector<ImportBest> read_bests(const json& jb, const ImportRefs& refs) {
   std::vector<ImportBest> bests;
-  std::set<std::string> best_uuids;
-  const json& jb = array(doc, "best_configs", top);
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < jb.size(); ++i) {
-    const std::string where = fmt::format("best_configs[{}]", i);
-    const json& b = jb[i];
-    ImportBest ib;
-    ib.best.uuid = uuid(b, "uuid", where);
-    unique_uuid(best_uuids, ib.best.uuid, where);
-    ib.best.device_fingerprint = device_ref(b, where);
-    ib.best.kernel = kernel_of(b, where);
-    ib.best.problem = problem_of(b, where);
-    ib.best.params = params_of(b, where);
-    ib.best.local = opt_extent(b, "local", true, where, kMaxLocalDim);
-    ib.best.global = opt_extent(b, "global", false, where, kMaxGlobalDim);
-    check_local(ib.best.local, ib.best.global.value_or(ib.best.problem.global), true, where);
-    ib.best.median_ms = number(b, "median_ms", where, 0, true);
-    ib.best.null_ms = opt_number(b, "null_ms", where, 0, true);
-    ib.best.rule_ms = opt_number(b, "rule_ms", where, 0, true);
-    ib.best.recorded_at = text(b, "recorded_at", where);
-    if (has_value(b, "session")) {
-      ib.session_uuid = uuid(b, "session", where);
-      if (!session_uuids.count(*ib.session_uuid)) {
-        const bool stored = impl_->guard("look up a session", [&] {
-          auto& q = impl_->stmt("SELECT 1 FROM sessions WHERE uuid=?");
-          q.bind(1, *ib.session_uuid);
-          return q.executeStep();
-        });
-        if (!stored) {
-          bad(where + ".session", fmt::format("refers to session {} that is neither in the file nor in the database",
-                                              *ib.session_uuid));
-        }
-      }
-    }
-    bests.push_back(std::move(ib));
+    bests.push_back(read_best(jb[i], refs, seen, fmt::format("best_configs[{}]", i)));
   }
+  return bests;
+}
 
+// One split run at `where` with its devices; its uuid must be new in `seen`.
+ImportSplit read_split(const json& r, const ImportRefs& refs, std::set<std::string>& seen, const std::string& where) {
+  ImportSplit sp;
+  sp.uuid = uuid(r, "uuid", where);
+  unique_uuid(seen, sp.uuid, where);
+  sp.run.kernel = kernel_of(r, where);
+  sp.run.problem = problem_of(r, where);
+  sp.run.model = text(r, "model", where);
+  sp.run.makespan_ms = number(r, "makespan_ms", where);
+  sp.run.detail = member(r, "detail", where);
+  sp.run.created_at = text(r, "created_at", where);
+  sp.run.host = text(r, "host", where);
+  const json& jdv = array(r, "devices", where);
+  for (std::size_t k = 0; k < jdv.size(); ++k) {
+    const std::string dw = fmt::format("{}.devices[{}]", where, k);
+    SplitShare share{refs.device(jdv[k], dw), number(jdv[k], "share", dw), number(jdv[k], "time_ms", dw)};
+    if (share.share > 1) bad(dw + ".share", fmt::format("is {}; a share is a fraction from 0 to 1", share.share));
+    sp.run.devices.push_back(std::move(share));
+  }
+  return sp;
+}
+
+// The document's "split_runs".
+std::vector<ImportSplit> read_splits(const json& jr, const ImportRefs& refs) {
   std::vector<ImportSplit> splits;
-  std::set<std::string> split_uuids;
-  const json& jr = array(doc, "split_runs", top);
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < jr.size(); ++i) {
-    const std::string where = fmt::format("split_runs[{}]", i);
-    ImportSplit sp;
-    sp.uuid = uuid(jr[i], "uuid", where);
-    unique_uuid(split_uuids, sp.uuid, where);
-    sp.run.kernel = kernel_of(jr[i], where);
-    sp.run.problem = problem_of(jr[i], where);
-    sp.run.model = text(jr[i], "model", where);
-    sp.run.makespan_ms = number(jr[i], "makespan_ms", where);
-    sp.run.detail = member(jr[i], "detail", where);
-    sp.run.created_at = text(jr[i], "created_at", where);
-    sp.run.host = text(jr[i], "host", where);
-    const json& jdv = array(jr[i], "devices", where);
-    for (std::size_t k = 0; k < jdv.size(); ++k) {
-      const std::string dw = fmt::format("{}.devices[{}]", where, k);
-      SplitShare share{device_ref(jdv[k], dw), number(jdv[k], "share", dw), number(jdv[k], "time_ms", dw)};
-      if (share.share > 1) bad(dw + ".share", fmt::format("is {}; a share is a fraction from 0 to 1", share.share));
-      sp.run.devices.push_back(std::move(share));
-    }
-    splits.push_back(std::move(sp));
+    splits.push_back(read_split(jr[i], refs, seen, fmt::format("split_runs[{}]", i)));
   }
+  return splits;
+}
 
+// The document's "calibrations".
+std::vector<ImportCal> read_calibrations(const json& jc, const ImportRefs& refs) {
   std::vector<ImportCal> cals;
-  std::set<std::string> cal_uuids;
-  const json& jc = array(doc, "calibrations", top);
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < jc.size(); ++i) {
     const std::string where = fmt::format("calibrations[{}]", i);
     ImportCal c;
     c.uuid = uuid(jc[i], "uuid", where);
-    unique_uuid(cal_uuids, c.uuid, where);
-    c.cal.device_fingerprint = device_ref(jc[i], where);
+    unique_uuid(seen, c.uuid, where);
+    c.cal.device_fingerprint = refs.device(jc[i], where);
     c.cal.kernel = kernel_of(jc[i], where);
     c.cal.model = text(jc[i], "model", where);
     c.cal.params = member(jc[i], "params", where);
     c.cal.created_at = text(jc[i], "created_at", where);
     cals.push_back(std::move(c));
   }
+  return cals;
+}
 
+// A whole document, validated and converted, ready to merge.
+struct ImportDoc {
+  std::vector<DeviceInfo> devices;
+  std::vector<ImportSession> sessions;
+  std::vector<ImportBest> bests;
+  std::vector<ImportSplit> splits;
+  std::vector<ImportCal> cals;
+};
+
+// Phase 1: reads and checks every section of `doc` in file order; writes nothing.
+ImportDoc read_document(const Store& store, const json& doc) {
+  check_header(doc);
+  const std::string top = "document";
+  ImportRefs refs{store, {}, {}};
+  ImportDoc in;
+  in.devices = read_devices(array(doc, "devices", top), refs);
+  in.sessions = read_sessions(array(doc, "sessions", top), refs);
+  in.bests = read_bests(array(doc, "best_configs", top), refs);
+  in.splits = read_splits(array(doc, "split_runs", top), refs);
+  in.cals = read_calibrations(array(doc, "calibrations", top), refs);
+  return in;
+}
+
+// The id of the stored session `uuid`, if any.
+std::optional<std::int64_t> session_id_of(Store::Impl& m, const std::string& uuid) {
+  auto& q = m.stmt("SELECT id FROM sessions WHERE uuid=?");
+  q.bind(1, uuid);
+  if (!q.executeStep()) return std::nullopt;
+  return q.getColumn(0).getInt64();
+}
+
+// Whether `table` holds a row with this uuid.
+bool exists_uuid(Store::Impl& m, const char* table, const std::string& uuid) {
+  auto& q = m.stmt(fmt::format("SELECT 1 FROM {} WHERE uuid=?", table));
+  q.bind(1, uuid);
+  return q.executeStep();
+}
+
+// Adds the devices not stored yet (by fingerprint).
+void merge_devices(Store::Impl& m, const std::vector<DeviceInfo>& devices, ImportStats& st) {
+  for (const DeviceInfo& d : devices) {
+    auto& q = m.stmt("SELECT 1 FROM devices WHERE fingerprint=?");
+    q.bind(1, d.fingerprint());
+    if (q.executeStep()) {
+      ++st.skipped;
+    } else {
+      m.insert_device(d);
+      ++st.devices;
+    }
+  }
+}
+
+// Inserts a session row (without trials); returns its id.
+std::int64_t insert_session(Store::Impl& m, const SessionRecord& rec) {
+  auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
+                     "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, rec.uuid);
+  ins.bind(2, static_cast<std::int64_t>(m.device_id(rec.device_fingerprint)));
+  ins.bind(3, static_cast<std::int64_t>(m.kernel_id(rec.kernel)));
+  ins.bind(4, static_cast<std::int64_t>(m.problem_id(rec.problem)));
+  ins.bind(5, rec.spec.strategy);
+  if (rec.spec.budget_trials) ins.bind(6, static_cast<std::int64_t>(*rec.spec.budget_trials)); else ins.bind(6);
+  if (rec.spec.budget_seconds) ins.bind(7, *rec.spec.budget_seconds); else ins.bind(7);
+  ins.bind(8, rec.started_at);
+  if (rec.ended_at) ins.bind(9, *rec.ended_at); else ins.bind(9);
+  ins.bind(10, rec.wstune_version);
+  ins.bind(11, rec.host);
+  ins.exec();
+  return m.db->getLastInsertRowid();
+}
+
+// Merges sessions[i]: adds it unless stored (refused when stored as another session), then its new trials.
+void merge_session(const Store& store, const ImportSession& is, std::size_t i, ImportStats& st) {
+  Store::Impl& m = store.impl();
+  auto sid = session_id_of(m, is.rec.uuid);
+  if (sid) {
+    // The same uuid must be the same session: trials of another device,
+    // kernel or problem never merge into it (nothing stored is changed).
+    const auto held = store.session(*sid);
+    if (!held || held->device_fingerprint != is.rec.device_fingerprint || held->kernel != is.rec.kernel ||
+        held->problem != is.rec.problem || held->spec.strategy != is.rec.spec.strategy) {
+      throw UsageError(fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
+                                   "device, kernel, problem or strategy; nothing was imported", i, is.rec.uuid));
+    }
+    ++st.skipped;
+  } else {
+    sid = insert_session(m, is.rec);
+    ++st.sessions;
+  }
+  for (const TrialRecord& t : is.trials) {
+    if (m.insert_trial(*sid, t, t.created_at)) ++st.trials; else ++st.skipped;
+  }
+}
+
+// The uuid an imported record is stored under.
+const std::string& uuid_of(const ImportBest& b) { return b.best.uuid; }
+const std::string& uuid_of(const ImportSplit& sp) { return sp.uuid; }
+const std::string& uuid_of(const ImportCal& c) { return c.uuid; }
+
+// Adds each record whose uuid `table` does not hold yet (`insert` it and
+// count it in `added`); one already held counts as skipped.
+template <class Record, class Insert>
+void merge_new(Store::Impl& m, const char* table, const std::vector<Record>& records, std::int64_t& added,
+               ImportStats& st, Insert insert) {
+  for (const Record& r : records) {
+    if (exists_uuid(m, table, uuid_of(r))) {
+      ++st.skipped;
+      continue;
+    }
+    insert(r);
+    ++added;
+  }
+}
+
+// Adds the best configurations not stored yet (by uuid), linked to their
+// session when they name one.
+void merge_bests(Store::Impl& m, const std::vector<ImportBest>& bests, ImportStats& st) {
+  merge_new(m, "best_configs", bests, st.best_configs, st, [&](const ImportBest& ib) {
+    BestConfig b = ib.best;
+    if (ib.session_uuid) b.session_id = session_id_of(m, *ib.session_uuid);
+    m.insert_best(b, b.uuid, b.recorded_at);
+  });
+}
+
+// Adds the split runs not stored yet (by uuid).
+void merge_splits(Store::Impl& m, const std::vector<ImportSplit>& splits, ImportStats& st) {
+  merge_new(m, "split_runs", splits, st.split_runs, st, [&](const ImportSplit& sp) { m.insert_split(sp.run, sp.uuid); });
+}
+
+// Adds the calibrations not stored yet (by uuid).
+void merge_calibrations(Store::Impl& m, const std::vector<ImportCal>& cals, ImportStats& st) {
+  merge_new(m, "split_calibrations", cals, st.calibrations, st,
+            [&](const ImportCal& c) { m.insert_calibration(c.cal, c.uuid); });
+}
+
+}  // namespace
+
+ImportStats Store::import_json(const json& doc) {
+  // Phase 1: validate and convert everything; nothing is written on error.
+  const ImportDoc in = read_document(*this, doc);
   // Phase 2: one transaction; any failure rolls everything back.
   Impl& m = *impl_;
   return m.guard("import", [&] {
     ImportStats st;
     SQLite::Transaction tx(*m.db, SQLite::TransactionBehavior::IMMEDIATE);
-    for (const DeviceInfo& d : devices) {
-      auto& q = m.stmt("SELECT 1 FROM devices WHERE fingerprint=?");
-      q.bind(1, d.fingerprint());
-      if (q.executeStep()) {
-        ++st.skipped;
-      } else {
-        m.insert_device(d);
-        ++st.devices;
-      }
-    }
-    auto session_id_of = [&](const std::string& uuid) -> std::optional<std::int64_t> {
-      auto& q = m.stmt("SELECT id FROM sessions WHERE uuid=?");
-      q.bind(1, uuid);
-      if (!q.executeStep()) return std::nullopt;
-      return q.getColumn(0).getInt64();
-    };
-    auto exists_uuid = [&](const char* table, const std::string& uuid) {
-      auto& q = m.stmt(fmt::format("SELECT 1 FROM {} WHERE uuid=?", table));
-      q.bind(1, uuid);
-      return q.executeStep();
-    };
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      const ImportSession& is = sessions[i];
-      auto sid = session_id_of(is.rec.uuid);
-      if (sid) {
-        // The same uuid must be the same session: trials of another device,
-        // kernel or problem never merge into it (nothing stored is changed).
-        const auto held = session(*sid);
-        if (!held || held->device_fingerprint != is.rec.device_fingerprint || held->kernel != is.rec.kernel ||
-            held->problem != is.rec.problem || held->spec.strategy != is.rec.spec.strategy) {
-          throw UsageError(fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
-                                       "device, kernel, problem or strategy; nothing was imported", i, is.rec.uuid));
-        }
-        ++st.skipped;
-      } else {
-        auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-                           "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
-        ins.bind(1, is.rec.uuid);
-        ins.bind(2, static_cast<std::int64_t>(m.device_id(is.rec.device_fingerprint)));
-        ins.bind(3, static_cast<std::int64_t>(m.kernel_id(is.rec.kernel)));
-        ins.bind(4, static_cast<std::int64_t>(m.problem_id(is.rec.problem)));
-        ins.bind(5, is.rec.spec.strategy);
-        if (is.rec.spec.budget_trials) ins.bind(6, static_cast<std::int64_t>(*is.rec.spec.budget_trials)); else ins.bind(6);
-        if (is.rec.spec.budget_seconds) ins.bind(7, *is.rec.spec.budget_seconds); else ins.bind(7);
-        ins.bind(8, is.rec.started_at);
-        if (is.rec.ended_at) ins.bind(9, *is.rec.ended_at); else ins.bind(9);
-        ins.bind(10, is.rec.wstune_version);
-        ins.bind(11, is.rec.host);
-        ins.exec();
-        sid = m.db->getLastInsertRowid();
-        ++st.sessions;
-      }
-      for (const TrialRecord& t : is.trials) {
-        if (m.insert_trial(*sid, t, t.created_at)) ++st.trials; else ++st.skipped;
-      }
-    }
-    for (const ImportBest& ib : bests) {
-      if (exists_uuid("best_configs", ib.best.uuid)) {
-        ++st.skipped;
-        continue;
-      }
-      BestConfig b = ib.best;
-      if (ib.session_uuid) b.session_id = session_id_of(*ib.session_uuid);
-      m.insert_best(b, b.uuid, b.recorded_at);
-      ++st.best_configs;
-    }
-    for (const ImportSplit& sp : splits) {
-      if (exists_uuid("split_runs", sp.uuid)) {
-        ++st.skipped;
-        continue;
-      }
-      m.insert_split(sp.run, sp.uuid);
-      ++st.split_runs;
-    }
-    for (const ImportCal& c : cals) {
-      if (exists_uuid("split_calibrations", c.uuid)) {
-        ++st.skipped;
-        continue;
-      }
-      m.insert_calibration(c.cal, c.uuid);
-      ++st.calibrations;
-    }
+    merge_devices(m, in.devices, st);
+    for (std::size_t i = 0; i < in.sessions.size(); ++i) merge_session(*this, in.sessions[i], i, st);
+    merge_bests(m, in.bests, st);
+    merge_splits(m, in.splits, st);
+    merge_calibrations(m, in.cals, st);
     tx.commit();
     return st;
   });
