@@ -41,9 +41,9 @@ int import_main(int argc, char** argv) {
   try {
     st = store.import_json(doc);
   } catch (const UsageError& e) {
-    // Some of the store's refusals already say so.
-    const std::string_view why = e.what();
-    const bool said = why.find("nothing was imported") != std::string_view::npos;
+    // Some of the store's refusals already end by saying so.
+    const std::string_view why = e.what(), tail = "nothing was imported";
+    const bool said = why.size() >= tail.size() && why.substr(why.size() - tail.size()) == tail;
     throw UsageError(fmt::format("{}: {}{}", file, why, said ? "" : "; nothing was imported"));
   }
   std::cout << fmt::format("imported {} devices, {} sessions, {} trials, {} best configurations, {} split runs, "
