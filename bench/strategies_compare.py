@@ -19,12 +19,14 @@ import math
 
 
 def load(path):
-    """(table, evaluations) -> {strategy: median}, and table -> configurations."""
+    """(table, evaluations) -> {strategy: median}, and table -> (configurations, last checkpoint)."""
     curves, sizes = collections.defaultdict(dict), {}
     with open(path) as f:
         for row in csv.DictReader(f):
-            curves[(row["table"], int(row["evaluations"]))][row["strategy"]] = float(row["median"])
-            sizes[row["table"]] = int(row["configurations"])
+            e = int(row["evaluations"])
+            curves[(row["table"], e)][row["strategy"]] = float(row["median"])
+            last = sizes.get(row["table"], (0, 0))[1]
+            sizes[row["table"]] = (int(row["configurations"]), max(last, e))
     return curves, sizes
 
 
@@ -37,10 +39,10 @@ def kt_best(curves, key):
     return name, ran[name]
 
 
-def budgets(configurations):
-    """The three budgets of strategies_tables.md, in evaluations (at most the configurations)."""
-    return sorted({math.ceil(0.01 * configurations), math.ceil(0.05 * configurations),
-                   min(configurations, max(20, math.ceil(0.10 * configurations)))})
+def budgets(configurations, last):
+    """The budgets of bench_strategies' Markdown tables: 1 % and 5 % of the configurations and the run's
+    last checkpoint `last`, in evaluations."""
+    return sorted({math.ceil(0.01 * configurations), math.ceil(0.05 * configurations), last})
 
 
 def main():
@@ -61,7 +63,7 @@ def main():
     behind = collections.Counter()
     tables = sorted(runs[0][1][1])
     for table in tables:
-        for e in budgets(runs[0][1][1][table]):
+        for e in budgets(*runs[0][1][1][table]):
             line = f"| {table} | {e} |"
             for label, (ours, _), kt in runs:
                 mine = ours.get((table, e), {}).get(args.strategy)

@@ -2,7 +2,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -41,10 +40,7 @@ int import_main(int argc, char** argv) {
   try {
     st = store.import_json(doc);
   } catch (const UsageError& e) {
-    // Some of the store's refusals already end by saying so.
-    const std::string_view why = e.what(), tail = "nothing was imported";
-    const bool said = why.size() >= tail.size() && why.substr(why.size() - tail.size()) == tail;
-    throw UsageError(fmt::format("{}: {}{}", file, why, said ? "" : "; nothing was imported"));
+    throw UsageError(fmt::format("{}: {}; nothing was imported", file, e.what()));
   }
   std::cout << fmt::format("imported {} devices, {} sessions, {} trials, {} best configurations, {} split runs, "
                            "{} calibrations; {} already present\n", st.devices, st.sessions, st.trials,

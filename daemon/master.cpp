@@ -692,13 +692,18 @@ void Master::finish_run(JobReport& r, const RunAttempt& a) {
   }
 }
 
-// Drops a worker that did not answer job `r` within the job timeout from
-// the pool for good, recording and noting the fault.
-void Master::drop_late(JobReport& r, int rank) {
+// Marks `rank`, which did not answer job `r` within the job timeout, dead;
+// returns the fault's text.
+std::string Master::mark_late(const JobReport& r, int rank) {
   WorkerState& w = worker(rank);
   w.alive = false;
   w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
-  r.faults.push_back(fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem));
+  return fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem);
+}
+
+// Drops `rank`, which did not answer job `r` in time, from the pool.
+void Master::drop_late(JobReport& r, int rank) {
+  r.faults.push_back(mark_late(r, rank));
   note(r.faults.back());
 }
 
@@ -909,12 +914,7 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
   const auto deadline = clock_type::now() + opt_.job_timeout;
   while (!pending.empty() && !stopped()) {
     if (clock_type::now() >= deadline) {
-      for (int rank : pending) {
-        WorkerState& w = worker(rank);
-        w.alive = false;
-        w.problem = fmt::format("did not answer job {} within {} s", r.id, opt_.job_timeout.count() / 1000.0);
-        fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), w.problem), ctx);
-      }
+      for (int rank : pending) fault(r, mark_late(r, rank), ctx);
       break;
     }
     auto got = ctx.comm.recv(kAnySource, slice_until(deadline));

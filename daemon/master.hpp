@@ -256,6 +256,9 @@ class Master {
   void leave_out(JobReport& r, RunAttempt& a, int rank, std::string fault);
   /// Places the answers, records the parts (and learned costs), verifies.
   void finish_run(JobReport& r, const RunAttempt& a);
+  /// Marks `rank`, which did not answer job `r` within the job timeout,
+  /// dead (its problem says so); returns the fault's text.
+  std::string mark_late(const JobReport& r, int rank);
   /// Drops `rank`, which did not answer job `r` in time, from the pool.
   void drop_late(JobReport& r, int rank);
   /// Sends `request` to every usable worker and collects their `answer`s

@@ -41,6 +41,21 @@ json extent_json(SQLite::Statement& q, int i) {  // dims, x, y, z; null when dim
   return e ? to_json(*e) : json(nullptr);
 }
 
+// Each row of `q` as `row(q)` makes, in the statement's order.
+template <class Row>
+json collect(SQLite::Statement& q, Row row) {
+  json out = json::array();
+  while (q.executeStep()) out.push_back(row(q));
+  return out;
+}
+
+// `q` (a statement with one parameter, the parent's id) run again for `id`.
+SQLite::Statement& rebind(SQLite::Statement& q, std::int64_t id) {
+  q.reset();
+  q.bind(1, id);
+  return q;
+}
+
 // The document's header: format, versions, and when and where it was written.
 json export_header() {
   return json{{"format", kFormat},
@@ -53,10 +68,8 @@ json export_header() {
 
 // Every device's stored info_json, in id order.
 json export_devices(const Store::Impl& m) {
-  json devices = json::array();
   SQLite::Statement q(*m.db, "SELECT info_json FROM devices ORDER BY id");
-  while (q.executeStep()) devices.push_back(m.stored_json(q.getColumn(0).getString(), "a device's info_json"));
-  return devices;
+  return collect(q, [&](SQLite::Statement& r) { return m.stored_json(r.getColumn(0).getString(), "a device's info_json"); });
 }
 
 // One row of export_trials' statement as a trial object.
@@ -71,15 +84,6 @@ json trial_json(const Store::Impl& m, SQLite::Statement& t) {
               {"run_ms", opt_json(t.getColumn(8))},
               {"verify_ms", opt_json(t.getColumn(9))},
               {"created_at", t.getColumn(10).getString()}};
-}
-
-// The trials of session `session_id` in id order, read with `t` (export_sessions' trial statement).
-json export_trials(const Store::Impl& m, SQLite::Statement& t, std::int64_t session_id) {
-  json trials = json::array();
-  t.reset();
-  t.bind(1, session_id);
-  while (t.executeStep()) trials.push_back(trial_json(m, t));
-  return trials;
 }
 
 // One row of export_sessions' statement as a session object, without its trials.
@@ -99,7 +103,6 @@ json session_json(SQLite::Statement& q) {
 
 // Every session with its trials, in id order.
 json export_sessions(const Store::Impl& m) {
-  json sessions = json::array();
   SQLite::Statement q(*m.db,
                       "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
                       "p.global_y,p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,"
@@ -108,12 +111,11 @@ json export_sessions(const Store::Impl& m) {
   SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
                              "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
                              "FROM trials WHERE session_id=? ORDER BY id");
-  while (q.executeStep()) {
-    json s = session_json(q);
-    s["trials"] = export_trials(m, t, q.getColumn(0).getInt64());
-    sessions.push_back(std::move(s));
-  }
-  return sessions;
+  return collect(q, [&](SQLite::Statement& r) {
+    json s = session_json(r);
+    s["trials"] = collect(rebind(t, r.getColumn(0).getInt64()), [&](SQLite::Statement& tr) { return trial_json(m, tr); });
+    return s;
+  });
 }
 
 // One row of export_best_configs' statement as a best configuration object.
@@ -134,7 +136,6 @@ json best_json(const Store::Impl& m, SQLite::Statement& q) {
 
 // Every best configuration, in id order.
 json export_best_configs(const Store::Impl& m) {
-  json best = json::array();
   SQLite::Statement q(*m.db,
                       "SELECT b.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
                       "p.global_y,p.global_z,p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,"
@@ -142,21 +143,14 @@ json export_best_configs(const Store::Impl& m) {
                       "b.global_z FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
                       "ON k.id=b.kernel_id JOIN problems p ON p.id=b.problem_id LEFT JOIN sessions s "
                       "ON s.id=b.session_id ORDER BY b.id");
-  while (q.executeStep()) best.push_back(best_json(m, q));
-  return best;
+  return collect(q, [&](SQLite::Statement& r) { return best_json(m, r); });
 }
 
-// The devices of split run `run_id` in position order, read with `d` (export_split_runs' device statement).
-json export_split_devices(SQLite::Statement& d, std::int64_t run_id) {
-  json devs = json::array();
-  d.reset();
-  d.bind(1, run_id);
-  while (d.executeStep()) {
-    devs.push_back(json{{"device", d.getColumn(0).getString()},
-                        {"share", d.getColumn(1).getDouble()},
-                        {"time_ms", d.getColumn(2).getDouble()}});
-  }
-  return devs;
+// One row of export_split_runs' device statement as a device's share.
+json split_device_json(SQLite::Statement& d) {
+  return json{{"device", d.getColumn(0).getString()},
+              {"share", d.getColumn(1).getDouble()},
+              {"time_ms", d.getColumn(2).getDouble()}};
 }
 
 // One row of export_split_runs' statement with its devices `devs` as a split run object.
@@ -174,36 +168,31 @@ json split_run_json(const Store::Impl& m, SQLite::Statement& q, json devs) {
 
 // Every split run with its devices, in id order.
 json export_split_runs(const Store::Impl& m) {
-  json splits = json::array();
   SQLite::Statement q(*m.db,
                       "SELECT r.id,r.uuid,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
                       "p.global_z,p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
                       "kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id ORDER BY r.id");
   SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
                              "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
-  while (q.executeStep()) {
-    json devs = export_split_devices(d, q.getColumn(0).getInt64());
-    splits.push_back(split_run_json(m, q, std::move(devs)));
-  }
-  return splits;
+  return collect(q, [&](SQLite::Statement& r) {
+    return split_run_json(m, r, collect(rebind(d, r.getColumn(0).getInt64()), split_device_json));
+  });
 }
 
 // Every split-model calibration, in id order.
 json export_calibrations(const Store::Impl& m) {
-  json cals = json::array();
   SQLite::Statement q(*m.db,
                       "SELECT c.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,"
                       "c.created_at FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
                       "ON k.id=c.kernel_id ORDER BY c.id");
-  while (q.executeStep()) {
-    cals.push_back(json{{"uuid", q.getColumn(0).getString()},
-                        {"device", q.getColumn(1).getString()},
-                        {"kernel", kernel_json(q, 2)},
-                        {"model", q.getColumn(5).getString()},
-                        {"params", m.stored_json(q.getColumn(6).getString(), "a calibration's params")},
-                        {"created_at", q.getColumn(7).getString()}});
-  }
-  return cals;
+  return collect(q, [&](SQLite::Statement& r) {
+    return json{{"uuid", r.getColumn(0).getString()},
+                {"device", r.getColumn(1).getString()},
+                {"kernel", kernel_json(r, 2)},
+                {"model", r.getColumn(5).getString()},
+                {"params", m.stored_json(r.getColumn(6).getString(), "a calibration's params")},
+                {"created_at", r.getColumn(7).getString()}};
+  });
 }
 
 }  // namespace
@@ -459,9 +448,26 @@ struct ImportCal {
   StoredCalibration cal;
 };
 
-// Refuses a uuid seen before in the same section of the file.
-void unique_uuid(std::set<std::string>& seen, const std::string& u, const std::string& where) {
+// The record's "uuid", refused when seen before in the same section of the file.
+std::string unique_uuid(const json& j, std::set<std::string>& seen, const std::string& where) {
+  std::string u = uuid(j, "uuid", where);
   if (!seen.insert(u).second) bad(where + ".uuid", fmt::format("repeats uuid {} of an earlier entry", u));
+  return u;
+}
+
+// Each element of the section array `arr` as `read(element, "section[i]")` makes, in file order.
+template <class Read>
+auto read_each(const json& arr, const char* section, Read read) {
+  std::vector<decltype(read(arr, std::string{}))> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) out.push_back(read(arr[i], fmt::format("{}[{}]", section, i)));
+  return out;
+}
+
+// Whether `table` holds a row with this uuid.
+bool exists_uuid(Store::Impl& m, const char* table, const std::string& uuid) {
+  auto& q = m.stmt(fmt::format("SELECT 1 FROM {} WHERE uuid=?", table));
+  q.bind(1, uuid);
+  return q.executeStep();
 }
 
 // Refuses a document that is not a wstune export of a format and schema version this wstune reads.
@@ -506,11 +512,7 @@ struct ImportRefs {
   void check_session(const std::string& uuid, const std::string& where) const {
     if (sessions.count(uuid)) return;
     Store::Impl& m = store.impl();
-    const bool stored = m.guard("look up a session", [&] {
-      auto& q = m.stmt("SELECT 1 FROM sessions WHERE uuid=?");
-      q.bind(1, uuid);
-      return q.executeStep();
-    });
+    const bool stored = m.guard("look up a session", [&] { return exists_uuid(m, "sessions", uuid); });
     if (!stored) {
       bad(where + ".session",
           fmt::format("refers to session {} that is neither in the file nor in the database", uuid));
@@ -520,13 +522,11 @@ struct ImportRefs {
 
 // The document's "devices"; each fingerprint goes into `refs.devices`.
 std::vector<DeviceInfo> read_devices(const json& jd, ImportRefs& refs) {
-  std::vector<DeviceInfo> devices;
-  for (std::size_t i = 0; i < jd.size(); ++i) {
-    DeviceInfo d = device_of(jd[i], fmt::format("devices[{}]", i));
+  return read_each(jd, "devices", [&](const json& j, const std::string& where) {
+    DeviceInfo d = device_of(j, where);
     refs.devices.insert(d.fingerprint());
-    devices.push_back(std::move(d));
-  }
-  return devices;
+    return d;
+  });
 }
 
 // One trial at `tw` of a session whose problem's NDRange is `problem_global`.
@@ -566,8 +566,7 @@ std::vector<TrialRecord> read_trials(const json& s, const Extent& problem_global
 // A session's fields other than its trials; its uuid goes into `refs.sessions` and must be new there.
 SessionRecord read_session_record(const json& s, ImportRefs& refs, const std::string& where) {
   SessionRecord rec;
-  rec.uuid = uuid(s, "uuid", where);
-  unique_uuid(refs.sessions, rec.uuid, where);
+  rec.uuid = unique_uuid(s, refs.sessions, where);
   rec.device_fingerprint = refs.device(s, where);
   rec.kernel = kernel_of(s, where);
   rec.problem = problem_of(s, where);
@@ -583,22 +582,18 @@ SessionRecord read_session_record(const json& s, ImportRefs& refs, const std::st
 
 // The document's "sessions" with their trials.
 std::vector<ImportSession> read_sessions(const json& js, ImportRefs& refs) {
-  std::vector<ImportSession> sessions;
-  for (std::size_t i = 0; i < js.size(); ++i) {
-    const std::string where = fmt::format("sessions[{}]", i);
+  return read_each(js, "sessions", [&](const json& j, const std::string& where) {
     ImportSession is;
-    is.rec = read_session_record(js[i], refs, where);
-    is.trials = read_trials(js[i], is.rec.problem.global, where);
-    sessions.push_back(std::move(is));
-  }
-  return sessions;
+    is.rec = read_session_record(j, refs, where);
+    is.trials = read_trials(j, is.rec.problem.global, where);
+    return is;
+  });
 }
 
 // One best configuration at `where`; its uuid must be new in `seen`.
 ImportBest read_best(const json& b, const ImportRefs& refs, std::set<std::string>& seen, const std::string& where) {
   ImportBest ib;
-  ib.best.uuid = uuid(b, "uuid", where);
-  unique_uuid(seen, ib.best.uuid, where);
+  ib.best.uuid = unique_uuid(b, seen, where);
   ib.best.device_fingerprint = refs.device(b, where);
   ib.best.kernel = kernel_of(b, where);
   ib.best.problem = problem_of(b, where);
@@ -619,19 +614,14 @@ ImportBest read_best(const json& b, const ImportRefs& refs, std::set<std::string
 
 // The document's "best_configs".
 std::vector<ImportBest> read_bests(const json& jb, const ImportRefs& refs) {
-  std::vector<ImportBest> bests;
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < jb.size(); ++i) {
-    bests.push_back(read_best(jb[i], refs, seen, fmt::format("best_configs[{}]", i)));
-  }
-  return bests;
+  return read_each(jb, "best_configs", [&](const json& j, const std::string& where) { return read_best(j, refs, seen, where); });
 }
 
 // One split run at `where` with its devices; its uuid must be new in `seen`.
 ImportSplit read_split(const json& r, const ImportRefs& refs, std::set<std::string>& seen, const std::string& where) {
   ImportSplit sp;
-  sp.uuid = uuid(r, "uuid", where);
-  unique_uuid(seen, sp.uuid, where);
+  sp.uuid = unique_uuid(r, seen, where);
   sp.run.kernel = kernel_of(r, where);
   sp.run.problem = problem_of(r, where);
   sp.run.model = text(r, "model", where);
@@ -651,31 +641,23 @@ ImportSplit read_split(const json& r, const ImportRefs& refs, std::set<std::stri
 
 // The document's "split_runs".
 std::vector<ImportSplit> read_splits(const json& jr, const ImportRefs& refs) {
-  std::vector<ImportSplit> splits;
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < jr.size(); ++i) {
-    splits.push_back(read_split(jr[i], refs, seen, fmt::format("split_runs[{}]", i)));
-  }
-  return splits;
+  return read_each(jr, "split_runs", [&](const json& j, const std::string& where) { return read_split(j, refs, seen, where); });
 }
 
 // The document's "calibrations".
 std::vector<ImportCal> read_calibrations(const json& jc, const ImportRefs& refs) {
-  std::vector<ImportCal> cals;
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < jc.size(); ++i) {
-    const std::string where = fmt::format("calibrations[{}]", i);
+  return read_each(jc, "calibrations", [&](const json& j, const std::string& where) {
     ImportCal c;
-    c.uuid = uuid(jc[i], "uuid", where);
-    unique_uuid(seen, c.uuid, where);
-    c.cal.device_fingerprint = refs.device(jc[i], where);
-    c.cal.kernel = kernel_of(jc[i], where);
-    c.cal.model = text(jc[i], "model", where);
-    c.cal.params = member(jc[i], "params", where);
-    c.cal.created_at = text(jc[i], "created_at", where);
-    cals.push_back(std::move(c));
-  }
-  return cals;
+    c.uuid = unique_uuid(j, seen, where);
+    c.cal.device_fingerprint = refs.device(j, where);
+    c.cal.kernel = kernel_of(j, where);
+    c.cal.model = text(j, "model", where);
+    c.cal.params = member(j, "params", where);
+    c.cal.created_at = text(j, "created_at", where);
+    return c;
+  });
 }
 
 // A whole document, validated and converted, ready to merge.
@@ -707,13 +689,6 @@ std::optional<std::int64_t> session_id_of(Store::Impl& m, const std::string& uui
   q.bind(1, uuid);
   if (!q.executeStep()) return std::nullopt;
   return q.getColumn(0).getInt64();
-}
-
-// Whether `table` holds a row with this uuid.
-bool exists_uuid(Store::Impl& m, const char* table, const std::string& uuid) {
-  auto& q = m.stmt(fmt::format("SELECT 1 FROM {} WHERE uuid=?", table));
-  q.bind(1, uuid);
-  return q.executeStep();
 }
 
 // Adds the devices not stored yet (by fingerprint).
@@ -760,7 +735,7 @@ void merge_session(const Store& store, const ImportSession& is, std::size_t i, I
     if (!held || held->device_fingerprint != is.rec.device_fingerprint || held->kernel != is.rec.kernel ||
         held->problem != is.rec.problem || held->spec.strategy != is.rec.spec.strategy) {
       throw UsageError(fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
-                                   "device, kernel, problem or strategy; nothing was imported", i, is.rec.uuid));
+                                   "device, kernel, problem or strategy", i, is.rec.uuid));
     }
     ++st.skipped;
   } else {
