@@ -296,51 +296,71 @@ std::int64_t Store::Impl::problem_id(const ProblemKey& p) {
 
 // ---- opening -----------------------------------------------------------------
 
-Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  m.path = path.empty() ? ":memory:" : path;
-  m.options = options;
-  if (!is_memory(m.path)) {
-    const fs::path p(m.path);
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      throw StoreError(fmt::format("database path {} is a directory; pass a file, e.g. --db {}/wstune.db", m.path,
-                                   m.path));
-    }
-    const bool exists = fs::exists(p, ec);
-    if (exists && !fs::is_regular_file(p, ec)) {
-      // A device, FIFO or socket (--db /dev/null): SQLite would put its
-      // journal beside it (/dev/null-journal). Nothing is created.
-      throw StoreError(fmt::format("database path {} is not a regular file (a device, FIFO or socket); pass a file, "
-                                   "e.g. --db ./wstune.db", m.path));
-    }
-    if (options.read_only && !exists) {
-      throw StoreError(fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
-                                   "naming an existing database", m.path));
-    }
-    if (!options.read_only && !exists && p.has_parent_path() && !fs::exists(p.parent_path(), ec)) {
-      fs::create_directories(p.parent_path(), ec);
-      if (ec) {
-        throw StoreError(fmt::format("cannot create directory {} for database {}: {}; create it or pass --db / "
-                                     "WSTUNE_DB with a writable path", p.parent_path().string(), m.path,
-                                     ec.message()));
-      }
-    }
-    if (!options.read_only && exists && access(m.path.c_str(), W_OK) != 0) {
-      throw StoreError(fmt::format("database {} is read-only; make it writable (chmod u+w) or pass --db / "
-                                   "WSTUNE_DB with a writable copy", m.path));
-    }
+namespace {
+
+// Refuses a database path that is a directory, or a device, FIFO or socket;
+// returns whether the file exists.
+bool existing_file(const std::string& path, std::error_code& ec) {
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) {
+    throw StoreError(fmt::format("database path {} is a directory; pass a file, e.g. --db {}/wstune.db", path,
+                                 path));
   }
-  const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  m.guard("open", [&] {
-    m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
-  });
-  int version = 0;
+  const bool exists = fs::exists(p, ec);
+  if (exists && !fs::is_regular_file(p, ec)) {
+    // A device, FIFO or socket (--db /dev/null): SQLite would put its
+    // journal beside it (/dev/null-journal). Nothing is created.
+    throw StoreError(fmt::format("database path {} is not a regular file (a device, FIFO or socket); pass a file, "
+                                 "e.g. --db ./wstune.db", path));
+  }
+  return exists;
+}
+
+// Creates the missing directory a new database goes in.
+void create_parent(const std::string& path, std::error_code& ec) {
+  const fs::path p(path);
+  if (!p.has_parent_path() || fs::exists(p.parent_path(), ec)) return;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) {
+    throw StoreError(fmt::format("cannot create directory {} for database {}: {}; create it or pass --db / "
+                                 "WSTUNE_DB with a writable path", p.parent_path().string(), path, ec.message()));
+  }
+}
+
+// Checks a database file before SQLite opens it: its kind, that it exists to
+// be read, and its directory and permission to be written.
+void check_path(const std::string& path, const StoreOptions& options) {
+  std::error_code ec;
+  const bool exists = existing_file(path, ec);
+  if (options.read_only && !exists) {
+    throw StoreError(fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
+                                 "naming an existing database", path));
+  }
+  if (!options.read_only && !exists) create_parent(path, ec);
+  if (!options.read_only && exists && access(path.c_str(), W_OK) != 0) {
+    throw StoreError(fmt::format("database {} is read-only; make it writable (chmod u+w) or pass --db / "
+                                 "WSTUNE_DB with a writable copy", path));
+  }
+}
+
+// A database path as an SQLite file: URI, '%', '?' and '#' escaped.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else uri += c;
+  }
+  return uri;
+}
+
+// Reads the schema version, reopening a read-only database as immutable
+// where SQLite cannot create the -shm file a WAL reader needs.
+int read_version(Store::Impl& m, int flags) {
   try {
-    version = m.db->execAndGet("PRAGMA user_version").getInt();
+    return m.db->execAndGet("PRAGMA user_version").getInt();
   } catch (const SQLite::Exception& e) {
     const int code = e.getErrorCode() & 0xff;
-    if (!options.read_only || is_memory(m.path) || (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)) {
+    if (!m.options.read_only || is_memory(m.path) || (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)) {
       m.fail("read the schema version", e);
     }
     // A WAL database in a directory this process cannot write: SQLite cannot
@@ -348,24 +368,29 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
     // nobody can be writing it where we cannot create files, or the writer
     // keeps -shm there already). Issue 17: a read-only database could not
     // even be queried.
-    std::string uri = "file:";
-    for (const char c : m.path) {
-      if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-      else uri += c;
-    }
+    const std::string uri = file_uri(m.path);
     m.guard("open read-only", [&] {
-      m.db = std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
+      m.db = std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI,
+                                                m.options.busy_timeout_ms);
     });
-    version = m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
+    return m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
   }
-  if (version > kSchemaVersion) {
-    throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
-                                 "knows up to {}); use that newer wstune or pass --db another file; the database "
-                                 "was not changed", m.path, version, wstune::version(), kSchemaVersion));
-  }
+}
+
+// Refuses a schema version newer than this wstune knows.
+void refuse_newer(const Store::Impl& m, int version) {
+  if (version <= kSchemaVersion) return;
+  throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
+                               "knows up to {}); use that newer wstune or pass --db another file; the database "
+                               "was not changed", m.path, version, wstune::version(), kSchemaVersion));
+}
+
+// Foreign keys on; a writable database also in WAL mode (files only) with
+// synchronous=NORMAL.
+void set_pragmas(Store::Impl& m) {
   m.guard("set pragmas", [&] {
     m.db->exec("PRAGMA foreign_keys=ON");
-    if (!options.read_only) {
+    if (!m.options.read_only) {
       if (!is_memory(m.path)) {
         const std::string mode = m.db->execAndGet("PRAGMA journal_mode=WAL").getString();
         if (mode != "wal") throw StoreError(fmt::format("database {}: cannot switch to WAL mode (got {})", m.path, mode));
@@ -373,8 +398,12 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
       m.db->exec("PRAGMA synchronous=NORMAL");
     }
   });
-  if (version == kSchemaVersion) return;
-  if (options.read_only) {
+}
+
+// Takes an older schema `version` to kSchemaVersion in one IMMEDIATE
+// transaction; refuses a read-only database and an SQLite one not wstune's.
+void migrate(Store::Impl& m, int version) {
+  if (m.options.read_only) {
     throw StoreError(fmt::format("database {} has schema version {} and needs migrating to {}; open it once "
                                  "writable (e.g. 'wstune db check --db {}')", m.path, version, kSchemaVersion, m.path));
   }
@@ -390,6 +419,23 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
     m.db->exec(fmt::format("PRAGMA user_version={}", kSchemaVersion));
     tx.commit();
   });
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.path = path.empty() ? ":memory:" : path;
+  m.options = options;
+  if (!is_memory(m.path)) check_path(m.path, options);
+  const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  m.guard("open", [&] {
+    m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
+  });
+  const int version = read_version(m, flags);
+  refuse_newer(m, version);
+  set_pragmas(m);
+  if (version != kSchemaVersion) migrate(m, version);
 }
 
 Store::~Store() = default;
