@@ -423,99 +423,152 @@ std::pair<std::optional<Device>, std::string> open_worker_device(const std::stri
   }
 }
 
-int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested) {
+namespace {
+
+// What one rank takes from the command line: the options, the master's jobs,
+// and the workers' --worker-device selectors and --inject-fault faults by rank.
+struct RankSetup {
   Options o;
-  po::variables_map vm;
   std::vector<Job> jobs;
   std::map<int, std::string> devices, faults;
-  try {
-    parse(argc, argv, o, vm);
-    parse_mode(o.mode);
-    o.defaults.split = o.split;
-    o.defaults.direction = o.direction;
-    o.defaults.local = parse_local_policy(o.local);
-    devices = rank_map(o.worker_devices, "--worker-device", comm.size());
-    faults = rank_map(o.faults, "--inject-fault", comm.size());
-    for (const auto& [r, f] : faults) {
-      const FaultKind kind = parse_fault(f);
-      if (o.no_isolation && (kind == FaultKind::crash || kind == FaultKind::stall)) {
-        throw UsageError(fmt::format("--inject-fault {}={}: {} hits the isolated OpenCL process; drop --no-isolation",
-                                     r, f, f));
-      }
-    }
-    if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
-    if (vm.count("db") && o.db.empty()) {
-      throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
-    }
-    if (comm.rank() == 0) {
-      if (!o.job_file.empty() + !o.kernels.empty() + !o.kernel_file.empty() > 1)
-        throw UsageError("give one of --job FILE, --kernel K or --kernel-file FILE");
-      if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
-      else if (!o.kernels.empty()) jobs = jobs_from_options(o.kernels, o.size, o.defaults);
-      else if (!o.kernel_file.empty()) jobs = jobs_from_kernel_file(o.kernel_file, o.size, o.config, o.defaults);
-      else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
-                            "--kernel-file FILE [--size S]");
-      check_splittable(parse_mode(o.mode), jobs);
-    }
-  } catch (const UsageError& e) {
-    if (comm.rank() != 0) {
-      // Every rank parses the same command line, so the master has the same
-      // error and prints it once. The worker registers without a device,
-      // carrying its error (the master names it if only this rank has it,
-      // e.g. an MPMD launch), and ends when refused or shut down.
-      WorkerOptions wo;
-      wo.host = hostname();
-      wo.stop_requested = std::move(stop_requested);
-      Worker worker(comm, std::nullopt, fmt::format("usage error on rank {}: {}", comm.rank(), e.what()), wo);
-      const int code = worker.serve();
-      return code == 3 ? kUsageCode : code;
-    }
-    std::cerr << "wstuned: " << e.what() << std::endl;
-    // The master lets the workers register and shuts them down, so every rank
-    // ends normally and the launcher returns this status.
-    MemorySink none;
-    MasterOptions mo;
-    mo.register_timeout = std::chrono::seconds(30);
-    mo.stop_requested = stop_requested;
-    Master master(comm, none, mo);
-    master.register_workers();
-    return master.shutdown() ? kUsageCode : kAbortCode;
-  }
-  if (comm.rank() == 0) return run_master(o, jobs, comm, std::move(stop_requested));
+};
 
+// Checks each --inject-fault kind; crash and stall hit the isolated OpenCL
+// process, so --no-isolation refuses them.
+void check_faults(const Options& o, const std::map<int, std::string>& faults) {
+  for (const auto& [r, f] : faults) {
+    const FaultKind kind = parse_fault(f);
+    if (o.no_isolation && (kind == FaultKind::crash || kind == FaultKind::stall)) {
+      throw UsageError(fmt::format("--inject-fault {}={}: {} hits the isolated OpenCL process; drop --no-isolation",
+                                   r, f, f));
+    }
+  }
+}
+
+// Parses argv into `s` and checks what every rank shares; throws UsageError.
+void parse_options(int argc, char** argv, int size, RankSetup& s) {
+  Options& o = s.o;
+  po::variables_map vm;
+  parse(argc, argv, o, vm);
+  parse_mode(o.mode);
+  o.defaults.split = o.split;
+  o.defaults.direction = o.direction;
+  o.defaults.local = parse_local_policy(o.local);
+  s.devices = rank_map(o.worker_devices, "--worker-device", size);
+  s.faults = rank_map(o.faults, "--inject-fault", size);
+  check_faults(o, s.faults);
+  if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
+  if (vm.count("db") && o.db.empty()) {
+    throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
+  }
+}
+
+// The master's jobs from exactly one of --job, --kernel and --kernel-file,
+// checked for the mode; throws UsageError.
+std::vector<Job> read_jobs(const Options& o) {
+  if (!o.job_file.empty() + !o.kernels.empty() + !o.kernel_file.empty() > 1)
+    throw UsageError("give one of --job FILE, --kernel K or --kernel-file FILE");
+  std::vector<Job> jobs;
+  if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
+  else if (!o.kernels.empty()) jobs = jobs_from_options(o.kernels, o.size, o.defaults);
+  else if (!o.kernel_file.empty()) jobs = jobs_from_kernel_file(o.kernel_file, o.size, o.config, o.defaults);
+  else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
+                        "--kernel-file FILE [--size S]");
+  check_splittable(parse_mode(o.mode), jobs);
+  return jobs;
+}
+
+// A worker's end after a usage error: every rank parses the same command
+// line, so the master has the same error and prints it once. The worker
+// registers without a device, carrying its error (the master names it if only
+// this rank has it, e.g. an MPMD launch), and ends when refused or shut down.
+int worker_usage_error(Communicator& comm, const UsageError& e, std::function<bool()> stop_requested) {
   WorkerOptions wo;
   wo.host = hostname();
-  wo.selector = devices.count(comm.rank()) ? devices[comm.rank()] : o.device;
-  wo.fault = faults.count(comm.rank()) ? parse_fault(faults[comm.rank()]) : FaultKind::none;
   wo.stop_requested = std::move(stop_requested);
-  wo.welcome_timeout = std::chrono::milliseconds(static_cast<long long>(o.register_timeout_s * 2000));
+  Worker worker(comm, std::nullopt, fmt::format("usage error on rank {}: {}", comm.rank(), e.what()), wo);
+  const int code = worker.serve();
+  return code == 3 ? kUsageCode : code;
+}
+
+// The master's end after a usage error: it prints the error, lets the workers
+// register and shuts them down, so every rank ends normally and the launcher
+// returns this status.
+int master_usage_error(Communicator& comm, const UsageError& e, std::function<bool()> stop_requested) {
+  std::cerr << "wstuned: " << e.what() << std::endl;
+  MemorySink none;
+  MasterOptions mo;
+  mo.register_timeout = std::chrono::seconds(30);
+  mo.stop_requested = std::move(stop_requested);
+  Master master(comm, none, mo);
+  master.register_workers();
+  return master.shutdown() ? kUsageCode : kAbortCode;
+}
+
+// The worker's options: its --worker-device selector (else --device), its
+// injected fault and the registration timeout.
+WorkerOptions worker_options(const RankSetup& s, int rank, std::function<bool()> stop_requested) {
+  WorkerOptions wo;
+  wo.host = hostname();
+  wo.selector = s.devices.count(rank) ? s.devices.at(rank) : s.o.device;
+  wo.fault = s.faults.count(rank) ? parse_fault(s.faults.at(rank)) : FaultKind::none;
+  wo.stop_requested = std::move(stop_requested);
+  wo.welcome_timeout = std::chrono::milliseconds(static_cast<long long>(s.o.register_timeout_s * 2000));
   wo.log = &std::cerr;
+  return wo;
+}
+
+// Serves the master with the device in an isolated child process; returns the
+// worker's status.
+int serve_isolated(Communicator& comm, WorkerOptions wo, int local_index, double timeout_s) {
+  // The rank never touches OpenCL: a child process opens the device and
+  // runs every request (isolation.hpp), so a kernel that crashes or hangs
+  // its process costs one job, not the rank (issue 17). The child gives up
+  // on a request a little before the master's --timeout does.
+  IsolationOptions io;
+  io.selector = wo.selector;
+  io.local_index = local_index;
+  io.worker = wo;
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  io.request_timeout = std::max(timeout / 2, timeout - std::chrono::milliseconds(2000));
+  io.startup_timeout = wo.welcome_timeout;
+  IsolatedDevice isolated(io);
+  wo.delegate = &isolated;
+  Worker worker(comm, isolated.device(), isolated.error(), wo);
+  return worker.serve();
+}
+
+// Runs a worker rank, its device in this process (--no-isolation) or in a
+// child; returns its exit status.
+int run_worker(const RankSetup& s, Communicator& comm, int local_index, std::function<bool()> stop_requested) {
+  const WorkerOptions wo = worker_options(s, comm.rank(), std::move(stop_requested));
   int code = 0;
-  if (o.no_isolation) {
+  if (s.o.no_isolation) {
     auto [device, why] = open_worker_device(wo.selector, local_index);
     Worker worker(comm, std::move(device), why, wo);
     code = worker.serve();
   } else {
-    // The rank never touches OpenCL: a child process opens the device and
-    // runs every request (isolation.hpp), so a kernel that crashes or hangs
-    // its process costs one job, not the rank (issue 17). The child gives up
-    // on a request a little before the master's --timeout does.
-    IsolationOptions io;
-    io.selector = wo.selector;
-    io.local_index = local_index;
-    io.worker = wo;
-    const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    io.request_timeout = std::max(timeout / 2, timeout - std::chrono::milliseconds(2000));
-    io.startup_timeout = wo.welcome_timeout;
-    IsolatedDevice isolated(io);
-    wo.delegate = &isolated;
-    Worker worker(comm, isolated.device(), isolated.error(), wo);
-    code = worker.serve();
+    code = serve_isolated(comm, wo, local_index, s.o.timeout_s);
   }
   // Refused at registration: the master reports it (and ends with status 3
   // when no worker is usable); the launcher's status must not say failure
   // when every job succeeded on the other workers (issue 17).
   return code == 3 ? 0 : code;
+}
+
+}  // namespace
+
+int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested) {
+  RankSetup s;
+  try {
+    parse_options(argc, argv, comm.size(), s);
+    if (comm.rank() == 0) s.jobs = read_jobs(s.o);
+  } catch (const UsageError& e) {
+    if (comm.rank() != 0) return worker_usage_error(comm, e, std::move(stop_requested));
+    return master_usage_error(comm, e, std::move(stop_requested));
+  }
+  if (comm.rank() == 0) return run_master(s.o, s.jobs, comm, std::move(stop_requested));
+  return run_worker(s, comm, local_index, std::move(stop_requested));
 }
 
 }  // namespace wstune::daemon
