@@ -93,6 +93,7 @@ std::string config_text(const Trial& t) {
   return c.params.empty() ? to_string(c.local) : to_string(c);
 }
 
+// The values of `wstune tune`'s options.
 struct TuneArgs {
   std::string kernel, kernel_file, size, strategy, heatmap_file, db;
   unsigned repeat = 5, warmup = 1, max_repeat = 100;
@@ -100,6 +101,7 @@ struct TuneArgs {
   AutotuneOptions opt;
 };
 
+// Usage errors in the option values, found before anything starts.
 void validate(const TuneArgs& a) {
   if (a.repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (!std::isfinite(a.min_time_ms) || a.min_time_ms > 60'000)
@@ -194,9 +196,8 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
                            overhead.per_trial(), breakdown, r.stop_reason);
 }
 
-int tune_main(int argc, char** argv) {
-  TuneArgs a;
-  po::options_description desc("wstune tune options");
+// `wstune tune`'s options, bound to `a`.
+void add_tune_options(po::options_description& desc, TuneArgs& a) {
   add_kernel_options(desc, a.kernel, a.kernel_file);
   desc.add_options()
       ("size,s", po::value(&a.size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
@@ -227,55 +228,76 @@ int tune_main(int argc, char** argv) {
       ("no-resume", "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")
       ("json", "print JSON")
       ("heatmap", po::value(&a.heatmap_file), "write the x × y table of median times as an SVG heatmap");
-  po::variables_map vm;
-  if (!parse_options(argc, argv,
-                     "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
-                     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] [--max-evals N] [--time-limit SEC]\n"
-                     "                   [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
-                     "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
-                     "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
-                     "(constraints applied before anything runs). The baseline (NULL, the driver's choice, or the\n"
-                     "file's reference configuration) is always measured and the answer is never slower than it; the\n"
-                     "paper's §3.2.3 rule is measured too when the budget has room. The fastest few and the baseline\n"
-                     "then get two more trials each, and ties more (not bounded by --max-evals or --time-limit). Every\n"
-                     "configuration's outputs are verified. Trials run in a separate worker process with a timeout.\n"
-                     "Every trial is committed to the database as it is measured; a killed session resumes without\n"
-                     "measuring a configuration twice (see docs/store.md, docs/tuning-files.md).",
-                     desc, vm, nullptr, {"device"})) return 0;
+}
+
+constexpr const char* kTuneUsage =
+    "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
+    "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] [--max-evals N] [--time-limit SEC]\n"
+    "                   [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
+    "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
+    "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
+    "(constraints applied before anything runs). The baseline (NULL, the driver's choice, or the\n"
+    "file's reference configuration) is always measured and the answer is never slower than it; the\n"
+    "paper's §3.2.3 rule is measured too when the budget has room. The fastest few and the baseline\n"
+    "then get two more trials each, and ties more (not bounded by --max-evals or --time-limit). Every\n"
+    "configuration's outputs are verified. Trials run in a separate worker process with a timeout.\n"
+    "Every trial is committed to the database as it is measured; a killed session resumes without\n"
+    "measuring a configuration twice (see docs/store.md, docs/tuning-files.md).";
+
+// The autotune options completed from the rest, once they passed validate().
+void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.strategy = a.strategy;
   validate(a);  // first: --trial-timeout nan must not reach the conversion (UBSan: float-cast-overflow)
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
-  const auto spec = kernel_option(a.kernel, a.kernel_file);
-  const Problem p = problem_option(*spec, vm, a.size);
+}
 
-  std::optional<Store> store;
-  if (!vm.count("no-store")) store.emplace(database_path(a.db));
+// The --heatmap file: the x × y table of the best's median times as SVG.
+void write_heatmap(const std::string& path, const TuneResult& r) {
+  std::ofstream out(path);
+  if (!out) throw UsageError(fmt::format("--heatmap {}: cannot write the file; check the directory", path));
+  out << svg::render(heatmap(r));
+}
+
+// The search, counting the overhead, with the progress line on a terminal and
+// the resumed and stored sessions named on stderr.
+AutotuneResult run_search(const KernelSpec& spec, const Problem& p, Store* store, AutotuneOptions opt,
+                          Overhead& overhead) {
   unsigned budget = 0;
   std::size_t space = 0;
-  Overhead overhead;
   auto progress = stderr_is_tty() ? progress_line(budget, space) : nullptr;
-  a.opt.tune.on_trial = [&](const Trial& t, TrialPhase phase) {
+  opt.tune.on_trial = [&](const Trial& t, TrialPhase phase) {
     overhead.add(t);
     if (progress) progress(t, phase);
   };
-  a.opt.on_start = [&](const Evaluator& ev, const AutotuneResult& so_far) {
+  opt.on_start = [&](const Evaluator& ev, const AutotuneResult& so_far) {
     space = ev.space().size();
     budget = so_far.max_evals;
     if (so_far.session && so_far.session->resumed)
       std::cerr << fmt::format("wstune tune: resuming session {} with {} stored trial(s) in {}\n", so_far.session->id,
                                so_far.resumed_trials, store->path());
   };
-  const AutotuneResult res = autotune(*spec, p, store ? &*store : nullptr, a.opt);
+  AutotuneResult res = autotune(spec, p, store, opt);
   if (stderr_is_tty()) std::cerr << "\r\033[K" << std::flush;
   if (res.session) std::cerr << fmt::format("wstune tune: stored session {} in {}\n", res.session->id, store->path());
+  return res;
+}
 
-  if (vm.count("heatmap")) {
-    std::ofstream out(a.heatmap_file);
-    if (!out) throw UsageError(fmt::format("--heatmap {}: cannot write the file; check the directory", a.heatmap_file));
-    out << svg::render(heatmap(res.result));
-  }
+int tune_main(int argc, char** argv) {
+  TuneArgs a;
+  po::options_description desc("wstune tune options");
+  add_tune_options(desc, a);
+  po::variables_map vm;
+  if (!parse_options(argc, argv, kTuneUsage, desc, vm, nullptr, {"device"})) return 0;
+  finish_tune_options(a, vm);
+  const auto spec = kernel_option(a.kernel, a.kernel_file);
+  const Problem p = problem_option(*spec, vm, a.size);
+  std::optional<Store> store;
+  if (!vm.count("no-store")) store.emplace(database_path(a.db));
+  Overhead overhead;
+  const AutotuneResult res = run_search(*spec, p, store ? &*store : nullptr, a.opt, overhead);
+  if (vm.count("heatmap")) write_heatmap(a.heatmap_file, res.result);
   if (vm.count("json")) print_json(res, p, overhead);
   else print_table(res, p, overhead);
   return res.result.best.ok() ? 0 : 1;
