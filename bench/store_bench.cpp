@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,64 +53,95 @@ Stat stats(std::vector<double> us) {
   return {us[us.size() / 2], us[std::min(us.size() - 1, us.size() * 99 / 100)], sum / static_cast<double>(us.size())};
 }
 
-}  // namespace
+constexpr unsigned kDevices = 4, kKernels = 2;
+constexpr std::size_t kPerSession = 1000;  // configurations 1..1000 (1-D)
 
-int main(int argc, char** argv) {
+// The command line.
+struct Options {
   std::size_t trials = 1'000'000, batch = 1000, lookups = 20000;
   std::string db, out_dir = ".", tag = "bench";
+};
+
+// The options; nullopt, after saying so, for an unknown one.
+std::optional<Options> parse_options(int argc, char** argv) {
+  Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--trials") trials = std::stoul(v);
-    else if (a == "--batch") batch = std::stoul(v);
-    else if (a == "--lookups") lookups = std::stoul(v);
-    else if (a == "--db") db = v;
-    else if (a == "--out-dir") out_dir = v;
-    else if (a == "--tag") tag = v;
+    if (a == "--trials") o.trials = std::stoul(v);
+    else if (a == "--batch") o.batch = std::stoul(v);
+    else if (a == "--lookups") o.lookups = std::stoul(v);
+    else if (a == "--db") o.db = v;
+    else if (a == "--out-dir") o.out_dir = v;
+    else if (a == "--tag") o.tag = v;
     else {
       std::cerr << "bench_store: unknown option " << a << "\n";
-      return 2;
+      return std::nullopt;
     }
   }
-  bool remove_db = false;
-  if (db.empty()) {
-    db = (std::filesystem::temp_directory_path() / fmt::format("wstune-bench-store-{}.db", getpid())).string();
-    remove_db = true;
-  }
-  std::filesystem::remove(db);
-  const unsigned kDevices = 4, kKernels = 2;
-  const std::size_t per_session = 1000;  // configurations 1..1000 (1-D)
-  const std::size_t sessions = std::max<std::size_t>(1, trials / per_session);
-  const std::size_t problems = std::max<std::size_t>(1, sessions / (kDevices * kKernels));
-  const std::vector<std::string> kernels{"matmul", "sort"};
-  std::vector<Extent> globals;  // 1-D sizes 2^10 · k
-  for (std::size_t p = 0; p < problems; ++p) globals.push_back({1024 * (p + 1), 1, 1});
+  return o;
+}
 
-  Store store(db);
-  std::mt19937_64 rng(42);
-  std::normal_distribution<double> noise(1.0, 0.02);
-  // ---- inserts -------------------------------------------------------------
+// The stored problems: sessions of kPerSession trials over kDevices devices,
+// kKernels kernels and `problems` 1-D sizes 2^10 · k.
+struct Workload {
+  std::size_t sessions = 0, problems = 0;
+  std::vector<std::string> kernels{"matmul", "sort"};
+  std::vector<Extent> globals;
+};
+
+// The workload of about `trials` trials.
+Workload make_workload(std::size_t trials) {
+  Workload w;
+  w.sessions = std::max<std::size_t>(1, trials / kPerSession);
+  w.problems = std::max<std::size_t>(1, w.sessions / (kDevices * kKernels));
+  for (std::size_t p = 0; p < w.problems; ++p) w.globals.push_back({1024 * (p + 1), 1, 1});
+  return w;
+}
+
+// The one random source: samples' noise while inserting, then the look-ups' sizes.
+struct Random {
+  std::mt19937_64 rng{42};
+  std::normal_distribution<double> noise{1.0, 0.02};
+};
+
+// Configuration c's trial (1: NULL) at global size g: correct where c divides
+// g.x, with five noisy samples around a cost least at 128.
+TrialRecord trial_record(std::size_t c, const Extent& g, Random& rnd) {
+  TrialRecord t;
+  t.local = c == 1 ? LocalSize{} : LocalSize{Extent{c, 1, 1}};
+  t.status = g.x % c == 0 ? TrialStatus::correct : TrialStatus::constraints;
+  if (t.status == TrialStatus::correct) {
+    const double base = 1.0 + std::abs(std::log2(static_cast<double>(c) / 128.0));
+    t.samples_ms = {base * rnd.noise(rnd.rng), base * rnd.noise(rnd.rng), base * rnd.noise(rnd.rng),
+                    base * rnd.noise(rnd.rng), base * rnd.noise(rnd.rng)};
+  }
+  t.compile_ms = 0.5;
+  t.run_ms = 2.0;
+  return t;
+}
+
+// The inserts: the sessions opened and the trials stored per second.
+struct Inserts {
   std::vector<std::int64_t> sids;
+  double rate = 0;
+};
+
+// Stores every session's trials in batches of `batch` (a session's last
+// batch may be smaller); only add_trials is timed. Says the rate.
+Inserts insert_all(Store& store, const Workload& w, std::size_t batch, Random& rnd) {
+  Inserts ins;
   double insert_s = 0;
   std::size_t inserted = 0;
-  for (std::size_t s = 0; s < sessions; ++s) {
+  for (std::size_t s = 0; s < w.sessions; ++s) {
     const unsigned d = static_cast<unsigned>(s % kDevices);
-    const std::string& k = kernels[(s / kDevices) % kKernels];
-    const Extent g = globals[(s / (kDevices * kKernels)) % problems];
+    const std::string& k = w.kernels[(s / kDevices) % kKernels];
+    const Extent g = w.globals[(s / (kDevices * kKernels)) % w.problems];
     const auto sess = store.open_session(device(d), {k, "hash", ""}, {g, ""}, {"bench", {}, {}}, false);
-    sids.push_back(sess.id);
+    ins.sids.push_back(sess.id);
     std::vector<TrialRecord> buf;
-    for (std::size_t c = 1; c <= per_session; ++c) {
-      TrialRecord t;
-      t.local = c == 1 ? LocalSize{} : LocalSize{Extent{c, 1, 1}};
-      t.status = g.x % c == 0 ? TrialStatus::correct : TrialStatus::constraints;
-      if (t.status == TrialStatus::correct) {
-        const double base = 1.0 + std::abs(std::log2(static_cast<double>(c) / 128.0));
-        t.samples_ms = {base * noise(rng), base * noise(rng), base * noise(rng), base * noise(rng), base * noise(rng)};
-      }
-      t.compile_ms = 0.5;
-      t.run_ms = 2.0;
-      buf.push_back(std::move(t));
-      if (buf.size() == batch || c == per_session) {
+    for (std::size_t c = 1; c <= kPerSession; ++c) {
+      buf.push_back(trial_record(c, g, rnd));
+      if (buf.size() == batch || c == kPerSession) {
         const auto t0 = Clock::now();
         inserted += store.add_trials(sess.id, buf);
         insert_s += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -117,70 +149,98 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double rate = static_cast<double>(inserted) / insert_s;
-  std::cerr << fmt::format("inserted {} trials in {:.2f} s: {:.0f} trials/s\n", inserted, insert_s, rate);
+  ins.rate = static_cast<double>(inserted) / insert_s;
+  std::cerr << fmt::format("inserted {} trials in {:.2f} s: {:.0f} trials/s\n", inserted, insert_s, ins.rate);
+  return ins;
+}
+
+// Ends every session and derives its best configuration; the seconds that took.
+double derive_bests(Store& store, const std::vector<std::int64_t>& sids) {
   const auto t_best = Clock::now();
   for (auto sid : sids) store.end_session(sid), store.derive_best(sid);
-  const double best_s = std::chrono::duration<double>(Clock::now() - t_best).count();
+  return std::chrono::duration<double>(Clock::now() - t_best).count();
+}
 
-  // ---- look-ups ------------------------------------------------------------
-  auto run = [&](bool cache, bool exact) {
-    LookupOptions o;
-    o.cache = cache;
-    o.forced = std::map<std::string, LocalSize, std::less<>>{};
-    Lookup l(store, o);
-    std::uniform_int_distribution<std::size_t> pick(0, problems - 1);
-    std::vector<double> us;
-    us.reserve(lookups);
-    const std::size_t distinct = cache ? 64 : lookups;  // the cached run repeats a working set
-    std::vector<std::pair<DeviceInfo, Extent>> qs;
-    for (std::size_t i = 0; i < std::min(distinct, lookups); ++i) {
-      Extent g = globals[pick(rng)];
-      if (!exact) g.x += 512;  // between stored sizes: the nearest level
-      qs.push_back({device(static_cast<unsigned>(i % kDevices)), g});
-    }
-    const KernelKey matmul_key{"matmul", "hash", ""};  // as stored above
-    for (const auto& q : qs) l.find(q.first, matmul_key, q.second);  // warm (statements, page cache, the cache)
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i < lookups; ++i) {
-      const auto& q = qs[i % qs.size()];
-      const auto t0 = Clock::now();
-      const LookupResult r = l.find(q.first, matmul_key, q.second);
-      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-      hits += r.level == (exact ? LookupLevel::exact : LookupLevel::nearest) ? 1 : 0;
-    }
-    if (hits != lookups) std::cerr << fmt::format("warning: {} of {} look-ups hit the expected level\n", hits, lookups);
-    return stats(us);
-  };
-  const Stat cached = run(true, true), exact = run(false, true), nearest = run(false, false);
-  const CheckReport rep = store.check();
+// The look-ups' queries (device, global size): a working set of 64 when
+// cached, else one per look-up; between stored sizes unless `exact`.
+std::vector<std::pair<DeviceInfo, Extent>> queries(const Workload& w, std::size_t lookups, Random& rnd, bool cache,
+                                                   bool exact) {
+  std::uniform_int_distribution<std::size_t> pick(0, w.problems - 1);
+  const std::size_t distinct = cache ? 64 : lookups;  // the cached run repeats a working set
+  std::vector<std::pair<DeviceInfo, Extent>> qs;
+  for (std::size_t i = 0; i < std::min(distinct, lookups); ++i) {
+    Extent g = w.globals[pick(rnd.rng)];
+    if (!exact) g.x += 512;  // between stored sizes: the nearest level
+    qs.push_back({device(static_cast<unsigned>(i % kDevices)), g});
+  }
+  return qs;
+}
 
-  struct Row {
-    std::string metric;
-    double value;
-    std::string unit, target;
-    bool pass;
+// Latencies (µs) of `lookups` look-ups of matmul, cached or not, at stored
+// sizes (exact) or between them (nearest); warns when a look-up misses that level.
+Stat time_lookups(Store& store, const Workload& w, std::size_t lookups, Random& rnd, bool cache, bool exact) {
+  LookupOptions o;
+  o.cache = cache;
+  o.forced = std::map<std::string, LocalSize, std::less<>>{};
+  Lookup l(store, o);
+  std::vector<double> us;
+  us.reserve(lookups);
+  const auto qs = queries(w, lookups, rnd, cache, exact);
+  const KernelKey matmul_key{"matmul", "hash", ""};  // as stored above
+  for (const auto& q : qs) l.find(q.first, matmul_key, q.second);  // warm (statements, page cache, the cache)
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < lookups; ++i) {
+    const auto& q = qs[i % qs.size()];
+    const auto t0 = Clock::now();
+    const LookupResult r = l.find(q.first, matmul_key, q.second);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    hits += r.level == (exact ? LookupLevel::exact : LookupLevel::nearest) ? 1 : 0;
+  }
+  if (hits != lookups) std::cerr << fmt::format("warning: {} of {} look-ups hit the expected level\n", hits, lookups);
+  return stats(us);
+}
+
+// One line of the results.
+struct Row {
+  std::string metric;
+  double value;
+  std::string unit, target;
+  bool pass;
+};
+
+// What was measured.
+struct Results {
+  double rate = 0;     // trials/s
+  Stat cached{}, exact{}, nearest{};
+  double best_ms = 0;  // derive best per session (mean)
+};
+
+// The results against their targets, in the order of the tables.
+std::vector<Row> result_rows(std::size_t batch, const Results& m) {
+  return {
+      {"trial inserts (batches of " + std::to_string(batch) + ")", m.rate, "trials/s", ">= 50000", m.rate >= 50000},
+      {"look-up cached p50", m.cached.p50, "us", "", true},
+      {"look-up cached p99", m.cached.p99, "us", "<= 5", m.cached.p99 <= 5},
+      {"look-up uncached exact p50", m.exact.p50, "us", "", true},
+      {"look-up uncached exact p99", m.exact.p99, "us", "<= 200", m.exact.p99 <= 200},
+      {"look-up uncached nearest p50", m.nearest.p50, "us", "", true},
+      {"look-up uncached nearest p99", m.nearest.p99, "us", "<= 200", m.nearest.p99 <= 200},
+      {"derive best per session (mean)", m.best_ms, "ms", "", true},
   };
-  const std::vector<Row> rows{
-      {"trial inserts (batches of " + std::to_string(batch) + ")", rate, "trials/s", ">= 50000", rate >= 50000},
-      {"look-up cached p50", cached.p50, "us", "", true},
-      {"look-up cached p99", cached.p99, "us", "<= 5", cached.p99 <= 5},
-      {"look-up uncached exact p50", exact.p50, "us", "", true},
-      {"look-up uncached exact p99", exact.p99, "us", "<= 200", exact.p99 <= 200},
-      {"look-up uncached nearest p50", nearest.p50, "us", "", true},
-      {"look-up uncached nearest p99", nearest.p99, "us", "<= 200", nearest.p99 <= 200},
-      {"derive best per session (mean)", best_s / static_cast<double>(sids.size()) * 1000, "ms", "", true},
-  };
-  std::filesystem::create_directories(out_dir);
-  std::ofstream csv(out_dir + "/store_" + tag + ".csv");
+}
+
+// Writes store_<tag>.csv and .md into --out-dir (the database as it is now) and prints the rows.
+void write_outputs(const Options& o, const std::vector<Row>& rows, const CheckReport& rep) {
+  std::filesystem::create_directories(o.out_dir);
+  std::ofstream csv(o.out_dir + "/store_" + o.tag + ".csv");
   csv << "metric,value,unit,target,pass\n";
   for (const Row& r : rows) csv << fmt::format("\"{}\",{:.3f},{},\"{}\",{}\n", r.metric, r.value, r.unit, r.target, r.pass);
-  std::ofstream md(out_dir + "/store_" + tag + ".md");
+  std::ofstream md(o.out_dir + "/store_" + o.tag + ".md");
   md << fmt::format("# Store benchmark ({})\n\nwstune {}, {} trials in {} sessions ({} best configurations), "
                     "database {:.0f} MiB, {} look-ups per row. Generated by scripts/bench-store.sh "
                     "(bench/store_bench.cpp).\n\n| metric | value | unit | target | met |\n|---|---:|---|---|---|\n",
-                    tag, version(), rep.trials, rep.sessions, rep.best_configs,
-                    static_cast<double>(std::filesystem::file_size(db)) / (1 << 20), lookups);
+                    o.tag, version(), rep.trials, rep.sessions, rep.best_configs,
+                    static_cast<double>(std::filesystem::file_size(o.db)) / (1 << 20), o.lookups);
   for (const Row& r : rows)
     md << fmt::format("| {} | {:.2f} | {} | {} | {} |\n", r.metric, r.value, r.unit, r.target,
                       r.target.empty() ? "" : (r.pass ? "yes" : "NO"));
@@ -188,12 +248,39 @@ int main(int argc, char** argv) {
         "queries hit a stored size, nearest ones fall between stored sizes and rank every stored problem of the "
         "device and kernel. Cached look-ups repeat a working set of 64 queries.\n";
   for (const Row& r : rows) std::cout << fmt::format("{:<40} {:>12.2f} {}\n", r.metric, r.value, r.unit);
+}
+
+// Removes the database file with its WAL and shared-memory files.
+void remove_db_files(const std::string& db) {
+  std::filesystem::remove(db);
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Options> o = parse_options(argc, argv);
+  if (!o) return 2;
+  const bool remove_db = o->db.empty();  // a scratch database in the temporary directory
+  if (remove_db) o->db = (std::filesystem::temp_directory_path() / fmt::format("wstune-bench-store-{}.db", getpid())).string();
+  std::filesystem::remove(o->db);
+  const Workload w = make_workload(o->trials);
+  Store store(o->db);
+  Random rnd;
+  const Inserts ins = insert_all(store, w, o->batch, rnd);
+  Results m;
+  m.rate = ins.rate;
+  const double best_s = derive_bests(store, ins.sids);
+  m.best_ms = best_s / static_cast<double>(ins.sids.size()) * 1000;
+  m.cached = time_lookups(store, w, o->lookups, rnd, true, true);
+  m.exact = time_lookups(store, w, o->lookups, rnd, false, true);
+  m.nearest = time_lookups(store, w, o->lookups, rnd, false, false);
+  const CheckReport rep = store.check();
+  const std::vector<Row> rows = result_rows(o->batch, m);
+  write_outputs(*o, rows, rep);
   store = Store(":memory:");
-  if (remove_db) {
-    std::filesystem::remove(db);
-    std::filesystem::remove(db + "-wal");
-    std::filesystem::remove(db + "-shm");
-  }
+  if (remove_db) remove_db_files(o->db);
   bool ok = true;
   for (const Row& r : rows) ok = ok && r.pass;
   return ok ? 0 : 1;
