@@ -18,6 +18,7 @@ namespace {
 using K = Value::Kind;
 using E = ExprError::Kind;
 using i64 = std::int64_t;
+using Args = std::span<const Value* const>;  // a call's evaluated arguments
 
 // A comprehension's loop variable over the enclosing names.
 class ScopedEnv final : public Env {
@@ -212,7 +213,7 @@ class Evaluator {
     }
   }
 
-  Range range_of(std::span<const Value* const> args, const Node& n) const {
+  Range range_of(Args args, const Node& n) const {
     if (args.empty() || args.size() > 3) arity(Builtin::range, args.size(), "1 to 3 arguments", n);
     for (const Value* a : args) {
       if (!is_intlike(*a)) {
@@ -245,7 +246,7 @@ class Evaluator {
     return r;
   }
 
-  const Value& min_max(Builtin f, std::span<const Value* const> args, const Node& n, Value& tmp) {
+  const Value& min_max(Builtin f, Args args, const Node& n, Value& tmp) {
     if (args.empty()) arity(f, 0, "at least 1 argument", n);
     const CmpOp better = f == Builtin::max ? CmpOp::gt : CmpOp::lt;
     const Site s = site(n);
@@ -296,106 +297,150 @@ class Evaluator {
     return builtin(f, args, n, tmp);
   }
 
-  const Value& builtin(Builtin f, std::span<const Value* const> args, const Node& n, Value& tmp) {
-    const Site s = site(n);
-    const std::size_t argc = args.size();
-    const auto one = [&](std::string_view expected) -> const Value& {
-      if (argc != 1) arity(f, argc, expected, n);
-      return *args[0];
-    };
+  // Calls builtin f with its evaluated arguments; the result is in tmp.
+  const Value& builtin(Builtin f, Args args, const Node& n, Value& tmp) {
     switch (f) {
-      case Builtin::abs: {
-        const Value& x = one("exactly one argument");
-        if (x.kind() == K::real) tmp = Value(std::fabs(x.as_double()));
-        else if (is_intlike(x) && x.as_int() < 0) tmp = unary_op(Op::neg, x, s);
-        else if (is_intlike(x)) tmp = Value(x.as_int());
-        else fail(E::type, fmt::format("abs() of {}", x.type_name()), fmt::format("bad operand type for abs(): '{}'", x.type_name()), s);
-        return tmp;
-      }
-      case Builtin::bool_:
-        if (argc > 1) arity(f, argc, "at most 1 argument", n);
-        tmp = Value(argc == 1 && args[0]->as_bool());
-        return tmp;
-      case Builtin::float_: {
-        if (argc > 1) arity(f, argc, "at most 1 argument", n);
-        if (argc == 0) return tmp = Value(0.0);
-        const Value& x = *args[0];
-        if (x.is_number()) return tmp = Value(x.as_double());
-        if (x.kind() == K::string) fail(E::unsupported, "float() of a str", "parsing numbers from strings is outside the subset", s);
-        fail(E::type, fmt::format("float() of {}", x.type_name()),
-             fmt::format("float() argument must be a string or a real number, not '{}'", x.type_name()), s);
-      }
-      case Builtin::int_: {
-        if (argc == 0) return tmp = Value(i64{0});
-        const Value& x = *args[0];
-        if (x.kind() == K::string) fail(E::unsupported, "int() of a str", "parsing numbers from strings is outside the subset", s);
-        if (argc > 1) arity(f, argc, "one number argument", n);
-        if (is_intlike(x)) return tmp = Value(x.as_int());
-        if (x.kind() != K::real) {
-          fail(E::type, fmt::format("int() of {}", x.type_name()),
-               fmt::format("int() argument must be a string, a bytes-like object or a real number, not '{}'", x.type_name()), s);
-        }
-        return tmp = Value(float_to_int(std::trunc(x.as_double()), "int()", s));
-      }
-      case Builtin::round: {
-        if (argc == 2) fail(E::unsupported, "round() with ndigits", "round(x) to an int only", s);
-        const Value& x = one("one argument here");
-        if (is_intlike(x)) return tmp = Value(x.as_int());
-        if (x.kind() != K::real) {
-          fail(E::type, fmt::format("round() of {}", x.type_name()),
-               fmt::format("type {} doesn't define __round__ method", x.type_name()), s);
-        }
-        // Round half to even, as Python's float.__round__ (the default FP rounding mode).
-        return tmp = Value(float_to_int(std::nearbyint(x.as_double()), "round()", s));
-      }
-      case Builtin::str:
-        if (argc > 1) arity(f, argc, "at most 1 argument", n);
-        tmp = Value(argc == 0 ? std::string() : args[0]->str());
-        budget_.charge(tmp.as_string().size() + 1, s);
-        return tmp;
-      case Builtin::len: {
-        const Value& x = one("exactly one argument");
-        if (x.kind() == K::list) return tmp = Value(static_cast<i64>(x.as_list().size()));
-        if (x.kind() == K::string) return tmp = Value(static_cast<i64>(char_count(x.as_string())));
-        fail(E::type, fmt::format("len() of {}", x.type_name()),
-             fmt::format("object of type '{}' has no len()", x.type_name()), s);
-      }
-      case Builtin::list: {
-        if (argc > 1) arity(f, argc, "at most 1 argument", n);
-        std::vector<Value> out;
-        if (argc == 1) {
-          for_each(*args[0], n, [&](const Value& v) {
-            budget_.charge_copy(v, s);
-            out.push_back(v);
-          });
-        }
-        return tmp = Value(std::move(out));
-      }
+      case Builtin::abs: return call_abs(args, n, tmp);
+      case Builtin::bool_: return call_bool(args, n, tmp);
+      case Builtin::float_: return call_float(args, n, tmp);
+      case Builtin::int_: return call_int(args, n, tmp);
+      case Builtin::round: return call_round(args, n, tmp);
+      case Builtin::str: return call_str(args, n, tmp);
+      case Builtin::len: return call_len(args, n, tmp);
+      case Builtin::list: return call_list(args, n, tmp);
       case Builtin::max:
       case Builtin::min: return min_max(f, args, n, tmp);
-      case Builtin::range: {
-        const Range r = range_of(args, n);
-        budget_.charge(r.size + 1, s);
-        std::vector<Value> out;
-        out.reserve(r.size);
-        for (std::uint64_t k = 0; k < r.size; ++k) out.emplace_back(r.at(k));
-        return tmp = Value(std::move(out));
-      }
-      case Builtin::sum: {
-        if (argc == 0 || argc > 2) arity(f, argc, "1 or 2 arguments", n);
-        if (args[0]->kind() != K::list && args[0]->kind() != K::string) not_iterable(*args[0], n);
-        Value acc = argc == 2 ? *args[1] : Value(i64{0});
-        if (acc.kind() == K::string) {
-          fail(E::type, "sum() of strs", "sum() can't sum strings [use ''.join(seq) instead]", s);
-        }
-        for_each(*args[0], n, [&](const Value& v) {
-          budget_.charge(1, s);
-          acc = binary_op(Op::add, acc, v, s, budget_);
-        });
-        return tmp = std::move(acc);
-      }
+      case Builtin::range: return call_range(args, n, tmp);
+      case Builtin::sum: return call_sum(args, n, tmp);
     }
     return tmp;
+  }
+
+  // The one argument of f(), else a TypeError saying what f() takes.
+  const Value& only_arg(Builtin f, Args args, std::string_view expected, const Node& n) const {
+    if (args.size() != 1) arity(f, args.size(), expected, n);
+    return *args[0];
+  }
+
+  // abs(x): a float's magnitude, or an int's (-x through the checked negation).
+  const Value& call_abs(Args args, const Node& n, Value& tmp) const {
+    const Value& x = only_arg(Builtin::abs, args, "exactly one argument", n);
+    const Site s = site(n);
+    if (x.kind() == K::real) tmp = Value(std::fabs(x.as_double()));
+    else if (is_intlike(x) && x.as_int() < 0) tmp = unary_op(Op::neg, x, s);
+    else if (is_intlike(x)) tmp = Value(x.as_int());
+    else fail(E::type, fmt::format("abs() of {}", x.type_name()),
+              fmt::format("bad operand type for abs(): '{}'", x.type_name()), s);
+    return tmp;
+  }
+
+  // bool() or bool(x): False, or x's truth.
+  const Value& call_bool(Args args, const Node& n, Value& tmp) const {
+    if (args.size() > 1) arity(Builtin::bool_, args.size(), "at most 1 argument", n);
+    tmp = Value(args.size() == 1 && args[0]->as_bool());
+    return tmp;
+  }
+
+  // float() or float(x) of a number; float(str) is outside the subset.
+  const Value& call_float(Args args, const Node& n, Value& tmp) const {
+    if (args.size() > 1) arity(Builtin::float_, args.size(), "at most 1 argument", n);
+    if (args.empty()) return tmp = Value(0.0);
+    const Value& x = *args[0];
+    if (x.is_number()) return tmp = Value(x.as_double());
+    const Site s = site(n);
+    if (x.kind() == K::string) {
+      fail(E::unsupported, "float() of a str", "parsing numbers from strings is outside the subset", s);
+    }
+    fail(E::type, fmt::format("float() of {}", x.type_name()),
+         fmt::format("float() argument must be a string or a real number, not '{}'", x.type_name()), s);
+  }
+
+  // int() or int(x): 0, an int's (or a bool's) value, a float truncated toward zero; int(str) is outside the subset.
+  const Value& call_int(Args args, const Node& n, Value& tmp) const {
+    if (args.empty()) return tmp = Value(i64{0});
+    const Value& x = *args[0];
+    const Site s = site(n);
+    if (x.kind() == K::string) {
+      fail(E::unsupported, "int() of a str", "parsing numbers from strings is outside the subset", s);
+    }
+    if (args.size() > 1) arity(Builtin::int_, args.size(), "one number argument", n);
+    if (is_intlike(x)) return tmp = Value(x.as_int());
+    if (x.kind() != K::real) {
+      fail(E::type, fmt::format("int() of {}", x.type_name()),
+           fmt::format("int() argument must be a string, a bytes-like object or a real number, not '{}'", x.type_name()), s);
+    }
+    return tmp = Value(float_to_int(std::trunc(x.as_double()), "int()", s));
+  }
+
+  // round(x) to an int; round(x, ndigits) is outside the subset.
+  const Value& call_round(Args args, const Node& n, Value& tmp) const {
+    const Site s = site(n);
+    if (args.size() == 2) fail(E::unsupported, "round() with ndigits", "round(x) to an int only", s);
+    const Value& x = only_arg(Builtin::round, args, "one argument here", n);
+    if (is_intlike(x)) return tmp = Value(x.as_int());
+    if (x.kind() != K::real) {
+      fail(E::type, fmt::format("round() of {}", x.type_name()),
+           fmt::format("type {} doesn't define __round__ method", x.type_name()), s);
+    }
+    // Round half to even, as Python's float.__round__ (the default FP rounding mode).
+    return tmp = Value(float_to_int(std::nearbyint(x.as_double()), "round()", s));
+  }
+
+  // str() or str(x), its bytes charged to the budget.
+  const Value& call_str(Args args, const Node& n, Value& tmp) {
+    if (args.size() > 1) arity(Builtin::str, args.size(), "at most 1 argument", n);
+    tmp = Value(args.empty() ? std::string() : args[0]->str());
+    budget_.charge(tmp.as_string().size() + 1, site(n));
+    return tmp;
+  }
+
+  // len(x): a list's elements or a str's characters.
+  const Value& call_len(Args args, const Node& n, Value& tmp) const {
+    const Value& x = only_arg(Builtin::len, args, "exactly one argument", n);
+    if (x.kind() == K::list) return tmp = Value(static_cast<i64>(x.as_list().size()));
+    if (x.kind() == K::string) return tmp = Value(static_cast<i64>(char_count(x.as_string())));
+    fail(E::type, fmt::format("len() of {}", x.type_name()),
+         fmt::format("object of type '{}' has no len()", x.type_name()), site(n));
+  }
+
+  // list() or list(iterable): a copy of its elements (a str's characters), each charged to the budget.
+  const Value& call_list(Args args, const Node& n, Value& tmp) {
+    if (args.size() > 1) arity(Builtin::list, args.size(), "at most 1 argument", n);
+    const Site s = site(n);
+    std::vector<Value> out;
+    if (args.size() == 1) {
+      for_each(*args[0], n, [&](const Value& v) {
+        budget_.charge_copy(v, s);
+        out.push_back(v);
+      });
+    }
+    return tmp = Value(std::move(out));
+  }
+
+  // range(...) as the list of its ints (the subset's range() returns a list).
+  const Value& call_range(Args args, const Node& n, Value& tmp) {
+    const Range r = range_of(args, n);
+    budget_.charge(r.size + 1, site(n));
+    std::vector<Value> out;
+    out.reserve(r.size);
+    for (std::uint64_t k = 0; k < r.size; ++k) out.emplace_back(r.at(k));
+    return tmp = Value(std::move(out));
+  }
+
+  // sum(iterable[, start]): start (0 by default, never a str) + each element, left to right.
+  const Value& call_sum(Args args, const Node& n, Value& tmp) {
+    if (args.empty() || args.size() > 2) arity(Builtin::sum, args.size(), "1 or 2 arguments", n);
+    if (args[0]->kind() != K::list && args[0]->kind() != K::string) not_iterable(*args[0], n);
+    const Site s = site(n);
+    Value acc = args.size() == 2 ? *args[1] : Value(i64{0});
+    if (acc.kind() == K::string) {
+      fail(E::type, "sum() of strs", "sum() can't sum strings [use ''.join(seq) instead]", s);
+    }
+    for_each(*args[0], n, [&](const Value& v) {
+      budget_.charge(1, s);
+      acc = binary_op(Op::add, acc, v, s, budget_);
+    });
+    return tmp = std::move(acc);
   }
 
   i64 float_to_int(double integral, std::string_view what, Site s) const {

@@ -150,95 +150,134 @@ class Lexer {
     return true;
   }
 
+  // A number literal (§2.4.5, §2.4.6): 0x, 0o or 0b digits, else a decimal int or float.
   Token number() {
-    const std::size_t start = i_;
-    const auto finish = [&](Tok type) {
-      if (i_ < t_.size() && (t_[i_] == 'j' || t_[i_] == 'J')) error(E::unsupported, start, "complex literal");
-      if (i_ < t_.size() && (ident_char(t_[i_]) || t_[i_] == '.')) {
-        error(E::syntax, start, "invalid number literal",
-              fmt::format("'{}' cannot follow a number", t_[i_]));
-      }
-      Token tok{type, static_cast<std::uint32_t>(start), t_.substr(start, i_ - start)};
-      return tok;
-    };
-    if (t_[i_] == '0' && i_ + 1 < t_.size() && std::strchr("xXoObB", t_[i_ + 1]) != nullptr) {
-      const char tag = static_cast<char>(std::tolower(static_cast<unsigned char>(t_[i_ + 1])));
-      const int base = tag == 'x' ? 16 : (tag == 'o' ? 8 : 2);
-      const auto is_digit = [base](char c) {
-        if (base == 16) return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-        return c >= '0' && c < static_cast<char>('0' + base);
-      };
-      i_ += 2;
-      if (i_ < t_.size() && t_[i_] == '_') ++i_;
-      const std::string_view kind_name = base == 16 ? "hexadecimal" : (base == 8 ? "octal" : "binary");
-      if (!digits(is_digit) || (i_ < t_.size() && dec_digit(t_[i_]))) {
-        error(E::syntax, start, fmt::format("invalid {} literal", kind_name));
-      }
-      Token tok = finish(Tok::integer);
-      std::uint64_t v = 0;
-      for (const char c : tok.text.substr(2)) {
-        if (c == '_') continue;
-        const int d = dec_digit(c) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
-        if (v > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - static_cast<std::uint64_t>(d)) /
-                    static_cast<std::uint64_t>(base)) {
-          error(E::int_overflow, start, "integer literal beyond int64", "ints are 64-bit here");
-        }
-        v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
-      }
-      tok.integer = static_cast<std::int64_t>(v);
-      return tok;
+    if (t_[i_] == '0' && i_ + 1 < t_.size() && std::strchr("xXoObB", t_[i_ + 1]) != nullptr) return prefixed_integer();
+    return decimal_number();
+  }
+
+  // The literal from `start` up to here, of `type`; refused when a 'j' (complex),
+  // a name character or a '.' follows it.
+  Token number_token(std::size_t start, Tok type) const {
+    if (i_ < t_.size() && (t_[i_] == 'j' || t_[i_] == 'J')) error(E::unsupported, start, "complex literal");
+    if (i_ < t_.size() && (ident_char(t_[i_]) || t_[i_] == '.')) {
+      error(E::syntax, start, "invalid number literal",
+            fmt::format("'{}' cannot follow a number", t_[i_]));
     }
+    return Token{type, static_cast<std::uint32_t>(start), t_.substr(start, i_ - start)};
+  }
+
+  // 0x, 0o or 0b, an optional underscore, then digits of that base only.
+  Token prefixed_integer() {
+    const std::size_t start = i_;
+    const char tag = static_cast<char>(std::tolower(static_cast<unsigned char>(t_[i_ + 1])));
+    const int base = tag == 'x' ? 16 : (tag == 'o' ? 8 : 2);
+    const auto is_digit = [base](char c) {
+      if (base == 16) return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+      return c >= '0' && c < static_cast<char>('0' + base);
+    };
+    i_ += 2;
+    if (i_ < t_.size() && t_[i_] == '_') ++i_;
+    const std::string_view kind_name = base == 16 ? "hexadecimal" : (base == 8 ? "octal" : "binary");
+    if (!digits(is_digit) || (i_ < t_.size() && dec_digit(t_[i_]))) {
+      error(E::syntax, start, fmt::format("invalid {} literal", kind_name));
+    }
+    Token tok = number_token(start, Tok::integer);
+    tok.integer = prefixed_value(tok.text.substr(2), base, start);
+    return tok;
+  }
+
+  // The value of a prefixed literal's digits (underscores skipped) in `base`; refused beyond int64.
+  std::int64_t prefixed_value(std::string_view digits_text, int base, std::size_t start) const {
+    std::uint64_t v = 0;
+    for (const char c : digits_text) {
+      if (c == '_') continue;
+      const int d = dec_digit(c) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+      if (v > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - static_cast<std::uint64_t>(d)) /
+                  static_cast<std::uint64_t>(base)) {
+        error(E::int_overflow, start, "integer literal beyond int64", "ints are 64-bit here");
+      }
+      v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+    }
+    return static_cast<std::int64_t>(v);
+  }
+
+  // digits, then a '.' and digits, then e, a sign and digits: a float when it
+  // has the point or the exponent, else an int.
+  Token decimal_number() {
+    const std::size_t start = i_;
     bool is_float = false;
-    const bool int_part = digits(dec_digit);
+    digits(dec_digit);  // the integer part (none in .5)
     if (i_ < t_.size() && t_[i_] == '.') {
       ++i_;
       is_float = true;
       digits(dec_digit);
     }
-    (void)int_part;
     if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
       ++i_;
       if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
       if (!digits(dec_digit)) error(E::syntax, start, "invalid number literal", "an exponent needs digits");
       is_float = true;
     }
-    Token tok = finish(is_float ? Tok::real : Tok::integer);
+    Token tok = number_token(start, is_float ? Tok::real : Tok::integer);
     std::string clean;
     for (const char c : tok.text) {
       if (c != '_') clean += c;
     }
-    if (!is_float) {
-      if (clean.size() > 1 && clean[0] == '0' && clean.find_first_not_of('0') != std::string::npos) {
-        error(E::syntax, start, "leading zeros in a decimal integer literal",
-              "Python does not permit them; use 0o for octal");
-      }
-      const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), tok.integer);
-      if (r.ec != std::errc()) error(E::int_overflow, start, "integer literal beyond int64", "ints are 64-bit here");
-      return tok;
-    }
-    const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), tok.real, std::chars_format::general);
-    if (r.ec == std::errc::result_out_of_range) {
-      // Beyond double's range: Python gives inf on overflow, 0.0 on underflow.
-      const std::size_t e = clean.find_first_of("eE");
-      const std::string mantissa = clean.substr(0, e);
-      long long exponent = 0;
-      if (e != std::string::npos) {
-        const char* p = clean.data() + e + 1;
-        if (*p == '+') ++p;
-        if (std::from_chars(p, clean.data() + clean.size(), exponent).ec != std::errc()) {
-          exponent = clean[e + 1] == '-' ? -100000 : 100000;
-        }
-        exponent = std::clamp(exponent, -100000LL, 100000LL);  // magnitude + exponent must not overflow
-      }
-      const std::size_t dot = std::min(mantissa.find('.'), mantissa.size());
-      const std::size_t nonzero = mantissa.find_first_of("123456789");
-      long long magnitude = nonzero < dot ? static_cast<long long>(dot - nonzero)
-                                          : -static_cast<long long>(nonzero - dot - 1);
-      tok.real = nonzero != std::string::npos && magnitude + exponent > 0 ? HUGE_VAL : 0.0;
-    }
+    if (is_float) tok.real = float_value(clean);
+    else tok.integer = decimal_value(clean, start);
     return tok;
   }
 
+  // A decimal int's value (`clean`: its digits without underscores); refused
+  // with leading zeros (but 0, 00, ...) and beyond int64.
+  std::int64_t decimal_value(const std::string& clean, std::size_t start) const {
+    if (clean.size() > 1 && clean[0] == '0' && clean.find_first_not_of('0') != std::string::npos) {
+      error(E::syntax, start, "leading zeros in a decimal integer literal",
+            "Python does not permit them; use 0o for octal");
+    }
+    std::int64_t v = 0;
+    const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), v);
+    if (r.ec != std::errc()) error(E::int_overflow, start, "integer literal beyond int64", "ints are 64-bit here");
+    return v;
+  }
+
+  // A float literal's value (`clean`: without underscores), correctly rounded;
+  // beyond double's range Python gives inf on overflow, 0.0 on underflow.
+  static double float_value(const std::string& clean) {
+    double v = 0;
+    const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), v, std::chars_format::general);
+    if (r.ec == std::errc::result_out_of_range) return overflow_or_underflow(clean);
+    return v;
+  }
+
+  // inf or 0.0 for a float literal beyond double's range, from its decimal
+  // magnitude: the leading nonzero digit's place plus the exponent.
+  static double overflow_or_underflow(const std::string& clean) {
+    const std::size_t e = clean.find_first_of("eE");
+    const std::string mantissa = clean.substr(0, e);
+    const long long exponent = e != std::string::npos ? literal_exponent(clean, e) : 0;
+    const std::size_t dot = std::min(mantissa.find('.'), mantissa.size());
+    const std::size_t nonzero = mantissa.find_first_of("123456789");
+    const long long magnitude = nonzero < dot ? static_cast<long long>(dot - nonzero)
+                                              : -static_cast<long long>(nonzero - dot - 1);
+    return nonzero != std::string::npos && magnitude + exponent > 0 ? HUGE_VAL : 0.0;
+  }
+
+  // The exponent after the 'e' at clean[e], clamped to ±100000 (one beyond
+  // long long too), so that magnitude + exponent cannot overflow.
+  static long long literal_exponent(const std::string& clean, std::size_t e) {
+    long long exponent = 0;
+    const char* p = clean.data() + e + 1;
+    if (*p == '+') ++p;
+    if (std::from_chars(p, clean.data() + clean.size(), exponent).ec != std::errc()) {
+      exponent = clean[e + 1] == '-' ? -100000 : 100000;
+    }
+    return std::clamp(exponent, -100000LL, 100000LL);
+  }
+
+  // '...' or "..." on one line: its characters (valid UTF-8, no control
+  // characters) and the escapes \\ \' \" \n \t.
   Token string_literal() {
     const std::size_t start = i_;
     const char quote = t_[i_];
@@ -251,39 +290,39 @@ class Lexer {
       if (i_ >= t_.size() || t_[i_] == '\n' || t_[i_] == '\r') {
         error(E::syntax, start, "unterminated string literal");
       }
-      const char c = t_[i_];
-      if (c == quote) {
-        ++i_;
-        break;
-      }
-      if (c == '\\') {
-        const char e = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
-        switch (e) {
-          case '\\': value += '\\'; break;
-          case '\'': value += '\''; break;
-          case '"': value += '"'; break;
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
-          default:
-            if (e == '\n' || e == '\r') error(E::unsupported, i_, "line continuation inside a string");
-            error(E::unsupported, i_, fmt::format("escape sequence '\\{}'", e),
-                  "the escapes here are \\\\ \\' \\\" \\n \\t");
-        }
-        i_ += 2;
-        continue;
-      }
-      const auto u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\t') || u == 0x7f) {
-        error(E::unsupported, i_, "control character in a string literal", "write \\n or \\t");
-      }
-      const std::size_t n = utf8_char_length(t_, i_);
-      if (n == 0) error(E::syntax, i_, "invalid UTF-8 in a string literal");
-      value.append(t_.substr(i_, n));
-      i_ += n;
+      if (t_[i_] == quote) break;
+      if (t_[i_] == '\\') value += escape();
+      else string_char(value);
     }
+    ++i_;
     Token tok{Tok::string, static_cast<std::uint32_t>(start), t_.substr(start, i_ - start)};
     tok.string = std::move(value);
     return tok;
+  }
+
+  // The character an escape at the backslash here stands for, stepping over both.
+  char escape() {
+    const char e = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
+    if (e != '\\' && e != '\'' && e != '"' && e != 'n' && e != 't') {
+      if (e == '\n' || e == '\r') error(E::unsupported, i_, "line continuation inside a string");
+      error(E::unsupported, i_, fmt::format("escape sequence '\\{}'", e),
+            "the escapes here are \\\\ \\' \\\" \\n \\t");
+    }
+    i_ += 2;
+    return e == 'n' ? '\n' : (e == 't' ? '\t' : e);
+  }
+
+  // Appends the character here (a whole UTF-8 sequence) to `value`, stepping over it.
+  void string_char(std::string& value) {
+    const char c = t_[i_];
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      error(E::unsupported, i_, "control character in a string literal", "write \\n or \\t");
+    }
+    const std::size_t n = utf8_char_length(t_, i_);
+    if (n == 0) error(E::syntax, i_, "invalid UTF-8 in a string literal");
+    value.append(t_.substr(i_, n));
+    i_ += n;
   }
 
   Token op() {

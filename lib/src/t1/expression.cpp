@@ -133,82 +133,105 @@ class Printer {
     else out_ += v.repr();
   }
 
+  // Prints node i: its source with the parentheses its children need.
   void node(std::uint32_t i) {
     const Node& n = p_.nodes[i];
-    const int prec = precedence(n);
     switch (n.op) {
       case Op::constant: constant(p_.constants[n.a]); return;
       case Op::name: out_ += p_.identifiers[n.a]; return;
-      case Op::list:
-        out_ += '[';
-        kids(n, ", ", p_ternary);
-        out_ += ']';
-        return;
-      case Op::comprehension:
-        out_ += '[';
-        child(n.a, p_ternary);
-        out_ += " for " + p_.identifiers[n.c] + " in ";
-        child(n.b, p_or);
-        for (std::uint32_t k = 0; k < n.count; ++k) {
-          out_ += " if ";
-          child(p_.kids[n.first + k], p_or);
-        }
-        out_ += ']';
-        return;
-      case Op::subscript:
-        child(n.a, p_primary);
-        out_ += '[';
-        child(n.b, p_ternary);
-        out_ += ']';
-        return;
-      case Op::call:
-        out_ += builtin_name(static_cast<Builtin>(n.aux));
-        out_ += '(';
-        kids(n, ", ", p_ternary);
-        out_ += ')';
-        return;
+      case Op::list: enclosed(n, '[', ']'); return;
+      case Op::comprehension: comprehension(n); return;
+      case Op::subscript: subscript(n); return;
+      case Op::call: call(n); return;
       case Op::neg:
       case Op::pos:
-      case Op::invert:
-        out_ += op_text(n.op);
-        child(n.a, p_unary);
-        return;
-      case Op::not_:
-        out_ += "not ";
-        child(n.a, p_not);
-        return;
-      case Op::pow:
-        // Right-associative, and tighter than a unary operator on its left.
-        child(n.a, p_power + 1);
-        out_ += " ** ";
-        child(n.b, p_unary);
-        return;
+      case Op::invert: unary(n, op_text(n.op), p_unary); return;
+      case Op::not_: unary(n, "not ", p_not); return;
+      case Op::pow: power(n); return;
       case Op::and_:
-      case Op::or_: kids(n, n.op == Op::and_ ? " and " : " or ", prec + 1); return;
-      case Op::compare:
-        child(p_.kids[n.first], p_compare + 1);
-        for (std::uint32_t k = 1; k < n.count; ++k) {
-          out_ += ' ';
-          out_ += cmp_text(p_.comparisons[n.c + k - 1].op);
-          out_ += ' ';
-          child(p_.kids[n.first + k], p_compare + 1);
-        }
-        return;
-      case Op::ifelse:
-        child(n.a, p_ternary + 1);
-        out_ += " if ";
-        child(n.b, p_ternary + 1);
-        out_ += " else ";
-        child(n.c, p_ternary);
-        return;
-      default:  // left-associative binary operators
-        child(n.a, prec);
-        out_ += ' ';
-        out_ += op_text(n.op);
-        out_ += ' ';
-        child(n.b, prec + 1);
-        return;
+      case Op::or_: kids(n, n.op == Op::and_ ? " and " : " or ", precedence(n) + 1); return;
+      case Op::compare: comparison(n); return;
+      case Op::ifelse: conditional(n); return;
+      default: binary(n); return;  // the left-associative binary operators
     }
+  }
+
+  // The kids, comma-separated, between `open` and `close`: a list display or a call's arguments.
+  void enclosed(const Node& n, char open, char close) {
+    out_ += open;
+    kids(n, ", ", p_ternary);
+    out_ += close;
+  }
+
+  // [element for var in iterable if filter ...]
+  void comprehension(const Node& n) {
+    out_ += '[';
+    child(n.a, p_ternary);
+    out_ += " for " + p_.identifiers[n.c] + " in ";
+    child(n.b, p_or);
+    for (std::uint32_t k = 0; k < n.count; ++k) {
+      out_ += " if ";
+      child(p_.kids[n.first + k], p_or);
+    }
+    out_ += ']';
+  }
+
+  // target[index]
+  void subscript(const Node& n) {
+    child(n.a, p_primary);
+    out_ += '[';
+    child(n.b, p_ternary);
+    out_ += ']';
+  }
+
+  // builtin(arguments)
+  void call(const Node& n) {
+    out_ += builtin_name(static_cast<Builtin>(n.aux));
+    enclosed(n, '(', ')');
+  }
+
+  // A prefix operator ("-", "+", "~" or "not ") and its operand.
+  void unary(const Node& n, std::string_view prefix, int operand_prec) {
+    out_ += prefix;
+    child(n.a, operand_prec);
+  }
+
+  // a ** b: right-associative, and tighter than a unary operator on its left.
+  void power(const Node& n) {
+    child(n.a, p_power + 1);
+    out_ += " ** ";
+    child(n.b, p_unary);
+  }
+
+  // a < b <= c ...: a chain of comparisons, each operand tighter than a comparison.
+  void comparison(const Node& n) {
+    child(p_.kids[n.first], p_compare + 1);
+    for (std::uint32_t k = 1; k < n.count; ++k) {
+      out_ += ' ';
+      out_ += cmp_text(p_.comparisons[n.c + k - 1].op);
+      out_ += ' ';
+      child(p_.kids[n.first + k], p_compare + 1);
+    }
+  }
+
+  // body if condition else orelse: only the orelse may be another conditional unparenthesized.
+  void conditional(const Node& n) {
+    child(n.a, p_ternary + 1);
+    out_ += " if ";
+    child(n.b, p_ternary + 1);
+    out_ += " else ";
+    child(n.c, p_ternary);
+  }
+
+  // a OP b for the left-associative binary operators: a right operand of the
+  // same precedence gets parentheses.
+  void binary(const Node& n) {
+    const int prec = precedence(n);
+    child(n.a, prec);
+    out_ += ' ';
+    out_ += op_text(n.op);
+    out_ += ' ';
+    child(n.b, prec + 1);
   }
 
   const Program& p_;

@@ -84,6 +84,12 @@ std::string join(const std::set<std::string>& s) {
   return out;
 }
 
+// True when the expression reads LocalSize (a Local size that follows the group shape).
+bool reads_local_size(const expr::Expression& e) {
+  const auto ns = e.names();
+  return std::find(ns.begin(), ns.end(), "LocalSize") != ns.end();
+}
+
 class Reader {
  public:
   explicit Reader(const std::string& path) : path_(path) {
@@ -427,67 +433,13 @@ class Reader {
     return f;
   }
 
+  // KernelSpecification.Arguments, kernel order; then every wstune.ScalarValues
+  // entry must name a Scalar, and every Vector size must evaluate.
   void arguments(const json& ks) {
     const json& args = array(ks, "Arguments", "KernelSpecification");
     std::set<std::string> names;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string at = fmt::format("KernelSpecification.Arguments[{}]", i);
-      const json& a = args[i];
-      if (!a.is_object()) fail(path_, at, "is not an object");
-      TuningFileArgument arg;
-      arg.name = a.contains("Name") ? string(a, "Name", at) : fmt::format("arg{}", i);
-      if (!names.insert(arg.name).second) fail(path_, at + ".Name", fmt::format("'{}' is used twice", arg.name));
-      const std::string type = string(a, "Type", at);
-      try {
-        arg.type = parse_element_type(type);
-      } catch (const std::invalid_argument& e) {
-        fail(path_, at + ".Type", e.what());
-      }
-      const std::string mem = string(a, "MemoryType", at);
-      if (mem == "Scalar") arg.kind = ArgumentKind::scalar;
-      else if (mem == "Vector") arg.kind = ArgumentKind::vector;
-      else if (mem == "Local") arg.kind = ArgumentKind::local;
-      else fail(path_, at + ".MemoryType", fmt::format("'{}' is not supported; use Scalar, Vector or Local", mem));
-      if (a.contains("AccessType")) {
-        const std::string acc = string(a, "AccessType", at);
-        if (acc == "ReadOnly") arg.access = Access::read_only;
-        else if (acc == "WriteOnly") arg.access = Access::write_only;
-        else if (acc == "ReadWrite") arg.access = Access::read_write;
-        else fail(path_, at + ".AccessType", fmt::format("'{}' is not ReadOnly, WriteOnly or ReadWrite", acc));
-      }
-      generator_.reset();
-      std::optional<expr::Expression> size, scalar;
-      bool uses_local_size = false;
-      if (arg.kind == ArgumentKind::scalar) {
-        if (a.contains("FillType") && string(a, "FillType", at) != "Constant")
-          fail(path_, at + ".FillType", "a Scalar takes its FillValue (FillType Constant)");
-        if (!a.contains("FillValue")) fail(path_, at + ".FillValue", "missing; a Scalar needs its value");
-        arg.fill.value = number(a, "FillValue", at, 0);
-        const json& sv = object(object(doc_, "wstune", false), "ScalarValues", false, "wstune");
-        if (sv.contains(arg.name)) {
-          scalar = parse(sv.at(arg.name), "wstune.ScalarValues." + arg.name, config_names(),
-                         "a tuning parameter, ProblemSize or a wstune.Sizes variable");
-          arg.value_expression = scalar->text();
-        }
-      } else {
-        if (!a.contains("Size")) fail(path_, at + ".Size", "missing; give the element count, e.g. \"ProblemSize[0] * ProblemSize[1]\"");
-        auto allowed = config_names();
-        if (arg.kind == ArgumentKind::local) allowed.insert("LocalSize");
-        size = parse(a.at("Size"), at + ".Size", allowed,
-                     arg.kind == ArgumentKind::local ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
-                                                     : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable");
-        arg.size = size->text();
-        const auto ns = size->names();
-        uses_local_size = std::find(ns.begin(), ns.end(), "LocalSize") != ns.end();
-        if (arg.kind == ArgumentKind::vector) arg.fill = fill_of(a, at, arg.type, false);
-      }
-      c_.sizes.push_back(size);
-      c_.generators.push_back(generator_);
-      c_.scalar_values.push_back(scalar);
-      c_.local_depends_on_local_size.push_back(uses_local_size);
-      c_.file.arguments.push_back(std::move(arg));
-    }
-    for (const auto& [name, v] : object(object(doc_, "wstune", false), "ScalarValues", false, "wstune").items())
+    for (std::size_t i = 0; i < args.size(); ++i) argument(args[i], i, names);
+    for (const auto& [name, v] : scalar_values().items())
       if (!std::any_of(c_.file.arguments.begin(), c_.file.arguments.end(), [&, n = name](const TuningFileArgument& x) {
             return x.name == n && x.kind == ArgumentKind::scalar;
           }))
@@ -497,6 +449,81 @@ class Reader {
     for (std::size_t i = 0; i < c_.file.arguments.size(); ++i)
       if (c_.file.arguments[i].kind == ArgumentKind::vector) (void)c_.buffer_elements(i, n);
   }
+
+  // Arguments[i] (`names`: the names so far): the argument and its expressions
+  // (size, generator, wstune.ScalarValues), appended to the file.
+  void argument(const json& a, std::size_t i, std::set<std::string>& names) {
+    const std::string at = fmt::format("KernelSpecification.Arguments[{}]", i);
+    if (!a.is_object()) fail(path_, at, "is not an object");
+    TuningFileArgument arg = declaration(a, at, i, names);
+    generator_.reset();
+    std::optional<expr::Expression> size, scalar;
+    if (arg.kind == ArgumentKind::scalar) scalar = scalar_argument(a, at, arg);
+    else size = sized_argument(a, at, arg);
+    c_.sizes.push_back(size);
+    c_.generators.push_back(generator_);
+    c_.scalar_values.push_back(scalar);
+    c_.local_depends_on_local_size.push_back(size && reads_local_size(*size));
+    c_.file.arguments.push_back(std::move(arg));
+  }
+
+  // An argument's Name (argN when absent; unique), Type, MemoryType and AccessType.
+  TuningFileArgument declaration(const json& a, const std::string& at, std::size_t i, std::set<std::string>& names) {
+    TuningFileArgument arg;
+    arg.name = a.contains("Name") ? string(a, "Name", at) : fmt::format("arg{}", i);
+    if (!names.insert(arg.name).second) fail(path_, at + ".Name", fmt::format("'{}' is used twice", arg.name));
+    const std::string type = string(a, "Type", at);
+    try {
+      arg.type = parse_element_type(type);
+    } catch (const std::invalid_argument& e) {
+      fail(path_, at + ".Type", e.what());
+    }
+    const std::string mem = string(a, "MemoryType", at);
+    if (mem == "Scalar") arg.kind = ArgumentKind::scalar;
+    else if (mem == "Vector") arg.kind = ArgumentKind::vector;
+    else if (mem == "Local") arg.kind = ArgumentKind::local;
+    else fail(path_, at + ".MemoryType", fmt::format("'{}' is not supported; use Scalar, Vector or Local", mem));
+    if (a.contains("AccessType")) {
+      const std::string acc = string(a, "AccessType", at);
+      if (acc == "ReadOnly") arg.access = Access::read_only;
+      else if (acc == "WriteOnly") arg.access = Access::write_only;
+      else if (acc == "ReadWrite") arg.access = Access::read_write;
+      else fail(path_, at + ".AccessType", fmt::format("'{}' is not ReadOnly, WriteOnly or ReadWrite", acc));
+    }
+    return arg;
+  }
+
+  // A Scalar's FillValue (FillType Constant), and wstune.ScalarValues' expression for it if any.
+  std::optional<expr::Expression> scalar_argument(const json& a, const std::string& at, TuningFileArgument& arg) {
+    if (a.contains("FillType") && string(a, "FillType", at) != "Constant")
+      fail(path_, at + ".FillType", "a Scalar takes its FillValue (FillType Constant)");
+    if (!a.contains("FillValue")) fail(path_, at + ".FillValue", "missing; a Scalar needs its value");
+    arg.fill.value = number(a, "FillValue", at, 0);
+    const json& sv = scalar_values();
+    if (!sv.contains(arg.name)) return std::nullopt;
+    expr::Expression scalar = parse(sv.at(arg.name), "wstune.ScalarValues." + arg.name, config_names(),
+                                    "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    arg.value_expression = scalar.text();
+    return scalar;
+  }
+
+  // A Vector's or Local's Size (a Local's may read LocalSize), and a Vector's fill.
+  expr::Expression sized_argument(const json& a, const std::string& at, TuningFileArgument& arg) {
+    if (!a.contains("Size"))
+      fail(path_, at + ".Size", "missing; give the element count, e.g. \"ProblemSize[0] * ProblemSize[1]\"");
+    const bool local = arg.kind == ArgumentKind::local;
+    auto allowed = config_names();
+    if (local) allowed.insert("LocalSize");
+    const char* what = local ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
+                             : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable";
+    expr::Expression size = parse(a.at("Size"), at + ".Size", allowed, what);
+    arg.size = size.text();
+    if (arg.kind == ArgumentKind::vector) arg.fill = fill_of(a, at, arg.type, false);
+    return size;
+  }
+
+  // wstune.ScalarValues (empty when absent).
+  const json& scalar_values() { return object(object(doc_, "wstune", false), "ScalarValues", false, "wstune"); }
 
   std::optional<ValidationMethod> validation_method(const json& r, const std::string& at) {
     if (!r.contains("ValidationMethod") && !r.contains("Method")) return std::nullopt;
@@ -644,26 +671,46 @@ class Reader {
     for (const auto& [k, v] : sp.items())
       if (!known.count(k)) fail(path_, "wstune.Split." + k, fmt::format("unknown; use one of: {}", join(known)));
     CompiledFile::Split s;
-    const std::string dim = sp.contains("Dimension") ? string(sp, "Dimension", "wstune.Split") : std::string("X");
-    s.dim = dim == "X" ? 0 : dim == "Y" ? 1 : dim == "Z" ? 2 : 3;
-    if (s.dim >= c_.file.dims)
-      fail(path_, "wstune.Split.Dimension", fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim,
-                                                        c_.file.dims, c_.file.dims > 1 ? ", Y" : ""));
-    const auto sizes = size_names();
+    s.dim = split_dimension(sp);
+    s.units = split_units(sp, s.dim);
     const auto config = config_names();
-    if (sp.contains("Units")) {
-      s.units = parse(sp.at("Units"), "wstune.Split.Units", sizes, "ProblemSize or a wstune.Sizes variable");
-    } else if (s.dim < c_.file.problem_size.size()) {
-      s.units = expr::Expression::parse(fmt::format("ProblemSize[{}]", s.dim));
-    } else {
-      fail(path_, "wstune.Split.Units", "missing; give the split units of the whole problem, e.g. \"ProblemSize[1]\"");
-    }
     if (sp.contains("Granularity"))
       s.granularity = parse(sp.at("Granularity"), "wstune.Split.Granularity", config, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
     auto with_units = config;
     with_units.insert("units");
     if (sp.contains("WorkItems"))
       s.work_items = parse(sp.at("WorkItems"), "wstune.Split.WorkItems", with_units, "units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    split_buffers(sp, with_units, s);
+    for (std::size_t a = 0; a < c_.file.arguments.size(); ++a) {
+      const auto& arg = c_.file.arguments[a];
+      if (arg.kind == ArgumentKind::vector && arg.access != Access::read_only && !s.first[a])
+        fail(path_, "wstune.Split.Buffers", fmt::format("has no range for '{}', which the kernel writes: give its "
+                                                        "First and Count (each device returns only its slice)", arg.name));
+    }
+    c_.split = std::move(s);
+  }
+
+  // Split.Dimension (X when absent) as an axis index, one of the NDRange's.
+  unsigned split_dimension(const json& sp) {
+    const std::string dim = sp.contains("Dimension") ? string(sp, "Dimension", "wstune.Split") : std::string("X");
+    const unsigned d = dim == "X" ? 0 : dim == "Y" ? 1 : dim == "Z" ? 2 : 3;
+    if (d >= c_.file.dims)
+      fail(path_, "wstune.Split.Dimension", fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim,
+                                                        c_.file.dims, c_.file.dims > 1 ? ", Y" : ""));
+    return d;
+  }
+
+  // Split.Units, of the sizes only; ProblemSize[dim] when absent.
+  expr::Expression split_units(const json& sp, unsigned dim) {
+    if (sp.contains("Units"))
+      return parse(sp.at("Units"), "wstune.Split.Units", size_names(), "ProblemSize or a wstune.Sizes variable");
+    if (dim < c_.file.problem_size.size()) return expr::Expression::parse(fmt::format("ProblemSize[{}]", dim));
+    fail(path_, "wstune.Split.Units", "missing; give the split units of the whole problem, e.g. \"ProblemSize[1]\"");
+  }
+
+  // Split.Buffers: a Vector argument's element range per slice, First and
+  // Count, expressions of first and `with_units`' names.
+  void split_buffers(const json& sp, const std::set<std::string>& with_units, CompiledFile::Split& s) {
     auto range_names = with_units;
     range_names.insert("first");
     const json& bufs = object(sp, "Buffers", false, "wstune.Split");
@@ -680,13 +727,6 @@ class Reader {
       s.first[a] = parse(r.at("First"), at + ".First", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
       s.count[a] = parse(r.at("Count"), at + ".Count", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
     }
-    for (std::size_t a = 0; a < c_.file.arguments.size(); ++a) {
-      const auto& arg = c_.file.arguments[a];
-      if (arg.kind == ArgumentKind::vector && arg.access != Access::read_only && !s.first[a])
-        fail(path_, "wstune.Split.Buffers", fmt::format("has no range for '{}', which the kernel writes: give its "
-                                                        "First and Count (each device returns only its slice)", arg.name));
-    }
-    c_.split = std::move(s);
   }
 
   // The reference configuration: wstune.ReferenceConfiguration, else every
