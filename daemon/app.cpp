@@ -247,47 +247,64 @@ class PidFile {
   pid_t guardian_ = -1;
 };
 
-void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode mode) {
-  std::vector<std::vector<std::string>> rows;
-  if (mode == Mode::run) {
-    rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device",
-                    "share", "local", "kernel ms", "transfer ms"});
-    for (const auto& r : reports) {
-      if (r.parts.empty()) {
-        rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-",
-                        "-", "-", "-", "-"});
-      }
-      bool first = true;
-      for (const auto& p : r.parts) {
-        rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
-                        first ? r.plan.model : "", first ? r.status : "", first ? cell(r.makespan_ms) : "",
-                        first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
-                        fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
-                        cell(p.transfer_ms)});
-        first = false;
-      }
+using Rows = std::vector<std::vector<std::string>>;
+
+// The run summary: a row per worker part, the job's cells on its first only;
+// a job without parts gets one row of dashes.
+Rows run_rows(const std::vector<JobReport>& reports) {
+  Rows rows;
+  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device",
+                  "share", "local", "kernel ms", "transfer ms"});
+  for (const auto& r : reports) {
+    if (r.parts.empty()) {
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-",
+                      "-", "-", "-", "-"});
     }
-  } else {
-    rows.push_back({"job", "kernel", "size", "status", "worker", "device", "result"});
-    for (const auto& r : reports) {
-      if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, "-", "-", "-"});
-      for (const auto& w : r.data) {
-        std::string what;
-        const auto& res = w["result"];
-        if (mode == Mode::tune) {
-          what = fmt::format("best {} {:.4f} ms over {} trials", res["best"].value("local", "?"),
-                             res["best"].value("median_ms", 0.0), res["trials"].size());
-        } else {
-          const auto& pts = res.value("points", json::array());
-          what = fmt::format("{} points up to {} of {} units, full {:.3f} ms, took {:.0f} ms", pts.size(),
-                             pts.empty() ? 0 : pts.back().value("units", 0), res.value("total_units", 0),
-                             res.value("full_ms", 0.0), res.value("wall_ms", 0.0));
-        }
-        rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status,
-                        fmt::format("{}", w["rank"].get<int>()), w["device"].get<std::string>(), what});
-      }
+    bool first = true;
+    for (const auto& p : r.parts) {
+      rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
+                      first ? r.plan.model : "", first ? r.status : "", first ? cell(r.makespan_ms) : "",
+                      first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
+                      fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
+                      cell(p.transfer_ms)});
+      first = false;
     }
   }
+  return rows;
+}
+
+// A worker's tune result (its best local size) or calibration (its points),
+// as the summary's result cell.
+std::string work_result(const json& res, Mode mode) {
+  if (mode == Mode::tune) {
+    return fmt::format("best {} {:.4f} ms over {} trials", res["best"].value("local", "?"),
+                       res["best"].value("median_ms", 0.0), res["trials"].size());
+  }
+  const auto& pts = res.value("points", json::array());
+  return fmt::format("{} points up to {} of {} units, full {:.3f} ms, took {:.0f} ms", pts.size(),
+                     pts.empty() ? 0 : pts.back().value("units", 0), res.value("total_units", 0),
+                     res.value("full_ms", 0.0), res.value("wall_ms", 0.0));
+}
+
+// The tune or calibrate summary: a row per worker's result; a job without
+// any gets one row of dashes.
+Rows work_rows(const std::vector<JobReport>& reports, Mode mode) {
+  Rows rows;
+  rows.push_back({"job", "kernel", "size", "status", "worker", "device", "result"});
+  for (const auto& r : reports) {
+    if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, "-", "-", "-"});
+    for (const auto& w : r.data) {
+      const std::string what = work_result(w["result"], mode);
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status,
+                      fmt::format("{}", w["rank"].get<int>()), w["device"].get<std::string>(), what});
+    }
+  }
+  return rows;
+}
+
+// Writes `rows` in columns as wide as their widest cell (no trailing blanks),
+// with a line of dashes under the first row.
+void print_table(std::ostream& os, const Rows& rows) {
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
@@ -302,6 +319,10 @@ void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode
       os << std::string(total - 2, '-') << '\n';
     }
   }
+}
+
+void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode mode) {
+  print_table(os, mode == Mode::run ? run_rows(reports) : work_rows(reports, mode));
 }
 
 int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& comm,

@@ -282,7 +282,9 @@ std::string IsolatedDevice::stop(std::chrono::milliseconds grace) {
   return describe_exit(status);
 }
 
-bool IsolatedDevice::start() {
+// Forks a child on a new socket pair (the child runs child_main()) and keeps
+// its pid and our end; false, with error_ saying why, when that fails.
+bool IsolatedDevice::fork_child() {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     error_ = fmt::format("socketpair for the isolated OpenCL process failed: {}", std::strerror(errno));
@@ -304,6 +306,11 @@ bool IsolatedDevice::start() {
   pid_ = child;
   pipe_.emplace(sv[0], 0);
   ++started_;
+  return true;
+}
+
+bool IsolatedDevice::start() {
+  if (!fork_child()) return false;
   std::string why;
   try {
     auto got = pipe_->recv(1, opt_.startup_timeout);
@@ -312,19 +319,7 @@ bool IsolatedDevice::start() {
     } else if (got->message.tag != Tag::hello) {
       why = fmt::format("said {} instead of hello", to_string(got->message.tag));
     } else {
-      const Hello h = Hello::from(got->message);
-      if (h.device) {
-        device_ = Device{cl::Platform(), cl::Device(), *h.device};
-        error_.clear();
-        pipe_->send(1, Welcome{true, ""}.to_message());
-        return true;
-      }
-      // No device: the reason is the worker's; the child leaves when refused.
-      device_.reset();
-      error_ = h.error;
-      pipe_->send(1, Welcome{false, h.error}.to_message());
-      stop(std::chrono::milliseconds(2000));
-      return false;
+      return take_hello(Hello::from(got->message));
     }
   } catch (const ProtocolError& e) {
     why = fmt::format("failed while starting ({})", e.what());
@@ -336,64 +331,95 @@ bool IsolatedDevice::start() {
   return false;
 }
 
-Message IsolatedDevice::handle(Received& request) {
-  const auto t0 = clock_type::now();
+// The child's hello: with a device, its model is kept and the child
+// welcomed; without one, the child is refused (error_ says why) and stopped.
+bool IsolatedDevice::take_hello(const Hello& h) {
+  if (h.device) {
+    device_ = Device{cl::Platform(), cl::Device(), *h.device};
+    error_.clear();
+    pipe_->send(1, Welcome{true, ""}.to_message());
+    return true;
+  }
+  // No device: the reason is the worker's; the child leaves when refused.
+  device_.reset();
+  error_ = h.error;
+  pipe_->send(1, Welcome{false, h.error}.to_message());
+  stop(std::chrono::milliseconds(2000));
+  return false;
+}
+
+namespace {
+// The job and attempt (run_block only) a request is for.
+struct RequestId {
   std::uint64_t job = 0;
   unsigned attempt = 0;
-  if (request.message.tag == Tag::run_block) {
-    const RunBlock rb = RunBlock::from(request.message);
-    job = rb.job;
-    attempt = rb.attempt;
-  } else if (request.message.tag == Tag::trial) {
-    job = TrialRequest::from(request.message).job;
-  } else {
-    job = WorkRequest::from(request.message).job;
-  }
-  auto fail = [&](TrialStatus status, const std::string& text) {
+  // A worker_error about the request.
+  [[nodiscard]] Message fail(TrialStatus status, const std::string& text) const {
     return WorkerError{job, attempt, status, text}.to_message();
-  };
-  if (pid_ < 0 && !start()) return fail(TrialStatus::runtime, "the isolated OpenCL process could not start: " + error_);
+  }
+};
+
+RequestId request_id(const Message& m) {
+  if (m.tag == Tag::run_block) {
+    const RunBlock rb = RunBlock::from(m);
+    return {rb.job, rb.attempt};
+  }
+  if (m.tag == Tag::trial) return {TrialRequest::from(m).job, 0};
+  return {WorkRequest::from(m).job, 0};
+}
+
+// The child's answer to a request the rank received in `recv_ms` and took
+// on at `t0`, or nothing when none came by `deadline`.
+std::optional<Message> await_answer(PipeCommunicator& pipe, double recv_ms, clock_type::time_point t0,
+                                    clock_type::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+    auto got = left.count() > 0 ? pipe.recv(1, left) : std::nullopt;
+    if (!got) return std::nullopt;
+    Message& m = got->message;
+    if (m.tag == Tag::block_result) {
+      // The rank's own receive and relay belong to the block's times.
+      BlockResult br = BlockResult::from(m);
+      br.recv_ms += recv_ms;
+      br.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+      return br.to_message(std::move(m.buffers));
+    }
+    if (m.tag == Tag::worker_error || m.tag == Tag::tune_result || m.tag == Tag::calibrate_result ||
+        m.tag == Tag::trial_result)
+      return std::move(m);
+    // Anything else (a stray bye) is not an answer: keep waiting.
+  }
+}
+}  // namespace
+
+Message IsolatedDevice::handle(Received& request) {
+  const auto t0 = clock_type::now();
+  const RequestId id = request_id(request.message);
+  if (pid_ < 0 && !start())
+    return id.fail(TrialStatus::runtime, "the isolated OpenCL process could not start: " + error_);
   const pid_t child = pid_;
-  const auto deadline = t0 + opt_.request_timeout;
   try {
     pipe_->send(1, std::move(request.message));
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
-      auto got = left.count() > 0 ? pipe_->recv(1, left) : std::nullopt;
-      if (!got) {
-        ::kill(child, SIGKILL);
-        const std::string exit = stop(std::chrono::milliseconds(2000));
-        return fail(TrialStatus::timeout,
-                    fmt::format("no answer from the isolated OpenCL process (pid {}) within {} s on job {}; it was "
-                                "killed and a new one starts for the next request",
-                                child, opt_.request_timeout.count() / 1000.0, job));
-      }
-      Message& m = got->message;
-      if (m.tag == Tag::block_result) {
-        // The rank's own receive and relay belong to the block's times.
-        BlockResult br = BlockResult::from(m);
-        br.recv_ms += request.recv_ms;
-        br.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-        return br.to_message(std::move(m.buffers));
-      }
-      if (m.tag == Tag::worker_error || m.tag == Tag::tune_result || m.tag == Tag::calibrate_result ||
-          m.tag == Tag::trial_result)
-        return std::move(m);
-      // Anything else (a stray bye) is not an answer: keep waiting.
-    }
+    if (auto answer = await_answer(*pipe_, request.recv_ms, t0, t0 + opt_.request_timeout)) return std::move(*answer);
+    ::kill(child, SIGKILL);
+    stop(std::chrono::milliseconds(2000));
+    return id.fail(TrialStatus::timeout,
+                   fmt::format("no answer from the isolated OpenCL process (pid {}) within {} s on job {}; it was "
+                               "killed and a new one starts for the next request",
+                               child, opt_.request_timeout.count() / 1000.0, id.job));
   } catch (const ProtocolError&) {
     // Its end of the socket closed, or it sent what it cannot have meant.
     const std::string exit = stop(std::chrono::milliseconds(2000));
-    return fail(TrialStatus::runtime, fmt::format("the isolated OpenCL process (pid {}) {} during job {}; a new one "
-                                                  "starts for the next request", child, exit, job));
+    return id.fail(TrialStatus::runtime, fmt::format("the isolated OpenCL process (pid {}) {} during job {}; a new one "
+                                                     "starts for the next request", child, exit, id.job));
   } catch (const std::exception& e) {
     // This side could not take the answer (e.g. std::bad_alloc): the stream
     // is out of step, so the process goes.
     ::kill(child, SIGKILL);
     stop(std::chrono::milliseconds(2000));
-    return fail(TrialStatus::runtime, fmt::format("the answer of the isolated OpenCL process (pid {}) to job {} could "
-                                                  "not be received ({}); a new one starts for the next request",
-                                                  child, job, e.what()));
+    return id.fail(TrialStatus::runtime, fmt::format("the answer of the isolated OpenCL process (pid {}) to job {} "
+                                                     "could not be received ({}); a new one starts for the next "
+                                                     "request", child, id.job, e.what()));
   }
 }
 

@@ -111,6 +111,8 @@ class IsolatedDevice final : public WorkDelegate {
 
  private:
   bool start();
+  bool fork_child();
+  bool take_hello(const Hello& h);
   std::string stop(std::chrono::milliseconds grace);
   IsolationOptions opt_;
   std::optional<Device> device_;

@@ -117,49 +117,62 @@ std::string size_bindings(const json& v) {
 }
 }  // namespace
 
-Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
-  if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
+namespace {
+// Refuses a job key that is not one, and a string value longer than kMaxJobText.
+void check_job_key(const std::string& key, const json& value, const std::string& where) {
   static const std::set<std::string> keys{"kernel", "size", "sizes", "repetitions", "warmup", "split",
                                           "direction", "local", "seed", "max_trials", "calibrate_budget_ms", "overlap",
                                           "kernel_file", "config", "retune", "strategy", "results"};
+  if (!keys.count(key)) {
+    throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
+                                 "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, "
+                                 "sizes, config, retune, strategy or results", where, bounded(key)));
+  }
+  if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
+    // Every later message may quote the value: refuse it before it is long.
+    throw UsageError(fmt::format("{}: '{}' is a string of {} bytes ({}); give at most {}", where, key,
+                                 value.get_ref<const std::string&>().size(), describe_json(value), kMaxJobText));
+  }
+}
+
+// Sets the field `key` of `job` to `value`; json::exception for a value of
+// the wrong type, UsageError for one out of range.
+void set_job_field(Job& job, const std::string& key, const json& value) {
+  if (key == "kernel") job.kernel = value.get<std::string>();
+  else if (key == "size") job.size = value.is_number() ? value.dump() : value.get<std::string>();
+  else if (key == "repetitions") job.repetitions = counted<unsigned>(value, key);
+  else if (key == "warmup") job.warmup = counted<unsigned>(value, key);
+  else if (key == "split") job.split = value.get<std::string>();
+  else if (key == "direction") job.direction = value.get<std::string>();
+  else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
+  else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
+  else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
+  else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
+  else if (key == "overlap") job.overlap = counted<unsigned>(value, key);
+  else if (key == "sizes") job.size = size_bindings(value);
+  else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
+  else if (key == "retune") job.retune = value.get<bool>();
+  else if (key == "strategy") job.strategy = value.get<std::string>();
+  else if (key == "results") {
+    job.results = value.get<std::string>();
+    if (job.results != "auto" && job.results != "message")
+      throw UsageError(fmt::format("results '{}': use auto (workers on the master's host leave results in its "
+                                   "memory) or message (every result an MPI message)", bounded(job.results)));
+  }
+  else if (key == "config") {
+    if (!value.is_object()) throw UsageError("'config' must be an object {\"NAME\": value, ...}");
+    job.config = value;
+  }
+}
+}  // namespace
+
+Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));
   Job job = defaults;
   for (const auto& [key, value] : j.items()) {
-    if (!keys.count(key)) {
-      throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                   "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, sizes, config, retune, "
-                                   "strategy or results", where, bounded(key)));
-    }
-    if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
-      // Every later message may quote the value: refuse it before it is long.
-      throw UsageError(fmt::format("{}: '{}' is a string of {} bytes ({}); give at most {}", where, key,
-                                   value.get_ref<const std::string&>().size(), describe_json(value), kMaxJobText));
-    }
+    check_job_key(key, value, where);
     try {
-      if (key == "kernel") job.kernel = value.get<std::string>();
-      else if (key == "size") job.size = value.is_number() ? value.dump() : value.get<std::string>();
-      else if (key == "repetitions") job.repetitions = counted<unsigned>(value, key);
-      else if (key == "warmup") job.warmup = counted<unsigned>(value, key);
-      else if (key == "split") job.split = value.get<std::string>();
-      else if (key == "direction") job.direction = value.get<std::string>();
-      else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
-      else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
-      else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
-      else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
-      else if (key == "overlap") job.overlap = counted<unsigned>(value, key);
-      else if (key == "sizes") job.size = size_bindings(value);
-      else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
-      else if (key == "retune") job.retune = value.get<bool>();
-      else if (key == "strategy") job.strategy = value.get<std::string>();
-      else if (key == "results") {
-        job.results = value.get<std::string>();
-        if (job.results != "auto" && job.results != "message")
-          throw UsageError(fmt::format("results '{}': use auto (workers on the master's host leave results in its "
-                                       "memory) or message (every result an MPI message)", bounded(job.results)));
-      }
-      else if (key == "config") {
-        if (!value.is_object()) throw UsageError("'config' must be an object {\"NAME\": value, ...}");
-        job.config = value;
-      }
+      set_job_field(job, key, value);
     } catch (const json::exception& e) {
       throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, describe_json(value),
                                    bounded(e.what())));

@@ -211,6 +211,31 @@ void Master::note(const std::string& line) {
   if (opt_.progress) *opt_.progress << "wstuned: " << line << std::endl;
 }
 
+namespace {
+// The answer to worker `w`'s hello, whose host, selector and device it
+// records: a refusal for a malformed hello, a protocol mismatch or no device.
+Welcome welcome_for(WorkerState& w, const Message& hello) {
+  Welcome answer;
+  try {
+    const Hello h = Hello::from(hello);
+    w.host = h.host;
+    w.selector = h.selector;
+    w.device = h.device;
+    if (h.protocol != kProtocolVersion) {
+      answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
+                                   "wstuned build on every node", h.protocol, kProtocolVersion)};
+    } else if (!h.device) {
+      answer = {false, h.error.rfind("usage error", 0) == 0
+                           ? h.error
+                           : fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
+    }
+  } catch (const ProtocolError& e) {
+    answer = {false, fmt::format("malformed registration: {}", e.what())};
+  }
+  return answer;
+}
+}  // namespace
+
 std::size_t Master::register_workers() {
   const auto deadline = clock_type::now() + opt_.register_timeout;
   std::size_t waiting = workers_.size();
@@ -218,42 +243,40 @@ std::size_t Master::register_workers() {
     auto got = comm_.recv(kAnySource, slice_until(deadline));
     if (!got) continue;
     if (got->source < 1 || got->source >= comm_.size()) continue;
-    WorkerState& w = worker(got->source);
-    if (got->message.tag != Tag::hello) {
-      note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got->message.tag),
-                       got->source));
-      continue;
-    }
-    if (w.registered) continue;
-    w.registered = true;
-    --waiting;
-    Welcome answer;
-    try {
-      const Hello h = Hello::from(got->message);
-      w.host = h.host;
-      w.selector = h.selector;
-      w.device = h.device;
-      if (h.protocol != kProtocolVersion) {
-        answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
-                                     "wstuned build on every node", h.protocol, kProtocolVersion)};
-      } else if (!h.device) {
-        answer = {false, h.error.rfind("usage error", 0) == 0
-                             ? h.error
-                             : fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
-      }
-    } catch (const ProtocolError& e) {
-      answer = {false, fmt::format("malformed registration: {}", e.what())};
-    }
-    w.accepted = answer.accepted;
-    w.problem = answer.reason;
-    comm_.send(w.rank, answer.to_message());
-    if (w.accepted) {
-      note(fmt::format("worker {} registered: {} CU x {} PE, fingerprint {}", w.label(), w.device->compute_units,
-                       w.device->pe_per_cu, w.device->fingerprint()));
-    } else {
-      note(fmt::format("worker rank {} on {} refused: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem));
-    }
+    if (take_hello(*got)) --waiting;
   }
+  mark_unregistered();
+  sink_.workers(workers_);
+  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(),
+                                                [](const WorkerState& w) { return w.usable(); }));
+}
+
+// A worker's first hello is answered with a welcome (or a refusal) and
+// noted: true; anything else from it during registration is not.
+bool Master::take_hello(const Received& got) {
+  WorkerState& w = worker(got.source);
+  if (got.message.tag != Tag::hello) {
+    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got.message.tag),
+                     got.source));
+    return false;
+  }
+  if (w.registered) return false;
+  w.registered = true;
+  const Welcome answer = welcome_for(w, got.message);
+  w.accepted = answer.accepted;
+  w.problem = answer.reason;
+  comm_.send(w.rank, answer.to_message());
+  if (w.accepted) {
+    note(fmt::format("worker {} registered: {} CU x {} PE, fingerprint {}", w.label(), w.device->compute_units,
+                     w.device->pe_per_cu, w.device->fingerprint()));
+  } else {
+    note(fmt::format("worker rank {} on {} refused: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem));
+  }
+  return true;
+}
+
+// Marks the workers that never said hello dead, each noted.
+void Master::mark_unregistered() {
   for (auto& w : workers_) {
     if (!w.registered) {
       w.alive = false;
@@ -261,9 +284,6 @@ std::size_t Master::register_workers() {
       note(fmt::format("worker rank {} {}", w.rank, w.problem));
     }
   }
-  sink_.workers(workers_);
-  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(),
-                                                [](const WorkerState& w) { return w.usable(); }));
 }
 
 std::string run_key(Mode mode, const std::vector<Job>& jobs) {

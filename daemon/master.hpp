@@ -229,6 +229,10 @@ class Master {
   [[nodiscard]] bool stopped() const;
 
  private:
+  /// Answers a hello during registration; true when it registered its worker.
+  bool take_hello(const Received& got);
+  /// Marks the workers that never registered dead (their problem says so).
+  void mark_unregistered();
   /// One split of a run job and what came of it (master.cpp).
   struct RunAttempt;
   /// Runs a run-mode job: splits it over the healthy workers, again without

@@ -86,70 +86,85 @@ void MpiCommunicator::send(int dest, Message m) {
   }
 }
 
-std::optional<std::pair<int, Tag>> MpiCommunicator::probe(int source) {
-  reap();
+// One MPI_Iprobe for a message from `source` (any source for kAnySource);
+// true with `st` its status when one is there.
+bool MpiCommunicator::iprobe(int source, MPI_Status& st) {
   int flag = 0;
-  MPI_Status st;
   mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st),
             "MPI_Iprobe");
-  if (!flag) return std::nullopt;
+  return flag != 0;
+}
+
+std::optional<std::pair<int, Tag>> MpiCommunicator::probe(int source) {
+  reap();
+  MPI_Status st;
+  if (!iprobe(source, st)) return std::nullopt;
   return std::pair{st.MPI_SOURCE, static_cast<Tag>(st.MPI_TAG)};
 }
 
 std::optional<Received> MpiCommunicator::recv(int source, std::chrono::milliseconds timeout) {
-  using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + timeout;
   auto backoff = std::chrono::microseconds(50);
   for (;;) {
     reap();
-    int flag = 0;
     MPI_Status st;
-    mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st),
-              "MPI_Iprobe");
-    if (flag) {
-      const auto t0 = clock::now();
-      int count = 0;
-      mpi_check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
-      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max(count, 0)));
-      mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
-                "MPI_Recv");
-      // A header that cannot be read leaves its buffers (if any) queued on
-      // data_comm_: the stream from that rank is then lost, and the
-      // ProtocolError is fatal for the callers. A readable header's buffers
-      // are always received, even when the message is then refused, so the
-      // next message from that rank starts clean. The buffers were sent
-      // together with the header, so these receives wait only for the data
-      // in flight.
-      auto [message, shapes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
-      for (const BufferShape& shape : shapes) {
-        HostBuffer b = HostBuffer::uninitialized(shape.type, shape.count);  // the receives fill it
-        for (std::size_t at = 0; at < b.bytes(); at += kChunkBytes) {
-          const auto n = static_cast<int>(std::min(kChunkBytes, b.bytes() - at));
-          mpi_check(MPI_Recv(b.data() + at, n, MPI_BYTE, st.MPI_SOURCE, 0, data_comm_, MPI_STATUS_IGNORE),
-                    "MPI_Recv(buffer)");
-        }
-        message.buffers.push_back(std::move(b));
-      }
-      if (!is_known_tag(st.MPI_TAG)) {
-        throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
-      }
-      Received r{st.MPI_SOURCE, std::move(message), 0};
-      r.recv_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-      return r;
-    }
+    if (iprobe(source, st)) return receive(st);
     const auto now = clock::now();
     if (now >= deadline) return std::nullopt;
-    if (!pending_.empty() && now - spin_since_ < kSpinAfterProgress) {
-      // Own sends in flight and moving: keep MPI progressing them instead of
-      // sleeping. A send whose peer never receives stops the spinning after
-      // kSpinAfterProgress without progress (back-off as usual).
-      std::this_thread::yield();
-      backoff = std::chrono::microseconds(50);
-      continue;
-    }
-    std::this_thread::sleep_for(std::min<clock::duration>(backoff, deadline - now));
-    backoff = std::min(backoff * 2, std::chrono::microseconds(250));
+    wait_between_polls(now, deadline, backoff);
   }
+}
+
+// Receives the message `st` announced: its header, then its buffers; timed
+// from here.
+Received MpiCommunicator::receive(const MPI_Status& st) {
+  const auto t0 = clock::now();
+  int count = 0;
+  mpi_check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max(count, 0)));
+  mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+  // A header that cannot be read leaves its buffers (if any) queued on
+  // data_comm_: the stream from that rank is then lost, and the
+  // ProtocolError is fatal for the callers. A readable header's buffers
+  // are always received, even when the message is then refused, so the
+  // next message from that rank starts clean. The buffers were sent
+  // together with the header, so these receives wait only for the data
+  // in flight.
+  auto [message, shapes] = decode_header(static_cast<Tag>(st.MPI_TAG), bytes);
+  for (const BufferShape& shape : shapes) message.buffers.push_back(recv_buffer(shape, st.MPI_SOURCE));
+  if (!is_known_tag(st.MPI_TAG)) {
+    throw ProtocolError(fmt::format("rank {} sent a message with unknown tag {}", st.MPI_SOURCE, st.MPI_TAG));
+  }
+  Received r{st.MPI_SOURCE, std::move(message), 0};
+  r.recv_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  return r;
+}
+
+// One buffer of `shape` from `source` on data_comm_, in chunks of at most kChunkBytes.
+HostBuffer MpiCommunicator::recv_buffer(const BufferShape& shape, int source) {
+  HostBuffer b = HostBuffer::uninitialized(shape.type, shape.count);  // the receives fill it
+  for (std::size_t at = 0; at < b.bytes(); at += kChunkBytes) {
+    const auto n = static_cast<int>(std::min(kChunkBytes, b.bytes() - at));
+    mpi_check(MPI_Recv(b.data() + at, n, MPI_BYTE, source, 0, data_comm_, MPI_STATUS_IGNORE), "MPI_Recv(buffer)");
+  }
+  return b;
+}
+
+// Waits between two polls of recv(), never past `deadline`: yields while own
+// sends progress, else sleeps `backoff` and doubles it (up to 250 µs).
+void MpiCommunicator::wait_between_polls(clock::time_point now, clock::time_point deadline,
+                                         std::chrono::microseconds& backoff) {
+  if (!pending_.empty() && now - spin_since_ < kSpinAfterProgress) {
+    // Own sends in flight and moving: keep MPI progressing them instead of
+    // sleeping. A send whose peer never receives stops the spinning after
+    // kSpinAfterProgress without progress (back-off as usual).
+    std::this_thread::yield();
+    backoff = std::chrono::microseconds(50);
+    return;
+  }
+  std::this_thread::sleep_for(std::min<clock::duration>(backoff, deadline - now));
+  backoff = std::min(backoff * 2, std::chrono::microseconds(250));
 }
 
 bool MpiCommunicator::flush(std::chrono::milliseconds timeout) {

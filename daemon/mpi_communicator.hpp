@@ -48,7 +48,12 @@ class MpiCommunicator final : public Communicator {
     std::vector<HostBuffer> buffers;     // its bulk data, sent in place
     std::vector<MPI_Request> requests;   // header first, then one per non-empty buffer
   };
+  using clock = std::chrono::steady_clock;
   void reap();  // completes finished sends
+  bool iprobe(int source, MPI_Status& st);
+  Received receive(const MPI_Status& st);
+  HostBuffer recv_buffer(const BufferShape& shape, int source);
+  void wait_between_polls(clock::time_point now, clock::time_point deadline, std::chrono::microseconds& backoff);
   /// How long polling spins (no sleep) after the last progress of an own send.
   static constexpr std::chrono::seconds kSpinAfterProgress{1};
   std::chrono::steady_clock::time_point spin_since_{};  // last send posted or completed

@@ -142,6 +142,17 @@ ChunkedBlock chunk_block(const KernelSpec& spec, const Problem& p, const Block& 
   }
   return cb;
 }
+
+// A run_block's result as far as the request says: job, attempt, block and
+// the time its message took to receive.
+BlockResult block_result_for(const RunBlock& job, double recv_ms) {
+  BlockResult res;
+  res.job = job.job;
+  res.attempt = job.attempt;
+  res.block = job.block;
+  res.recv_ms = recv_ms;
+  return res;
+}
 }  // namespace
 
 // The job's local size by its policy (tune: a search on the block, uploaded
@@ -240,50 +251,59 @@ void Worker::handle_run(Received& got) {
     say(fmt::format("injected hang: not answering job {}", job.job));
     return;
   }
-  auto fail = [&](TrialStatus status, const std::string& text) {
-    comm_.send(0, WorkerError{job.job, job.attempt, status, text}.to_message());
-  };
   try {
-    const auto spec_ptr = worker_kernel(job.kernel, job.kernel_file);
-    const KernelSpec& spec = *spec_ptr;
-    const std::string key = kernel_key_of(job.kernel, job.kernel_file);
-    const Problem p = job_problem(spec, job.size, job.params);
-    BlockResult res;
-    res.job = job.job;
-    res.attempt = job.attempt;
-    res.block = job.block;
-    res.recv_ms = got.recv_ms;
-    DeviceRunner& runner = runner_for(spec, key, &res.build_ms);
-    const double compiled = runner.compiled_ms();
-    if (opt_.fault == FaultKind::kernel) {
-      fail(TrialStatus::runtime, "injected kernel fault (--inject-fault): the kernel was not run");
-      return;
-    }
-    // The inputs are generated here from the seed, not received.
-    const auto& inputs = block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms);
-    std::pmr::memory_resource* memory = output_memory_for(job, res);
-    RunResult r = run_job_block(runner, spec, p, job, inputs, res, memory);
-    if (!r.ok()) {
-      fail(r.status, r.error);
-      return;
-    }
-    // Every program this job built (a kernel file's parameters, a
-    // non-uniform build) is build time, never the master's fixed cost.
-    res.build_ms += runner.compiled_ms() - compiled;
-    std::vector<HostBuffer> travel = outputs_to_send(r.outputs, res, memory == &results_);
-    res.busy_ms = ms_since(t0);
-    comm_.send(0, res.to_message(std::move(travel)));
+    answer_run(job, got.recv_ms, t0);
   } catch (const std::bad_alloc&) {
-    block_inputs_ = {};
-    inputs_ = {};
-    const std::string text = fmt::format("out of memory: the worker could not allocate the inputs or buffers of {} {} "
-                                         "(std::bad_alloc); use a smaller size or more memory", job.kernel, job.size);
-    say(fmt::format("job {} failed: {}", job.job, text));
-    fail(TrialStatus::runtime, text);
+    out_of_memory(job);
   } catch (const std::exception& e) {
     say(fmt::format("job {} failed: {}", job.job, e.what()));
-    fail(status_of(e), e.what());
+    send_run_error(job, status_of(e), e.what());
   }
+}
+
+// Answers a run_block with a worker_error.
+void Worker::send_run_error(const RunBlock& job, TrialStatus status, const std::string& text) {
+  comm_.send(0, WorkerError{job.job, job.attempt, status, text}.to_message());
+}
+
+// Runs the block of `job` (received in `recv_ms`, handled since `t0`) and
+// sends its result, or the worker_error of a kernel that failed.
+void Worker::answer_run(const RunBlock& job, double recv_ms, clock_type::time_point t0) {
+  const auto spec_ptr = worker_kernel(job.kernel, job.kernel_file);
+  const KernelSpec& spec = *spec_ptr;
+  const std::string key = kernel_key_of(job.kernel, job.kernel_file);
+  const Problem p = job_problem(spec, job.size, job.params);
+  BlockResult res = block_result_for(job, recv_ms);
+  DeviceRunner& runner = runner_for(spec, key, &res.build_ms);
+  const double compiled = runner.compiled_ms();
+  if (opt_.fault == FaultKind::kernel) {
+    send_run_error(job, TrialStatus::runtime, "injected kernel fault (--inject-fault): the kernel was not run");
+    return;
+  }
+  // The inputs are generated here from the seed, not received.
+  const auto& inputs = block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms);
+  std::pmr::memory_resource* memory = output_memory_for(job, res);
+  RunResult r = run_job_block(runner, spec, p, job, inputs, res, memory);
+  if (!r.ok()) {
+    send_run_error(job, r.status, r.error);
+    return;
+  }
+  // Every program this job built (a kernel file's parameters, a
+  // non-uniform build) is build time, never the master's fixed cost.
+  res.build_ms += runner.compiled_ms() - compiled;
+  std::vector<HostBuffer> travel = outputs_to_send(r.outputs, res, memory == &results_);
+  res.busy_ms = ms_since(t0);
+  comm_.send(0, res.to_message(std::move(travel)));
+}
+
+// Frees the cached inputs and answers `job` with an out-of-memory error.
+void Worker::out_of_memory(const RunBlock& job) {
+  block_inputs_ = {};
+  inputs_ = {};
+  const std::string text = fmt::format("out of memory: the worker could not allocate the inputs or buffers of {} {} "
+                                       "(std::bad_alloc); use a smaller size or more memory", job.kernel, job.size);
+  say(fmt::format("job {} failed: {}", job.job, text));
+  send_run_error(job, TrialStatus::runtime, text);
 }
 
 void Worker::handle_work(const Received& got) {
@@ -365,7 +385,8 @@ void Worker::delegate(Received& got) {
   comm_.send(0, opt_.delegate->handle(got));
 }
 
-int Worker::serve() {
+// Registers with the master: this rank's device, or why there is none.
+void Worker::send_hello() {
   Hello hello;
   hello.protocol = opt_.protocol;
   hello.rank = comm_.rank();
@@ -374,7 +395,10 @@ int Worker::serve() {
   if (device_) hello.device = device_->info;
   hello.error = device_error_;
   comm_.send(0, hello.to_message());
+}
 
+int Worker::serve() {
+  send_hello();
   const auto welcome_deadline = clock_type::now() + opt_.welcome_timeout;
   std::optional<clock_type::time_point> stop_seen;
   bool welcomed = false;
@@ -383,49 +407,67 @@ int Worker::serve() {
     // A message already waiting comes first: after a long block the master's
     // shutdown may be there, and it deserves a bye rather than a silent exit.
     auto got = comm_.recv(0, std::chrono::milliseconds(100));
-    if (!got) {
-      if (stop_seen && clock_type::now() - *stop_seen > opt_.stop_grace) {
-        say("signal received and no shutdown from the master; exiting");
-        return 4;
-      }
-      if (!welcomed && clock_type::now() > welcome_deadline) {
-        say("no welcome from the master; exiting");
-        return 4;
-      }
-      continue;
-    }
-    try {
-      switch (got->message.tag) {
-        case Tag::welcome: {
-          const Welcome w = Welcome::from(got->message);
-          if (!w.accepted) {
-            say(fmt::format("refused by the master: {}", w.reason));
-            comm_.flush(std::chrono::seconds(2));
-            return 3;
-          }
-          welcomed = true;
-          break;
-        }
-        case Tag::run_block:
-        case Tag::tune:
-        case Tag::calibrate:
-        case Tag::trial:
-          if (opt_.delegate) delegate(*got);
-          else if (got->message.tag == Tag::run_block) handle_run(*got);
-          else if (got->message.tag == Tag::trial) handle_trial(*got);
-          else handle_work(*got);
-          break;
-        case Tag::shutdown:
-          comm_.send(0, Message{Tag::bye, json::object(), {}});
-          comm_.flush(std::chrono::seconds(5));
-          return 0;
-        default: say(fmt::format("ignoring an unexpected {} message", to_string(got->message.tag)));
-      }
-    } catch (const ProtocolError& e) {
-      say(fmt::format("bad message from the master: {}", e.what()));
-      comm_.send(0, WorkerError{0, 0, TrialStatus::runtime, fmt::format("bad message: {}", e.what())}.to_message());
-    }
+    const std::optional<int> code = got ? take(*got, welcomed) : given_up(stop_seen, welcomed, welcome_deadline);
+    if (code) return *code;
   }
+}
+
+// With no message from the master: 4 once a signal had no shutdown within
+// the grace time, or no welcome came in time; else nothing (wait on).
+std::optional<int> Worker::given_up(std::optional<clock_type::time_point> stop_seen, bool welcomed,
+                                    clock_type::time_point welcome_deadline) {
+  if (stop_seen && clock_type::now() - *stop_seen > opt_.stop_grace) {
+    say("signal received and no shutdown from the master; exiting");
+    return 4;
+  }
+  if (!welcomed && clock_type::now() > welcome_deadline) {
+    say("no welcome from the master; exiting");
+    return 4;
+  }
+  return std::nullopt;
+}
+
+// One message from the master; serve()'s return when it ends the loop (a
+// refusal, a shutdown). A bad message is answered with a worker_error.
+std::optional<int> Worker::take(Received& got, bool& welcomed) {
+  try {
+    switch (got.message.tag) {
+      case Tag::welcome: return take_welcome(got, welcomed);
+      case Tag::run_block:
+      case Tag::tune:
+      case Tag::calibrate:
+      case Tag::trial: handle_request(got); break;
+      case Tag::shutdown:
+        comm_.send(0, Message{Tag::bye, json::object(), {}});
+        comm_.flush(std::chrono::seconds(5));
+        return 0;
+      default: say(fmt::format("ignoring an unexpected {} message", to_string(got.message.tag)));
+    }
+  } catch (const ProtocolError& e) {
+    say(fmt::format("bad message from the master: {}", e.what()));
+    comm_.send(0, WorkerError{0, 0, TrialStatus::runtime, fmt::format("bad message: {}", e.what())}.to_message());
+  }
+  return std::nullopt;
+}
+
+// The master's welcome: 3 when it refused this worker, else nothing (now welcomed).
+std::optional<int> Worker::take_welcome(const Received& got, bool& welcomed) {
+  const Welcome w = Welcome::from(got.message);
+  if (!w.accepted) {
+    say(fmt::format("refused by the master: {}", w.reason));
+    comm_.flush(std::chrono::seconds(2));
+    return 3;
+  }
+  welcomed = true;
+  return std::nullopt;
+}
+
+// A run_block, tune, calibrate or trial request: to the delegate, or run here.
+void Worker::handle_request(Received& got) {
+  if (opt_.delegate) delegate(got);
+  else if (got.message.tag == Tag::run_block) handle_run(got);
+  else if (got.message.tag == Tag::trial) handle_trial(got);
+  else handle_work(got);
 }
 
 }  // namespace wstune::daemon

@@ -79,7 +79,16 @@ class Worker {
   int serve();
 
  private:
+  using time_point = std::chrono::steady_clock::time_point;
+  void send_hello();
+  std::optional<int> given_up(std::optional<time_point> stop_seen, bool welcomed, time_point welcome_deadline);
+  std::optional<int> take(Received& got, bool& welcomed);
+  std::optional<int> take_welcome(const Received& got, bool& welcomed);
+  void handle_request(Received& got);
   void handle_run(Received& got);
+  void answer_run(const RunBlock& job, double recv_ms, time_point t0);
+  void send_run_error(const RunBlock& job, TrialStatus status, const std::string& text);
+  void out_of_memory(const RunBlock& job);
   LocalSize block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
                         const std::vector<HostBuffer>& inputs, BlockResult& res);
   RunResult run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
