@@ -216,57 +216,88 @@ std::optional<std::size_t> step(const std::vector<std::size_t>& vs, std::size_t 
   return *(it + 1);
 }
 
+// A parameter set's local-size lattice: each dimension's extents, ascending.
+using Lattice = std::array<std::vector<std::size_t>, 3>;
+
+// The lattice of the local sizes among configurations [first, last) (one parameter set).
+Lattice lattice_axes(const SearchSpace& space, std::size_t first, std::size_t last) {
+  Lattice axis;
+  for (std::size_t j = first; j < last; ++j)
+    if (const LocalSize& l = space.local(j))
+      for (unsigned d = 0; d < 3; ++d) axis[d].push_back((*l)[d]);
+  for (auto& a : axis) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  return axis;
+}
+
+// The configuration among [first, last) with local size `x`, nullopt when none has it.
+std::optional<std::size_t> index_of(const SearchSpace& space, std::size_t first, std::size_t last, const Extent& x) {
+  for (std::size_t j = first; j < last; ++j)
+    if (space.local(j) == x) return j;
+  return std::nullopt;
+}
+
+// `l` moved one lattice step in each dimension whose direction in `dirs` is
+// -1 or +1 (0: kept); nullopt when a step leaves the lattice.
+std::optional<Extent> lattice_step(const Lattice& axis, const Extent& l, const std::array<int, 3>& dirs) {
+  Extent c = l;
+  for (unsigned d = 0; d < 3; ++d) {
+    if (!dirs[d]) continue;
+    const auto v = step(axis[d], l[d], dirs[d]);
+    if (!v) return std::nullopt;
+    c.at(d) = *v;
+  }
+  return c;
+}
+
+// Configuration i's neighbours on its parameter set's local-size lattice: the
+// next smaller or larger extent in each dimension and their combinations.
+void lattice_neighbours(const SearchSpace& space, std::size_t i, std::vector<std::size_t>& out) {
+  const auto [first, last] = space.entries_of_set(space.parameter_set(i));
+  const auto axis = lattice_axes(space, first, last);
+  const Extent& l = *space.local(i);
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (!dx && !dy && !dz) continue;
+        const auto c = lattice_step(axis, l, {dx, dy, dz});
+        if (!c) continue;
+        if (const auto j = index_of(space, first, last, *c)) out.push_back(*j);
+      }
+}
+
+// Configuration i's same-size reshapes next to it in its parameter set, the
+// shapes ordered by x, then y (e.g. 8x4 -> 16x2, 4x8).
+void reshape_neighbours(const SearchSpace& space, std::size_t i, std::vector<std::size_t>& out) {
+  const auto [first, last] = space.entries_of_set(space.parameter_set(i));
+  const std::size_t items = space.local(i)->count();
+  std::vector<std::size_t> same;
+  for (std::size_t j = first; j < last; ++j)
+    if (space.local(j) && space.local(j)->count() == items) same.push_back(j);
+  std::sort(same.begin(), same.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(space.local(a)->x, space.local(a)->y) < std::tie(space.local(b)->x, space.local(b)->y);
+  });
+  const auto pos = static_cast<std::size_t>(std::find(same.begin(), same.end(), i) - same.begin());
+  if (pos > 0) out.push_back(same[pos - 1]);
+  if (pos + 1 < same.size()) out.push_back(same[pos + 1]);
+}
+
+// The configuration of parameter set `set` with local size `local`, else the set's first.
+std::size_t with_local(const SearchSpace& space, std::size_t set, const LocalSize& local) {
+  const auto [first, last] = space.entries_of_set(set);
+  std::size_t pick = first;
+  for (std::size_t j = first; j < last; ++j)
+    if (space.local(j) == local) pick = j;
+  return pick;
+}
+
 }  // namespace
 
-std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
-  std::vector<std::size_t> out;
-  const Entry& e = entries_.at(i);
-  const auto [first, last] = entries_of_set(e.set);
-  // Same parameters: the local-size lattice.
-  if (e.local) {
-    std::array<std::vector<std::size_t>, 3> axis;
-    for (std::size_t j = first; j < last; ++j)
-      if (entries_[j].local)
-        for (unsigned d = 0; d < 3; ++d) axis[d].push_back((*entries_[j].local)[d]);
-    for (auto& a : axis) {
-      std::sort(a.begin(), a.end());
-      a.erase(std::unique(a.begin(), a.end()), a.end());
-    }
-    // first and last copied: clang 14 cannot capture a structured binding.
-    auto index_of = [&, first = first, last = last](const Extent& x) -> std::optional<std::size_t> {
-      for (std::size_t j = first; j < last; ++j)
-        if (entries_[j].local == x) return j;
-      return std::nullopt;
-    };
-    const Extent& l = *e.local;
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          if (!dx && !dy && !dz) continue;
-          Extent c = l;
-          bool ok = true;
-          const int dirs[3] = {dx, dy, dz};
-          for (unsigned d = 0; d < 3 && ok; ++d) {
-            if (!dirs[d]) continue;
-            const auto v = step(axis[d], l[d], dirs[d]);
-            ok = v.has_value();
-            if (ok) c.at(d) = *v;
-          }
-          if (!ok) continue;
-          if (const auto j = index_of(c)) out.push_back(*j);
-        }
-    // Same-size reshapes next to it (e.g. 8x4 -> 16x2, 4x8).
-    std::vector<std::size_t> same;
-    for (std::size_t j = first; j < last; ++j)
-      if (entries_[j].local && entries_[j].local->count() == l.count()) same.push_back(j);
-    std::sort(same.begin(), same.end(), [&](std::size_t a, std::size_t b) {
-      return std::tie(entries_[a].local->x, entries_[a].local->y) < std::tie(entries_[b].local->x, entries_[b].local->y);
-    });
-    const auto pos = std::find(same.begin(), same.end(), i) - same.begin();
-    if (pos > 0) out.push_back(same[static_cast<std::size_t>(pos) - 1]);
-    if (static_cast<std::size_t>(pos) + 1 < same.size()) out.push_back(same[static_cast<std::size_t>(pos) + 1]);
-  }
-  // Other parameters: one value index away in one parameter.
+// In each parameter set one value index away: its configuration with i's local size, else its first.
+void SearchSpace::parameter_neighbours(std::size_t i, std::vector<std::size_t>& out) const {
+  const Entry& e = entries_[i];
   const auto idx = value_indices(e.set);
   std::vector<std::uint32_t> other(idx.begin(), idx.end());
   for (std::size_t k = 0; k < parameters_.size(); ++k) {
@@ -275,14 +306,18 @@ std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
       other[k] = static_cast<std::uint32_t>(static_cast<int>(idx[k]) + dir);
       const auto s = set_index_.find(set_key(other));
       other[k] = idx[k];
-      if (s == set_index_.end()) continue;
-      const auto [f2, l2] = entries_of_set(s->second);
-      std::size_t pick = f2;
-      for (std::size_t j = f2; j < l2; ++j)
-        if (entries_[j].local == e.local) pick = j;
-      out.push_back(pick);
+      if (s != set_index_.end()) out.push_back(with_local(*this, s->second, e.local));
     }
   }
+}
+
+std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
+  std::vector<std::size_t> out;
+  if (entries_.at(i).local) {
+    lattice_neighbours(*this, i, out);
+    reshape_neighbours(*this, i, out);
+  }
+  parameter_neighbours(i, out);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   out.erase(std::remove(out.begin(), out.end(), i), out.end());

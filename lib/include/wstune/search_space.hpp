@@ -137,6 +137,8 @@ class SearchSpace {
     LocalSize local;
   };
   std::string set_key(std::span<const std::uint32_t> idx) const;
+  /// Appends `i`'s neighbours in the parameter sets one value index away in one parameter.
+  void parameter_neighbours(std::size_t i, std::vector<std::size_t>& out) const;
   std::vector<TuningParameter> parameters_;
   std::vector<std::uint32_t> set_values_;       // parameter_sets() × parameters_.size()
   std::vector<std::size_t> set_first_;          // first entry of each set (entries are grouped)
