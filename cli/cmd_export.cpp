@@ -16,16 +16,22 @@ namespace po = boost::program_options;
 namespace wstune::cli {
 namespace {
 
-int export_main(int argc, char** argv) {
-  po::options_description desc("wstune export options");
+// The values of `wstune export`'s options.
+struct ExportArgs {
   std::string db, file, format;
   std::vector<std::int64_t> sessions;
+};
+
+// Parses `wstune export`'s command line (FILE.json given positionally) into
+// `a`, --format and --session checked; false when --help printed the usage instead.
+bool parse_export_args(int argc, char** argv, ExportArgs& a) {
+  po::options_description desc("wstune export options");
   desc.add_options()
-      ("db", po::value(&db), db_option_help)
-      ("format", po::value(&format)->default_value("wstune"),
+      ("db", po::value(&a.db), db_option_help)
+      ("format", po::value(&a.format)->default_value("wstune"),
        "wstune (everything, for 'wstune import') or t4 (every trial in the T4 results schema)")
-      ("session", po::value(&sessions)->multitoken(), "t4: only these session ids (default: all)")
-      ("file", po::value(&file)->required(), "output file (JSON), - for standard output");
+      ("session", po::value(&a.sessions)->multitoken(), "t4: only these session ids (default: all)")
+      ("file", po::value(&a.file)->required(), "output file (JSON), - for standard output");
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
@@ -34,20 +40,16 @@ int export_main(int argc, char** argv) {
                      "Writes devices, sessions with every trial, best configurations, split runs and calibrations as "
                      "one JSON document (docs/store.md); 'wstune import' merges it elsewhere. With --format t4, every "
                      "trial as a T4 results document (TuningSchema T4 1.0.0) for Kernel Tuner and other tools.",
-                     desc, vm, &pos)) return 0;
-  if (format != "wstune" && format != "t4")
-    throw UsageError(fmt::format("--format {}: use wstune or t4", format));
-  if (format == "wstune" && !sessions.empty()) throw UsageError("--session selects sessions for --format t4 only");
-  Store store(database_path(db), {.read_only = true, .busy_timeout_ms = 5000});
-  const nlohmann::json doc = format == "t4" ? t4_results(store, sessions) : store.export_json();
-  // Records one field per line, nested values compact: the file grows
-  // linearly with the nesting of free-form values (dump(1) grows with its square).
-  const std::string text = dump_outline(doc, 4);
-  if (file == "-") {
-    std::cout << text << "\n";
-    return 0;
-  }
-  const std::string tmp = file + ".tmp";  // written whole, then renamed: no half-written export
+                     desc, vm, &pos)) return false;
+  if (a.format != "wstune" && a.format != "t4")
+    throw UsageError(fmt::format("--format {}: use wstune or t4", a.format));
+  if (a.format == "wstune" && !a.sessions.empty()) throw UsageError("--session selects sessions for --format t4 only");
+  return true;
+}
+
+// Writes `text` and a newline to `file` whole, then renamed into place: no half-written export.
+void write_whole(const std::string& file, const std::string& text) {
+  const std::string tmp = file + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw UsageError(fmt::format("cannot write {}: check the directory exists and is writable", tmp));
@@ -55,13 +57,33 @@ int export_main(int argc, char** argv) {
     if (!out.flush()) throw Error(fmt::format("writing {} failed (disk full?)", tmp));
   }
   if (std::rename(tmp.c_str(), file.c_str()) != 0) throw Error(fmt::format("cannot rename {} to {}", tmp, file));
+}
+
+// The line on stderr that counts what the export to `file` holds.
+void report_export(const nlohmann::json& doc, const std::string& format, const std::string& file) {
   if (format == "t4") {
     std::cerr << fmt::format("exported {} trials of {} sessions (T4) to {}\n", doc["results"].size(),
                              doc["metadata"]["wstune"].size(), file);
-    return 0;
+    return;
   }
   std::cerr << fmt::format("exported {} devices, {} sessions, {} best configurations to {}\n",
                            doc["devices"].size(), doc["sessions"].size(), doc["best_configs"].size(), file);
+}
+
+int export_main(int argc, char** argv) {
+  ExportArgs a;
+  if (!parse_export_args(argc, argv, a)) return 0;
+  Store store(database_path(a.db), {.read_only = true, .busy_timeout_ms = 5000});
+  const nlohmann::json doc = a.format == "t4" ? t4_results(store, a.sessions) : store.export_json();
+  // Records one field per line, nested values compact: the file grows
+  // linearly with the nesting of free-form values (dump(1) grows with its square).
+  const std::string text = dump_outline(doc, 4);
+  if (a.file == "-") {
+    std::cout << text << "\n";
+    return 0;
+  }
+  write_whole(a.file, text);
+  report_export(doc, a.format, a.file);
   return 0;
 }
 
