@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -252,73 +253,107 @@ std::string file_stem(const std::string& path) {
   return stem;
 }
 
-int run(int argc, char** argv) {
-  po::options_description desc("bench_strategies options");
+// The command line.
+struct Options {
   std::vector<std::string> table_files, synthetic;
   std::string strategies = "auto,random,guided,genetic,annealing,differential,portfolio,bayes", out, kt_dir, kt_results;
   unsigned seeds = 25;
   double budget = 0.2;
+  bool reversed = false, export_only = false;
+};
+
+// bench_strategies' options into `desc`, bound to `o`.
+void describe(po::options_description& desc, Options& o) {
   desc.add_options()("help,h", "this help")
-      ("table", po::value(&table_files), "a recorded table: FILE.json (wstune export or T4) or FILE.json@SESSION_UUID; repeatable")
-      ("synthetic", po::value(&synthetic), "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged; repeatable")
-      ("strategies", po::value(&strategies)->default_value(strategies), "comma-separated wstune strategies")
-      ("seeds", po::value(&seeds)->default_value(seeds), "seeds per strategy and table")
-      ("budget", po::value(&budget)->default_value(budget), "evaluations up to this fraction of the configurations (at least 20)")
-      ("out", po::value(&out), "write OUT.csv, OUT.md and OUT_TABLE.svg")
-      ("export-kt", po::value(&kt_dir), "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")
+      ("table", po::value(&o.table_files), "a recorded table: FILE.json (wstune export or T4) or FILE.json@SESSION_UUID; repeatable")
+      ("synthetic", po::value(&o.synthetic), "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged; repeatable")
+      ("strategies", po::value(&o.strategies)->default_value(o.strategies), "comma-separated wstune strategies")
+      ("seeds", po::value(&o.seeds)->default_value(o.seeds), "seeds per strategy and table")
+      ("budget", po::value(&o.budget)->default_value(o.budget), "evaluations up to this fraction of the configurations (at least 20)")
+      ("out", po::value(&o.out), "write OUT.csv, OUT.md and OUT_TABLE.svg")
+      ("export-kt", po::value(&o.kt_dir), "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")
       ("export-only", "with --export-kt: export, run no strategy")
       ("reverse-values", "list every parameter's values in reverse order (an equivalent problem; also in --export-kt)")
-      ("kt-results", po::value(&kt_results), "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
+      ("kt-results", po::value(&o.kt_results), "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
+}
+
+// The options, --budget checked; nullopt when --help printed them instead.
+std::optional<Options> parse_options(int argc, char** argv) {
+  Options o;
+  po::options_description desc("bench_strategies options");
+  describe(desc, o);
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << desc << "\n";
-    return 0;
+    return std::nullopt;
   }
-  if (!(budget > 0 && budget <= 1)) throw UsageError("--budget: give a fraction in (0, 1], e.g. --budget 0.2");
+  if (!(o.budget > 0 && o.budget <= 1)) throw UsageError("--budget: give a fraction in (0, 1], e.g. --budget 0.2");
+  o.reversed = vm.count("reverse-values") > 0;
+  o.export_only = vm.count("export-only") > 0;
+  return o;
+}
+
+// The synthetic landscapes, then the recorded tables (FILE.json or FILE.json@SESSION_UUID).
+std::vector<Table> load_tables(const Options& o) {
   std::vector<Table> tables;
-  const bool reversed = vm.count("reverse-values") > 0;
   const auto known = presets();
-  for (const auto& name : synthetic) {
+  for (const auto& name : o.synthetic) {
     const auto it = known.find(name);
     if (it == known.end()) throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged", name));
-    tables.push_back(make_table(name, synthetic_table(it->second), budget, reversed));
+    tables.push_back(make_table(name, synthetic_table(it->second), o.budget, o.reversed));
   }
-  for (const auto& spec : table_files) {
+  for (const auto& spec : o.table_files) {
     const auto at = spec.find('@');
     const std::string path = spec.substr(0, at);
     const std::string session = at == std::string::npos ? "" : spec.substr(at + 1);
-    tables.push_back(make_table(file_stem(path), load_table(path, session), budget, reversed));
+    tables.push_back(make_table(file_stem(path), load_table(path, session), o.budget, o.reversed));
   }
   if (tables.empty()) throw UsageError("give at least one --table or --synthetic");
-  if (!kt_dir.empty()) export_kt(tables, kt_dir, seeds);
-  if (vm.count("export-only")) return 0;
-  const auto kt = kt_results.empty() ? std::map<std::string, std::vector<Curve>>{} : read_kt(kt_results, tables);
+  return tables;
+}
 
+// The outputs so far: the CSV (header first) and the Markdown summary.
+struct Report {
   std::string csv = "table,configurations,strategy,evaluations,space_fraction,median,q1,q3,min,max,seeds\n";
   std::string md;
-  for (const auto& tb : tables) {
-    SimulatedEvaluator ev(tb.table);
-    std::vector<Curve> ours;
-    for (const auto& s : bench::split_list(strategies, ',')) {
-      ours.push_back(run_strategy(tb, ev, s, seeds));
-      std::cerr << fmt::format("{} {}: done\n", tb.name, s);
-    }
-    const auto kit = kt.find(tb.name);
-    const std::vector<Curve> theirs = kit == kt.end() ? std::vector<Curve>{} : kit->second;
-    std::vector<Curve> all = ours;
-    all.insert(all.end(), theirs.begin(), theirs.end());
-    for (const auto& c : all) csv += csv_rows(tb, c);
-    md += markdown_table(tb, all);
-    if (!out.empty()) bench::write(fmt::format("{}_{}.svg", out, tb.name), svg::render(plot(tb, ours, theirs)));
+};
+
+// Every strategy over one table, with Kernel Tuner's curves for it (`kt`),
+// into the report, and its plot into OUT_TABLE.svg with --out.
+void run_table(const Options& o, const Table& tb, const std::map<std::string, std::vector<Curve>>& kt, Report& rep) {
+  SimulatedEvaluator ev(tb.table);
+  std::vector<Curve> ours;
+  for (const auto& s : bench::split_list(o.strategies, ',')) {
+    ours.push_back(run_strategy(tb, ev, s, o.seeds));
+    std::cerr << fmt::format("{} {}: done\n", tb.name, s);
   }
-  if (out.empty()) {
-    std::cout << md;
+  const auto kit = kt.find(tb.name);
+  const std::vector<Curve> theirs = kit == kt.end() ? std::vector<Curve>{} : kit->second;
+  std::vector<Curve> all = ours;
+  all.insert(all.end(), theirs.begin(), theirs.end());
+  for (const auto& c : all) rep.csv += csv_rows(tb, c);
+  rep.md += markdown_table(tb, all);
+  if (!o.out.empty()) bench::write(fmt::format("{}_{}.svg", o.out, tb.name), svg::render(plot(tb, ours, theirs)));
+}
+
+int run(int argc, char** argv) {
+  const std::optional<Options> options = parse_options(argc, argv);
+  if (!options) return 0;
+  const Options& o = *options;
+  const std::vector<Table> tables = load_tables(o);
+  if (!o.kt_dir.empty()) export_kt(tables, o.kt_dir, o.seeds);
+  if (o.export_only) return 0;
+  const auto kt = o.kt_results.empty() ? std::map<std::string, std::vector<Curve>>{} : read_kt(o.kt_results, tables);
+  Report rep;
+  for (const auto& tb : tables) run_table(o, tb, kt, rep);
+  if (o.out.empty()) {
+    std::cout << rep.md;
     return 0;
   }
-  bench::write(out + ".csv", csv);
-  bench::write(out + ".md", md);
+  bench::write(o.out + ".csv", rep.csv);
+  bench::write(o.out + ".md", rep.md);
   return 0;
 }
 
