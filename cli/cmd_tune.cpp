@@ -253,7 +253,7 @@ void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
 }
 
-// The --heatmap file: the x × y table of the best's median times as SVG.
+// The --heatmap file: the median times, by group shape (x × y), of the trials with the best's parameter set, as SVG.
 void write_heatmap(const std::string& path, const TuneResult& r) {
   std::ofstream out(path);
   if (!out) throw UsageError(fmt::format("--heatmap {}: cannot write the file; check the directory", path));
