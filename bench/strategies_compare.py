@@ -4,8 +4,8 @@
 Reads curves in the CSV columns of bench_strategies and
 bench/strategies_kernel_tuner.py (table, configurations, strategy,
 evaluations, ..., median, ...) and prints a Markdown table: for each table
-and each budget (1 % and 5 % of the configurations, and the larger of 20
-evaluations and 10 %), wstune's median (optimum / best found) next to the
+and each budget (1 % and 5 % of the configurations, and the run's last
+checkpoint, the largest evaluation count in the CSV), wstune's median (optimum / best found) next to the
 best median among Kernel Tuner's strategies at that budget, bold where
 wstune's is at least Kernel Tuner's best. Give pairs of files as LABEL=OURS.csv,KT.csv
 (e.g. "as listed" and "reversed") to put orders side by side.

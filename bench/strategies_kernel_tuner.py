@@ -66,16 +66,17 @@ def on_alarm(signum, frame):
 
 
 _LATIN_HYPERCUBE = scipy.stats.qmc.LatinHypercube
+# The sampler's generator argument: SciPy >= 1.15 names it rng, older ones seed.
+_LHS_RNG_ARG = "rng" if "rng" in inspect.signature(_LATIN_HYPERCUBE.__init__).parameters else "seed"
 
 
 def seed_latin_hypercube(seed):
     """Makes Kernel Tuner's Latin-hypercube samplers draw from a generator seeded by
-    the run's seed (SciPy >= 1.15 names the argument rng, older ones seed)."""
+    the run's seed."""
     rng = np.random.default_rng([seed, 0x4C4853])
-    arg = "rng" if "rng" in inspect.signature(_LATIN_HYPERCUBE.__init__).parameters else "seed"
 
     def seeded(*args, **kwargs):
-        kwargs.setdefault(arg, rng)
+        kwargs.setdefault(_LHS_RNG_ARG, rng)
         return _LATIN_HYPERCUBE(*args, **kwargs)
 
     scipy.stats.qmc.LatinHypercube = seeded  # searchspace.py imports it at each call

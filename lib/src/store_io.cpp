@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,16 @@ constexpr const char* kFormat = "wstune-store-export";
 // Version 2 adds each trial's and best configuration's "params" and
 // "global", 3-D local sizes and problems; version 1 files still import.
 constexpr int kFormatVersion = 2;
+
+// The columns kernel_json and problem_json read, in that order, of a row
+// joined with its kernel k and problem p (kernel_problem_joins).
+constexpr std::string_view kKernelProblemColumns =
+    "k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,p.size_text";
+
+// The joins giving each row of the table aliased `row` its kernel k and problem p.
+std::string kernel_problem_joins(std::string_view row) {
+  return fmt::format("JOIN kernels k ON k.id={0}.kernel_id JOIN problems p ON p.id={0}.problem_id", row);
+}
 
 json kernel_json(SQLite::Statement& q, int i) {
   return json{{"name", q.getColumn(i).getString()},
@@ -49,11 +60,13 @@ json collect(SQLite::Statement& q, Row row) {
   return out;
 }
 
-// `q` (a statement with one parameter, the parent's id) run again for `id`.
-SQLite::Statement& rebind(SQLite::Statement& q, std::int64_t id) {
-  q.reset();
-  q.bind(1, id);
-  return q;
+// The rows of `child` (a statement whose one parameter is a parent's id) for
+// the parent row `parent` (its id in column 0), each as `row(child)` makes.
+template <class Row>
+json children(SQLite::Statement& child, SQLite::Statement& parent, Row row) {
+  child.reset();
+  child.bind(1, parent.getColumn(0).getInt64());
+  return collect(child, row);
 }
 
 // The document's header: format, versions, and when and where it was written.
@@ -103,17 +116,16 @@ json session_json(SQLite::Statement& q) {
 
 // Every session with its trials, in id order.
 json export_sessions(const Store::Impl& m) {
-  SQLite::Statement q(*m.db,
-                      "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                      "p.global_y,p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,"
-                      "s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k "
-                      "ON k.id=s.kernel_id JOIN problems p ON p.id=s.problem_id ORDER BY s.id");
+  SQLite::Statement q(*m.db, fmt::format("SELECT s.id,s.uuid,d.fingerprint,{},s.strategy,s.budget_trials,s.budget_seconds,"
+                                         "s.started_at,s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d "
+                                         "ON d.id=s.device_id {} ORDER BY s.id",
+                                         kKernelProblemColumns, kernel_problem_joins("s")));
   SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
                              "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
                              "FROM trials WHERE session_id=? ORDER BY id");
   return collect(q, [&](SQLite::Statement& r) {
     json s = session_json(r);
-    s["trials"] = collect(rebind(t, r.getColumn(0).getInt64()), [&](SQLite::Statement& tr) { return trial_json(m, tr); });
+    s["trials"] = children(t, r, [&](SQLite::Statement& tr) { return trial_json(m, tr); });
     return s;
   });
 }
@@ -136,13 +148,11 @@ json best_json(const Store::Impl& m, SQLite::Statement& q) {
 
 // Every best configuration, in id order.
 json export_best_configs(const Store::Impl& m) {
-  SQLite::Statement q(*m.db,
-                      "SELECT b.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,"
-                      "p.global_y,p.global_z,p.size_text,b.local_dims,b.local_x,b.local_y,b.local_z,b.median_ms,"
-                      "b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,b.global_x,b.global_y,"
-                      "b.global_z FROM best_configs b JOIN devices d ON d.id=b.device_id JOIN kernels k "
-                      "ON k.id=b.kernel_id JOIN problems p ON p.id=b.problem_id LEFT JOIN sessions s "
-                      "ON s.id=b.session_id ORDER BY b.id");
+  SQLite::Statement q(*m.db, fmt::format("SELECT b.uuid,d.fingerprint,{},b.local_dims,b.local_x,b.local_y,b.local_z,"
+                                         "b.median_ms,b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,"
+                                         "b.global_x,b.global_y,b.global_z FROM best_configs b JOIN devices d "
+                                         "ON d.id=b.device_id {} LEFT JOIN sessions s ON s.id=b.session_id ORDER BY b.id",
+                                         kKernelProblemColumns, kernel_problem_joins("b")));
   return collect(q, [&](SQLite::Statement& r) { return best_json(m, r); });
 }
 
@@ -168,14 +178,13 @@ json split_run_json(const Store::Impl& m, SQLite::Statement& q, json devs) {
 
 // Every split run with its devices, in id order.
 json export_split_runs(const Store::Impl& m) {
-  SQLite::Statement q(*m.db,
-                      "SELECT r.id,r.uuid,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
-                      "p.global_z,p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r JOIN "
-                      "kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id ORDER BY r.id");
+  SQLite::Statement q(*m.db, fmt::format("SELECT r.id,r.uuid,{},r.model,r.makespan_ms,r.detail,r.created_at,r.host "
+                                         "FROM split_runs r {} ORDER BY r.id",
+                                         kKernelProblemColumns, kernel_problem_joins("r")));
   SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
                              "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
   return collect(q, [&](SQLite::Statement& r) {
-    return split_run_json(m, r, collect(rebind(d, r.getColumn(0).getInt64()), split_device_json));
+    return split_run_json(m, r, children(d, r, split_device_json));
   });
 }
 
