@@ -104,9 +104,11 @@ std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed);
 /// value index, and the local size's log2 x, y, z and work-items (−1 for
 /// NULL). The first proposal is the start point (below), then an initial
 /// design up to max(5, features + 1) configurations (at most 1 % of the
-/// space + 5): alternately a random configuration's parameter set at the
-/// open shape prior_order() ranks first (the device model's guess) and a
-/// random configuration (so the surrogate sees the local size vary). After
+/// space + 5): alternately the parameter set of the fastest configuration
+/// so far at its open shape prior_order() ranks first (the device model's
+/// shapes in turn, so the surrogate sees the local size vary where the
+/// optimum most likely lies) and a random configuration's parameter set at
+/// its own first open shape (so it sees the parameters vary). After
 /// that each proposal maximises the expected improvement of ln(time) under
 /// 16 extremely randomized regression trees fitted to every measured configuration (mean and spread
 /// over the trees; a failure counts as twice the slowest correct time):
