@@ -134,7 +134,7 @@ def main():
                     help="NAME=LIMIT,...: run NAME (* for every other) only up to LIMIT evaluations (a fraction of "
                          "the configurations when at most 1; its later checkpoints are nan): Kernel Tuner's bayes_opt refits a Gaussian "
                          "process over the whole space at every step (25 s per run of 231 evaluations of a "
-                         "2,304-configuration table here) and takes hours at 10 % of a 10,000-configuration table")
+                         "2,304-configuration table here) and takes hours at 10 %% of a 10,000-configuration table")
     ap.add_argument("--seed-caps", default="",
                     help="NAME=SEEDS,...: run NAME with at most this many seeds")
     ap.add_argument("--run-timeout", type=int, default=120,
