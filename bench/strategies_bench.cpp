@@ -55,6 +55,24 @@ std::map<std::string, SyntheticSpec> presets() {
           {"synthetic-10k-rugged", SyntheticSpec{5, 7, 0.30, 6, 0.05, 13}}};
 }
 
+// A preset by name, or NAME-sSEED: the preset's landscape drawn with
+// another seed (the same generator and settings; e.g. synthetic-10k-rugged-s14).
+SyntheticSpec preset(const std::string& name) {
+  const auto known = presets();
+  if (const auto it = known.find(name); it != known.end()) return it->second;
+  const auto dash = name.rfind("-s");
+  if (dash != std::string::npos && dash + 2 < name.size() && name.size() - dash - 2 <= 18 &&
+      name.find_first_not_of("0123456789", dash + 2) == std::string::npos)
+    if (const auto it = known.find(name.substr(0, dash)); it != known.end()) {
+      SyntheticSpec spec = it->second;
+      spec.seed = std::stoull(name.substr(dash + 2));
+      return spec;
+    }
+  throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged, or one of them "
+                               "with -sSEED for another landscape of its kind (e.g. synthetic-10k-rugged-s14)",
+                               name));
+}
+
 // 1..10, then about 40 steps growing geometrically to `budget`, and the
 // evaluation counts of 1 % and 5 % of the configurations.
 std::vector<unsigned> checkpoints(std::size_t configurations, unsigned budget) {
@@ -266,7 +284,9 @@ struct Options {
 void describe(po::options_description& desc, Options& o) {
   desc.add_options()("help,h", "this help")
       ("table", po::value(&o.table_files), "a recorded table: FILE.json (wstune export or T4) or FILE.json@SESSION_UUID; repeatable")
-      ("synthetic", po::value(&o.synthetic), "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged; repeatable")
+      ("synthetic", po::value(&o.synthetic),
+       "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged, or NAME-sSEED (that kind of landscape "
+       "drawn with another seed); repeatable")
       ("strategies", po::value(&o.strategies)->default_value(o.strategies), "comma-separated wstune strategies")
       ("seeds", po::value(&o.seeds)->default_value(o.seeds), "seeds per strategy and table")
       ("budget", po::value(&o.budget)->default_value(o.budget), "evaluations up to this fraction of the configurations (at least 20)")
@@ -298,12 +318,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
 // The synthetic landscapes, then the recorded tables (FILE.json or FILE.json@SESSION_UUID).
 std::vector<Table> load_tables(const Options& o) {
   std::vector<Table> tables;
-  const auto known = presets();
-  for (const auto& name : o.synthetic) {
-    const auto it = known.find(name);
-    if (it == known.end()) throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged", name));
-    tables.push_back(make_table(name, synthetic_table(it->second), o.budget, o.reversed));
-  }
+  for (const auto& name : o.synthetic) tables.push_back(make_table(name, synthetic_table(preset(name)), o.budget, o.reversed));
   for (const auto& spec : o.table_files) {
     const auto at = spec.find('@');
     const std::string path = spec.substr(0, at);
