@@ -35,9 +35,9 @@
 #include "paper_db.hpp"
 #include "bench_util.hpp"
 #include "wstune/error.hpp"
-#include "wstune/multi_device.hpp"
-#include "wstune/search.hpp"
-#include "wstune/trial.hpp"
+#include "split/multi_device.hpp"
+#include "search/search.hpp"
+#include "evaluate/trial.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;

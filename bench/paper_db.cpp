@@ -1,8 +1,9 @@
 // bench_paper's store writes (see paper_db.hpp for why this is its own file).
+#include "store/trial_rows.hpp"
 #include "paper_db.hpp"
 
 #include "wstune/store.hpp"
-#include "wstune/tune_session.hpp"
+#include "session/tune_session.hpp"
 #include "wstune/tuner.hpp"
 
 namespace wstune::bench {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "wstune/device.hpp"
-#include "wstune/kernel.hpp"
-#include "wstune/search.hpp"
+#include "kernel/kernel.hpp"
+#include "search/search.hpp"
 
 namespace wstune::bench {
 

@@ -30,9 +30,9 @@
 
 #include "bench_util.hpp"
 #include "wstune/error.hpp"
-#include "wstune/multi_device.hpp"
-#include "wstune/split_grid.hpp"
-#include "wstune/split_refine.hpp"
+#include "split/multi_device.hpp"
+#include "split/split_grid.hpp"
+#include "split/split_refine.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;

@@ -3,4 +3,4 @@
 # merged in (scripts/bench-strategies.sh runs it).
 # Included by bench/CMakeLists.txt's glob over bench/*.cmake.
 add_executable(bench_strategies ${CMAKE_CURRENT_LIST_DIR}/strategies_bench.cpp)
-target_link_libraries(bench_strategies PRIVATE wstune::wstune_static fmt::fmt Boost::program_options)
+target_link_libraries(bench_strategies PRIVATE wstune_internal fmt::fmt Boost::program_options)

@@ -20,9 +20,9 @@
 #include <fmt/format.h>
 
 #include "bench_util.hpp"
-#include "wstune/search.hpp"
-#include "wstune/simulation.hpp"
-#include "wstune/svg.hpp"
+#include "search/search.hpp"
+#include "session/simulation.hpp"
+#include "report/svg.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;

@@ -20,8 +20,8 @@
 #include <fmt/ranges.h>
 
 #include "bench_util.hpp"
-#include "wstune/bandwidth.hpp"
-#include "wstune/multi_device.hpp"
+#include "device/bandwidth.hpp"
+#include "split/multi_device.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
-#include "wstune/search.hpp"
+#include "search/search.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;

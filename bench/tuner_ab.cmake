@@ -3,5 +3,5 @@
 # configurations (a timing figure, so a benchmark, not a unit test).
 # Run with POCL_MAX_PTHREAD_COUNT=1 on a quiet machine; exit 1 beyond 5 %.
 add_executable(bench_tuner_ab ${CMAKE_CURRENT_LIST_DIR}/tuner_ab_bench.cpp)
-target_include_directories(bench_tuner_ab PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-target_link_libraries(bench_tuner_ab PRIVATE wstune::wstune_static fmt::fmt)
+target_include_directories(bench_tuner_ab PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+target_link_libraries(bench_tuner_ab PRIVATE wstune_internal fmt::fmt)

@@ -6,9 +6,9 @@
 
 #include "command.hpp"
 #include "table.hpp"
-#include "wstune/bandwidth.hpp"
+#include "device/bandwidth.hpp"
 #include "wstune/device.hpp"
-#include "wstune/json.hpp"
+#include "format/json.hpp"
 
 namespace po = boost::program_options;
 

@@ -7,9 +7,9 @@
 
 #include "command.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json_input.hpp"
+#include "format/json_input.hpp"
 #include "wstune/store.hpp"
-#include "wstune/t4.hpp"
+#include "format/t4.hpp"
 
 namespace po = boost::program_options;
 

@@ -7,7 +7,7 @@
 
 #include "command.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json_input.hpp"
+#include "format/json_input.hpp"
 #include "wstune/store.hpp"
 
 namespace po = boost::program_options;

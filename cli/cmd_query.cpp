@@ -5,13 +5,13 @@
 
 #include "command.hpp"
 #include "table.hpp"
-#include "wstune/autotune.hpp"
+#include "session/autotune.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json.hpp"
-#include "wstune/kernel.hpp"
+#include "format/json.hpp"
+#include "kernel/kernel.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
-#include "wstune/tune_session.hpp"
+#include "session/tune_session.hpp"
 
 namespace po = boost::program_options;
 

@@ -6,7 +6,7 @@
 
 #include "command.hpp"
 #include "wstune/error.hpp"
-#include "wstune/report.hpp"
+#include "report/report.hpp"
 #include "wstune/store.hpp"
 
 namespace po = boost::program_options;

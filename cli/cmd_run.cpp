@@ -6,8 +6,8 @@
 #include "command.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json.hpp"
-#include "wstune/runner.hpp"
+#include "format/json.hpp"
+#include "runner/runner.hpp"
 
 namespace po = boost::program_options;
 

@@ -7,10 +7,10 @@
 
 #include "command.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json.hpp"
-#include "wstune/search.hpp"
-#include "wstune/simulation.hpp"
-#include "wstune/strategies.hpp"
+#include "format/json.hpp"
+#include "search/search.hpp"
+#include "session/simulation.hpp"
+#include "search/strategies.hpp"
 
 namespace po = boost::program_options;
 

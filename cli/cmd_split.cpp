@@ -15,17 +15,17 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
-#include "wstune/autotune.hpp"
-#include "wstune/tuning_file.hpp"
+#include "session/autotune.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json.hpp"
-#include "wstune/json_input.hpp"
-#include "wstune/multi_device.hpp"
-#include "wstune/split_grid.hpp"
-#include "wstune/split_refine.hpp"
+#include "format/json.hpp"
+#include "format/json_input.hpp"
+#include "split/multi_device.hpp"
+#include "split/split_grid.hpp"
+#include "split/split_refine.hpp"
 #include "wstune/store.hpp"
-#include "wstune/tune_session.hpp"
+#include "session/tune_session.hpp"
 
 namespace po = boost::program_options;
 

@@ -12,10 +12,10 @@
 
 #include "command.hpp"
 #include "table.hpp"
-#include "wstune/autotune.hpp"
+#include "session/autotune.hpp"
 #include "wstune/error.hpp"
-#include "wstune/json.hpp"
-#include "wstune/svg.hpp"
+#include "format/json.hpp"
+#include "report/svg.hpp"
 
 namespace po = boost::program_options;
 

@@ -8,7 +8,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "wstune/kernel.hpp"
+#include "kernel/kernel.hpp"
 
 namespace wstune::cli {
 

@@ -9,7 +9,7 @@
 
 #include "command.hpp"
 
-#include "wstune/tuning_file.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
 #include "wstune/store.hpp"

@@ -17,10 +17,11 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
-#include "isolation.hpp"
-#include "master.hpp"
-#include "store_sink.hpp"
-#include "wstune/json.hpp"
+#include "worker/isolation.hpp"
+#include "master/master.hpp"
+#include "master/memory_sink.hpp"
+#include "master/store_sink.hpp"
+#include "format/json.hpp"
 #include "wstune/version.hpp"
 
 namespace po = boost::program_options;

@@ -11,9 +11,9 @@
 
 #include <mpi.h>
 
-#include "communicator.hpp"
-#include "jobs.hpp"
-#include "worker.hpp"
+#include "transport/communicator.hpp"
+#include "protocol/jobs.hpp"
+#include "worker/worker.hpp"
 
 namespace wstune::daemon {
 

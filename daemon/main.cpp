@@ -11,7 +11,7 @@
 #endif
 
 #include "app.hpp"
-#include "mpi_communicator.hpp"
+#include "transport/mpi_communicator.hpp"
 
 namespace {
 volatile std::sig_atomic_t g_stop = 0;

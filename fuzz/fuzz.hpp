@@ -26,7 +26,7 @@ struct Target {
 /// imports into a fresh store, importing either again adds nothing, and
 /// dump_outline() of the export parses back to it.
 void import_document(const std::uint8_t* data, std::size_t size);
-/// wstuned's job-file parser (daemon/jobs.hpp parse_jobs); every accepted
+/// wstuned's job-file parser (daemon/protocol/jobs.hpp parse_jobs); every accepted
 /// job must come back the same through to_json() and job_from_json().
 void job_file(const std::uint8_t* data, std::size_t size);
 /// parse_json_input() against nlohmann's own parser: the depth bound neither

@@ -24,5 +24,5 @@ file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/fuzz/generated/fuzz_targets.inc CONTEN
 
 add_library(wstune_fuzz_entries STATIC ${CMAKE_CURRENT_LIST_DIR}/targets.cpp)
 target_include_directories(wstune_fuzz_entries PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_BINARY_DIR}/fuzz/generated)
-target_link_libraries(wstune_fuzz_entries PUBLIC wstune::wstune_static wstuned_core nlohmann_json::nlohmann_json)
+target_link_libraries(wstune_fuzz_entries PUBLIC wstune_internal wstuned_core nlohmann_json::nlohmann_json)
 target_compile_definitions(wstune_fuzz_entries PRIVATE WSTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobs.hpp"
+#include "protocol/jobs.hpp"
 #include "wstune/error.hpp"
-#include "wstune/expression.hpp"
-#include "wstune/json_input.hpp"
+#include "expr/expression.hpp"
+#include "format/json_input.hpp"
 #include "wstune/store.hpp"
-#include "wstune/tuning_file.hpp"
+#include "tuning_file/tuning_file.hpp"
 
 namespace wstune::fuzz {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/data/expr_corpus.json: expressions of wstune's expression
 subset (docs/expressions.md) with CPython's results, for the differential
-test in tests/test_expression.cpp.
+test in lib/src/expr/tests/test_expression.cpp.
 
 Run by hand (python3 tests/gen_expr_corpus.py), never by the test suite; the
 corpus is committed. It holds hand-written edge cases plus random expressions

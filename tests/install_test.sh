@@ -11,9 +11,13 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstune-install.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 P="$TMP/prefix"
 cmake --install "$BUILD" --prefix "$P" >/dev/null
-for f in bin/wstune bin/wstuned include/wstune/device.hpp include/wstune/kernel.hpp include/wstune/wstune.h \
+for f in bin/wstune bin/wstuned include/wstune/device.hpp include/wstune/tuner.hpp include/wstune/wstune.h \
          share/wstune/kernels/matmul.cl lib/pkgconfig/wstune.pc lib/pkgconfig/wstune-c.pc; do
   [ -e "$P/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+done
+# Only the app-facing headers are installed: none of lib/src's internal ones.
+for f in kernel.hpp runner.hpp trial.hpp search.hpp split.hpp; do
+  [ ! -e "$P/include/wstune/$f" ] || { echo "FAIL: the internal header $f is installed"; exit 1; }
 done
 [ ! -e "$P/share/wstune/kernels/hang.cl" ] || { echo "FAIL: the test kernel hang.cl is installed"; exit 1; }
 ls "$P"/lib*/cmake/wstune/wstuneConfigVersion.cmake >/dev/null

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "wstune/error.hpp"
-#include "wstune/json_input.hpp"
+#include "format/json_input.hpp"
 #include "fuzz.hpp"
 
 namespace fs = std::filesystem;

@@ -34,8 +34,8 @@
 
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
-#include "wstune/kernel.hpp"
-#include "wstune/runner.hpp"
+#include "kernel/kernel.hpp"
+#include "runner/runner.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/types.hpp"
 #include "wstune/version.hpp"

@@ -47,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KERNEL_NAMES = ["matmul", "bilinear", "sort", "trapezoid"]
 # Sizes of a quick run on PoCL (each tune takes seconds).
 DEFAULT_SIZES = {"matmul": "128", "bilinear": "128", "sort": "4096", "trapezoid": "4096"}
-TRAPEZOID_DEFAULT_STEPS = 128  # kernels/trapezoid.cpp default_steps
+TRAPEZOID_DEFAULT_STEPS = 128  # lib/src/kernel/builtin/trapezoid.cpp default_steps
 
 
 def divisors(n):
@@ -109,7 +109,7 @@ def problem(kernel, n, rng):
         C = np.zeros(M * N, dtype=np.float32)
         ref = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32).ravel()
         args = [A.ravel(), B.ravel(), C, u32(N), u32(K), u32(0), u32(0), u32(0)]
-        # kernels/matmul.cpp verify(): K * 2^-20
+        # lib/src/kernel/builtin/matmul.cpp verify(): K * 2^-20
         return "matmul", (N, M), args, [None, None, ref] + [None] * 5, K * 2.0 ** -20, "C = A*B"
     if kernel == "bilinear":
         iw, ih, ow, oh = n

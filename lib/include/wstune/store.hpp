@@ -350,7 +350,7 @@ class Store {
   ImportStats import_json(const nlohmann::json& doc);
 
   struct Impl;
-  /// Internal (lib/src/store_impl.hpp).
+  /// Internal (lib/src/store/store_impl.hpp).
   [[nodiscard]] Impl& impl() const noexcept { return *impl_; }
 
  private:

@@ -32,7 +32,6 @@
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
 #include "wstune/timing.hpp"
-#include "wstune/trial.hpp"
 
 namespace wstune {
 
@@ -102,12 +101,6 @@ struct KernelOptions {
   /// element types are always compared byte for byte.
   double tolerance = 0;
 };
-
-/// A tuner Trial (trial.hpp) as a store row: local size, status, error,
-/// every kernel sample (ms) and the run's wall time as run_ms.
-TrialRecord to_record(const Trial& t);
-/// A stored row as a Trial (from_store = true), for TuneOptions::lookup.
-Trial from_record(const TrialRecord& r);
 
 /// An NDRange (cl::NDRange) of 1 to 3 dimensions as an Extent; throws UsageError for a 0-D range.
 Extent extent_of(const cl::NDRange& range);

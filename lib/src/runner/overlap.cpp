@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
-#include "wstune/runner.hpp"
+#include "runner/runner.hpp"
 #include "wstune/timing.hpp"
 
 #include "runner/impl.hpp"

@@ -1,4 +1,4 @@
-#include "wstune/runner.hpp"
+#include "runner/runner.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "wstune/error.hpp"
-#include "wstune/search_space.hpp"
+#include "space/search_space.hpp"
 
 #include "runner/impl.hpp"
 #include "runner/timing_lock.hpp"

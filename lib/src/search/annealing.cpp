@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "space_searcher.hpp"
-#include "wstune/strategies.hpp"
+#include "search/space_searcher.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

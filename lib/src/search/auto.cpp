@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "wstune/strategies.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

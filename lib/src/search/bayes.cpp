@@ -6,10 +6,10 @@
 #include <numbers>
 #include <set>
 
-#include "space_searcher.hpp"
-#include "forest.hpp"
-#include "wstune/search.hpp"
-#include "wstune/strategies.hpp"
+#include "search/space_searcher.hpp"
+#include "search/forest.hpp"
+#include "search/search.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "space_searcher.hpp"
-#include "wstune/strategies.hpp"
+#include "search/space_searcher.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

@@ -1,11 +1,11 @@
 // Feature rows of configurations and the measured set, shared by the
 // strategies in lib/src/search.
-#include "encoding.hpp"
+#include "search/encoding.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "wstune/search.hpp"
+#include "search/search.hpp"
 
 namespace wstune::strategy {
 

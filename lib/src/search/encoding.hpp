@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "wstune/search_space.hpp"
-#include "wstune/trial.hpp"
+#include "space/search_space.hpp"
+#include "evaluate/trial.hpp"
 
 namespace wstune::strategy {
 

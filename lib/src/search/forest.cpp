@@ -1,6 +1,6 @@
 // Extremely randomized regression trees (Geurts et al. 2006), the
 // surrogate of the "bayes" strategy.
-#include "forest.hpp"
+#include "search/forest.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "encoding.hpp"
+#include "search/encoding.hpp"
 
 namespace wstune::strategy {
 

@@ -4,8 +4,8 @@
 // the strongest on GPU kernel spaces). See strategies.hpp.
 #include <algorithm>
 
-#include "space_searcher.hpp"
-#include "wstune/strategies.hpp"
+#include "search/space_searcher.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

@@ -2,7 +2,7 @@
 // strategy "auto" picks from 1,000 configurations. See strategies.hpp.
 #include <limits>
 
-#include "wstune/strategies.hpp"
+#include "search/strategies.hpp"
 
 namespace wstune {
 namespace {

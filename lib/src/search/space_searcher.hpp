@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "encoding.hpp"
-#include "wstune/search.hpp"
+#include "search/encoding.hpp"
+#include "search/search.hpp"
 
 namespace wstune::strategy {
 

@@ -1,0 +1,259 @@
+// wstuned's master: worker registration, the job loop over the modes (run_mode.cpp,
+// tune_mode.cpp, calibrate_mode.cpp), the report's JSON form and shutdown.
+#include "master/master.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "protocol/kernel_source.hpp"
+#include "master/router.hpp"
+#include "session/autotune.hpp"
+#include "format/json.hpp"
+#include "wstune/store.hpp"
+#include "search/strategies.hpp"
+#include "tuning_file/tuning_file.hpp"
+
+#include "master/master_util.hpp"
+
+namespace wstune::daemon {
+
+std::string WorkerState::label() const {
+  return fmt::format("rank {} on {} ({})", rank, host.empty() ? "?" : host, device ? device->name : "no device");
+}
+
+json to_json(const JobReport& r) {
+  json parts = json::array();
+  for (const auto& p : r.parts) {
+    parts.push_back(json{{"rank", p.rank}, {"host", p.host}, {"device", p.device}, {"fingerprint", p.fingerprint},
+                         {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
+                         {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
+                         {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
+                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms},
+                         {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"scale", p.scale},
+                         {"chunks", p.chunks}, {"overlap_wall_ms", p.overlap_wall_ms}, {"result_path", p.result_path},
+                         {"trials", p.trials}});
+  }
+  json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
+         {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
+         {"run_key", r.run_key}, {"index", r.index}};
+  if (r.mode == Mode::run) {
+    j["model"] = r.plan.model;
+    j["dim"] = r.plan.dim;
+    j["fractions"] = r.plan.fractions;
+    j["plan_note"] = r.plan.note;
+    j["parts"] = parts;
+    j["makespan_ms"] = r.makespan_ms;
+    j["overhead_ms"] = r.overhead_ms;
+    j["verify_ms"] = r.verify_ms;
+    j["verified"] = r.verdict.ok;
+    j["verify"] = json{{"max_error", r.verdict.max_error}, {"tolerance", r.verdict.tolerance},
+                       {"detail", r.verdict.detail}};
+  } else {
+    j["workers"] = r.data;
+  }
+  return j;
+}
+
+Master::Master(Communicator& comm, ResultSink& sink, MasterOptions options)
+    : comm_(comm), sink_(sink), opt_(std::move(options)) {
+  for (int r = 1; r < comm_.size(); ++r) {
+    WorkerState w;
+    w.rank = r;
+    workers_.push_back(w);
+  }
+}
+
+bool Master::stopped() const { return opt_.stop_requested && opt_.stop_requested(); }
+
+void Master::note(const std::string& line) {
+  if (opt_.progress) *opt_.progress << "wstuned: " << line << std::endl;
+}
+
+namespace {
+// The answer to worker `w`'s hello, whose host, selector and device it
+// records: a refusal for a malformed hello, a protocol mismatch or no device.
+Welcome welcome_for(WorkerState& w, const Message& hello) {
+  Welcome answer;
+  try {
+    const Hello h = Hello::from(hello);
+    w.host = h.host;
+    w.selector = h.selector;
+    w.device = h.device;
+    if (h.protocol != kProtocolVersion) {
+      answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
+                                   "wstuned build on every node", h.protocol, kProtocolVersion)};
+    } else if (!h.device) {
+      answer = {false, h.error.rfind("usage error", 0) == 0
+                           ? h.error
+                           : fmt::format("no OpenCL device: {}", h.error.empty() ? "none found" : h.error)};
+    }
+  } catch (const ProtocolError& e) {
+    answer = {false, fmt::format("malformed registration: {}", e.what())};
+  }
+  return answer;
+}
+}  // namespace
+
+std::size_t Master::register_workers() {
+  const auto deadline = clock_type::now() + opt_.register_timeout;
+  std::size_t waiting = workers_.size();
+  while (waiting > 0 && clock_type::now() < deadline && !stopped()) {
+    auto got = comm_.recv(kAnySource, slice_until(deadline));
+    if (!got) continue;
+    if (got->source < 1 || got->source >= comm_.size()) continue;
+    if (take_hello(*got)) --waiting;
+  }
+  mark_unregistered();
+  sink_.workers(workers_);
+  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(),
+                                                [](const WorkerState& w) { return w.usable(); }));
+}
+
+// A worker's first hello is answered with a welcome (or a refusal) and
+// noted: true; anything else from it during registration is not.
+bool Master::take_hello(const Received& got) {
+  WorkerState& w = worker(got.source);
+  if (got.message.tag != Tag::hello) {
+    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got.message.tag),
+                     got.source));
+    return false;
+  }
+  if (w.registered) return false;
+  w.registered = true;
+  const Welcome answer = welcome_for(w, got.message);
+  w.accepted = answer.accepted;
+  w.problem = answer.reason;
+  comm_.send(w.rank, answer.to_message());
+  if (w.accepted) {
+    note(fmt::format("worker {} registered: {} CU x {} PE, fingerprint {}", w.label(), w.device->compute_units,
+                     w.device->pe_per_cu, w.device->fingerprint()));
+  } else {
+    note(fmt::format("worker rank {} on {} refused: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem));
+  }
+  return true;
+}
+
+// Marks the workers that never said hello dead, each noted.
+void Master::mark_unregistered() {
+  for (auto& w : workers_) {
+    if (!w.registered) {
+      w.alive = false;
+      w.problem = fmt::format("did not register within {} s", opt_.register_timeout.count() / 1000.0);
+      note(fmt::format("worker rank {} {}", w.rank, w.problem));
+    }
+  }
+}
+
+std::string run_key(Mode mode, const std::vector<Job>& jobs) {
+  json list = json::array();
+  for (const Job& j : jobs) list.push_back(to_json(j));
+  return fnv1a_hex(fmt::format("{}\n{}", to_string(mode), list.dump()));
+}
+
+std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) {
+  std::vector<JobReport> reports;
+  const std::string key = run_key(mode, jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (stopped()) {
+      note(fmt::format("stop requested: {} job(s) not started", jobs.size() - i));
+      break;
+    }
+    JobReport r = run_one(mode, jobs[i], key, i);
+    std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel,
+                                   r.size, r.status);
+    if (r.status == "stored") {
+      line += " by an earlier run of this job list (--resume): not run again";
+    } else if (mode == Mode::run && r.ok()) {
+      std::vector<std::string> shares;
+      for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
+      line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
+                          r.overhead_ms, r.plan.model, fmt::join(shares, " "));
+      if (!r.plan.note.empty()) line += " (" + r.plan.note + ")";
+    } else if (r.ok()) {
+      line += fmt::format(", {} worker(s)", r.data.size());
+    }
+    if (!r.error.empty()) line += " - " + r.error;
+    if (!r.faults.empty()) line += fmt::format(" [{} fault(s)]", r.faults.size());
+    note(line);
+    reports.push_back(std::move(r));
+  }
+  return reports;
+}
+
+JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key, std::size_t index) {
+  JobReport r;
+  r.id = next_job_++;
+  r.mode = mode;
+  r.job = job;
+  r.run_key = run_key;
+  r.index = index;
+  try {
+    const auto spec = master_kernel(job.kernel, job.kernel_file);
+    r.size = (job.size.empty() ? spec->paper_size() : spec->parse_size(job.size)).text;
+  } catch (const UsageError& e) {
+    r.status = "failed";
+    r.error = e.what();
+    return r;
+  }
+  if (opt_.resume && mode == Mode::run && sink_.stored(mode, run_key, index, job, r.size, nullptr)) {
+    r.status = "stored";
+    return r;
+  }
+  // A job that fails on the master's side (host memory for a size the parser
+  // accepts, a message over MPI's count limit, a database that refuses)
+  // fails alone: the master reports it and goes on (issue 17: an uncaught
+  // std::bad_alloc ended the whole run).
+  const JobReport start = r;
+  try {
+    switch (mode) {
+      case Mode::run: return run_job(std::move(r));
+      case Mode::tune: return tune_job(std::move(r));
+      case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+    }
+  } catch (const std::bad_alloc&) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("out of memory: the master could not allocate the host buffers of {} {} "
+                          "(std::bad_alloc); use a smaller size or more memory", r.job.kernel, r.size);
+  } catch (const std::exception& e) {
+    r = start;
+    r.status = "failed";
+    r.error = fmt::format("the master failed on this job: {}", e.what());
+  }
+  return r;
+}
+
+const json& Master::packed(const Job& job) {
+  static const json none;
+  if (job.kernel_file.empty()) return none;
+  auto& p = packed_[job.kernel_file];
+  if (p.is_null()) p = pack_tuning_file(job.kernel_file);
+  return p;
+}
+
+bool Master::shutdown() {
+  std::set<int> waiting;
+  for (const auto& w : workers_) {
+    // A refused worker left when it read its refusal: it gets no shutdown
+    // and is not waited for (issue 17: it stalled the master 10 s).
+    if (!w.registered || !w.accepted) continue;
+    comm_.send(w.rank, Message{Tag::shutdown, json::object(), {}});
+    waiting.insert(w.rank);
+  }
+  const auto deadline = clock_type::now() + opt_.shutdown_timeout;
+  while (!waiting.empty() && clock_type::now() < deadline) {
+    auto got = comm_.recv(kAnySource, kSlice);
+    if (got && got->message.tag == Tag::bye) waiting.erase(got->source);
+  }
+  comm_.flush(std::chrono::seconds(2));
+  for (int rank : waiting) note(fmt::format("worker {} did not acknowledge shutdown", worker(rank).label()));
+  return waiting.empty();
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,278 @@
+#include "master/split_plan.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "split/split.hpp"
+
+namespace wstune::daemon {
+
+unsigned split_dim(const KernelSpec& spec, const std::string& direction) {
+  if (direction == "x") return 0;
+  if (direction == "y") {
+    if (spec.dims() < 2) {
+      throw UsageError(fmt::format("split direction y on the 1-D kernel {}: use auto or x", spec.name()));
+    }
+    return 1;
+  }
+  return spec.dims() == 2 ? 1 : 0;
+}
+
+std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p,
+                                    unsigned, const std::vector<SplitWorker>& workers) {
+  const std::size_t n = workers.size();
+  if (n == 0) return {};
+  std::vector<std::uint64_t> pe;
+  for (const auto& w : workers) pe.push_back(w.device.total_pe());
+  if (model == "even") return std::vector<double>(n, 1.0 / static_cast<double>(n));
+  if (model == "proportional") return proportional_fractions(pe);
+  if (model == "pe-ratio") return pe_ratio_fractions(pe, spec.compute_amount(p));
+  throw UsageError(fmt::format("split model '{}' has no fixed fractions: use even, proportional, pe-ratio or "
+                               "measured", model));
+}
+
+namespace {
+
+// The workers that pay a one-time cost to go from `previous` to `fresh`:
+// those whose non-empty new block differs and that have learned a cost.
+std::vector<std::size_t> movers(const std::vector<SplitWorker>& workers, const std::vector<Block>& previous,
+                                const std::vector<Block>& fresh) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < fresh.size(); ++i)
+    if (fresh[i].size() != 0 && fresh[i] != previous[i] && workers[i].move_ms > 0) out.push_back(i);
+  return out;
+}
+
+// The one-time cost of moving from `previous` to `fresh`: the largest
+// move_ms of its movers (they move at once).
+double move_cost_ms(const std::vector<SplitWorker>& workers, const std::vector<Block>& previous,
+                    const std::vector<Block>& fresh) {
+  double most = 0;
+  for (const std::size_t i : movers(workers, previous, fresh)) most = std::max(most, workers[i].move_ms);
+  return most;
+}
+
+// The measured plan's candidates besides `previous`: the model's blocks
+// (`fresh`), and for each worker whose block there would move at a learned
+// one-time cost, the model's blocks without that worker (left out, it pays
+// nothing; `label` says which).
+struct Candidate {
+  std::vector<Block> blocks;
+  std::string label;
+  std::optional<std::size_t> left_out;  // the worker left out rather than moved
+};
+std::vector<Candidate> candidates(const Calibration& cal, const std::vector<SplitWorker>& workers,
+                                  std::vector<Block> fresh, const std::vector<Block>& previous, std::size_t total,
+                                  const std::vector<std::size_t>& granularity,
+                                  const std::function<double(std::size_t, std::size_t)>& work) {
+  std::vector<Candidate> out;
+  for (const std::size_t j : movers(workers, previous, fresh)) {
+    Calibration without = cal;
+    without.devices[j].fixed_ms = 1e12;  // a cost no share saves: measured_blocks() leaves it out
+    out.push_back({measured_blocks(without, total, cal.dim, granularity, work),
+                   fmt::format(" without rank {} (its block would cost {:.3f} ms once to move)", workers[j].rank,
+                               workers[j].move_ms),
+                   j});
+  }
+  out.insert(out.begin(), Candidate{std::move(fresh), "", std::nullopt});
+  return out;
+}
+
+// The measured plan's blocks: `previous` (when it has one block per worker
+// and tiles the range along the plan's dimension) unless a candidate is
+// predicted faster by more than kReplanGain and costs less over `jobs` jobs
+// with its move's one-time cost; then the cheapest such candidate. `note`
+// says why it kept, or which candidate left a worker out.
+std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<SplitWorker>& workers,
+                                 std::vector<Block> fresh, const std::vector<Block>* previous, unsigned jobs,
+                                 std::size_t total, const std::vector<std::size_t>& granularity,
+                                 const std::function<double(std::size_t, std::size_t)>& work, std::string& note,
+                                 std::vector<std::size_t>& held) {
+  if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
+    return fresh;
+  jobs = std::max(1u, jobs);
+  const double kept = predicted_makespan_ms(cal, *previous, work);
+  double best = kept * jobs, best_ms = kept, best_once = 0, fresh_ms = 0, fresh_once = 0;
+  const Candidate* chosen = nullptr;
+  const auto all = candidates(cal, workers, std::move(fresh), *previous, total, granularity, work);
+  for (const Candidate& c : all) {
+    const double ms = predicted_makespan_ms(cal, c.blocks, work);
+    const double once = move_cost_ms(workers, *previous, c.blocks);
+    if (&c == &all.front()) fresh_ms = ms, fresh_once = once;
+    if (c.blocks == *previous || ms >= kept * (1 - kReplanGain) || ms * jobs + once >= best) continue;
+    best = ms * jobs + once;
+    best_ms = ms;
+    best_once = once;
+    chosen = &c;
+  }
+  if (chosen) {
+    if (chosen->left_out) held.push_back(*chosen->left_out);
+    if (!chosen->label.empty())
+      note = fmt::format("the model's blocks{}: {:.3f} ms a job and {:.3f} ms once against {:.3f} ms kept",
+                         chosen->label, best_ms, best_once, kept);
+    return chosen->blocks;
+  }
+  const bool faster = fresh_ms < kept * (1 - kReplanGain);
+  if (faster)  // held back by its movers' one-time costs, if any
+    for (const std::size_t i : movers(workers, *previous, all.front().blocks)) held.push_back(i);
+  note = faster ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
+                           "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
+                           fresh_ms, kept, (kept - fresh_ms) * jobs, jobs, fresh_once)
+             : fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
+                           "more than {:.0f} % faster", fresh_ms, kept, 100 * kReplanGain);
+  return *previous;
+}
+
+}  // namespace
+
+SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
+                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs,
+                     const std::vector<Block>* previous, unsigned jobs_so_far) {
+  SplitPlan plan;
+  plan.model = model;
+  plan.dim = split_dim(spec, direction);
+  const std::size_t total = spec.split_units(p, plan.dim);
+  std::size_t g = std::max(16 * spec.units_per_work_item(), split_granularity(spec, p, plan.dim, std::nullopt));
+  if (total % g != 0) g = split_granularity(spec, plan.dim, std::nullopt);
+  // Neither divides (an odd-length sort: 2 elements per work-item): blocks of
+  // any length still run, since sort pads each block to a power of two and
+  // every other kernel has one unit per work-item (issue 17).
+  if (total % g != 0) g = 1;
+  const std::vector<std::size_t> granularity(workers.size(), g);
+  if (model == "measured") {
+    Calibration cal;
+    cal.kernel = std::string(spec.name());
+    cal.size = p.text;
+    cal.dim = plan.dim;
+    for (const auto& w : workers) {
+      if (w.calibration.is_null()) {
+        throw UsageError(fmt::format("split model measured: no calibration of {} for {} on worker rank {} ({}); "
+                                     "run 'mpiexec ... wstuned calibrate' with the same jobs first",
+                                     spec.name(), p.text, w.rank, w.device.name));
+      }
+      cal.devices.push_back(device_calibration_from_json(w.calibration));
+    }
+    cal = for_kernel_runs(std::move(cal), kernel_runs);
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      cal.devices[i].fixed_ms = workers[i].fixed_ms;
+      cal.devices[i].concurrency_scale *= workers[i].scale;
+    }
+    const auto work = [&](std::size_t, std::size_t units) {
+      return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
+    };
+    plan.blocks = stable_blocks(cal, workers, measured_blocks(cal, total, plan.dim, granularity, work), previous,
+                                jobs_so_far, total, granularity, work, plan.note, plan.held_by_move);
+    plan.fractions = block_fractions(plan.blocks, total);
+    return plan;
+  }
+  plan.fractions = split_fractions(model, spec, p, plan.dim, workers);
+  plan.blocks = align_blocks(plan.fractions, total, plan.dim, granularity);
+  return plan;
+}
+
+std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                     const Block& b, unsigned kernel_runs, double answer_ms, double overlap_wall_ms) {
+  if (w.calibration.is_null() || b.size() == 0) return std::nullopt;
+  DeviceCalibration d = for_kernel_runs(device_calibration_from_json(w.calibration), kernel_runs);
+  const double work = static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count());
+  d.fixed_ms = 0;
+  const double base = d.concurrency_scale;  // the calibration's own (plan_split() multiplies it by the scale)
+  if (overlap_wall_ms > 0) observe_concurrent(d, work, overlap_wall_ms);
+  observe_job(d, work, answer_ms);
+  return PartCost{d.fixed_ms, base > 0 ? d.concurrency_scale / base : 1.0, answer_ms};
+}
+
+double own_answer_ms(double answer_ms, double busy_ms, double return_ms, double one_time_ms) {
+  return std::min(answer_ms, busy_ms + return_ms) - one_time_ms;
+}
+
+std::optional<double> observed_fixed_ms(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
+                                        const Block& b, unsigned kernel_runs, double answer_ms) {
+  const auto c = observe_part(spec, p, w, dim, b, kernel_runs, answer_ms);
+  return c ? std::optional<double>(c->fixed_ms) : std::nullopt;
+}
+
+const FixedCosts::Record* FixedCosts::record(const std::string& key) const {
+  const auto it = records_.find(key);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+void FixedCosts::assume(std::vector<SplitWorker>& workers, const std::vector<std::string>& keys) const {
+  double most = 0;
+  for (const auto& key : keys)
+    if (const Record* r = record(key); r && r->cost) most = std::max(most, r->cost->fixed_ms);
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    const Record* r = record(keys.at(i));
+    const PartCost c = r && r->cost ? *r->cost : PartCost{most * (r ? r->unseen_factor : 1.0), 1};
+    workers[i].fixed_ms = c.fixed_ms;
+    workers[i].scale = c.scale;
+    workers[i].move_ms = r ? r->move_ms : 0;
+  }
+}
+
+void FixedCosts::observe_block(const std::string& key, const Block& block, const PartCost& cost) {
+  Record& r = records_[key];
+  if (r.block != block) {  // a first run of this block: its buffers are new
+    r.block = block;
+    r.window.clear();
+    r.first_run_ms = cost.own_ms;
+    if (std::exchange(r.tried, false) && !r.cost) r.cost = cost;  // a tried worker: an upper bound
+    return;
+  }
+  if (r.first_run_ms) {  // the block's second run
+    r.move_ms = std::max(0.0, *r.first_run_ms - cost.own_ms);
+    r.first_run_ms.reset();
+  }
+  r.window.push_back(cost);
+  if (r.window.size() > kCostWindow) r.window.erase(r.window.begin());
+  std::vector<PartCost> ranked = r.window;
+  std::sort(ranked.begin(), ranked.end(), [](const PartCost& a, const PartCost& b) { return a.own_ms < b.own_ms; });
+  r.cost = ranked[(ranked.size() - 1) / 2];
+}
+
+const std::vector<Block>* FixedCosts::last_plan(const std::vector<std::string>& keys) const {
+  const auto it = plans_.find(keys);
+  return it == plans_.end() ? nullptr : &it->second.latest;
+}
+
+void FixedCosts::remember_plan(const std::vector<std::string>& keys, const std::vector<Block>& blocks) {
+  if (blocks.size() != keys.size())
+    throw std::invalid_argument(fmt::format("remember_plan: {} blocks for {} workers", blocks.size(), keys.size()));
+  Plans& p = plans_[keys];
+  p.latest = blocks;
+  ++p.made;
+}
+
+unsigned FixedCosts::plans_made(const std::vector<std::string>& keys) const {
+  const auto it = plans_.find(keys);
+  return it == plans_.end() ? 0 : it->second.made;
+}
+
+void FixedCosts::planned(const std::vector<SplitWorker>& workers, const std::vector<std::string>& keys,
+                         const std::vector<Block>& blocks, const std::vector<std::size_t>& held_by_move) {
+  remember_plan(keys, blocks);
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    Record& r = records_[keys.at(i)];
+    const bool held = std::find(held_by_move.begin(), held_by_move.end(), i) != held_by_move.end();
+    if (held) r.move_ms *= kUnplannedFixedCostDecay;
+    if (blocks.at(i).size() != 0) {
+      r.tried = !r.cost && workers[i].fixed_ms > 0;
+      continue;
+    }
+    // Left out: the decayed cost must not be outvoted by old observations.
+    r.forget_block();
+    if (held) continue;  // left out for its move, not its fixed cost
+    if (r.cost) {
+      r.cost->fixed_ms *= kUnplannedFixedCostDecay;
+    } else if (workers[i].fixed_ms > 0) {  // left out for its assumed cost: the prior decays
+      r.unseen_factor *= kUnplannedFixedCostDecay;
+    }  // left out at no assumed cost: not for its cost, nothing decays
+  }
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,248 @@
+// The master's tune mode: one search per device fingerprint shared by the
+// workers that have it (shared_search.hpp), every trial stored.
+#include "master/master.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "protocol/kernel_source.hpp"
+#include "master/router.hpp"
+#include "session/autotune.hpp"
+#include "format/json.hpp"
+#include "wstune/store.hpp"
+#include "search/strategies.hpp"
+#include "tuning_file/tuning_file.hpp"
+
+#include "master/master_util.hpp"
+
+namespace wstune::daemon {
+
+namespace {
+
+// The strategy of a job's search: the job's, else the tuning file's Search,
+// else exhaustive (guided under a max_trials budget), as before issue 14.
+std::string tune_strategy(const Job& job, const KernelSpec& spec) {
+  if (!job.strategy.empty()) return job.strategy;
+  if (const TuningFile* f = tuning_file_of(spec); f && !f->strategy.empty()) return f->strategy;
+  return job.max_trials ? "guided" : "exhaustive";
+}
+
+json trial_summary(const Trial& t) {
+  return json{{"params", t.params}, {"local", to_string(t.local)}, {"status", std::string(to_string(t.status))},
+              {"error", t.error}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"samples_ms", t.kernel.ms}, {"verified", t.verified}, {"from_store", t.from_store}};
+}
+
+}  // namespace
+
+JobReport Master::tune_job(JobReport r) {
+  const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
+  const Problem p = spec_ptr->parse_size(r.size);
+  // One search per device fingerprint, shared by the workers that have it.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& w : workers_) {
+    if (!w.usable()) continue;
+    const std::string fp = w.device->fingerprint();
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == fp; });
+    if (g == groups.end()) groups.push_back({fp, {w.rank}});
+    else g->second.push_back(w.rank);
+  }
+  r.attempts = 1;
+  std::vector<std::vector<int>> todo;
+  for (const auto& [fp, ranks] : groups) {
+    if (!r.job.retune && sink_.tuned_before(*spec_ptr, p, *worker(ranks.front()).device)) {
+      // Tuned before: the store has its best ("retune": true searches again).
+      note(fmt::format("job {}: {} is tuned for {} {} (a best is stored): skipped; \"retune\": true searches again",
+                       r.id, worker(ranks.front()).device->name, r.job.kernel, r.size));
+      continue;
+    }
+    todo.push_back(ranks);
+  }
+  if (!todo.empty()) tune_groups(r, *spec_ptr, p, todo);
+  std::sort(r.data.begin(), r.data.end(), [](const json& a, const json& b) { return a["rank"] < b["rank"]; });
+  if (stopped()) {
+    r.status = "interrupted";
+    r.error = "stop requested";
+  } else if (r.data.empty()) {
+    r.status = !groups.empty() && todo.empty() ? "stored" : "failed";
+    if (r.status == "failed") r.error = groups.empty() ? "no healthy worker" : "no worker finished this job";
+  }
+  return r;
+}
+
+void Master::fault(JobReport& r, const std::string& text, const GroupContext& ctx) {
+  const auto held = ctx.hold();
+  r.faults.push_back(text);
+  note(text);
+}
+
+// One group: on the master's communicator. Several: each in its own thread
+// on a router channel, the router pumped here (the only thread that calls
+// the communicator) until every search has ended.
+void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
+                         const std::vector<std::vector<int>>& groups) {
+  const json& kernel_file = packed(r.job);
+  auto one = [&](const std::vector<int>& ranks, const GroupContext& ctx) {
+    try {
+      tune_group(r, spec, p, ranks, ctx);
+    } catch (const std::exception& e) {  // SearchAborted, a space the master cannot build, ...
+      fault(r, fmt::format("the search on {} stopped: {}", worker(ranks.front()).label(), e.what()), ctx);
+    }
+  };
+  if (groups.size() == 1) return one(groups.front(), GroupContext{comm_, nullptr, kernel_file});
+  Router router(comm_);
+  std::mutex lock;
+  std::atomic<std::size_t> running{groups.size()};
+  std::vector<std::thread> threads;
+  for (const auto& ranks : groups) {
+    Channel& channel = router.channel(ranks);
+    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file}] {
+      one(ranks, ctx);
+      --running;
+    });
+  }
+  while (running > 0) router.pump(std::chrono::milliseconds(1));
+  for (auto& t : threads) t.join();
+}
+
+// Sends Tag::tune to `ranks` and waits for each one's answer: the ranks
+// that are ready (their answers in `ready`, by rank), faults for the others.
+std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
+                                       const GroupContext& ctx) {
+  WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, 0, r.job.seed, json::object(),
+                  ctx.kernel_file};
+  std::set<int> pending;
+  for (int rank : ranks) {
+    ctx.comm.send(rank, req.to_message(Tag::tune));
+    pending.insert(rank);
+  }
+  std::vector<int> ok;
+  const auto deadline = clock_type::now() + opt_.job_timeout;
+  while (!pending.empty() && !stopped()) {
+    if (clock_type::now() >= deadline) {
+      for (int rank : pending) fault(r, mark_late(r, rank), ctx);
+      break;
+    }
+    auto got = ctx.comm.recv(kAnySource, slice_until(deadline));
+    if (!got || !pending.count(got->source)) continue;
+    try {
+      if (got->message.tag == Tag::tune_result) {
+        const WorkResult res = WorkResult::from(got->message);
+        if (res.job != r.id) continue;
+        (*ready)[std::to_string(got->source)] = res.data;
+        ok.push_back(got->source);
+      } else if (got->message.tag == Tag::worker_error) {
+        const WorkerError e = WorkerError::from(got->message);
+        if (e.job != r.id) continue;
+        fault(r, fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
+                             wstune::to_string(e.status), e.text), ctx);
+      } else {
+        continue;
+      }
+    } catch (const ProtocolError& e) {
+      fault(r, fmt::format("worker {} sent a bad answer: {}", worker(got->source).label(), e.what()), ctx);
+    }
+    pending.erase(got->source);
+  }
+  std::sort(ok.begin(), ok.end());
+  return ok;
+}
+
+namespace {
+// A group's TrialLog used under the lock the groups share.
+class LockedLog final : public TrialLog {
+ public:
+  LockedLog(std::unique_ptr<TrialLog> log, std::mutex* lock) : log_(std::move(log)), lock_(lock) {}
+  std::optional<Trial> stored(const Configuration& c) override {
+    const auto held = hold();
+    return log_->stored(c);
+  }
+  bool record(const Trial& t) override {
+    const auto held = hold();
+    return log_->record(t);
+  }
+  json finish(const TuneResult& result) override {
+    const auto held = hold();
+    return log_->finish(result);
+  }
+
+ private:
+  std::unique_lock<std::mutex> hold() const {
+    return lock_ ? std::unique_lock<std::mutex>(*lock_) : std::unique_lock<std::mutex>();
+  }
+  std::unique_ptr<TrialLog> log_;
+  std::mutex* lock_;
+};
+}  // namespace
+
+void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
+                        const GroupContext& ctx) {
+  json ready = json::object();
+  const std::vector<int> group = prepare_group(r, ranks, &ready, ctx);
+  if (group.empty()) return;
+  const json& first = ready[std::to_string(group.front())];
+  const DeviceInfo& device = *worker(group.front()).device;
+  // The master builds the same target and space the workers built.
+  const TuneTarget target = make_tune_target(spec, device, first.at("kernel_work_group_size").get<std::size_t>(),
+                                             first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
+  SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
+  if (space.size() != first.at("space_size").get<std::size_t>()) {
+    throw SearchAborted(fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
+                                    "wstuned build on every node", space.size(), first["space_size"].dump()));
+  }
+  const std::string strategy = tune_strategy(r.job, spec);
+  auto searcher = make_searcher(strategy, 1);
+  const unsigned budget = evaluation_budget(r.job.max_trials, spec, strategy, space);
+  auto stop = budget ? max_evaluations(budget) : never_stop();
+  const SessionSpec session_spec{std::string(searcher->name()),
+                                 budget ? std::optional<std::int64_t>(budget) : std::nullopt, std::nullopt};
+  std::unique_ptr<TrialLog> log;
+  {
+    const auto held = ctx.hold();
+    log = std::make_unique<LockedLog>(sink_.open_trial_log(spec, target, session_spec), ctx.lock);
+  }
+  SearchGroup g{&ctx.comm, r.id, group, opt_.job_timeout, opt_.stop_requested, [&](int rank, const std::string& why) {
+                  WorkerState& w = worker(rank);
+                  w.alive = false;
+                  w.problem = why;
+                  fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), why), ctx);
+                }};
+  SharedEvaluator ev(std::move(g), target, std::move(space), *log, *searcher, *stop);
+  TuneOptions topt;
+  topt.timing = TimingOptions{1, std::max(1u, r.job.repetitions)};
+  topt.lookup = [&](const Configuration& c) { return log->stored(c); };
+  topt.on_trial = [&](const Trial&, TrialPhase phase) { ev.phase(phase); };
+  const TuneResult res = tune(ev, *searcher, *stop, topt);
+  ev.drain();
+  const json session = log->finish(res);
+  json trials = json::array();
+  for (const auto& t : res.trials) trials.push_back(trial_summary(t));
+  json by_rank = json::object();
+  for (const auto& [rank, n] : ev.measured_by()) by_rank[std::to_string(rank)] = n;
+  json result{{"strategy", res.strategy}, {"global", to_string(res.target.global)}, {"space_size", res.space_size},
+              {"trials", trials}, {"best", trial_summary(res.best)},
+              {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
+              {"rule", res.rule ? to_string(res.rule->local) : "null"}, {"evaluations", res.evaluations},
+              {"tiebreak_trials", res.tiebreak_trials}, {"measured_by_rank", by_rank},
+              {"measured_ahead_unused", ev.unused_ahead()}, {"stop_reason", res.stop_reason},
+              {"wall_ms", res.wall_ms}, {"shared_by", group}, {"session", session}};
+  const auto held = ctx.hold();
+  note(fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "
+                   "{} {:.4f} ms", r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
+                   session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));
+  for (int rank : group) {
+    const WorkerState& w = worker(rank);
+    sink_.tuned(w, r.job, r.size, result);
+    r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
+                          {"fingerprint", w.device->fingerprint()}, {"measured", by_rank.value(std::to_string(rank), 0)},
+                          {"result", result}});
+  }
+}
+
+}  // namespace wstune::daemon

@@ -1,0 +1,382 @@
+// wstuned's wire protocol and the in-memory Communicator, without MPI and
+// without OpenCL work: encode/decode, typed payloads, timeouts, and the
+// master's registration checks (version mismatch, no device, silence).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "transport/communicator.hpp"
+#include "master/master.hpp"
+#include "master/memory_sink.hpp"
+#include "protocol/protocol.hpp"
+
+using namespace wstune;
+using namespace wstune::daemon;
+using nlohmann::json;
+
+TEST(Protocol, EncodeDecodeRoundTripKeepsBodyAndBuffers) {
+  Message m{Tag::run_block, json{{"a", 1}, {"s", "text"}}, {HostBuffer::of({1.5f, -2.f, 3.25f}), HostBuffer{}}};
+  const auto bytes = encode(m);
+  const Message back = decode(Tag::run_block, bytes);
+  EXPECT_EQ(back.tag, Tag::run_block);
+  EXPECT_EQ(back.body, m.body);
+  ASSERT_EQ(back.buffers.size(), 2u);
+  EXPECT_EQ(back.buffers[0], m.buffers[0]);
+  EXPECT_TRUE(back.buffers[1].empty());
+}
+
+TEST(Protocol, TypedBuffersKeepTheirElementType) {
+  HostBuffer ints(ElementType{ScalarType::i32, 1}, 3);
+  ints.as<std::int32_t>()[1] = -7;
+  HostBuffer vecs(ElementType{ScalarType::f64, 4}, 2);
+  set_component(vecs, 7, 2.5);
+  const Message m{Tag::run_block, json::object(), {ints, vecs}};
+  const Message back = decode(Tag::run_block, encode(m));
+  ASSERT_EQ(back.buffers.size(), 2u);
+  EXPECT_EQ(back.buffers[0], ints);
+  EXPECT_EQ(back.buffers[1], vecs);
+  EXPECT_EQ(back.buffers[1].type().name(), "double4");
+  EXPECT_DOUBLE_EQ(component(back.buffers[1], 7), 2.5);
+  const auto [h, shapes] = decode_header(Tag::run_block, encode_header(m));
+  EXPECT_EQ(shapes.at(0).type, (ElementType{ScalarType::i32, 1}));
+  EXPECT_EQ(shapes.at(1).count, 2u);
+  // An unknown element type in a header is a protocol error.
+  auto bad = encode_header(Message{Tag::run_block, json::object(), {ints}});
+  bad[bad.size() - 10] = 99;
+  EXPECT_THROW(decode_header(Tag::run_block, bad), ProtocolError);
+}
+
+TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
+  const auto bytes = encode(Message{Tag::hello, json{{"protocol", 1}}, {HostBuffer::of(std::vector<float>(10, 1.f))}});
+  for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_THROW(decode(Tag::hello, std::span(bytes.data(), cut)), ProtocolError) << "cut at " << cut;
+  }
+  auto padded = bytes;
+  padded.push_back(0);
+  EXPECT_THROW(decode(Tag::hello, padded), ProtocolError);
+}
+
+TEST(Protocol, HeaderCarriesBodyAndBufferSizesButNoFloats) {
+  Message m{Tag::block_result, json{{"job", 7}}, {HostBuffer::of(std::vector<float>(1000, 2.f)), HostBuffer{}, HostBuffer::of({4.f})}};
+  const auto header = encode_header(m);
+  EXPECT_LT(header.size(), encode(m).size() - 1000 * sizeof(float) + 1);  // no floats in it
+  const auto [back, sizes] = decode_header(Tag::block_result, header);
+  EXPECT_EQ(back.tag, Tag::block_result);
+  EXPECT_EQ(back.body, m.body);
+  EXPECT_TRUE(back.buffers.empty());
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[0].count, 1000u);
+  EXPECT_EQ(sizes[1].count, 0u);
+  EXPECT_EQ(sizes[2].count, 1u);
+  EXPECT_EQ(sizes[0].type, kFloat32);
+  for (std::size_t cut : {std::size_t{0}, header.size() / 2, header.size() - 1}) {
+    EXPECT_THROW(decode_header(Tag::block_result, std::span(header.data(), cut)), ProtocolError) << "cut at " << cut;
+  }
+  auto padded = header;
+  padded.push_back(0);
+  EXPECT_THROW(decode_header(Tag::block_result, padded), ProtocolError);
+}
+
+// Issue 14: one configuration to measure and its trial, failures as data.
+TEST(Protocol, TrialsRoundTrip) {
+  TrialRequest req{12, Configuration{json{{"WPTX", 2}}, Extent{16, 8, 2}}, TimingOptions{1, 3, 2.0, 50, 0.01, 40.0}};
+  const TrialRequest req2 = TrialRequest::from(req.to_message());
+  EXPECT_EQ(req2.job, 12u);
+  EXPECT_EQ(req2.config, req.config);
+  EXPECT_EQ(req2.timing.repetitions, 3u);
+  EXPECT_DOUBLE_EQ(req2.timing.min_timed_ms, 2.0);
+  EXPECT_EQ(req2.timing.max_repetitions, 50u);
+  Trial t;
+  t.params = json{{"WPTX", 2}};
+  t.local = Extent{16, 8, 2};
+  t.global = Extent{64, 64, 2};
+  t.kernel.ms = {0.5, 0.25};
+  t.verified = true;
+  const Trial t2 = TrialAnswer::from(TrialAnswer{12, t}.to_message()).trial;
+  EXPECT_EQ(t2.configuration(), t.configuration());
+  EXPECT_EQ(t2.global, t.global);
+  EXPECT_EQ(t2.kernel.ms, t.kernel.ms);
+  EXPECT_TRUE(t2.verified);
+  t.status = TrialStatus::timeout;
+  t.error = "hung";
+  t.local = std::nullopt;
+  const Trial t3 = TrialAnswer::from(TrialAnswer{12, t}.to_message()).trial;
+  EXPECT_EQ(t3.status, TrialStatus::timeout);
+  EXPECT_EQ(t3.error, "hung");
+  EXPECT_FALSE(t3.local.has_value());
+  EXPECT_THROW(trial_from_json(json{{"params", json::object()}}), ProtocolError);
+}
+
+TEST(Protocol, TagsHaveNamesAndKnownRange) {
+  EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::trial_result)));
+  EXPECT_EQ(to_string(Tag::trial), "trial");
+  EXPECT_EQ(to_string(Tag::block_result), "block_result");
+  EXPECT_TRUE(is_known_tag(static_cast<int>(Tag::bye)));
+  EXPECT_FALSE(is_known_tag(0));
+  EXPECT_FALSE(is_known_tag(99));
+  EXPECT_EQ(to_string(static_cast<Tag>(99)), "tag-99");
+}
+
+TEST(Protocol, TypedPayloadsRoundTrip) {
+  RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5, 9,
+              json{{"TS", 16}}, json{{"hash", "0123"}}, 1, ResultSlot{"/proc/1/fd/9", 4096, 77}};
+  const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
+  EXPECT_EQ(rb2.seed, 9u);
+  EXPECT_EQ(rb2.params, (json{{"TS", 16}}));
+  EXPECT_EQ(rb2.kernel_file, (json{{"hash", "0123"}}));
+  EXPECT_EQ(rb2.job, 7u);
+  EXPECT_EQ(rb2.attempt, 2u);
+  EXPECT_EQ(rb2.block, (Block{1, 16, 48}));
+  EXPECT_EQ(rb2.policy, LocalPolicy::stored);
+  ASSERT_TRUE(rb2.local.has_value());
+  EXPECT_EQ(*rb2.local, (Extent{8, 4, 2}));
+  EXPECT_EQ(rb2.repetitions, 5u);
+  ASSERT_TRUE(rb2.result_slot.has_value());
+  EXPECT_EQ(rb2.result_slot->path, "/proc/1/fd/9");
+  EXPECT_EQ(rb2.result_slot->bytes, 4096u);
+  EXPECT_EQ(rb2.result_slot->nonce, 77u);
+
+  BlockResult br;
+  br.job = 3;
+  br.attempt = 1;
+  br.block = Block{0, 0, 10};
+  br.kernel.ms = {1.0, 2.0, 3.0};
+  br.recv_ms = 0.5;
+  br.h2d_wall_ms = 1.25;
+  br.d2h_wall_ms = 2.5;
+  const Message m = br.to_message({HostBuffer::of(std::vector<float>(10, 1.f))});
+  const BlockResult br2 = BlockResult::from(m);
+  EXPECT_EQ(br2.kernel.ms, br.kernel.ms);
+  EXPECT_DOUBLE_EQ(br2.recv_ms, 0.5);
+  EXPECT_DOUBLE_EQ(br2.h2d_wall_ms, 1.25);
+  EXPECT_DOUBLE_EQ(br2.d2h_wall_ms, 2.5);
+  EXPECT_FALSE(br2.local.has_value());
+  EXPECT_EQ(m.buffers.at(0).size(), 10u);
+
+  const WorkRequest wr = WorkRequest::from(
+      WorkRequest{9, "sort", "4096", 3, 0, 125.5, 5, json::object(), json()}.to_message(Tag::calibrate));
+  EXPECT_EQ(wr.job, 9u);
+  EXPECT_EQ(wr.seed, 5u);
+  EXPECT_TRUE(wr.kernel_file.is_null());
+  EXPECT_DOUBLE_EQ(wr.calibrate_budget_ms, 125.5);
+  // A master that does not send a budget asks for the uncapped calibration.
+  EXPECT_DOUBLE_EQ(WorkRequest::from(Message{Tag::calibrate, json{{"job", 1}, {"kernel", "sort"}, {"size", "64"}}, {}})
+                       .calibrate_budget_ms,
+                   0.0);
+
+  const WorkerError e2 = WorkerError::from(WorkerError{4, 1, TrialStatus::compile, "log"}.to_message());
+  EXPECT_EQ(e2.status, TrialStatus::compile);
+  EXPECT_EQ(e2.text, "log");
+
+  DeviceInfo d;
+  d.name = "Fake GPU";
+  d.compute_units = 4;
+  d.pe_per_cu = 48;
+  Hello h;
+  h.rank = 2;
+  h.host = "node7";
+  h.device = d;
+  const Hello h2 = Hello::from(h.to_message());
+  ASSERT_TRUE(h2.device.has_value());
+  EXPECT_EQ(h2.device->total_pe(), 192u);
+  EXPECT_EQ(h2.device->fingerprint(), d.fingerprint());
+  EXPECT_EQ(h2.host, "node7");
+}
+
+TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
+  EXPECT_DOUBLE_EQ(Job{}.calibrate_budget_ms, 250.0);
+  const auto jobs = parse_jobs(json{{"defaults", {{"calibrate_budget_ms", 0}}},
+                                    {"jobs", json::array({json{{"kernel", "sort"}},
+                                                          json{{"kernel", "sort"}, {"calibrate_budget_ms", 40.5}}})}},
+                               Job{}, "t.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ(jobs[0].calibrate_budget_ms, 0.0);
+  EXPECT_DOUBLE_EQ(jobs[1].calibrate_budget_ms, 40.5);
+  EXPECT_DOUBLE_EQ(to_json(jobs[1])["calibrate_budget_ms"].get<double>(), 40.5);
+  EXPECT_THROW(parse_jobs(json::array({json{{"kernel", "sort"}, {"calibrate_budget_ms", -1}}}), Job{}, "t.json"),
+               UsageError);
+}
+
+// Issue 18: the job key `overlap` (chunks per worker block, default 2 as the
+// CLI's --overlap; 1 = whole) travels in run_block; a master or worker
+// without it reads 1 (whole blocks); a block_result names the chunks it ran.
+TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
+  EXPECT_EQ(Job{}.overlap, 2u);
+  const auto jobs = parse_jobs(json{{"defaults", {{"overlap", 4}}},
+                                    {"jobs", json::array({json{{"kernel", "sort"}},
+                                                          json{{"kernel", "sort"}, {"overlap", 1}}})}},
+                               Job{}, "t.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].overlap, 4u);
+  EXPECT_EQ(jobs[1].overlap, 1u);
+  EXPECT_EQ(to_json(jobs[0])["overlap"].get<unsigned>(), 4u);
+  for (const json& bad : {json(0), json("two"), json(-1), json(1.5)}) {
+    try {
+      parse_jobs(json::array({json{{"kernel", "sort"}, {"overlap", bad}}}), Job{}, "t.json");
+      ADD_FAILURE() << "overlap " << bad.dump() << " was accepted";
+    } catch (const UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("t.json: job 1"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("overlap"), std::string::npos) << msg;
+    }
+  }
+  RunBlock rb;
+  rb.overlap = 3;
+  EXPECT_EQ(RunBlock::from(rb.to_message()).overlap, 3u);
+  Message old = rb.to_message();
+  old.body.erase("overlap");  // an older master
+  EXPECT_EQ(RunBlock::from(old).overlap, 1u);
+  BlockResult br;
+  br.chunks = {Block{1, 0, 16}, Block{1, 16, 32}};
+  br.overlap_wall_ms = 4.5;
+  const BlockResult br2 = BlockResult::from(br.to_message({}));
+  ASSERT_EQ(br2.chunks.size(), 2u);
+  EXPECT_EQ(br2.chunks[1].begin, 16u);
+  EXPECT_DOUBLE_EQ(br2.overlap_wall_ms, 4.5);
+  EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).chunks.empty());  // whole
+  EXPECT_FALSE(RunBlock::from(rb.to_message()).result_slot.has_value());  // no slot offered
+}
+
+TEST(Protocol, SharedOutputsAndSlotErrorsRoundTrip) {
+  BlockResult br;
+  br.shared = {SharedOutput{1, 128, parse_element_type("int32"), 10}, SharedOutput{0, 0, kFloat32, 3}};
+  br.shared_error = "cannot open";
+  const BlockResult br2 = BlockResult::from(br.to_message({}));
+  ASSERT_EQ(br2.shared.size(), 2u);
+  EXPECT_EQ(br2.shared[0].index, 1u);
+  EXPECT_EQ(br2.shared[0].offset, 128u);
+  EXPECT_EQ(br2.shared[0].type, parse_element_type("int32"));
+  EXPECT_EQ(br2.shared[0].count, 10u);
+  EXPECT_EQ(br2.shared[1].type, kFloat32);
+  EXPECT_EQ(br2.shared_error, "cannot open");
+  const BlockResult none = BlockResult::from(BlockResult{}.to_message({}));
+  EXPECT_TRUE(none.shared.empty());
+  EXPECT_TRUE(none.shared_error.empty());
+  Message bad = br.to_message({});
+  bad.body["shared"][0]["type"] = "complex";
+  EXPECT_THROW(BlockResult::from(bad), ProtocolError);
+}
+
+TEST(Protocol, MalformedBodiesAreProtocolErrors) {
+  EXPECT_THROW(RunBlock::from(Message{Tag::run_block, json{{"job", 1}}, {}}), ProtocolError);
+  EXPECT_THROW(WorkerError::from(Message{Tag::worker_error, json{{"job", 1}, {"status", "exploded"}}, {}}),
+               ProtocolError);
+  EXPECT_THROW(Hello::from(Message{Tag::welcome, json::object(), {}}), ProtocolError);
+  EXPECT_THROW(parse_local_policy("sometimes"), UsageError);
+}
+
+TEST(InMemoryCommunicator, DeliversBySourceAndTimesOut) {
+  InMemoryWorld world(3);
+  world.at(1).send(0, Message{Tag::bye, json::object(), {}});
+  world.at(2).send(0, Message{Tag::hello, json{{"protocol", 1}}, {}});
+  auto p = world.at(0).probe(2);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->second, Tag::hello);
+  auto r = world.at(0).recv(2, std::chrono::milliseconds(10));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->source, 2);
+  r = world.at(0).recv(kAnySource, std::chrono::milliseconds(10));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message.tag, Tag::bye);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(world.at(0).recv(kAnySource, std::chrono::milliseconds(50)).has_value());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(45));
+  EXPECT_THROW(world.at(0).send(5, Message{}), ProtocolError);
+  EXPECT_EQ(world.sent_count(Tag::hello), 1u);
+}
+
+namespace {
+DeviceInfo fake_device(const char* name, unsigned cu, unsigned pe) {
+  DeviceInfo d;
+  d.name = name;
+  d.compute_units = cu;
+  d.pe_per_cu = pe;
+  return d;
+}
+}  // namespace
+
+TEST(MasterRegistration, RefusesVersionMismatchAndMissingDeviceAndReportsSilence) {
+  InMemoryWorld world(4);
+  MemorySink sink;
+  MasterOptions opt;
+  opt.register_timeout = std::chrono::milliseconds(300);
+  Master master(world.at(0), sink, opt);
+  Hello old;
+  old.protocol = kProtocolVersion + 1;
+  old.rank = 1;
+  old.host = "n1";
+  old.device = fake_device("A", 2, 8);
+  world.at(1).send(0, old.to_message());
+  Hello none;
+  none.rank = 2;
+  none.host = "n2";
+  none.error = "no OpenCL platform";
+  world.at(2).send(0, none.to_message());
+  // rank 3 never registers.
+  EXPECT_EQ(master.register_workers(), 0u);
+  const auto& w = master.workers();
+  EXPECT_NE(w[0].problem.find("protocol version mismatch"), std::string::npos) << w[0].problem;
+  EXPECT_NE(w[1].problem.find("no OpenCL device"), std::string::npos) << w[1].problem;
+  EXPECT_NE(w[2].problem.find("did not register"), std::string::npos) << w[2].problem;
+  auto a1 = world.at(1).recv(0, std::chrono::milliseconds(10));
+  ASSERT_TRUE(a1.has_value());
+  EXPECT_FALSE(Welcome::from(a1->message).accepted);
+  EXPECT_EQ(sink.registered.size(), 3u);
+}
+
+TEST(MasterRun, SilentWorkerTimesOutAndTheJobFailsCleanly) {
+  InMemoryWorld world(2);
+  MemorySink sink;
+  MasterOptions opt;
+  opt.job_timeout = std::chrono::milliseconds(300);
+  opt.shutdown_timeout = std::chrono::milliseconds(200);
+  Master master(world.at(0), sink, opt);
+  Hello h;
+  h.rank = 1;
+  h.host = "quiet-node";
+  h.device = fake_device("Quiet", 1, 4);
+  world.at(1).send(0, h.to_message());
+  ASSERT_EQ(master.register_workers(), 1u);
+  Job job;
+  job.kernel = "trapezoid";
+  job.size = "1024";
+  const auto reports = master.run_all(Mode::run, {job, job});
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].status, "failed");
+  ASSERT_EQ(reports[0].faults.size(), 1u);
+  EXPECT_NE(reports[0].faults[0].find("rank 1 on quiet-node"), std::string::npos) << reports[0].faults[0];
+  EXPECT_NE(reports[0].faults[0].find("did not answer"), std::string::npos);
+  EXPECT_EQ(reports[1].status, "failed");  // nobody left: fails at once, no wait
+  EXPECT_FALSE(master.workers()[0].alive);
+  EXPECT_FALSE(master.shutdown());  // the silent worker never says bye
+  EXPECT_EQ(sink.runs.size(), 2u);
+}
+
+TEST(MasterRun, StopRequestInterruptsAndSkipsTheRest) {
+  InMemoryWorld world(2);
+  MemorySink sink;
+  std::atomic<bool> stop{false};
+  MasterOptions opt;
+  opt.stop_requested = [&] { return stop.load(); };
+  Master master(world.at(0), sink, opt);
+  Hello h;
+  h.rank = 1;
+  h.host = "n";
+  h.device = fake_device("D", 1, 4);
+  world.at(1).send(0, h.to_message());
+  ASSERT_EQ(master.register_workers(), 1u);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  Job job;
+  job.kernel = "trapezoid";
+  job.size = "1024";
+  const auto reports = master.run_all(Mode::run, {job, job, job});
+  stopper.join();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].status, "interrupted");
+  EXPECT_TRUE(master.stopped());
+  EXPECT_EQ(sink.runs.size(), 1u);  // recorded even though interrupted
+}

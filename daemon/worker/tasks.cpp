@@ -1,0 +1,125 @@
+#include "worker/tasks.hpp"
+
+#include <fmt/format.h>
+
+#include "wstune/error.hpp"
+#include "split/multi_device.hpp"
+#include "search/search.hpp"
+#include "split/split.hpp"
+
+namespace wstune::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+// The library's search measures through an Evaluator; this one runs the
+// block already uploaded to the worker's DeviceRunner (no rebuild, no second
+// copy of the data). With a `reference` (a whole problem; empty: none) every correct
+// trial is also verified against the CPU reference.
+class BlockEvaluator final : public Evaluator {
+ public:
+  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference)
+      : runner_(runner), p_(p), b_(b), reference_(std::move(reference)), target_(make_tune_target(runner, p, b)),
+        space_(make_search_space(runner.spec(), p, b, target_)) {}
+  const TuneTarget& target() const override { return target_; }
+  const SearchSpace& space() const override { return space_; }
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Problem p = with_params(p_, config.params);
+    RunResult r = runner_.run(p, b_, config.local, timing);
+    Trial t;
+    t.params = config.params;
+    t.local = config.local;
+    t.status = r.status;
+    t.error = r.error;
+    t.kernel = std::move(r.kernel);
+    t.run_wall_ms = r.wall_ms;
+    t.compile_ms = r.compile_ms;
+    if (r.ok() && !(r.global == target_.global)) t.global = r.global;
+    if (r.ok() && !reference_.empty()) {
+      const Verdict v = verify_outputs(runner_.spec(), p, b_, r.outputs, reference_);
+      t.verified = true;
+      if (!v.ok) {
+        t.status = TrialStatus::correctness;
+        t.error = verification_error(v);
+      }
+    }
+    t.wall_ms = ms_since(t0);
+    return t;
+  }
+
+ private:
+  DeviceRunner& runner_;
+  Problem p_;
+  Block b_;
+  std::vector<HostBuffer> reference_;  // empty: no verification
+  TuneTarget target_;
+  SearchSpace space_;
+};
+
+json trial_json(const Trial& t) {
+  return json{{"local", to_string(t.local)}, {"status", std::string(to_string(t.status))}, {"error", t.error},
+              {"samples_ms", t.kernel.ms}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"run_ms", t.run_wall_ms}, {"verified", t.verified}};
+}
+
+json search(Evaluator& ev, unsigned repetitions, unsigned max_trials) {
+  auto searcher = make_searcher(max_trials ? "guided" : "exhaustive", 1);
+  auto stop = max_trials ? max_evaluations(max_trials) : never_stop();
+  TuneOptions opt;
+  opt.timing = TimingOptions{1, std::max(1u, repetitions)};
+  const TuneResult res = tune(ev, *searcher, *stop, opt);
+  json trials = json::array();
+  for (const auto& t : res.trials) trials.push_back(trial_json(t));
+  return json{{"strategy", res.strategy},
+              {"global", to_string(res.target.global)},
+              {"trials", trials},
+              {"best", trial_json(res.best)},
+              {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
+              {"rule", res.rule ? to_string(res.rule->local) : "null"},
+              {"rule_ms", res.rule && res.rule->ok() ? json(res.rule->median_ms()) : json(nullptr)},
+              {"evaluations", res.evaluations},
+              {"stop_reason", res.stop_reason},
+              {"wall_ms", res.wall_ms}};
+}
+
+}  // namespace
+
+LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& b) {
+  return paper_local_rule(runner, p, b);
+}
+
+json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions, unsigned max_trials) {
+  BlockEvaluator ev(runner, p, b, {});
+  return search(ev, repetitions, max_trials);
+}
+
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed) {
+  const KernelSpec& spec = runner.spec();
+  const Block whole = spec.whole(p);
+  const auto inputs = spec.generate_inputs(p, seed);
+  std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs);
+  runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
+  return std::make_unique<BlockEvaluator>(runner, p, whole, std::move(reference));
+}
+
+
+json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
+                      unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget) {
+  const auto t0 = std::chrono::steady_clock::now();
+  MultiDeviceRunner runner({device}, spec, p, seed);
+  const DeviceCalibration cal =
+      runner.calibrate(0, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)}, budget);
+  json j = to_json(cal);
+  const std::size_t total = spec.split_units(p, dim);
+  const double full = runner.work_items(dim, total);
+  j["budget_ms"] = budget.max_slice_ms;
+  j["total_units"] = total;
+  j["full_work_items"] = full;
+  j["full_ms"] = cal.predict_ms(full);
+  j["wall_ms"] = ms_since(t0);
+  return j;
+}
+
+}  // namespace wstune::daemon

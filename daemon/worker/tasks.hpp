@@ -1,0 +1,51 @@
+#pragma once
+/// @file tasks.hpp
+/// What a worker does on its device besides running a block: pick the rule's
+/// local size, search local sizes (tune), and measure slices for the
+/// `measured` split model (calibrate). Results are JSON documents that travel
+/// to the master (formats in docs/daemon.md).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/runner.hpp"
+#include "split/split.hpp"
+#include "evaluate/trial.hpp"
+
+namespace wstune::daemon {
+
+/// The paper's §3.2.3 local size for `b` on the runner's device, or the
+/// driver default (std::nullopt) when the rule has no shape.
+LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& b);
+
+/// The library's measured search (search.hpp tune(): NULL, the rule, then a
+/// searcher: exhaustive, or guided with `max_trials` > 0) over the block `b`
+/// already uploaded to `runner`. No verification (the master verifies the
+/// gathered result). Returns {"strategy":..,"global":..,"trials":[{"local":
+/// "32x8","status":..,"error":..,"samples_ms":[..],"median_ms":..,"run_ms":..,
+/// "verified":..}],"best":{trial},"null_ms":..,"rule":"..","rule_ms":..,
+/// "evaluations":..,"stop_reason":..,"wall_ms":..}.
+nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions,
+                          unsigned max_trials);
+
+/// The evaluator of a worker's Tag::trial requests: the whole problem's
+/// inputs generated from `seed` (KernelSpec::generate_inputs, as the CLI
+/// does) and uploaded to `runner` once, the reference computed once
+/// (reference_outputs()), every correct trial verified against it. Its
+/// space() is what make_search_space() gives on this device.
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed);
+
+/// Calibration for the `measured` split model on one device:
+/// MultiDeviceRunner::calibrate (driver default local size; the slices of
+/// calibration_sizes(), or under a capped `budget` those
+/// capped_calibration_sizes() picks). Returns to_json(DeviceCalibration)
+/// (split.hpp) plus "budget_ms", "total_units", "full_work_items", "full_ms"
+/// (predict_ms of the whole problem) and "wall_ms" (the calibration's wall
+/// clock). Throws BuildError/ClError/Error as MultiDeviceRunner does.
+nlohmann::json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
+                                unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget = {});
+
+}  // namespace wstune::daemon

@@ -1,0 +1,183 @@
+#pragma once
+/// @file trial.hpp
+/// Measuring one configuration (tuning parameter values and a local work
+/// size) of one kernel on one device: the Trial record, the Evaluator
+/// interface, the search space of a kernel's configurations, and two evaluators —
+/// in-process, and isolated in a forked worker process with a per-trial
+/// timeout (a kernel that hangs or crashes the driver cannot take the tuner
+/// down). Failures are data (TrialStatus), after Kernel Tuner's T4 format.
+/// See docs/tuning.md for the isolation mechanism.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "wstune/configuration.hpp"
+#include "kernel/kernel.hpp"
+#include "runner/runner.hpp"
+#include "space/search_space.hpp"
+#include "wstune/timing.hpp"
+#include "wstune/device.hpp"
+#include "wstune/types.hpp"
+
+namespace wstune {
+
+/// One measured configuration.
+struct Trial {
+  /// Tuning parameter values (name → JSON number, bool or string); {} without parameters.
+  nlohmann::json params = nlohmann::json::object();
+  LocalSize local;                              ///< the local size (nullopt = driver's choice, NULL)
+  /// The NDRange launched when it is not the target's (the parameters set
+  /// the work per work-item, or it was rounded up to the local size).
+  std::optional<Extent> global;
+  TrialStatus status = TrialStatus::correct;    ///< outcome
+  std::string error;                            ///< why it failed ("" when correct)
+  Samples kernel;                               ///< kernel time per repetition (ms, profiling events)
+  double wall_ms = 0;     ///< tuner-side wall time of the trial, request to answer (ms)
+  double run_wall_ms = 0; ///< wall time of the run itself (warm-up, repetitions, read-back) (ms)
+  double compile_ms = 0;  ///< program build in this trial (0 when it was built before)
+  double verify_ms = 0;   ///< verification of the outputs in this trial (ms)
+  bool verified = false;  ///< the output was checked against the CPU reference in this trial
+  bool from_store = false;  ///< taken from an "already measured" lookup, not measured now
+  /// {params, local}.
+  [[nodiscard]] Configuration configuration() const { return Configuration{params, local}; }
+  /// True when status is TrialStatus::correct.
+  [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
+  /// Median kernel time (ms); 0 when there are no samples.
+  [[nodiscard]] double median_ms() const { return kernel.median(); }
+};
+
+/// What an evaluator measures: the problem's NDRange, the device's limits and
+/// model, and the kernel's priority.
+struct TuneTarget {
+  std::string kernel;        ///< kernel name
+  std::string size;          ///< canonical problem size text
+  /// The NDRange (global work size, work-items) of the baseline
+  /// configuration; other parameter values may set another.
+  Extent global;
+  /// The problem's extent for the store (ProblemKey::global): the NDRange for
+  /// kernels without parameters, the problem size (T1 ProblemSize) for described ones.
+  Extent problem;
+  Priority priority = Priority::none;  ///< the kernel's priority (paper §3.2.3)
+  SpaceLimits limits;        ///< device and kernel limits of the local size
+  unsigned pe_per_cu = 0;    ///< processing elements per compute unit (paper §2.1)
+  std::string device_name;   ///< CL_DEVICE_NAME
+  std::string device_id;     ///< "P:D" selector
+  std::string device_fingerprint;  ///< DeviceInfo::fingerprint()
+  DeviceInfo device;         ///< the whole device model (for the store)
+};
+
+/// A target on `device` with its limits and model filled in, and the built
+/// kernel's CL_KERNEL_WORK_GROUP_SIZE (`kernel_work_group_size`, work-items)
+/// and CL_KERNEL_LOCAL_MEM_SIZE (`kernel_local_mem_bytes`); kernel, size,
+/// global and priority are left for the caller.
+TuneTarget device_tune_target(const DeviceInfo& device, std::size_t kernel_work_group_size,
+                              std::uint64_t kernel_local_mem_bytes);
+
+/// The target of tuning block `b` of problem `p` on `runner`'s device and
+/// built kernel (the whole problem when `b` is the whole block): the block's
+/// NDRange (with the reference parameters), the device's and the kernel's
+/// limits, and the device model.
+TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b);
+
+/// As make_tune_target(DeviceRunner&, ...) from what a remote process
+/// reports: the device model `device` and the built kernel's
+/// CL_KERNEL_WORK_GROUP_SIZE (work-items) and CL_KERNEL_LOCAL_MEM_SIZE
+/// (bytes). wstuned's master builds a worker's search space with it.
+TuneTarget make_tune_target(const KernelSpec& spec, const DeviceInfo& device, std::size_t kernel_work_group_size,
+                            std::uint64_t kernel_local_mem_bytes, const Problem& p, const Block& b);
+
+/// The configurations of `spec` for problem `p` (block `b`) on `target`'s
+/// device: without tuning parameters, the local sizes of the NDRange
+/// (enumerate_local_sizes, with the paper's rule); with parameters, every
+/// combination the constraints allow (KernelSpec::satisfies_constraints),
+/// with the local size the parameters set when it can run (divides the
+/// NDRange unless target.limits.any_shape, within the device limits), else
+/// NULL and every settable shape. The baseline is the reference parameters
+/// with NULL (or their local size). Throws UsageError for a space over the
+/// size cap or with no configuration at all, naming the fix.
+SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target);
+
+/// Measures configurations. Implementations never throw for a failing
+/// configuration: they return a Trial whose status says why.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  /// The target being measured.
+  [[nodiscard]] virtual const TuneTarget& target() const = 0;
+  /// The configurations to search (the baseline first, see SearchSpace).
+  [[nodiscard]] virtual const SearchSpace& space() const = 0;
+  /// Runs `timing.warmup` untimed and `timing.repetitions` timed launches of
+  /// `config`; the first time a configuration runs its outputs are verified
+  /// against the reference (status correctness on mismatch).
+  virtual Trial evaluate(const Configuration& config, const TimingOptions& timing) = 0;
+  /// A hint that these configurations come next: their programs may be built
+  /// now, several at once (DeviceRunner::prebuild). The default does nothing.
+  virtual void prepare(const std::vector<Configuration>& /*upcoming*/) {}
+};
+
+/// Where and how to run a kernel for tuning.
+struct EvaluatorConfig {
+  std::string device = "default";   ///< device selector (see select_devices())
+  std::uint64_t seed = 42;          ///< input seed
+  std::string build_options;        ///< extra OpenCL compiler options
+  /// Per-trial limit (isolated evaluator only): the worker is killed and the
+  /// trial is a timeout when no answer comes within it.
+  std::chrono::milliseconds trial_timeout{60'000};
+  /// Limit for the worker's start (device query, build, inputs, reference).
+  std::chrono::milliseconds startup_timeout{600'000};
+};
+
+/// Runs trials in this process (no isolation: a hanging kernel hangs the
+/// caller). Builds the program, uploads the inputs and computes the CPU
+/// reference once in the constructor. Throws UsageError for a bad device
+/// selector, BuildError when the kernel does not compile, ClError otherwise.
+class InProcessEvaluator final : public Evaluator {
+ public:
+  /// @param spec the kernel (must outlive the evaluator)
+  InProcessEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config);
+  ~InProcessEvaluator() override;
+  const TuneTarget& target() const override;
+  const SearchSpace& space() const override;
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override;
+  void prepare(const std::vector<Configuration>& upcoming) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Runs trials in one long-lived forked worker process that owns its own
+/// OpenCL context, talking over a Unix socket pair (length-prefixed JSON).
+/// A trial with no answer within EvaluatorConfig::trial_timeout is a
+/// TrialStatus::timeout: the worker gets SIGKILL and a fresh one starts on
+/// the next trial. A worker that dies (a driver crash) makes the trial a
+/// TrialStatus::runtime with the signal, and is restarted likewise.
+///
+/// The calling process must not have initialised OpenCL before the first
+/// fork (OpenCL runtimes keep threads and state that fork does not copy):
+/// the worker queries the device and reports TuneTarget back.
+/// The constructor starts the worker; it throws UsageError when the worker
+/// reports a bad selector or size, Error when the worker fails to start. A
+/// kernel that does not compile is not thrown: every trial is then
+/// TrialStatus::compile with the build log.
+class IsolatedEvaluator final : public Evaluator {
+ public:
+  /// @param spec the kernel (must outlive the evaluator; it is used by the
+  ///             forked worker through the copied address space)
+  IsolatedEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config);
+  ~IsolatedEvaluator() override;
+  const TuneTarget& target() const override;
+  const SearchSpace& space() const override;
+  Trial evaluate(const Configuration& config, const TimingOptions& timing) override;
+  void prepare(const std::vector<Configuration>& upcoming) override;
+  /// How many workers have been started (1 + restarts after timeouts/crashes).
+  [[nodiscard]] unsigned workers_started() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wstune

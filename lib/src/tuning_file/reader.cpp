@@ -1,0 +1,788 @@
+// The T1 tuning-file reader: parses and validates a whole file, naming the
+// JSON path and the fix of anything wrong (tuning_file.hpp, docs/tuning-files.md).
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "tuning_file/compiled.hpp"
+#include "tuning_file/signature.hpp"
+#include "wstune/error.hpp"
+
+namespace wstune::t1 {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void fail(const std::string& file, std::string_view json_path, const std::string& what) {
+  throw UsageError(json_path.empty() ? fmt::format("{}: {}", file, what)
+                                     : fmt::format("{}: {}: {}", file, json_path, what));
+}
+
+namespace {
+
+constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+constexpr int kMaxDepth = 64;
+
+std::string read_text(const std::string& path, const std::string& what_for, std::size_t max_bytes) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw UsageError(fmt::format("{} {} does not exist or is not a file; check the path", what_for, path));
+  }
+  if (fs::file_size(path, ec) > max_bytes) {
+    throw UsageError(fmt::format("{} {} is larger than {} MiB; is it the right file?", what_for, path,
+                                 max_bytes >> 20));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof()) throw UsageError(fmt::format("cannot read {} {}", what_for, path));
+  return ss.str();
+}
+
+json parse_json(const std::string& path, const std::string& text) {
+  // A depth bound first: nlohmann's parser and dump recurse per level.
+  int depth = 0, max = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') max = std::max(max, ++depth);
+    else if (c == ']' || c == '}') --depth;
+  }
+  if (max > kMaxDepth) {
+    fail(path, "", fmt::format("JSON nested {} levels deep (at most {}); a tuning file is a few levels deep — is "
+                               "it the right file?", max, kMaxDepth));
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(path, "", fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
+  } catch (const json::exception& e) {  // a number beyond a double (1e309): fuzz/regressions/tuning_file
+    fail(path, "", fmt::format("not a value wstune can read: {}", e.what()));
+  }
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// True when the expression reads LocalSize (a Local size that follows the group shape).
+bool reads_local_size(const expr::Expression& e) {
+  const auto ns = e.names();
+  return std::find(ns.begin(), ns.end(), "LocalSize") != ns.end();
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path) {
+    c_.file.path = path;
+    doc_ = parse_json(path, read_text(path, "tuning file", kMaxFileBytes));
+    if (!doc_.is_object()) fail(path_, "", "the top level is not a JSON object; a T1 file is {\"ConfigurationSpace\": ..., \"KernelSpecification\": ...}");
+  }
+
+  CompiledFile run() {
+    const json& ks = object(doc_, "KernelSpecification", true);
+    language(ks);
+    extension();
+    problem_size(ks);
+    kernel_source(ks);
+    parameters();
+    conditions();
+    ndrange(ks);
+    arguments(ks);
+    references();
+    budget();
+    search();
+    device(ks);
+    check_signature(ks);
+    split();
+    reference_configuration();
+    return std::move(c_);
+  }
+
+ private:
+  // ---- access helpers ---------------------------------------------------------
+
+  const json& object(const json& parent, const char* key, bool required, const std::string& at = "") {
+    const std::string p = at.empty() ? key : at + "." + key;
+    if (!parent.contains(key)) {
+      if (required) fail(path_, p, "missing; T1 requires it (see docs/tuning-files.md)");
+      static const json empty = json::object();
+      return empty;
+    }
+    const json& j = parent.at(key);
+    if (!j.is_object()) fail(path_, p, fmt::format("is {}, not an object", j.type_name()));
+    return j;
+  }
+
+  std::string string(const json& parent, const char* key, const std::string& at, bool required = true) {
+    const std::string p = at + "." + key;
+    if (!parent.contains(key)) {
+      if (required) fail(path_, p, "missing; T1 requires it");
+      return {};
+    }
+    const json& j = parent.at(key);
+    if (!j.is_string()) fail(path_, p, fmt::format("is {}, not a string", j.type_name()));
+    return j.get<std::string>();
+  }
+
+  const json& array(const json& parent, const char* key, const std::string& at, bool required = false) {
+    static const json empty = json::array();
+    if (!parent.contains(key)) {
+      if (required) fail(path_, at + "." + key, "missing; T1 requires it");
+      return empty;
+    }
+    const json& j = parent.at(key);
+    if (!j.is_array()) fail(path_, at + "." + key, fmt::format("is {}, not an array", j.type_name()));
+    return j;
+  }
+
+  double number(const json& parent, const char* key, const std::string& at, double fallback) {
+    if (!parent.contains(key)) return fallback;
+    const json& j = parent.at(key);
+    if (!j.is_number()) fail(path_, at + "." + key, fmt::format("is {}, not a number", j.type_name()));
+    return j.get<double>();
+  }
+
+  // An expression from a string (or a number, written as one).
+  expr::Expression parse(const json& node, const std::string& at, const std::set<std::string>& allowed,
+                         const std::string& allowed_what) {
+    std::string text;
+    if (node.is_string()) text = node.get<std::string>();
+    else if (node.is_number_integer()) text = node.dump();
+    else fail(path_, at, fmt::format("is {}, not an expression string", node.type_name()));
+    std::optional<expr::Expression> parsed;
+    try {
+      parsed = expr::Expression::parse(text);
+    } catch (const expr::ExprError& err) {
+      fail(path_, at, err.what());
+    }
+    const expr::Expression& e = *parsed;
+    for (const std::string& n : e.names()) {
+      if (!allowed.count(n)) {
+        fail(path_, at, fmt::format("'{}' names '{}', which is not {}; use one of: {}", text, n, allowed_what,
+                                    allowed.empty() ? std::string("(none)") : join(allowed)));
+      }
+    }
+    return e;
+  }
+
+  std::set<std::string> size_names() const {
+    std::set<std::string> s;
+    if (!c_.file.problem_size.empty()) s.insert("ProblemSize");
+    for (const auto& [n, v] : c_.file.size_variables) s.insert(n);
+    return s;
+  }
+  std::set<std::string> config_names() const {
+    auto s = size_names();
+    for (const auto& p : c_.file.parameters) s.insert(p.name);
+    return s;
+  }
+
+  // ---- sections ---------------------------------------------------------------
+
+  void language(const json& ks) {
+    const std::string lang = string(ks, "Language", "KernelSpecification");
+    if (lang != "OpenCL") {
+      fail(path_, "KernelSpecification.Language",
+           fmt::format("is '{}'; wstune tunes OpenCL kernels only (CUDA, Vulkan and Hypertuner files are for other "
+                       "tools): write the kernel in OpenCL C and set \"Language\": \"OpenCL\"", lang));
+    }
+  }
+
+  void extension() {
+    const json& w = object(doc_, "wstune", false);
+    static const std::set<std::string> known{"Priority", "LocalSize", "GuardsBounds", "ReferenceConfiguration",
+                                             "Sizes", "Validation", "Split", "OpsPerWorkItem", "ScalarValues"};
+    for (const auto& [k, v] : w.items())
+      if (!known.count(k)) fail(path_, "wstune." + k, fmt::format("unknown wstune setting; use one of: {}", join(known)));
+    if (w.contains("Priority")) {
+      const std::string p = string(w, "Priority", "wstune");
+      if (p == "x") c_.file.priority = Priority::x;
+      else if (p == "y") c_.file.priority = Priority::y;
+      else if (p != "none") fail(path_, "wstune.Priority", fmt::format("is '{}'; use \"x\", \"y\" or \"none\"", p));
+    }
+    if (w.contains("LocalSize")) {
+      const json& l = w.at("LocalSize");
+      if (!(l.is_string() && l.get<std::string>() == "search"))
+        fail(path_, "wstune.LocalSize", "use \"search\" (search the group shapes for each parameter set) or leave it out");
+      c_.file.search_local = true;
+    }
+    if (w.contains("GuardsBounds")) {
+      if (!w.at("GuardsBounds").is_boolean()) fail(path_, "wstune.GuardsBounds", "is not true or false");
+      c_.file.guards_bounds = w.at("GuardsBounds").get<bool>();
+    }
+    for (const auto& [name, v] : object(w, "Sizes", false, "wstune").items()) {
+      if (!is_identifier(name) || name == "ProblemSize" || name == "LocalSize" || name == "i")
+        fail(path_, "wstune.Sizes." + name, "is not a usable name; use an identifier other than ProblemSize, LocalSize, i");
+      if (!v.is_number_unsigned() || v.get<std::size_t>() == 0)
+        fail(path_, "wstune.Sizes." + name, "is not a positive integer (its default value)");
+      c_.file.size_variables.emplace_back(name, v.get<std::size_t>());
+    }
+    const json& val = object(w, "Validation", false, "wstune");
+    if (!val.empty()) {
+      c_.file.default_method = validation_method(val, "wstune.Validation");
+      c_.file.default_threshold = number(val, "Threshold", "wstune.Validation", 1e-4);
+    }
+    if (w.contains("Split")) c_.file.split = w.at("Split");
+  }
+
+  void problem_size(const json& ks) {
+    const json& ps = array(ks, "ProblemSize", "KernelSpecification");
+    if (ps.size() > 3) fail(path_, "KernelSpecification.ProblemSize", "has more than 3 entries");
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      if (!ps[i].is_number_unsigned() || ps[i].get<std::size_t>() == 0)
+        fail(path_, fmt::format("KernelSpecification.ProblemSize[{}]", i), "is not a positive integer");
+      c_.file.problem_size.push_back(ps[i].get<std::size_t>());
+    }
+  }
+
+  void kernel_source(const json& ks) {
+    c_.file.kernel_name = string(ks, "KernelName", "KernelSpecification");
+    if (!is_identifier(c_.file.kernel_name))
+      fail(path_, "KernelSpecification.KernelName", fmt::format("'{}' is not an OpenCL C identifier", c_.file.kernel_name));
+    const std::string rel = string(ks, "KernelFile", "KernelSpecification");
+    const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(path_).parent_path() / rel;
+    c_.file.kernel_file = p.lexically_normal().string();
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+      fail(path_, "KernelSpecification.KernelFile",
+           fmt::format("'{}' does not exist (looked for {}, relative to the tuning file)", rel, c_.file.kernel_file));
+    }
+    c_.file.source = read_text(c_.file.kernel_file, "kernel file", kMaxFileBytes);
+    const json& co = array(ks, "CompilerOptions", "KernelSpecification");
+    for (std::size_t i = 0; i < co.size(); ++i) {
+      if (!co[i].is_string()) fail(path_, fmt::format("KernelSpecification.CompilerOptions[{}]", i), "is not a string");
+      if (!co[i].get<std::string>().empty()) c_.file.compiler_options.push_back(co[i].get<std::string>());
+    }
+  }
+
+  void parameters() {
+    const json& cs = object(doc_, "ConfigurationSpace", true);
+    const json& tps = array(cs, "TuningParameters", "ConfigurationSpace", true);
+    std::set<std::string> seen;
+    std::vector<std::optional<json>> defaults;
+    for (std::size_t i = 0; i < tps.size(); ++i) {
+      const std::string at = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
+      if (!tps[i].is_object()) fail(path_, at, "is not an object with Name, Type and Values");
+      TuningParameter p;
+      p.name = string(tps[i], "Name", at);
+      if (!is_identifier(p.name) || p.name == "ProblemSize" || p.name == "LocalSize" || p.name == "i")
+        fail(path_, at + ".Name", fmt::format("'{}' is not usable as a -D name; use a C identifier", p.name));
+      if (!seen.insert(p.name).second) fail(path_, at + ".Name", fmt::format("'{}' is declared twice", p.name));
+      for (const auto& [n, v] : c_.file.size_variables)
+        if (n == p.name) fail(path_, at + ".Name", fmt::format("'{}' is also a wstune.Sizes variable", p.name));
+      p.type = string(tps[i], "Type", at);
+      static const std::set<std::string> types{"int", "uint", "float", "bool", "string"};
+      if (!types.count(p.type)) fail(path_, at + ".Type", fmt::format("'{}' is not a T1 type; use {}", p.type, join(types)));
+      if (!tps[i].contains("Values")) fail(path_, at + ".Values", "missing; give the values, e.g. \"[16, 32, 64]\"");
+      p.values = values_of(tps[i].at("Values"), at + ".Values", p.type);
+      if (p.values.empty()) fail(path_, at + ".Values", "gives no values; a parameter needs at least one");
+      defaults.push_back(tps[i].contains("Default") ? std::optional(tps[i].at("Default")) : std::nullopt);
+      if (defaults.back() && std::find(p.values.begin(), p.values.end(), *defaults.back()) == p.values.end())
+        fail(path_, at + ".Default", fmt::format("{} is not one of the Values", defaults.back()->dump()));
+      c_.file.parameters.push_back(std::move(p));
+    }
+    // Kernel Tuner's "Default" on every parameter names the reference configuration.
+    if (!defaults.empty() && std::all_of(defaults.begin(), defaults.end(), [](const auto& d) { return d.has_value(); }))
+      for (std::size_t i = 0; i < defaults.size(); ++i) c_.file.reference_params[c_.file.parameters[i].name] = *defaults[i];
+  }
+
+  std::vector<json> values_of(const json& node, const std::string& at, const std::string& type) {
+    expr::Value list;
+    if (node.is_array()) {  // a JSON list is accepted as well as T1's expression string
+      std::vector<expr::Value> vs;
+      for (const auto& v : node) {
+        if (!(v.is_number() || v.is_boolean() || v.is_string())) fail(path_, at, "holds a value that is not a number, bool or string");
+        vs.push_back(to_value(v));
+      }
+      list = expr::Value(std::move(vs));
+    } else {
+      const expr::Expression e = parse(node, at, {}, "defined (Values are constants)");
+      try {
+        list = e.eval(Bindings{});
+      } catch (const expr::ExprError& err) {
+        fail(path_, at, err.what());
+      }
+    }
+    if (list.kind() != expr::Value::Kind::list)
+      fail(path_, at, fmt::format("gives {}, not a list; write e.g. \"[16, 32, 64]\"", list.repr()));
+    std::vector<json> out;
+    for (const expr::Value& v : list.as_list()) {
+      const auto k = v.kind();
+      const bool ok = (type == "int" && k == expr::Value::Kind::integer) ||
+                      (type == "uint" && k == expr::Value::Kind::integer && v.as_int() >= 0) ||
+                      (type == "float" && v.is_number() && k != expr::Value::Kind::boolean) ||
+                      (type == "bool" && k == expr::Value::Kind::boolean) ||
+                      (type == "string" && k == expr::Value::Kind::string);
+      if (!ok) fail(path_, at, fmt::format("{} is not a value of type {}", v.repr(), type));
+      if (k == expr::Value::Kind::string &&
+          std::any_of(v.as_string().begin(), v.as_string().end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\''; }))
+        fail(path_, at, fmt::format("{} has blanks or quotes; it is passed as -D NAME=VALUE, so use a single token", v.repr()));
+      json j = type == "float" ? json(v.as_double()) : to_json_value(v);
+      if (std::find(out.begin(), out.end(), j) != out.end()) fail(path_, at, fmt::format("{} is given twice", v.repr()));
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  void conditions() {
+    const json& cs = doc_.at("ConfigurationSpace");
+    const json& conds = array(cs, "Conditions", "ConfigurationSpace");
+    std::set<std::string> params;
+    for (const auto& p : c_.file.parameters) params.insert(p.name);
+    for (std::size_t i = 0; i < conds.size(); ++i) {
+      const std::string at = fmt::format("ConfigurationSpace.Conditions[{}]", i);
+      if (!conds[i].is_object() || !conds[i].contains("Expression")) fail(path_, at, "needs an Expression (and Parameters)");
+      const json& ps = array(conds[i], "Parameters", at);
+      for (std::size_t k = 0; k < ps.size(); ++k)
+        if (!ps[k].is_string() || !params.count(ps[k].get<std::string>()))
+          fail(path_, fmt::format("{}.Parameters[{}]", at, k), fmt::format("{} is not a tuning parameter", ps[k].dump()));
+      c_.conditions.push_back(parse(conds[i].at("Expression"), at + ".Expression", config_names(),
+                                    "a tuning parameter, ProblemSize or a wstune.Sizes variable"));
+      c_.file.conditions.push_back(conds[i].at("Expression").is_string() ? conds[i].at("Expression").get<std::string>()
+                                                                         : conds[i].at("Expression").dump());
+    }
+  }
+
+  void ndrange(const json& ks) {
+    static constexpr const char* axes[3] = {"X", "Y", "Z"};
+    const json& g = object(ks, "GlobalSize", true, "KernelSpecification");
+    if (!g.contains("X")) fail(path_, "KernelSpecification.GlobalSize.X", "missing; give the NDRange, e.g. \"ProblemSize[0]\"");
+    if (g.contains("Z") && !g.contains("Y")) fail(path_, "KernelSpecification.GlobalSize", "has Z but no Y");
+    // A "1" in Y or Z is one work-item (Kernel Tuner writes all three); trailing ones do not add dimensions.
+    c_.file.dims = 1;
+    for (unsigned d = 1; d < 3; ++d)
+      if (g.contains(axes[d]) && !(g.at(axes[d]).is_string() && g.at(axes[d]).get<std::string>() == "1") &&
+          !(g.at(axes[d]).is_number() && g.at(axes[d]).get<double>() == 1))
+        c_.file.dims = d + 1;
+    const auto names = config_names();
+    for (unsigned d = 0; d < 3; ++d) {
+      const std::string at = std::string("KernelSpecification.GlobalSize.") + axes[d];
+      if (d < c_.file.dims) {
+        c_.global[d] = parse(g.at(axes[d]), at, names, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+        c_.file.global[d] = c_.global[d]->text();
+      } else {
+        c_.file.global[d] = "1";
+      }
+    }
+    if (c_.file.search_local) {
+      for (auto& l : c_.file.local) l = "search";
+      return;
+    }
+    const json& l = object(ks, "LocalSize", true, "KernelSpecification");
+    for (unsigned d = 0; d < 3; ++d) {
+      const std::string at = std::string("KernelSpecification.LocalSize.") + axes[d];
+      if (d < c_.file.dims) {
+        if (!l.contains(axes[d])) fail(path_, at, "missing; the NDRange has this dimension (or set wstune.LocalSize \"search\")");
+        c_.local[d] = parse(l.at(axes[d]), at, names, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+        c_.file.local[d] = c_.local[d]->text();
+      } else {
+        c_.file.local[d] = "1";
+      }
+    }
+  }
+
+  Fill fill_of(const json& a, const std::string& at, const ElementType& type, bool reference) {
+    Fill f;
+    const std::string t = a.contains("FillType") ? string(a, "FillType", at) : std::string("Constant");
+    if (t == "Constant") f.type = FillType::constant;
+    else if (t == "Random") f.type = FillType::random;
+    else if (t == "Generator") f.type = FillType::generator;
+    else if (t == "BinaryRaw") f.type = FillType::binary_raw;
+    else fail(path_, at + ".FillType", fmt::format("'{}' is not supported; use Constant, Random, Generator or BinaryRaw (Script and BinaryHDF are not)", t));
+    f.value = number(a, "FillValue", at, f.type == FillType::random ? 1.0 : 0.0);
+    if (a.contains("RandomSeed")) {
+      if (!a.at("RandomSeed").is_number_unsigned()) fail(path_, at + ".RandomSeed", "is not a non-negative integer");
+      f.seed = a.at("RandomSeed").get<std::uint64_t>();
+    }
+    if (f.type == FillType::generator) {
+      if (!a.contains("DataSource")) fail(path_, at + ".DataSource", "missing; a Generator's DataSource is an expression of i, e.g. \"i % 7\"");
+      auto names = size_names();
+      names.insert("i");
+      generator_ = parse(a.at("DataSource"), at + ".DataSource", names, "i, ProblemSize or a wstune.Sizes variable");
+      f.expression = generator_->text();
+    } else if (f.type == FillType::binary_raw) {
+      const std::string rel = string(a, "DataSource", at);
+      const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(path_).parent_path() / rel;
+      f.data_source = p.lexically_normal().string();
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec))
+        fail(path_, at + ".DataSource", fmt::format("'{}' does not exist (looked for {})", rel, f.data_source));
+    }
+    (void)type;
+    (void)reference;
+    return f;
+  }
+
+  // KernelSpecification.Arguments, kernel order; then every wstune.ScalarValues
+  // entry must name a Scalar, and every Vector size must evaluate.
+  void arguments(const json& ks) {
+    const json& args = array(ks, "Arguments", "KernelSpecification");
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < args.size(); ++i) argument(args[i], i, names);
+    for (const auto& [name, v] : scalar_values().items())
+      if (!std::any_of(c_.file.arguments.begin(), c_.file.arguments.end(), [&, n = name](const TuningFileArgument& x) {
+            return x.name == n && x.kind == ArgumentKind::scalar;
+          }))
+        fail(path_, "wstune.ScalarValues." + name, "is not a Scalar argument's Name");
+    // Vector sizes must evaluate with the file's own sizes.
+    const auto n = c_.default_numbers();
+    for (std::size_t i = 0; i < c_.file.arguments.size(); ++i)
+      if (c_.file.arguments[i].kind == ArgumentKind::vector) (void)c_.buffer_elements(i, n);
+  }
+
+  // Arguments[i] (`names`: the names so far): the argument and its expressions
+  // (size, generator, wstune.ScalarValues), appended to the file.
+  void argument(const json& a, std::size_t i, std::set<std::string>& names) {
+    const std::string at = fmt::format("KernelSpecification.Arguments[{}]", i);
+    if (!a.is_object()) fail(path_, at, "is not an object");
+    TuningFileArgument arg = declaration(a, at, i, names);
+    generator_.reset();
+    std::optional<expr::Expression> size, scalar;
+    if (arg.kind == ArgumentKind::scalar) scalar = scalar_argument(a, at, arg);
+    else size = sized_argument(a, at, arg);
+    c_.sizes.push_back(size);
+    c_.generators.push_back(generator_);
+    c_.scalar_values.push_back(scalar);
+    c_.local_depends_on_local_size.push_back(size && reads_local_size(*size));
+    c_.file.arguments.push_back(std::move(arg));
+  }
+
+  // An argument's Name (argN when absent; unique), Type, MemoryType and AccessType.
+  TuningFileArgument declaration(const json& a, const std::string& at, std::size_t i, std::set<std::string>& names) {
+    TuningFileArgument arg;
+    arg.name = a.contains("Name") ? string(a, "Name", at) : fmt::format("arg{}", i);
+    if (!names.insert(arg.name).second) fail(path_, at + ".Name", fmt::format("'{}' is used twice", arg.name));
+    const std::string type = string(a, "Type", at);
+    try {
+      arg.type = parse_element_type(type);
+    } catch (const std::invalid_argument& e) {
+      fail(path_, at + ".Type", e.what());
+    }
+    const std::string mem = string(a, "MemoryType", at);
+    if (mem == "Scalar") arg.kind = ArgumentKind::scalar;
+    else if (mem == "Vector") arg.kind = ArgumentKind::vector;
+    else if (mem == "Local") arg.kind = ArgumentKind::local;
+    else fail(path_, at + ".MemoryType", fmt::format("'{}' is not supported; use Scalar, Vector or Local", mem));
+    if (a.contains("AccessType")) {
+      const std::string acc = string(a, "AccessType", at);
+      if (acc == "ReadOnly") arg.access = Access::read_only;
+      else if (acc == "WriteOnly") arg.access = Access::write_only;
+      else if (acc == "ReadWrite") arg.access = Access::read_write;
+      else fail(path_, at + ".AccessType", fmt::format("'{}' is not ReadOnly, WriteOnly or ReadWrite", acc));
+    }
+    return arg;
+  }
+
+  // A Scalar's FillValue (FillType Constant), and wstune.ScalarValues' expression for it if any.
+  std::optional<expr::Expression> scalar_argument(const json& a, const std::string& at, TuningFileArgument& arg) {
+    if (a.contains("FillType") && string(a, "FillType", at) != "Constant")
+      fail(path_, at + ".FillType", "a Scalar takes its FillValue (FillType Constant)");
+    if (!a.contains("FillValue")) fail(path_, at + ".FillValue", "missing; a Scalar needs its value");
+    arg.fill.value = number(a, "FillValue", at, 0);
+    const json& sv = scalar_values();
+    if (!sv.contains(arg.name)) return std::nullopt;
+    expr::Expression scalar = parse(sv.at(arg.name), "wstune.ScalarValues." + arg.name, config_names(),
+                                    "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    arg.value_expression = scalar.text();
+    return scalar;
+  }
+
+  // A Vector's or Local's Size (a Local's may read LocalSize), and a Vector's fill.
+  expr::Expression sized_argument(const json& a, const std::string& at, TuningFileArgument& arg) {
+    if (!a.contains("Size"))
+      fail(path_, at + ".Size", "missing; give the element count, e.g. \"ProblemSize[0] * ProblemSize[1]\"");
+    const bool local = arg.kind == ArgumentKind::local;
+    auto allowed = config_names();
+    if (local) allowed.insert("LocalSize");
+    const char* what = local ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
+                             : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable";
+    expr::Expression size = parse(a.at("Size"), at + ".Size", allowed, what);
+    arg.size = size.text();
+    if (arg.kind == ArgumentKind::vector) arg.fill = fill_of(a, at, arg.type, false);
+    return size;
+  }
+
+  // wstune.ScalarValues (empty when absent).
+  const json& scalar_values() { return object(object(doc_, "wstune", false), "ScalarValues", false, "wstune"); }
+
+  std::optional<ValidationMethod> validation_method(const json& r, const std::string& at) {
+    if (!r.contains("ValidationMethod") && !r.contains("Method")) return std::nullopt;
+    const std::string m = r.contains("ValidationMethod") ? string(r, "ValidationMethod", at) : string(r, "Method", at);
+    if (m == "AbsoluteDifference") return ValidationMethod::absolute_difference;
+    if (m == "SideBySideComparison") return ValidationMethod::side_by_side;
+    if (m == "SideBySideRelativeComparison") return ValidationMethod::side_by_side_relative;
+    fail(path_, at + ".ValidationMethod",
+         fmt::format("'{}' is not AbsoluteDifference, SideBySideComparison or SideBySideRelativeComparison", m));
+  }
+
+  void references() {
+    const json& ks = doc_.at("KernelSpecification");
+    const json& refs = array(ks, "ReferenceArguments", "KernelSpecification");
+    const auto n = c_.default_numbers();
+    std::set<std::string> targets;
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      const std::string at = fmt::format("KernelSpecification.ReferenceArguments[{}]", i);
+      if (!refs[i].is_object()) fail(path_, at, "is not an object");
+      TuningFileReference r;
+      r.name = string(refs[i], "Name", at);
+      r.target = string(refs[i], "TargetName", at);
+      const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
+                                   [&](const TuningFileArgument& a) { return a.name == r.target; });
+      if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector || it->access == Access::read_only)
+        fail(path_, at + ".TargetName", fmt::format("'{}' is not a Vector argument the kernel writes (WriteOnly or ReadWrite)", r.target));
+      if (!targets.insert(r.target).second) fail(path_, at + ".TargetName", fmt::format("'{}' has two references", r.target));
+      if (!refs[i].contains("FillType")) fail(path_, at + ".FillType", "missing; T1 requires it");
+      generator_.reset();
+      r.fill = fill_of(refs[i], at, it->type, true);
+      if (auto m = validation_method(refs[i], at)) r.method = *m;
+      r.threshold = number(refs[i], "ValidationThreshold", at, 1e-4);
+      if (!(r.threshold >= 0)) fail(path_, at + ".ValidationThreshold", "is negative");
+      if (r.fill.type == FillType::binary_raw) {
+        const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
+        const std::uintmax_t want = c_.buffer_elements(a, n) * it->type.bytes();
+        std::error_code ec;
+        const auto have = fs::file_size(r.fill.data_source, ec);
+        if (have != want)
+          fail(path_, at + ".DataSource", fmt::format("{} has {} bytes, but {} ({} elements of {}) needs {}",
+                                                      r.fill.data_source, have, r.target, c_.buffer_elements(a, n),
+                                                      it->type.name(), want));
+      }
+      c_.reference_generators.push_back(generator_);
+      c_.file.references.push_back(std::move(r));
+    }
+  }
+
+  void budget() {
+    const json& b = array(doc_, "Budget", "");
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const std::string at = fmt::format("Budget[{}]", i);
+      if (!b[i].is_object()) fail(path_, at, "is not an object with Type and BudgetValue");
+      const std::string t = string(b[i], "Type", at);
+      const double v = number(b[i], "BudgetValue", at, -1);
+      if (!(v > 0)) fail(path_, at + ".BudgetValue", "missing or not positive");
+      if (t == "ConfigurationCount") c_.file.budget_count = static_cast<unsigned>(std::min(v, 4e9));
+      else if (t == "ConfigurationFraction") {
+        if (v > 1) fail(path_, at + ".BudgetValue", "a fraction of the space is at most 1");
+        c_.file.budget_fraction = v;
+      } else if (t == "TuningDuration") c_.file.budget_seconds = v;
+      else fail(path_, at + ".Type", fmt::format("'{}' is not TuningDuration, ConfigurationCount or ConfigurationFraction", t));
+    }
+  }
+
+  void search() {
+    const json& s = object(doc_, "Search", false);
+    if (s.empty()) return;
+    const std::string name = string(s, "Name", "Search");
+    // T1/KTT and Kernel Tuner names → wstune's strategies.
+    static const std::map<std::string, std::string, std::less<>> names{
+        {"Deterministic", "exhaustive"}, {"FullSearch", "exhaustive"}, {"Exhaustive", "exhaustive"},
+        {"BruteForce", "exhaustive"}, {"brute_force", "exhaustive"}, {"Random", "random"},
+        {"RandomSearch", "random"}, {"random_sample", "random"}, {"Guided", "guided"},
+        {"greedy_ils", "guided"}, {"greedy_mls", "guided"}, {"basinhopping", "guided"},
+        {"firefly_algorithm", "guided"}, {"pso", "guided"}, {"genetic_algorithm", "genetic"},
+        {"simulated_annealing", "annealing"}, {"dual_annealing", "annealing"}, {"bayes_opt", "bayes"},
+        {"mls", "guided"}, {"ordered_greedy_mls", "guided"}, {"diff_evo", "differential"}, {"minimize", "guided"},
+        {"Annealing", "annealing"}, {"MCMC", "guided"}, {"ProfileBased", "guided"}, {"Auto", "auto"}};
+    const auto it = names.find(name);
+    if (it == names.end()) {
+      std::set<std::string> all;
+      for (const auto& [k, v] : names) all.insert(k);
+      fail(path_, "Search.Name", fmt::format("'{}' is not a search wstune knows; use one of: {}", name, join(all)));
+    }
+    c_.file.strategy = it->second;
+    const json& attrs = array(s, "Attributes", "Search");
+    for (std::size_t i = 0; i < attrs.size(); ++i) {
+      const std::string at = fmt::format("Search.Attributes[{}]", i);
+      if (!attrs[i].is_object()) fail(path_, at, "is not an object with Name and Value");
+      if (string(attrs[i], "Name", at) == "Seed") {
+        const json& v = attrs[i].contains("Value") ? attrs[i].at("Value") : json();
+        if (!v.is_number_unsigned()) fail(path_, at + ".Value", "a Seed is a non-negative integer");
+        c_.file.search_seed = v.get<std::uint64_t>();
+      }
+    }
+  }
+
+  void device(const json& ks) {
+    const json& d = object(ks, "Device", false, "KernelSpecification");
+    if (d.contains("Name")) c_.file.device = string(d, "Name", "KernelSpecification.Device");
+    else if (d.contains("PlatformId") || d.contains("DeviceId"))
+      c_.file.device = fmt::format("{}:{}", static_cast<int>(number(d, "PlatformId", "KernelSpecification.Device", 0)),
+                                   static_cast<int>(number(d, "DeviceId", "KernelSpecification.Device", 0)));
+    const json& w = object(doc_, "wstune", false);
+    if (w.contains("OpsPerWorkItem"))
+      c_.ops_per_work_item = parse(w.at("OpsPerWorkItem"), "wstune.OpsPerWorkItem", config_names(),
+                                   "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+  }
+
+  void check_signature(const json&) {
+    std::string why;
+    const auto params = kernel_parameters(c_.file.source, c_.file.kernel_name, &why);
+    if (!params) fail(path_, "KernelSpecification.KernelName", fmt::format("{} (in {})", why, c_.file.kernel_file));
+    const auto& args = c_.file.arguments;
+    if (params->size() != args.size()) {
+      fail(path_, "KernelSpecification.Arguments",
+           fmt::format("lists {} arguments but __kernel {} in {} takes {}; list every parameter in order",
+                       args.size(), c_.file.kernel_name, c_.file.kernel_file, params->size()));
+    }
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const AddressSpace s = (*params)[i].space;
+      const bool ok = (args[i].kind == ArgumentKind::vector && (s == AddressSpace::global || s == AddressSpace::constant)) ||
+                      (args[i].kind == ArgumentKind::local && s == AddressSpace::local) ||
+                      (args[i].kind == ArgumentKind::scalar && s == AddressSpace::none);
+      if (!ok) {
+        fail(path_, fmt::format("KernelSpecification.Arguments[{}]", i),
+             fmt::format("'{}' is a {} argument but the kernel's parameter {} is '{}'; Vector is __global (or "
+                         "__constant), Local is __local, Scalar is a value",
+                         args[i].name, args[i].kind == ArgumentKind::vector ? "Vector" : args[i].kind == ArgumentKind::local ? "Local" : "Scalar",
+                         i, (*params)[i].text));
+      }
+      if (args[i].kind == ArgumentKind::vector && s == AddressSpace::constant && args[i].access != Access::read_only)
+        fail(path_, fmt::format("KernelSpecification.Arguments[{}].AccessType", i),
+             fmt::format("'{}' is __constant in the kernel, so it is ReadOnly", args[i].name));
+    }
+  }
+
+  // wstune.Split: the split dimension, its units, and each buffer's range.
+  void split() {
+    const json& w = object(doc_, "wstune", false);
+    if (!w.contains("Split")) return;
+    const json& sp = object(w, "Split", true, "wstune");
+    static const std::set<std::string> known{"Dimension", "Units", "Granularity", "WorkItems", "Buffers"};
+    for (const auto& [k, v] : sp.items())
+      if (!known.count(k)) fail(path_, "wstune.Split." + k, fmt::format("unknown; use one of: {}", join(known)));
+    CompiledFile::Split s;
+    s.dim = split_dimension(sp);
+    s.units = split_units(sp, s.dim);
+    const auto config = config_names();
+    if (sp.contains("Granularity"))
+      s.granularity = parse(sp.at("Granularity"), "wstune.Split.Granularity", config, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    auto with_units = config;
+    with_units.insert("units");
+    if (sp.contains("WorkItems"))
+      s.work_items = parse(sp.at("WorkItems"), "wstune.Split.WorkItems", with_units, "units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    split_buffers(sp, with_units, s);
+    for (std::size_t a = 0; a < c_.file.arguments.size(); ++a) {
+      const auto& arg = c_.file.arguments[a];
+      if (arg.kind == ArgumentKind::vector && arg.access != Access::read_only && !s.first[a])
+        fail(path_, "wstune.Split.Buffers", fmt::format("has no range for '{}', which the kernel writes: give its "
+                                                        "First and Count (each device returns only its slice)", arg.name));
+    }
+    c_.split = std::move(s);
+  }
+
+  // Split.Dimension (X when absent) as an axis index, one of the NDRange's.
+  unsigned split_dimension(const json& sp) {
+    const std::string dim = sp.contains("Dimension") ? string(sp, "Dimension", "wstune.Split") : std::string("X");
+    const unsigned d = dim == "X" ? 0 : dim == "Y" ? 1 : dim == "Z" ? 2 : 3;
+    if (d >= c_.file.dims)
+      fail(path_, "wstune.Split.Dimension", fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim,
+                                                        c_.file.dims, c_.file.dims > 1 ? ", Y" : ""));
+    return d;
+  }
+
+  // Split.Units, of the sizes only; ProblemSize[dim] when absent.
+  expr::Expression split_units(const json& sp, unsigned dim) {
+    if (sp.contains("Units"))
+      return parse(sp.at("Units"), "wstune.Split.Units", size_names(), "ProblemSize or a wstune.Sizes variable");
+    if (dim < c_.file.problem_size.size()) return expr::Expression::parse(fmt::format("ProblemSize[{}]", dim));
+    fail(path_, "wstune.Split.Units", "missing; give the split units of the whole problem, e.g. \"ProblemSize[1]\"");
+  }
+
+  // Split.Buffers: a Vector argument's element range per slice, First and
+  // Count, expressions of first and `with_units`' names.
+  void split_buffers(const json& sp, const std::set<std::string>& with_units, CompiledFile::Split& s) {
+    auto range_names = with_units;
+    range_names.insert("first");
+    const json& bufs = object(sp, "Buffers", false, "wstune.Split");
+    s.first.resize(c_.file.arguments.size());
+    s.count.resize(c_.file.arguments.size());
+    for (const auto& [name, r] : bufs.items()) {
+      const std::string at = "wstune.Split.Buffers." + name;
+      const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
+                                   [&, n = name](const TuningFileArgument& a) { return a.name == n; });
+      if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector) fail(path_, at, "is not a Vector argument's Name");
+      if (!r.is_object() || !r.contains("First") || !r.contains("Count"))
+        fail(path_, at, "needs First and Count: the element range a slice reads or writes");
+      const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
+      s.first[a] = parse(r.at("First"), at + ".First", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.count[a] = parse(r.at("Count"), at + ".Count", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    }
+  }
+
+  // The reference configuration: wstune.ReferenceConfiguration, else every
+  // parameter's Default, else the first that satisfies the Conditions.
+  void reference_configuration() {
+    const auto n = c_.default_numbers();
+    const json& w = object(doc_, "wstune", false);
+    if (w.contains("ReferenceConfiguration")) {
+      const json& rc = object(w, "ReferenceConfiguration", true, "wstune");
+      json params = json::object();
+      for (const auto& p : c_.file.parameters) {
+        if (!rc.contains(p.name)) fail(path_, "wstune.ReferenceConfiguration", fmt::format("misses parameter {}", p.name));
+        if (std::find(p.values.begin(), p.values.end(), rc.at(p.name)) == p.values.end())
+          fail(path_, "wstune.ReferenceConfiguration." + p.name, fmt::format("{} is not one of its Values", rc.at(p.name).dump()));
+        params[p.name] = rc.at(p.name);
+      }
+      if (rc.size() != c_.file.parameters.size()) fail(path_, "wstune.ReferenceConfiguration", "names something that is not a tuning parameter");
+      c_.file.reference_params = params;
+    }
+    if (!c_.file.reference_params.empty() || c_.file.parameters.empty()) {
+      if (!satisfies(c_.file.reference_params))
+        fail(path_, w.contains("ReferenceConfiguration") ? "wstune.ReferenceConfiguration" : "ConfigurationSpace.TuningParameters",
+             fmt::format("the reference configuration ({}) violates the Conditions; name one that satisfies them",
+                         c_.file.reference_params.dump()));
+      (void)c_.global_size(n, c_.file.reference_params);
+      return;
+    }
+    // The first valid configuration in the parameters' odometer order.
+    std::vector<std::size_t> idx(c_.file.parameters.size(), 0);
+    for (;;) {
+      json params = json::object();
+      for (std::size_t k = 0; k < idx.size(); ++k) params[c_.file.parameters[k].name] = c_.file.parameters[k].values[idx[k]];
+      if (satisfies(params)) {
+        c_.file.reference_params = params;
+        (void)c_.global_size(n, params);
+        return;
+      }
+      std::size_t k = idx.size();
+      while (k > 0 && ++idx[k - 1] == c_.file.parameters[k - 1].values.size()) idx[--k] = 0;
+      if (k == 0) break;
+    }
+    fail(path_, "ConfigurationSpace.Conditions",
+         "leave no configuration: no combination of the parameters' values satisfies them all; relax a condition "
+         "or add values");
+  }
+
+  bool satisfies(const json& params) { return c_.satisfies(c_.default_numbers(), params); }
+
+  std::string path_;
+  json doc_;
+  CompiledFile c_;
+  std::optional<expr::Expression> generator_;  // the last fill's generator
+};
+
+}  // namespace
+
+CompiledFile compile_tuning_file(const std::string& path) { return Reader(path).run(); }
+
+}  // namespace wstune::t1
