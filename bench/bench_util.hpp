@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
+#include <boost/program_options/errors.hpp>
 
 #include "wstune/error.hpp"
 

@@ -28,16 +28,16 @@
 #include <iostream>
 #include <map>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "paper_db.hpp"
 #include "bench_util.hpp"
-#include "wstune/error.hpp"
-#include "split/multi_device.hpp"
-#include "search/search.hpp"
 #include "evaluate/trial.hpp"
+#include "paper_db.hpp"
+#include "search/search.hpp"
+#include "split/multi_device.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;
@@ -55,22 +55,27 @@ Problem scale_problem(const KernelSpec& k, const Problem& base, unsigned factor)
   if (side * side != factor) throw UsageError(fmt::format("--scales {}: use squares (1, 4, 16, 64)", factor));
   const auto& n = base.n;
   std::string text;
-  if (k.name() == "matmul") text = fmt::format("{}x{}x{}", n[0] * side, n[1] * side, n[2]);
-  else if (k.name() == "bilinear") text = fmt::format("{}x{}:{}x{}", n[0] * side, n[1] * side, n[2] * side, n[3] * side);
-  else if (k.name() == "sort") text = fmt::format("{}", n[0] * factor);
-  else if (k.name() == "trapezoid") text = fmt::format("{}:{}", n[0] * factor, n[1]);
-  else throw UsageError(fmt::format("no work scaling for kernel {}", k.name()));
+  if (k.name() == "matmul")
+    text = fmt::format("{}x{}x{}", n[0] * side, n[1] * side, n[2]);
+  else if (k.name() == "bilinear")
+    text = fmt::format("{}x{}:{}x{}", n[0] * side, n[1] * side, n[2] * side, n[3] * side);
+  else if (k.name() == "sort")
+    text = fmt::format("{}", n[0] * factor);
+  else if (k.name() == "trapezoid")
+    text = fmt::format("{}:{}", n[0] * factor, n[1]);
+  else
+    throw UsageError(fmt::format("no work scaling for kernel {}", k.name()));
   return k.parse_size(text);
 }
 
 struct Method {
-  std::string name;          // baseline, paper, wstune
+  std::string name;  // baseline, paper, wstune
   SplitModel model{};
   unsigned dim = 0;
   std::vector<Block> blocks;
   std::vector<LocalSize> locals;
   Samples makespan;
-  SplitRunResult last;       // the last round (per-device times, verdict)
+  SplitRunResult last;  // the last round (per-device times, verdict)
   TrialStatus status = TrialStatus::correct;
   std::string error;
 };
@@ -87,9 +92,13 @@ double share_of(const Method& m, std::size_t i, std::size_t total) {
   return total ? static_cast<double>(m.blocks[i].size()) / static_cast<double>(total) : 0.0;
 }
 
-double reduction_pct(double base, double t) { return base > 0 && t > 0 ? 100.0 * (base - t) / base : NAN; }
+double reduction_pct(double base, double t) {
+  return base > 0 && t > 0 ? 100.0 * (base - t) / base : NAN;
+}
 
-std::string pct(double v) { return std::isnan(v) ? std::string("–") : fmt::format("{:+.1f}", v); }
+std::string pct(double v) {
+  return std::isnan(v) ? std::string("–") : fmt::format("{:+.1f}", v);
+}
 // The command line: bench_paper's options, --quick applied.
 struct Options {
   std::string devices_text, out_dir, tag, kernels_text, db_path;
@@ -102,23 +111,24 @@ struct Options {
 
 // bench_paper's options into `desc`, bound to `o` and to the raw --sizes and --scales texts.
 void describe(po::options_description& desc, Options& o, std::string& sizes_text, std::string& scales_text) {
-  desc.add_options()("help,h", "help")
-      ("devices", po::value(&o.devices_text)->default_value("0:0,0:1"), "two device selectors D1,D2 (P:D, cpu, gpu, name)")
-      ("out-dir", po::value(&o.out_dir)->default_value("docs/results"), "output directory")
-      ("tag", po::value(&o.tag)->default_value("pocl"), "name part of the output files: paper_<tag>.{csv,json,md}")
-      ("db", po::value(&o.db_path)->default_value(""), "SQLite store for runs, trials and calibrations (none if empty)")
-      ("kernels", po::value(&o.kernels_text)->default_value("matmul,bilinear,sort,trapezoid"), "kernels")
-      ("sizes", po::value(&sizes_text)->default_value(""), "base sizes KERNEL=SIZE,... (default: the paper's Table 3)")
-      ("scales", po::value(&scales_text)->default_value("1,4,16"), "work factors over the base size (squares)")
-      ("quick", "small base sizes (matmul 128, bilinear 512, sort 65536, trapezoid 65536) and fewer rounds")
-      ("repeat", po::value(&o.repeat)->default_value(5), "timed split runs per method and round")
-      ("rounds", po::value(&o.rounds)->default_value(3), "interleaved rounds over the three methods")
-      ("warmup", po::value(&o.warmup)->default_value(1), "untimed split runs before each timed batch")
-      ("budget", po::value(&o.budget)->default_value(16), "evaluations of each guided tune (NULL and the rule included)")
-      ("tune-repeat", po::value(&o.tune_repeat)->default_value(3), "timed launches per tuning trial")
-      ("refine", po::value(&o.refine)->default_value(2), "concurrent refinement rounds of the measured split")
-      ("sweep", po::value(&o.sweep_step)->default_value(0),
-       "also sweep the first device's share in this % step at the base size with wstune's local sizes (0: off)");
+  desc.add_options()("help,h", "help")("devices", po::value(&o.devices_text)->default_value("0:0,0:1"),
+                                       "two device selectors D1,D2 (P:D, cpu, gpu, name)")(
+      "out-dir", po::value(&o.out_dir)->default_value("docs/results"), "output directory")(
+      "tag", po::value(&o.tag)->default_value("pocl"), "name part of the output files: paper_<tag>.{csv,json,md}")(
+      "db", po::value(&o.db_path)->default_value(""), "SQLite store for runs, trials and calibrations (none if empty)")(
+      "kernels", po::value(&o.kernels_text)->default_value("matmul,bilinear,sort,trapezoid"), "kernels")(
+      "sizes", po::value(&sizes_text)->default_value(""), "base sizes KERNEL=SIZE,... (default: the paper's Table 3)")(
+      "scales", po::value(&scales_text)->default_value("1,4,16"), "work factors over the base size (squares)")(
+      "quick", "small base sizes (matmul 128, bilinear 512, sort 65536, trapezoid 65536) and fewer rounds")(
+      "repeat", po::value(&o.repeat)->default_value(5), "timed split runs per method and round")(
+      "rounds", po::value(&o.rounds)->default_value(3), "interleaved rounds over the three methods")(
+      "warmup", po::value(&o.warmup)->default_value(1), "untimed split runs before each timed batch")(
+      "budget", po::value(&o.budget)->default_value(16),
+      "evaluations of each guided tune (NULL and the rule included)")(
+      "tune-repeat", po::value(&o.tune_repeat)->default_value(3), "timed launches per tuning trial")(
+      "refine", po::value(&o.refine)->default_value(2), "concurrent refinement rounds of the measured split")(
+      "sweep", po::value(&o.sweep_step)->default_value(0),
+      "also sweep the first device's share in this % step at the base size with wstune's local sizes (0: off)");
 }
 
 // --quick: the small base sizes, and fewer rounds, repetitions and evaluations where not given.
@@ -172,8 +182,12 @@ std::vector<Device> select_two(const std::string& devices_text) {
 // What every case shares: the options, the two devices, the store and the timings.
 struct Bench {
   explicit Bench(const Options& opts)
-      : o(opts), devices(select_two(opts.devices_text)), db(opts.db_path), timing{opts.warmup, opts.repeat},
-        nulls(devices.size(), std::nullopt), by_rule(devices.size(), std::nullopt) {}
+      : o(opts),
+        devices(select_two(opts.devices_text)),
+        db(opts.db_path),
+        timing{opts.warmup, opts.repeat},
+        nulls(devices.size(), std::nullopt),
+        by_rule(devices.size(), std::nullopt) {}
   const Options& o;
   const std::vector<Device> devices;
   bench::PaperDb db;
@@ -215,12 +229,13 @@ LocalSize tune_device(Bench& b, const Case& c, const std::string& kname, const D
   topt.timing = TimingOptions{1, b.o.tune_repeat};
   const TuneResult r = tune(ev, *searcher, *max_evaluations(b.o.budget), topt);
   b.db.record_tune(d.info, c.k, c.p, r);
-  tuned.push_back({{"device", d.info.id()}, {"best", to_string(r.best.local)},
-                   {"best_ms", r.best.median_ms()}, {"null_ms", r.baseline.median_ms()},
+  tuned.push_back({{"device", d.info.id()},
+                   {"best", to_string(r.best.local)},
+                   {"best_ms", r.best.median_ms()},
+                   {"null_ms", r.baseline.median_ms()},
                    {"evaluations", r.evaluations}});
-  std::cerr << fmt::format("   tuned {} on {}: {} ({:.3f} ms; NULL {:.3f} ms, {} evaluations)\n", kname,
-                           d.info.id(), to_string(r.best.local), r.best.median_ms(),
-                           r.baseline.median_ms(), r.evaluations);
+  std::cerr << fmt::format("   tuned {} on {}: {} ({:.3f} ms; NULL {:.3f} ms, {} evaluations)\n", kname, d.info.id(),
+                           to_string(r.best.local), r.best.median_ms(), r.baseline.median_ms(), r.evaluations);
   return r.best.ok() ? r.best.local : LocalSize{};
 }
 
@@ -235,12 +250,20 @@ std::vector<Block> measured_blocks(const Bench& b, MultiDeviceRunner& runner, un
 // wstune before the selection: each device's local size tuned on the whole
 // problem, then the measured split with those (its calibration stored).
 Method wstune_method(Bench& b, Case& c, const std::string& kname, json& tuned) {
-  Method ws{"wstune", SplitModel::measured, split_dimension(c.k.dims(), c.k.priority(), SplitDirection::auto_),
-            {}, {}, {}, {}, {}, {}};
+  Method ws{"wstune",
+            SplitModel::measured,
+            split_dimension(c.k.dims(), c.k.priority(), SplitDirection::auto_),
+            {},
+            {},
+            {},
+            {},
+            {},
+            {}};
   for (const Device& d : b.devices) ws.locals.push_back(tune_device(b, c, kname, d, tuned));
   wstune::Calibration cal = c.runner.calibrate_all(ws.dim, ws.locals, b.cal_timing);
   ws.blocks = measured_blocks(b, c.runner, ws.dim, ws.locals, cal);
-  for (std::size_t i = 0; i < b.devices.size(); ++i) b.db.record_calibration(b.devices[i].info, c.k, to_json(cal.devices[i]));
+  for (std::size_t i = 0; i < b.devices.size(); ++i)
+    b.db.record_calibration(b.devices[i].info, c.k, to_json(cal.devices[i]));
   return ws;
 }
 
@@ -258,12 +281,14 @@ std::vector<Candidate> split_candidates(const Bench& b, MultiDeviceRunner& runne
                                         const Method& base_m, const Method& paper_m) {
   std::vector<Candidate> cands{{"measured+tuned", SplitModel::measured, ws.dim, ws.blocks, ws.locals}};
   for (SplitModel m : {SplitModel::pe_ratio, SplitModel::proportional})
-    cands.push_back({std::string(to_string(m)) + "+tuned", m, ws.dim, model_blocks(m, runner, ws.dim, ws.locals), ws.locals});
+    cands.push_back(
+        {std::string(to_string(m)) + "+tuned", m, ws.dim, model_blocks(m, runner, ws.dim, ws.locals), ws.locals});
   wstune::Calibration cal0 = runner.calibrate_all(ws.dim, b.nulls, b.cal_timing);
-  cands.push_back({"measured+null", SplitModel::measured, ws.dim, measured_blocks(b, runner, ws.dim, b.nulls, cal0),
-                   b.nulls});
+  cands.push_back(
+      {"measured+null", SplitModel::measured, ws.dim, measured_blocks(b, runner, ws.dim, b.nulls, cal0), b.nulls});
   for (SplitModel m : {SplitModel::pe_ratio, SplitModel::proportional})
-    cands.push_back({std::string(to_string(m)) + "+null", m, ws.dim, model_blocks(m, runner, ws.dim, b.nulls), b.nulls});
+    cands.push_back(
+        {std::string(to_string(m)) + "+null", m, ws.dim, model_blocks(m, runner, ws.dim, b.nulls), b.nulls});
   cands.push_back({"baseline", SplitModel::proportional, base_m.dim, base_m.blocks, base_m.locals});
   cands.push_back({"paper", SplitModel::pe_ratio, paper_m.dim, paper_m.blocks, paper_m.locals});
   return cands;
@@ -321,15 +346,21 @@ void record_method(Bench& b, const Case& c, const Method& m, const json& tuned, 
     shares.push_back({&b.devices[i].info, share_of(m, i, total), t});
     locals.push_back(to_string(m.locals[i]));
   }
-  json detail = {{"bench", "paper"}, {"tag", b.o.tag}, {"method", m.name}, {"scale", c.f},
-                 {"direction", m.dim == 0 ? "x" : "y"}, {"locals", locals},
-                 {"status", std::string(to_string(m.status))}, {"error", m.error},
-                 {"samples_ms", m.makespan.ms}, {"makespan_min_ms", m.makespan.min()}};
+  json detail = {{"bench", "paper"},
+                 {"tag", b.o.tag},
+                 {"method", m.name},
+                 {"scale", c.f},
+                 {"direction", m.dim == 0 ? "x" : "y"},
+                 {"locals", locals},
+                 {"status", std::string(to_string(m.status))},
+                 {"error", m.error},
+                 {"samples_ms", m.makespan.ms},
+                 {"makespan_min_ms", m.makespan.min()}};
   if (m.name == "wstune") detail["tuned"] = tuned, detail["chosen_split"] = chosen;
-  if (m.status == TrialStatus::correct) b.db.record_run(c.k, c.p, std::string(to_string(m.model)), m.makespan.median(), shares, detail);
-  std::cerr << fmt::format("   {:8} share {:5.1f} % locals {}/{}  {:.3f} ms {}\n", m.name,
-                           100 * share_of(m, 0, total), to_string(m.locals[0]), to_string(m.locals[1]),
-                           m.makespan.median(), to_string(m.status));
+  if (m.status == TrialStatus::correct)
+    b.db.record_run(c.k, c.p, std::string(to_string(m.model)), m.makespan.median(), shares, detail);
+  std::cerr << fmt::format("   {:8} share {:5.1f} % locals {}/{}  {:.3f} ms {}\n", m.name, 100 * share_of(m, 0, total),
+                           to_string(m.locals[0]), to_string(m.locals[1]), m.makespan.median(), to_string(m.status));
 }
 
 // --sweep: the first device's share swept with wstune's direction and local
@@ -341,13 +372,16 @@ void record_sweep(Bench& b, Case& c, const Method& ws) {
     if (!pt.result.ok()) continue;
     std::vector<bench::PaperShare> shares;
     for (std::size_t i = 0; i < b.devices.size(); ++i) {
-      shares.push_back({&b.devices[i].info,
-                        static_cast<double>(pt.blocks[i].size()) / static_cast<double>(total),
+      shares.push_back({&b.devices[i].info, static_cast<double>(pt.blocks[i].size()) / static_cast<double>(total),
                         pt.result.slices[i].wall.median()});
     }
     b.db.record_run(c.k, c.p, "sweep", pt.result.makespan.median(), shares,
-                    json{{"bench", "paper"}, {"tag", b.o.tag}, {"method", "sweep"}, {"scale", c.f},
-                         {"direction", ws.dim == 0 ? "x" : "y"}, {"percent_first", pt.percent_first}});
+                    json{{"bench", "paper"},
+                         {"tag", b.o.tag},
+                         {"method", "sweep"},
+                         {"scale", c.f},
+                         {"direction", ws.dim == 0 ? "x" : "y"},
+                         {"percent_first", pt.percent_first}});
   }
 }
 
@@ -359,7 +393,8 @@ Row run_case(Bench& b, const std::string& kname, const KernelSpec& k, const Prob
   std::cerr << fmt::format("== {} {} ({}x the base work)\n", kname, p.text, f);
   Case c(b, k, p, f);
   // The paper's split direction: row blocks (y) for 2-D kernels.
-  const unsigned paper_dim = split_dimension(k.dims(), k.priority(), k.dims() == 2 ? SplitDirection::y : SplitDirection::x);
+  const unsigned paper_dim =
+      split_dimension(k.dims(), k.priority(), k.dims() == 2 ? SplitDirection::y : SplitDirection::x);
   const auto [base_m, paper_m] = paper_methods(b, c.runner, paper_dim);
   json tuned = json::array();
   Method ws = wstune_method(b, c, kname, tuned);
@@ -418,13 +453,20 @@ std::string csv_line(const Row& r, const Method& m, double red) {
 
 // A method's row of paper_<tag>.json (`red`: its reduction against the baseline).
 json json_row(const Row& r, const Method& m, double red) {
-  return {{"kernel", r.kernel}, {"size", r.size}, {"scale", r.scale}, {"work_items", r.work_items},
-          {"method", m.name}, {"split_model", to_string(m.model)},
-          {"choice", m.name == "wstune" ? json(r.choice) : json(nullptr)}, {"direction", m.dim == 0 ? "x" : "y"},
+  return {{"kernel", r.kernel},
+          {"size", r.size},
+          {"scale", r.scale},
+          {"work_items", r.work_items},
+          {"method", m.name},
+          {"split_model", to_string(m.model)},
+          {"choice", m.name == "wstune" ? json(r.choice) : json(nullptr)},
+          {"direction", m.dim == 0 ? "x" : "y"},
           {"locals", {to_string(m.locals[0]), to_string(m.locals[1])}},
           {"blocks", {m.blocks[0].size(), m.blocks[1].size()}},
-          {"makespan_median_ms", m.makespan.median()}, {"samples_ms", m.makespan.ms},
-          {"status", to_string(m.status)}, {"error", m.error},
+          {"makespan_median_ms", m.makespan.median()},
+          {"samples_ms", m.makespan.ms},
+          {"status", to_string(m.status)},
+          {"error", m.error},
           {"reduction_pct", std::isnan(red) ? json(nullptr) : json(red)}};
 }
 
@@ -474,19 +516,21 @@ std::string md_case_line(const Row& r) {
   const KernelSpec& k = kernel_spec(r.kernel);
   const Problem p = k.parse_size(r.size);
   auto sh = [&](const Method& m) { return 100 * share_of(m, 0, k.split_units(p, m.dim)); };
-  return fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {:.2f} | {}, {} | {:.0f}/{:.0f}/{:.0f} | {}, {} | {}, {} |\n",
-                     r.kernel, r.size, r.scale, b, pp, w, pct(reduction_pct(b, pp)), pct(reduction_pct(b, w)), w / pp,
-                     r.choice, r.methods[2].dim == 0 ? "x" : "y",
-                     sh(r.methods[0]), sh(r.methods[1]), sh(r.methods[2]), to_string(r.methods[1].locals[0]),
-                     to_string(r.methods[1].locals[1]), to_string(r.methods[2].locals[0]),
-                     to_string(r.methods[2].locals[1]));
+  return fmt::format(
+      "| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {:.2f} | {}, {} | {:.0f}/{:.0f}/{:.0f} | {}, {} | {}, {} "
+      "|\n",
+      r.kernel, r.size, r.scale, b, pp, w, pct(reduction_pct(b, pp)), pct(reduction_pct(b, w)), w / pp, r.choice,
+      r.methods[2].dim == 0 ? "x" : "y", sh(r.methods[0]), sh(r.methods[1]), sh(r.methods[2]),
+      to_string(r.methods[1].locals[0]), to_string(r.methods[1].locals[1]), to_string(r.methods[2].locals[0]),
+      to_string(r.methods[2].locals[1]));
 }
 
 // The Markdown table of cases; counts into `v` where wstune was slower than the paper's method.
 std::string md_cases(const std::vector<Row>& rows, Verdict& v) {
-  std::string md = "| kernel | size | × work | baseline ms | paper ms | wstune ms | paper reduction % | wstune reduction % | "
-                   "wstune ÷ paper | wstune choice | shares of first % (b/p/w) | local sizes paper | local sizes wstune |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string md =
+      "| kernel | size | × work | baseline ms | paper ms | wstune ms | paper reduction % | wstune reduction % | "
+      "wstune ÷ paper | wstune choice | shares of first % (b/p/w) | local sizes paper | local sizes wstune |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const double pp = time_of(r, "paper"), w = time_of(r, "wstune");
     md += md_case_line(r);
@@ -509,19 +553,21 @@ std::vector<std::optional<unsigned>> mean_groups(const std::vector<unsigned>& sc
 
 // The Markdown table of mean reductions against the baseline; the same into `summary`.
 std::string md_means(const std::vector<Row>& rows, const std::vector<unsigned>& scales, json& summary) {
-  std::string md = "\n## Mean time reduction against the baseline\n\n"
-                   "| cases | paper % | wstune % | the paper reports |\n|---|---|---|---|\n";
+  std::string md =
+      "\n## Mean time reduction against the baseline\n\n"
+      "| cases | paper % | wstune % | the paper reports |\n|---|---|---|---|\n";
   for (std::optional<unsigned> s : mean_groups(scales)) {
     const std::string where = s ? fmt::format("{}× work", *s) : std::string("all sizes");
     const double p3 = mean_reduction(rows, kThree, "paper", s), w3 = mean_reduction(rows, kThree, "wstune", s);
     const double p4 = mean_reduction(rows, kFour, "paper", s), w4 = mean_reduction(rows, kFour, "wstune", s);
-    const double pb = mean_reduction(rows, {"bilinear"}, "paper", s), wb = mean_reduction(rows, {"bilinear"}, "wstune", s);
+    const double pb = mean_reduction(rows, {"bilinear"}, "paper", s),
+                 wb = mean_reduction(rows, {"bilinear"}, "wstune", s);
     md += fmt::format("| matmul, sort, trapezoid — {} | {} | {} | 47 |\n", where, pct(p3), pct(w3));
     md += fmt::format("| all four — {} | {} | {} | 11 |\n", where, pct(p4), pct(w4));
     md += fmt::format("| bilinear — {} | {} | {} | −85 (time +85 %) |\n", where, pct(pb), pct(wb));
     auto num = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
     summary[s ? fmt::format("scale_{}", *s) : std::string("all")] = {
-        {"paper_three", num(p3)}, {"wstune_three", num(w3)}, {"paper_all", num(p4)},
+        {"paper_three", num(p3)}, {"wstune_three", num(w3)},   {"paper_all", num(p4)},
         {"wstune_all", num(w4)},  {"paper_bilinear", num(pb)}, {"wstune_bilinear", num(wb)}};
   }
   return md;
@@ -530,15 +576,19 @@ std::string md_means(const std::vector<Row>& rows, const std::vector<unsigned>& 
 // The Markdown targets (`w3`: wstune's mean reduction over matmul, sort and trapezoid) and the closing note.
 std::string md_targets(const Verdict& v, double w3, const std::string& tag) {
   std::string md = "\n## Targets\n\n";
-  md += fmt::format("- wstune at least as fast as the paper's method on every case: **{}** (at least as fast in {} of {} cases{}).\n",
-                    v.slower == 0 ? "met" : "missed", v.cases - v.slower, v.cases,
-                    v.slower ? fmt::format("; slower: {}", v.slower_list) : std::string());
-  md += fmt::format("- mean time reduction against the baseline over matmul, sort and trapezoid ≥ 47 %: **{}** "
-                    "(wstune {} %{}).\n",
-                    !std::isnan(w3) && w3 >= 47 ? "met" : "missed", pct(w3),
-                    !std::isnan(w3) && w3 < 47 ? fmt::format(", {:.1f} points short", 47 - w3) : std::string());
-  md += "\nThe analysis of these numbers (why targets are met or missed, noise, what the devices are) is in "
-        "docs/report.md, section \"Results\". Raw samples: paper_" + tag + ".json.\n";
+  md += fmt::format(
+      "- wstune at least as fast as the paper's method on every case: **{}** (at least as fast in {} of {} cases{}).\n",
+      v.slower == 0 ? "met" : "missed", v.cases - v.slower, v.cases,
+      v.slower ? fmt::format("; slower: {}", v.slower_list) : std::string());
+  md += fmt::format(
+      "- mean time reduction against the baseline over matmul, sort and trapezoid ≥ 47 %: **{}** "
+      "(wstune {} %{}).\n",
+      !std::isnan(w3) && w3 >= 47 ? "met" : "missed", pct(w3),
+      !std::isnan(w3) && w3 < 47 ? fmt::format(", {:.1f} points short", 47 - w3) : std::string());
+  md +=
+      "\nThe analysis of these numbers (why targets are met or missed, noise, what the devices are) is in "
+      "docs/report.md, section \"Results\". Raw samples: paper_" +
+      tag + ".json.\n";
   return md;
 }
 
@@ -547,15 +597,25 @@ json json_document(const Bench& b, const json& jrows, const json& summary, const
   const Options& o = b.o;
   const auto& devices = b.devices;
   return {{"tag", o.tag},
-          {"devices", {{{"id", devices[0].info.id()}, {"name", devices[0].info.name}, {"total_pe", devices[0].info.total_pe()}},
-                       {{"id", devices[1].info.id()}, {"name", devices[1].info.name}, {"total_pe", devices[1].info.total_pe()}}}},
-          {"options", {{"quick", o.quick}, {"repeat", o.repeat}, {"rounds", o.rounds}, {"warmup", o.warmup},
-                       {"budget", o.budget}, {"tune_repeat", o.tune_repeat}, {"refine", o.refine}, {"scales", o.scales}}},
+          {"devices",
+           {{{"id", devices[0].info.id()}, {"name", devices[0].info.name}, {"total_pe", devices[0].info.total_pe()}},
+            {{"id", devices[1].info.id()}, {"name", devices[1].info.name}, {"total_pe", devices[1].info.total_pe()}}}},
+          {"options",
+           {{"quick", o.quick},
+            {"repeat", o.repeat},
+            {"rounds", o.rounds},
+            {"warmup", o.warmup},
+            {"budget", o.budget},
+            {"tune_repeat", o.tune_repeat},
+            {"refine", o.refine},
+            {"scales", o.scales}}},
           {"rows", jrows},
           {"summary", summary},
-          {"targets", {{"wstune_not_slower_than_paper", v.slower == 0}, {"slower_cases", v.slower},
-                       {"wstune_three_mean_reduction_pct", std::isnan(w3) ? json(nullptr) : json(w3)},
-                       {"three_mean_target_pct", 47}}}};
+          {"targets",
+           {{"wstune_not_slower_than_paper", v.slower == 0},
+            {"slower_cases", v.slower},
+            {"wstune_three_mean_reduction_pct", std::isnan(w3) ? json(nullptr) : json(w3)},
+            {"three_mean_target_pct", 47}}}};
 }
 
 // Writes paper_<tag>.csv, .json and .md into --out-dir and prints the Markdown.

@@ -1,15 +1,17 @@
 // bench_paper's store writes (see paper_db.hpp for why this is its own file).
-#include "store/trial_rows.hpp"
 #include "paper_db.hpp"
+#include "store/trial_rows.hpp"
 
-#include "wstune/store.hpp"
 #include "session/tune_session.hpp"
+#include "wstune/store.hpp"
 #include "wstune/tuner.hpp"
 
 namespace wstune::bench {
 
 namespace {
-ProblemKey problem_of(const KernelSpec& spec, const Problem& p) { return ProblemKey{spec.global_size(p), p.text}; }
+ProblemKey problem_of(const KernelSpec& spec, const Problem& p) {
+  return ProblemKey{spec.global_size(p), p.text};
+}
 }  // namespace
 
 struct PaperDb::Impl {
@@ -20,7 +22,9 @@ PaperDb::PaperDb(const std::string& path) : impl_(std::make_unique<Impl>()) {
   if (!path.empty()) impl_->store = std::make_unique<Store>(path);
 }
 PaperDb::~PaperDb() = default;
-bool PaperDb::enabled() const noexcept { return impl_->store != nullptr; }
+bool PaperDb::enabled() const noexcept {
+  return impl_->store != nullptr;
+}
 
 void PaperDb::record_tune(const DeviceInfo& device, const KernelSpec& spec, const Problem& p, const TuneResult& r) {
   if (!enabled()) return;

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wstune/device.hpp"
 #include "kernel/kernel.hpp"
 #include "search/search.hpp"
+#include "wstune/device.hpp"
 
 namespace wstune::bench {
 

@@ -24,15 +24,15 @@
 #include <iostream>
 #include <map>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
-#include "wstune/error.hpp"
 #include "split/multi_device.hpp"
 #include "split/split_grid.hpp"
 #include "split/split_refine.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;
@@ -69,7 +69,7 @@ struct Cost {
 
 struct Method {
   std::string name;
-  std::size_t candidate = 0;  // index into the candidates
+  std::size_t candidate = 0;        // index into the candidates
   std::optional<double> oracle_ms;  // the oracle's own median at this split, if it measured it
   std::optional<Cost> cost;
 };
@@ -82,8 +82,12 @@ struct Row {
   std::optional<Cost> cost;
 };
 
-std::string opt_ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "–"; }
-std::string ratio(double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.3f}", a / b) : "–"; }
+std::string opt_ms(const std::optional<double>& v) {
+  return v ? fmt::format("{:.3f}", *v) : "–";
+}
+std::string ratio(double a, double b) {
+  return a > 0 && b > 0 ? fmt::format("{:.3f}", a / b) : "–";
+}
 std::string id_list(const std::vector<Device>& devices, const Shares& u) {
   std::vector<std::string> ids;
   for (auto i : device_set(u)) ids.push_back(devices[i].info.id());
@@ -93,33 +97,34 @@ std::string id_list(const std::vector<Device>& devices, const Shares& u) {
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
   po::options_description desc("bench_split options");
-  desc.add_options()("help,h", "help")
-      ("devices", po::value(&o.devices_text)->default_value("0:0,0:1"), "two or more device selectors D1,D2[,...]")
-      ("out-dir", po::value(&o.out_dir)->default_value("docs/results"), "output directory")
-      ("tag", po::value(&o.tag)->default_value("pocl"), "name part of the output files")
-      ("kernels", po::value(&o.kernels_text)->default_value("matmul,bilinear,sort,trapezoid"), "kernels")
-      ("sizes", po::value(&o.sizes_text)->default_value(""), "sizes KERNEL=SIZE,... (default: the paper's)")
-      ("repeat", po::value(&o.repeat)->default_value(5), "timed rounds per oracle point and calibration slice")
-      ("warmup", po::value(&o.warmup)->default_value(1), "untimed rounds per oracle point, slice, probe and round")
-      ("step", po::value(&o.step)->default_value(5), "two devices: coarse sweep step (%)")
-      ("fine", po::value(&o.fine)->default_value(1), "two devices: fine sweep step near the best (%)")
-      ("grid-step", po::value(&o.grid_step)->default_value(10), "three or more devices: grid step (% dividing 100)")
-      ("grid-subdivisions", po::value(&o.grid_subdivisions)->default_value(2),
-       "three or more devices: finer grid near the best, steps of grid-step / N within grid-step (1: none)")
-      ("grid-prune", po::value(&o.grid_prune)->default_value(1.5),
-       "three or more devices: skip grid splits giving a device at least a slice at which it alone took more than "
-       "this many times the best makespan so far (0: run all)")
-      ("rounds", po::value(&o.rounds)->default_value(7), "interleaved rounds of the comparison")
-      ("round-repeat", po::value(&o.round_repeat)->default_value(3), "timed runs per split and round")
-      ("refine-points", po::value(&o.refine_points)->default_value(0),
-       "measured model: splits the refinement may measure (0: refine_points(devices), 8 for two, 18 for three)")
-      ("refine-repeat", po::value(&o.refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
-      ("refine-min-ms", po::value(&o.refine_min_ms)->default_value(20),
-       "measured model: more runs per probe until they sum to MS (at most 50; 0: off)")
-      ("round-min-ms", po::value(&o.round_min_ms)->default_value(10),
-       "comparison: more runs per split and round until they sum to MS (at most 30; 0: off)")
-      ("calibration-cap-ms", po::value(&o.cal_cap_ms)->default_value(250),
-       "measured model: cap on one calibration slice's time (CalibrationBudget; 0: no cap)");
+  desc.add_options()("help,h", "help")("devices", po::value(&o.devices_text)->default_value("0:0,0:1"),
+                                       "two or more device selectors D1,D2[,...]")(
+      "out-dir", po::value(&o.out_dir)->default_value("docs/results"), "output directory")(
+      "tag", po::value(&o.tag)->default_value("pocl"), "name part of the output files")(
+      "kernels", po::value(&o.kernels_text)->default_value("matmul,bilinear,sort,trapezoid"), "kernels")(
+      "sizes", po::value(&o.sizes_text)->default_value(""), "sizes KERNEL=SIZE,... (default: the paper's)")(
+      "repeat", po::value(&o.repeat)->default_value(5), "timed rounds per oracle point and calibration slice")(
+      "warmup", po::value(&o.warmup)->default_value(1), "untimed rounds per oracle point, slice, probe and round")(
+      "step", po::value(&o.step)->default_value(5), "two devices: coarse sweep step (%)")(
+      "fine", po::value(&o.fine)->default_value(1), "two devices: fine sweep step near the best (%)")(
+      "grid-step", po::value(&o.grid_step)->default_value(10), "three or more devices: grid step (% dividing 100)")(
+      "grid-subdivisions", po::value(&o.grid_subdivisions)->default_value(2),
+      "three or more devices: finer grid near the best, steps of grid-step / N within grid-step (1: none)")(
+      "grid-prune", po::value(&o.grid_prune)->default_value(1.5),
+      "three or more devices: skip grid splits giving a device at least a slice at which it alone took more than "
+      "this many times the best makespan so far (0: run all)")("rounds", po::value(&o.rounds)->default_value(7),
+                                                               "interleaved rounds of the comparison")(
+      "round-repeat", po::value(&o.round_repeat)->default_value(3), "timed runs per split and round")(
+      "refine-points", po::value(&o.refine_points)->default_value(0),
+      "measured model: splits the refinement may measure (0: refine_points(devices), 8 for two, 18 for three)")(
+      "refine-repeat", po::value(&o.refine_repeat)->default_value(5),
+      "measured model: timed runs per refinement probe")(
+      "refine-min-ms", po::value(&o.refine_min_ms)->default_value(20),
+      "measured model: more runs per probe until they sum to MS (at most 50; 0: off)")(
+      "round-min-ms", po::value(&o.round_min_ms)->default_value(10),
+      "comparison: more runs per split and round until they sum to MS (at most 30; 0: off)")(
+      "calibration-cap-ms", po::value(&o.cal_cap_ms)->default_value(250),
+      "measured model: cap on one calibration slice's time (CalibrationBudget; 0: no cap)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
@@ -149,12 +154,14 @@ std::vector<SweepPoint> oracle_points(MultiDeviceRunner& runner, unsigned dim, c
     auto sweep = sweep_two(runner, dim, locals, timing, o.step, o.fine);
     write(fmt::format("{}/split_{}_{}_sweep.csv", o.out_dir, o.tag, kname), sweep_csv(sweep));
     write(fmt::format("{}/split_{}_{}.svg", o.out_dir, o.tag, kname),
-          svg::render(sweep_plot(sweep, fmt::format("{} {} ({}): makespan over the split", kname,
-                                                    runner.problem().text, o.tag),
-                                 devices[0].info.name, devices[1].info.name)));
+          svg::render(
+              sweep_plot(sweep, fmt::format("{} {} ({}): makespan over the split", kname, runner.problem().text, o.tag),
+                         devices[0].info.name, devices[1].info.name)));
     return sweep;
   }
-  auto grid = sweep_grid(runner, dim, locals, timing, GridOptions{100 / o.grid_step, o.grid_subdivisions, o.grid_prune, std::max(10.0, o.grid_prune)});
+  auto grid =
+      sweep_grid(runner, dim, locals, timing,
+                 GridOptions{100 / o.grid_step, o.grid_subdivisions, o.grid_prune, std::max(10.0, o.grid_prune)});
   write(fmt::format("{}/split_{}_{}_grid.csv", o.out_dir, o.tag, kname), grid_csv(grid));
   return grid;
 }
@@ -217,7 +224,8 @@ SplitRefinement measured_method(MultiDeviceRunner& runner, unsigned dim, const s
   cost.cal_runs = cost.cal_slices * (timing.warmup + timing.repetitions);
   RefineOptions ro;
   ro.max_points = o.refine_points ? o.refine_points : refine_points(runner.size());
-  SplitRefinement ref = refine_split(runner, cal, locals, TimingOptions{o.warmup, o.refine_repeat, o.refine_min_ms, 50}, ro);
+  SplitRefinement ref =
+      refine_split(runner, cal, locals, TimingOptions{o.warmup, o.refine_repeat, o.refine_min_ms, 50}, ro);
   for (const auto& pr : ref.search.probes) (pr.role == "confirm" ? cost.refine_confirms : cost.refine_points) += 1;
   cost.refine_rounds = ref.concurrent_rounds;
   cost.refine_ms = ref.elapsed_ms;
@@ -315,9 +323,22 @@ void bench_kernel(const std::string& kname, const Problem& p, const std::vector<
     const Method& me = m.list[mi];
     const Candidate& c = m.cands[me.candidate];
     const Shares u = block_units(c.blocks);
-    Row row{kname, p.text, me.name, c.status, "", percent_text(u, total), id_list(devices, u),
-            100.0 * static_cast<double>(u[0]) / static_cast<double>(total), c.median(), c.spread(), oracle, alone,
-            u[0], c.round_ms.size(), me.oracle_ms, me.cost};
+    Row row{kname,
+            p.text,
+            me.name,
+            c.status,
+            "",
+            percent_text(u, total),
+            id_list(devices, u),
+            100.0 * static_cast<double>(u[0]) / static_cast<double>(total),
+            c.median(),
+            c.spread(),
+            oracle,
+            alone,
+            u[0],
+            c.round_ms.size(),
+            me.oracle_ms,
+            me.cost};
     for (std::size_t oi = 0; oi < mi; ++oi) {
       if (m.list[oi].candidate == me.candidate) {
         row.note = "same split as " + m.list[oi].name;
@@ -341,37 +362,43 @@ void bench_kernel(const std::string& kname, const Problem& p, const std::vector<
       "{}. Probes (shares %: ms): {}.\n",
       kname, percent_text(ref.search.units, total), rows.back().note.empty() ? "its own split" : rows.back().note,
       id_list(devices, ref.search.units), percent_text(block_units(ref.model_blocks), total), cost.cal_slices,
-      cost.cal_runs, cost.cal_ms, cost.refine_points, cost.refine_confirms, cost.refine_rounds, cost.refine_ms,
-      targets, probes_text(ref.search, total));
+      cost.cal_runs, cost.cal_ms, cost.refine_points, cost.refine_confirms, cost.refine_rounds, cost.refine_ms, targets,
+      probes_text(ref.search, total));
 }
 
 std::string rows_csv(const std::vector<Row>& rows) {
-  std::string csv = "kernel,size,method,shares_percent,device_set,percent_first,units_first,makespan_ms,spread,rounds,"
-                    "oracle_ms,best_alone_ms,ratio_to_oracle,ratio_to_best_alone,oracle_point_ms,status,cal_slices,"
-                    "cal_kernel_runs_max,cal_ms,refine_points,refine_confirms,refine_rounds,refine_ms,note\n";
+  std::string csv =
+      "kernel,size,method,shares_percent,device_set,percent_first,units_first,makespan_ms,spread,rounds,"
+      "oracle_ms,best_alone_ms,ratio_to_oracle,ratio_to_best_alone,oracle_point_ms,status,cal_slices,"
+      "cal_kernel_runs_max,cal_ms,refine_points,refine_confirms,refine_rounds,refine_ms,note\n";
   for (const auto& r : rows) {
     const Cost c = r.cost.value_or(Cost{});
-    csv += fmt::format("{},{},{},{},{},{:.2f},{},{:.4f},{:.4f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{},"
-                       "{},{:.1f},\"{}\"\n",
-                       r.kernel, r.size, r.method, r.shares, r.devices, r.pct_first, r.units_first, r.makespan,
-                       r.spread, r.rounds, r.oracle, r.best_alone, r.oracle > 0 ? r.makespan / r.oracle : 0,
-                       r.best_alone > 0 ? r.makespan / r.best_alone : 0,
-                       r.oracle_ms ? fmt::format("{:.4f}", *r.oracle_ms) : "", r.status, c.cal_slices, c.cal_runs,
-                       c.cal_ms, c.refine_points, c.refine_confirms, c.refine_rounds, c.refine_ms, r.note);
+    csv += fmt::format(
+        "{},{},{},{},{},{:.2f},{},{:.4f},{:.4f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{},{},{:.1f},{},{},"
+        "{},{:.1f},\"{}\"\n",
+        r.kernel, r.size, r.method, r.shares, r.devices, r.pct_first, r.units_first, r.makespan, r.spread, r.rounds,
+        r.oracle, r.best_alone, r.oracle > 0 ? r.makespan / r.oracle : 0,
+        r.best_alone > 0 ? r.makespan / r.best_alone : 0, r.oracle_ms ? fmt::format("{:.4f}", *r.oracle_ms) : "",
+        r.status, c.cal_slices, c.cal_runs, c.cal_ms, c.refine_points, c.refine_confirms, c.refine_rounds, c.refine_ms,
+        r.note);
   }
   return csv;
 }
 
 std::string method_text(const Options& o, const std::vector<Device>& devices) {
   std::string devs;
-  for (const auto& d : devices) devs += fmt::format("{}{} ({}, {} PEs)", devs.empty() ? "" : ", ", d.info.name, d.info.id(), d.info.total_pe());
+  for (const auto& d : devices)
+    devs += fmt::format("{}{} ({}, {} PEs)", devs.empty() ? "" : ", ", d.info.name, d.info.id(), d.info.total_pe());
   const std::string oracle =
       devices.size() == 2
-          ? fmt::format("a sweep of the first device's share from 0 to 100 % in {} % steps, then {} % steps near the "
-                        "best (curve: `split_{}_<kernel>.svg`)", o.step, o.fine, o.tag)
-          : fmt::format("a grid over the shares of all devices in {} % steps, then {:g} % steps within {} % of the "
-                        "best (`split_{}_<kernel>_grid.csv`)", o.grid_step, double(o.grid_step) / o.grid_subdivisions,
-                        o.grid_step, o.tag);
+          ? fmt::format(
+                "a sweep of the first device's share from 0 to 100 % in {} % steps, then {} % steps near the "
+                "best (curve: `split_{}_<kernel>.svg`)",
+                o.step, o.fine, o.tag)
+          : fmt::format(
+                "a grid over the shares of all devices in {} % steps, then {:g} % steps within {} % of the "
+                "best (`split_{}_<kernel>_grid.csv`)",
+                o.grid_step, double(o.grid_step) / o.grid_subdivisions, o.grid_step, o.tag);
   return fmt::format(
       "# Split across {} devices ({})\n\nDevices: {}. Local size: null (driver). Split direction: auto.\n\n"
       "Method. (1) Oracle: {}, each point the median makespan (wall clock: upload + kernel + read-back on all "
@@ -413,18 +440,22 @@ int bench_main(int argc, char** argv) {
   for (const char* name : {"POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT"}) {
     if (const char* v = std::getenv(name)) env += fmt::format("{}=\"{}\" ", name, v);
   }
-  md += fmt::format("Command: `{}bench_split {}`\n\n", env, fmt::join(std::vector<std::string>(argv + 1, argv + argc), " "));
-  md += "| kernel | size | method | shares % | devices | makespan ms | spread % | ÷ oracle | ÷ best alone | "
-        "oracle ms | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md += fmt::format("Command: `{}bench_split {}`\n\n", env,
+                    fmt::join(std::vector<std::string>(argv + 1, argv + argc), " "));
+  md +=
+      "| kernel | size | method | shares % | devices | makespan ms | spread % | ÷ oracle | ÷ best alone | "
+      "oracle ms | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string notes;
   for (const auto& kname : split_list(o.kernels_text, ',')) {
     const KernelSpec& k = kernel_spec(kname);
     const Problem p = sizes.count(kname) ? k.parse_size(sizes[kname]) : k.paper_size();
     bench_kernel(kname, p, devices, o, rows, md, notes);
   }
-  md += "\n`alone D` gives the whole range to device D; `oracle without D` is the oracle's best split that gives D "
-        "nothing; \"same split as\" marks methods that chose the same blocks (measured once).\n\n## The measured "
-        "model per kernel\n\n" + notes;
+  md +=
+      "\n`alone D` gives the whole range to device D; `oracle without D` is the oracle's best split that gives D "
+      "nothing; \"same split as\" marks methods that chose the same blocks (measured once).\n\n## The measured "
+      "model per kernel\n\n" +
+      notes;
   write(fmt::format("{}/split_{}.csv", o.out_dir, o.tag), rows_csv(rows));
   write(fmt::format("{}/split_{}.md", o.out_dir, o.tag), md);
   std::cout << md;

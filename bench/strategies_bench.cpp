@@ -16,13 +16,13 @@
 #include <optional>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
+#include "report/svg.hpp"
 #include "search/search.hpp"
 #include "session/simulation.hpp"
-#include "report/svg.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;
@@ -68,9 +68,10 @@ SyntheticSpec preset(const std::string& name) {
       spec.seed = std::stoull(name.substr(dash + 2));
       return spec;
     }
-  throw UsageError(fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged, or one of them "
-                               "with -sSEED for another landscape of its kind (e.g. synthetic-10k-rugged-s14)",
-                               name));
+  throw UsageError(
+      fmt::format("--synthetic {}: use synthetic-2k, synthetic-10k or synthetic-10k-rugged, or one of them "
+                  "with -sSEED for another landscape of its kind (e.g. synthetic-10k-rugged-s14)",
+                  name));
 }
 
 // 1..10, then about 40 steps growing geometrically to `budget`, and the
@@ -78,9 +79,11 @@ SyntheticSpec preset(const std::string& name) {
 std::vector<unsigned> checkpoints(std::size_t configurations, unsigned budget) {
   std::vector<unsigned> c;
   for (unsigned e = 1; e <= std::min(10u, budget); ++e) c.push_back(e);
-  for (double e = 10; e < budget; e *= std::pow(budget / 10.0, 1.0 / 40)) c.push_back(static_cast<unsigned>(std::lround(e)));
+  for (double e = 10; e < budget; e *= std::pow(budget / 10.0, 1.0 / 40))
+    c.push_back(static_cast<unsigned>(std::lround(e)));
   for (double f : {0.01, 0.05})
-    if (const auto e = static_cast<unsigned>(std::ceil(f * static_cast<double>(configurations))); e <= budget) c.push_back(e);
+    if (const auto e = static_cast<unsigned>(std::ceil(f * static_cast<double>(configurations))); e <= budget)
+      c.push_back(e);
   c.push_back(budget);
   std::sort(c.begin(), c.end());
   c.erase(std::unique(c.begin(), c.end()), c.end());
@@ -117,13 +120,15 @@ Table make_table(std::string name, RecordedTable t, double budget_fraction, bool
   const auto best = tb.table.best();
   if (!best) throw UsageError(fmt::format("{}: no correct configuration in the table", tb.table.source));
   tb.optimum_ms = tb.table.trials[*best].median_ms();
-  const auto budget = static_cast<unsigned>(std::max(20.0, std::ceil(budget_fraction * static_cast<double>(tb.configurations))));
+  const auto budget =
+      static_cast<unsigned>(std::max(20.0, std::ceil(budget_fraction * static_cast<double>(tb.configurations))));
   tb.checkpoints = checkpoints(tb.configurations, std::min<unsigned>(budget, static_cast<unsigned>(tb.configurations)));
   return tb;
 }
 
 // The best median after each evaluation of one tune() over the table.
-std::vector<double> trajectory(SimulatedEvaluator& ev, const std::string& strategy, std::uint64_t seed, unsigned budget) {
+std::vector<double> trajectory(SimulatedEvaluator& ev, const std::string& strategy, std::uint64_t seed,
+                               unsigned budget) {
   std::vector<double> best_after;
   double best = std::numeric_limits<double>::infinity();
   TuneOptions o;
@@ -164,9 +169,9 @@ Curve run_strategy(const Table& tb, SimulatedEvaluator& ev, const std::string& s
 std::string csv_rows(const Table& tb, const Curve& c) {
   std::string out;
   for (std::size_t k = 0; k < tb.checkpoints.size(); ++k)
-    out += fmt::format("{},{},{},{},{:.5f},{:.5f},{:.5f},{:.5f},{:.5f},{:.5f},{}\n", tb.name, tb.configurations, c.strategy,
-                       tb.checkpoints[k], tb.checkpoints[k] / static_cast<double>(tb.configurations), c.median[k], c.q1[k],
-                       c.q3[k], c.min[k], c.max[k], c.seeds);
+    out += fmt::format("{},{},{},{},{:.5f},{:.5f},{:.5f},{:.5f},{:.5f},{:.5f},{}\n", tb.name, tb.configurations,
+                       c.strategy, tb.checkpoints[k], tb.checkpoints[k] / static_cast<double>(tb.configurations),
+                       c.median[k], c.q1[k], c.q3[k], c.min[k], c.max[k], c.seeds);
   return out;
 }
 
@@ -193,8 +198,8 @@ std::map<std::string, std::vector<Curve>> read_kt(const std::string& path, const
   for (const auto& tb : tables)
     for (auto& [name, c] : by[tb.name]) {
       if (c.median.size() != tb.checkpoints.size())
-        throw UsageError(fmt::format("{}: {} {} has {} checkpoints, the table {}; rerun the export", path, tb.name, name,
-                                     c.median.size(), tb.checkpoints.size()));
+        throw UsageError(fmt::format("{}: {} {} has {} checkpoints, the table {}; rerun the export", path, tb.name,
+                                     name, c.median.size(), tb.checkpoints.size()));
       out[tb.name].push_back(c);
     }
   return out;
@@ -203,7 +208,8 @@ std::map<std::string, std::vector<Curve>> read_kt(const std::string& path, const
 std::size_t checkpoint_of(const Table& tb, double fraction) {
   const auto e = static_cast<unsigned>(std::ceil(fraction * static_cast<double>(tb.configurations)));
   const auto it = std::lower_bound(tb.checkpoints.begin(), tb.checkpoints.end(), e);
-  return static_cast<std::size_t>(std::min(it - tb.checkpoints.begin(), static_cast<std::ptrdiff_t>(tb.checkpoints.size() - 1)));
+  return static_cast<std::size_t>(
+      std::min(it - tb.checkpoints.begin(), static_cast<std::ptrdiff_t>(tb.checkpoints.size() - 1)));
 }
 
 // "median [q1–q3]"; "–" where the strategy did not run that far (nan).
@@ -216,13 +222,17 @@ std::string markdown_table(const Table& tb, const std::vector<Curve>& curves) {
   const std::size_t k1 = checkpoint_of(tb, 0.01), k5 = checkpoint_of(tb, 0.05);
   std::string s = fmt::format("### {} ({} configurations, optimum {:.4g} ms; {})\n\n", tb.name, tb.configurations,
                               tb.optimum_ms, tb.table.source);
-  s += fmt::format("| strategy | at 1 % ({} evals) | at 5 % ({} evals) | at {} evals | median within 5 % at 5 % | optimum met at 5 % |\n",
-                   tb.checkpoints[k1], tb.checkpoints[k5], tb.checkpoints.back());
+  s += fmt::format(
+      "| strategy | at 1 % ({} evals) | at 5 % ({} evals) | at {} evals | median within 5 % at 5 % | optimum met at 5 "
+      "% |\n",
+      tb.checkpoints[k1], tb.checkpoints[k5], tb.checkpoints.back());
   s += "|---|---|---|---|---|---|\n";
   for (const auto& c : curves)
     s += fmt::format("| {} ({} seeds) | {} | {} | {} | {} | {} |\n", c.strategy, c.seeds, cell(c, k1), cell(c, k5),
                      cell(c, c.median.size() - 1),
-                     std::isnan(c.median[k5]) ? "–" : c.median[k5] * kTarget >= 1.0 ? "yes" : "no",
+                     std::isnan(c.median[k5])        ? "–"
+                     : c.median[k5] * kTarget >= 1.0 ? "yes"
+                                                     : "no",
                      c.met.empty() ? "–" : fmt::format("{} of {} seeds", c.met[k5], c.seeds));
   return s + "\n";
 }
@@ -260,8 +270,12 @@ void export_kt(const std::vector<Table>& tables, const std::string& dir, unsigne
     auto cache = kernel_tuner_cache(tb.table);
     if (tb.reversed) reverse_block_sizes(cache);
     bench::write(file, cache.dump());
-    manifest.push_back({{"name", tb.name}, {"cache", file}, {"configurations", tb.configurations},
-                        {"optimum_ms", tb.optimum_ms}, {"checkpoints", tb.checkpoints}, {"seeds", seeds}});
+    manifest.push_back({{"name", tb.name},
+                        {"cache", file},
+                        {"configurations", tb.configurations},
+                        {"optimum_ms", tb.optimum_ms},
+                        {"checkpoints", tb.checkpoints},
+                        {"seeds", seeds}});
   }
   bench::write(dir + "/tables.json", manifest.dump(1));
 }
@@ -282,19 +296,23 @@ struct Options {
 
 // bench_strategies' options into `desc`, bound to `o`.
 void describe(po::options_description& desc, Options& o) {
-  desc.add_options()("help,h", "this help")
-      ("table", po::value(&o.table_files), "a recorded table: FILE.json (wstune export or T4) or FILE.json@SESSION_UUID; repeatable")
-      ("synthetic", po::value(&o.synthetic),
-       "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged, or NAME-sSEED (that kind of landscape "
-       "drawn with another seed); repeatable")
-      ("strategies", po::value(&o.strategies)->default_value(o.strategies), "comma-separated wstune strategies")
-      ("seeds", po::value(&o.seeds)->default_value(o.seeds), "seeds per strategy and table")
-      ("budget", po::value(&o.budget)->default_value(o.budget), "evaluations up to this fraction of the configurations (at least 20)")
-      ("out", po::value(&o.out), "write OUT.csv, OUT.md and OUT_TABLE.svg")
-      ("export-kt", po::value(&o.kt_dir), "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")
-      ("export-only", "with --export-kt: export, run no strategy")
-      ("reverse-values", "list every parameter's values in reverse order (an equivalent problem; also in --export-kt)")
-      ("kt-results", po::value(&o.kt_results), "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
+  desc.add_options()("help,h", "this help")(
+      "table", po::value(&o.table_files),
+      "a recorded table: FILE.json (wstune export or T4) or FILE.json@SESSION_UUID; repeatable")(
+      "synthetic", po::value(&o.synthetic),
+      "a synthetic landscape: synthetic-2k, synthetic-10k, synthetic-10k-rugged, or NAME-sSEED (that kind of landscape "
+      "drawn with another seed); repeatable")("strategies", po::value(&o.strategies)->default_value(o.strategies),
+                                              "comma-separated wstune strategies")(
+      "seeds", po::value(&o.seeds)->default_value(o.seeds), "seeds per strategy and table")(
+      "budget", po::value(&o.budget)->default_value(o.budget),
+      "evaluations up to this fraction of the configurations (at least 20)")("out", po::value(&o.out),
+                                                                             "write OUT.csv, OUT.md and OUT_TABLE.svg")(
+      "export-kt", po::value(&o.kt_dir),
+      "write each table as a Kernel Tuner cache file DIR/TABLE.json and DIR/tables.json")(
+      "export-only", "with --export-kt: export, run no strategy")(
+      "reverse-values", "list every parameter's values in reverse order (an equivalent problem; also in --export-kt)")(
+      "kt-results", po::value(&o.kt_results),
+      "merge Kernel Tuner's curves (CSV from bench/strategies_kernel_tuner.py)");
 }
 
 // The options, --budget checked; nullopt when --help printed them instead.
@@ -318,7 +336,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
 // The synthetic landscapes, then the recorded tables (FILE.json or FILE.json@SESSION_UUID).
 std::vector<Table> load_tables(const Options& o) {
   std::vector<Table> tables;
-  for (const auto& name : o.synthetic) tables.push_back(make_table(name, synthetic_table(preset(name)), o.budget, o.reversed));
+  for (const auto& name : o.synthetic)
+    tables.push_back(make_table(name, synthetic_table(preset(name)), o.budget, o.reversed));
   for (const auto& spec : o.table_files) {
     const auto at = spec.find('@');
     const std::string path = spec.substr(0, at);
@@ -374,4 +393,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return bench::guarded_main("bench_strategies", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return bench::guarded_main("bench_strategies", [&] { return run(argc, argv); });
+}

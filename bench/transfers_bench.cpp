@@ -15,9 +15,9 @@
 #include <map>
 #include <tuple>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
 #include "device/bandwidth.hpp"
@@ -46,7 +46,9 @@ struct Row {
   double pinned_h2d = 0, pinned_d2h = 0;
 };
 
-double fraction(double achieved, double measured) { return measured > 0 ? achieved / measured : 0; }
+double fraction(double achieved, double measured) {
+  return measured > 0 ? achieved / measured : 0;
+}
 
 // The blocks of `model`: pe-ratio from the PEs, measured from a calibration
 // refined by two concurrent rounds.
@@ -145,15 +147,18 @@ std::vector<Row> run_kernel(const Options& o, const std::vector<Device>& devices
 }
 
 std::string csv(const std::vector<Row>& rows) {
-  std::string out = "kernel,size,model,overlap,chunks,devices,status,device,device_name,units,makespan_ms,gather_finish_ms,kernel_ms,"
-                    "h2d_bytes,h2d_ms,h2d_gbps,pinned_h2d_gbps,h2d_fraction,d2h_bytes,d2h_ms,d2h_gbps,pinned_d2h_gbps,"
-                    "d2h_fraction\n";
+  std::string out =
+      "kernel,size,model,overlap,chunks,devices,status,device,device_name,units,makespan_ms,gather_finish_ms,kernel_ms,"
+      "h2d_bytes,h2d_ms,h2d_gbps,pinned_h2d_gbps,h2d_fraction,d2h_bytes,d2h_ms,d2h_gbps,pinned_d2h_gbps,"
+      "d2h_fraction\n";
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{},\"{}\",{},{},\"{}\",{},{:.4f},{:.4f},{:.4f},{},{:.4f},{:.3f},{:.3f},{:.3f},{},{:.4f},"
-                       "{:.3f},{:.3f},{:.3f}\n", r.kernel, r.size, r.model, r.overlap, r.chunks, r.devices, r.status, r.device,
-                       r.device_name, r.units, r.makespan, r.finish, r.kernel_ms, r.h2d_bytes, r.h2d_ms, r.h2d_gbps,
-                       r.pinned_h2d, fraction(r.h2d_gbps, r.pinned_h2d), r.d2h_bytes, r.d2h_ms, r.d2h_gbps,
-                       r.pinned_d2h, fraction(r.d2h_gbps, r.pinned_d2h));
+    out += fmt::format(
+        "{},{},{},{},{},\"{}\",{},{},\"{}\",{},{:.4f},{:.4f},{:.4f},{},{:.4f},{:.3f},{:.3f},{:.3f},{},{:.4f},"
+        "{:.3f},{:.3f},{:.3f}\n",
+        r.kernel, r.size, r.model, r.overlap, r.chunks, r.devices, r.status, r.device, r.device_name, r.units,
+        r.makespan, r.finish, r.kernel_ms, r.h2d_bytes, r.h2d_ms, r.h2d_gbps, r.pinned_h2d,
+        fraction(r.h2d_gbps, r.pinned_h2d), r.d2h_bytes, r.d2h_ms, r.d2h_gbps, r.pinned_d2h,
+        fraction(r.d2h_gbps, r.pinned_d2h));
   }
   return out;
 }
@@ -199,27 +204,33 @@ std::string overlap_summary(const Options& o, const std::vector<Row>& rows) {
 }
 
 std::string markdown(const Options& o, const std::vector<DeviceBandwidth>& bw, const std::vector<Row>& rows) {
-  std::string md = fmt::format("# Split transfers: {}\n\nDevices {}; {} timed rounds after {} warm-up; "
-                               "`bench_transfers --devices {} --tag {}` (scripts/bench-transfers.sh).\n\n"
-                               "## Measured bandwidth (GB/s = 10^9 B/s, median of {} transfers of {} MiB, "
-                               "profiling events)\n\n| device | pageable h2d | pageable d2h | pinned h2d | pinned d2h |\n"
-                               "|---|---|---|---|---|\n", o.tag, o.devices_text, o.repeat, o.warmup, o.devices_text,
-                               o.tag, BandwidthOptions{}.repetitions, o.bandwidth_bytes >> 20);
+  std::string md = fmt::format(
+      "# Split transfers: {}\n\nDevices {}; {} timed rounds after {} warm-up; "
+      "`bench_transfers --devices {} --tag {}` (scripts/bench-transfers.sh).\n\n"
+      "## Measured bandwidth (GB/s = 10^9 B/s, median of {} transfers of {} MiB, "
+      "profiling events)\n\n| device | pageable h2d | pageable d2h | pinned h2d | pinned d2h |\n"
+      "|---|---|---|---|---|\n",
+      o.tag, o.devices_text, o.repeat, o.warmup, o.devices_text, o.tag, BandwidthOptions{}.repetitions,
+      o.bandwidth_bytes >> 20);
   for (const auto& b : bw) {
     md += fmt::format("| {} {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |{}\n", b.device_id, b.device_name,
                       b.pageable_h2d.gbps(b.bytes), b.pageable_d2h.gbps(b.bytes), b.pinned_h2d.gbps(b.bytes),
                       b.pinned_d2h.gbps(b.bytes), b.error.empty() ? "" : " " + b.error);
   }
-  md += "\n## Split runs\n\nPer used device: bytes per round, achieved bandwidth (profiling events, median) and its "
-        "share of the device's measured pinned bandwidth (target ≥ 80 %, marked (<80) when missed by a transfer of 1 MB or more); the host's gather + finish once per run.\n\n"
-        "| kernel | size | model | overlap | status | makespan ms | gather+finish ms | device | units | chunks | "
-        "kernel ms | h2d MB | h2d GB/s | h2d % pinned | d2h MB | d2h GB/s | d2h % pinned |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md +=
+      "\n## Split runs\n\nPer used device: bytes per round, achieved bandwidth (profiling events, median) and its "
+      "share of the device's measured pinned bandwidth (target ≥ 80 %, marked (<80) when missed by a transfer of 1 MB "
+      "or more); the host's gather + finish once per run.\n\n"
+      "| kernel | size | model | overlap | status | makespan ms | gather+finish ms | device | units | chunks | "
+      "kernel ms | h2d MB | h2d GB/s | h2d % pinned | d2h MB | d2h GB/s | d2h % pinned |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {:.3f} | {:.1f} | {:.2f} | {} | "
-                      "{:.1f} | {:.2f} | {} |\n", r.kernel, r.size, r.model, r.overlap, r.status, r.makespan, r.finish,
-                      r.device, r.units, r.chunks, r.kernel_ms, r.h2d_bytes / 1e6, r.h2d_gbps, pct(r.h2d_gbps, r.pinned_h2d, r.h2d_bytes), r.d2h_bytes / 1e6,
-                      r.d2h_gbps, pct(r.d2h_gbps, r.pinned_d2h, r.d2h_bytes));
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {:.3f} | {:.1f} | {:.2f} | {} | "
+        "{:.1f} | {:.2f} | {} |\n",
+        r.kernel, r.size, r.model, r.overlap, r.status, r.makespan, r.finish, r.device, r.units, r.chunks, r.kernel_ms,
+        r.h2d_bytes / 1e6, r.h2d_gbps, pct(r.h2d_gbps, r.pinned_h2d, r.h2d_bytes), r.d2h_bytes / 1e6, r.d2h_gbps,
+        pct(r.d2h_gbps, r.pinned_d2h, r.d2h_bytes));
   }
   return md + overlap_summary(o, rows);
 }
@@ -227,19 +238,24 @@ std::string markdown(const Options& o, const std::vector<DeviceBandwidth>& bw, c
 int run(int argc, char** argv) {
   Options o;
   po::options_description desc("bench_transfers options");
-  desc.add_options()("help", "this help")(
-      "devices", po::value(&o.devices_text)->required(), "devices D1[,D2,...] (P:D, cpu, gpu or a name substring)")(
+  desc.add_options()("help", "this help")("devices", po::value(&o.devices_text)->required(),
+                                          "devices D1[,D2,...] (P:D, cpu, gpu or a name substring)")(
       "tag", po::value(&o.tag)->default_value("pocl"), "name of the output files")(
       "out-dir", po::value(&o.out_dir)->default_value("docs/results"), "where to write")(
-      "sizes", po::value(&o.sizes_text)->default_value("matmul=4096,bilinear=2048x2048:4096x4096,sort=4194304,"
-                                                       "trapezoid=16777216"), "kernel=size,...")(
-      "models", po::value(&o.models_text)->default_value("pe-ratio,measured"), "split models: pe-ratio, measured")(
-      "repeat", po::value(&o.repeat)->default_value(5), "timed rounds per split run")(
+      "sizes",
+      po::value(&o.sizes_text)
+          ->default_value("matmul=4096,bilinear=2048x2048:4096x4096,sort=4194304,"
+                          "trapezoid=16777216"),
+      "kernel=size,...")("models", po::value(&o.models_text)->default_value("pe-ratio,measured"),
+                         "split models: pe-ratio, measured")("repeat", po::value(&o.repeat)->default_value(5),
+                                                             "timed rounds per split run")(
       "warmup", po::value(&o.warmup)->default_value(1), "untimed rounds first")(
-      "overlap", po::value(&o.overlap_text)->default_value("1"), "chunks per block to compare, e.g. 1,4 "
-                                                                   "(MultiDeviceRunner::set_overlap)")(
-      "passes", po::value(&o.passes)->default_value(1), "passes over the overlap values, interleaved")(
-      "bandwidth-bytes", po::value(&o.bandwidth_bytes)->default_value(o.bandwidth_bytes), "bytes per bandwidth transfer");
+      "overlap", po::value(&o.overlap_text)->default_value("1"),
+      "chunks per block to compare, e.g. 1,4 "
+      "(MultiDeviceRunner::set_overlap)")("passes", po::value(&o.passes)->default_value(1),
+                                          "passes over the overlap values, interleaved")(
+      "bandwidth-bytes", po::value(&o.bandwidth_bytes)->default_value(o.bandwidth_bytes),
+      "bytes per bandwidth transfer");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
@@ -274,4 +290,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return bench::guarded_main("bench_transfers", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return bench::guarded_main("bench_transfers", [&] { return run(argc, argv); });
+}

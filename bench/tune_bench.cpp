@@ -13,11 +13,11 @@
 #include <random>
 #include <tuple>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
-#include "wstune/error.hpp"
 #include "search/search.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 using namespace wstune;
@@ -44,7 +44,9 @@ TuneResult run(const KernelSpec& spec, const Problem& p, const EvaluatorConfig& 
   return tune(ev, s, stop, o);
 }
 
-std::string fmt_ratio(double a, double b) { return b > 0 && a > 0 ? fmt::format("{:.3f}", a / b) : "-"; }
+std::string fmt_ratio(double a, double b) {
+  return b > 0 && a > 0 ? fmt::format("{:.3f}", a / b) : "-";
+}
 
 // 95 % percentile-bootstrap interval of median(b) / median(a), resampling
 // whole interleaved rounds (a round's two trials ran side by side, so they
@@ -82,25 +84,23 @@ struct Options {
 
 // bench_tune's options into `desc`, bound to `o`.
 void describe(po::options_description& desc, Options& o) {
-  desc.add_options()("help,h", "help")
-      ("device,d", po::value(&o.device), "device selector (P:D, cpu, gpu or a name substring)")
-      ("case,c", po::value(&o.cases)->multitoken(),
-       "KERNEL=SIZE, repeatable (default: matmul 128 and 96, bilinear 128 and 100, sort 4096 and 3000, "
-       "trapezoid 4096 and 3000)")
-      ("repeat,r", po::value(&o.repeat), "timed repetitions per trial")
-      ("warmup", po::value(&o.warmup), "warm-up runs per trial")
-      ("min-time", po::value(&o.min_time), "repeat a trial until its samples sum to MS (0: off)")
-      ("median-error", po::value(&o.median_error),
-       "repeat a trial while its median's estimated relative standard error is above this (0: off)")
-      ("max-time", po::value(&o.max_time), "--median-error adds samples only until they sum to MS (0: no bound)")
-      ("max-repeat", po::value(&o.max_repeat), "cap on repetitions with --min-time or --median-error")
-      ("verify-rounds", po::value(&o.verify_rounds),
-       "rounds of interleaved re-measurement of optimum, guided answer, NULL and rule (0: off)")
-      ("budget", po::value(&o.budget), "guided evaluations as a fraction of the exhaustive ones")
-      ("trial-timeout", po::value(&o.trial_timeout), "per-trial limit in seconds")
-      ("seed", po::value(&o.seed), "guided search seed")
-      ("tag", po::value(&o.tag), "output name: tune_<tag>.csv / .md")
-      ("out-dir,o", po::value(&o.out_dir), "output directory");
+  desc.add_options()("help,h", "help")("device,d", po::value(&o.device),
+                                       "device selector (P:D, cpu, gpu or a name substring)")(
+      "case,c", po::value(&o.cases)->multitoken(),
+      "KERNEL=SIZE, repeatable (default: matmul 128 and 96, bilinear 128 and 100, sort 4096 and 3000, "
+      "trapezoid 4096 and 3000)")("repeat,r", po::value(&o.repeat), "timed repetitions per trial")(
+      "warmup", po::value(&o.warmup), "warm-up runs per trial")("min-time", po::value(&o.min_time),
+                                                                "repeat a trial until its samples sum to MS (0: off)")(
+      "median-error", po::value(&o.median_error),
+      "repeat a trial while its median's estimated relative standard error is above this (0: off)")(
+      "max-time", po::value(&o.max_time), "--median-error adds samples only until they sum to MS (0: no bound)")(
+      "max-repeat", po::value(&o.max_repeat), "cap on repetitions with --min-time or --median-error")(
+      "verify-rounds", po::value(&o.verify_rounds),
+      "rounds of interleaved re-measurement of optimum, guided answer, NULL and rule (0: off)")(
+      "budget", po::value(&o.budget), "guided evaluations as a fraction of the exhaustive ones")(
+      "trial-timeout", po::value(&o.trial_timeout), "per-trial limit in seconds")(
+      "seed", po::value(&o.seed), "guided search seed")("tag", po::value(&o.tag), "output name: tune_<tag>.csv / .md")(
+      "out-dir,o", po::value(&o.out_dir), "output directory");
 }
 
 // The options, the default cases where none is given; nullopt when --help printed them instead.
@@ -116,8 +116,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     return std::nullopt;
   }
   if (o.cases.empty())
-    o.cases = {"matmul=128", "matmul=96", "bilinear=128", "bilinear=100", "sort=4096", "sort=3000",
-               "trapezoid=4096", "trapezoid=3000"};
+    o.cases = {"matmul=128", "matmul=96", "bilinear=128",   "bilinear=100",
+               "sort=4096",  "sort=3000", "trapezoid=4096", "trapezoid=3000"};
   return o;
 }
 
@@ -254,13 +254,15 @@ Row run_case(const Bench& b, const std::string& c, std::vector<std::string>& tri
 }
 
 // Whether the guided answer was at most NULL in its own run.
-bool not_slower_than_null(const Row& r) { return r.g_ms_own <= r.g_null_ms; }
+bool not_slower_than_null(const Row& r) {
+  return r.g_ms_own <= r.g_null_ms;
+}
 
 // A row's verdict on the 3 % target and the times its table line shows: the
 // verified re-measurement's where there is one, else the exhaustive run's.
 struct Judged {
-  double g_over = 0;                        // guided over the optimum
-  bool ok3 = false;                         // within 3 %
+  double g_over = 0;  // guided over the optimum
+  bool ok3 = false;   // within 3 %
   double opt_ms = 0, null_ms = 0, rule_ms = 0;
 };
 
@@ -288,34 +290,40 @@ const char* const kCsvHeader =
 
 // A row's line of tune_<tag>.csv.
 std::string csv_line(const Row& r, const Judged& j) {
-  return fmt::format("\"{}\",{},{},{},{},{},{},{:.5f},{:.5f},{},{},{:.5f},{},{},{},{:.3f},{},{:.5f},{},{:.5f},{:.5f},{},"
-                     "{},{:.5f},{:.5f},{:.5f},{:.5f},{},{:.4f},{:.4f},{},{},{},"
-                     "{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{}\n",
-                     r.device, r.kernel, r.size, r.global, r.space, r.ex_evals, r.ex_best, r.opt_ms, r.null_ms,
-                     fmt_ratio(r.null_ms, r.opt_ms), r.rule, r.rule_ms, fmt_ratio(r.rule_ms, r.opt_ms), r.g_budget,
-                     r.g_evals, static_cast<double>(r.g_evals) / r.ex_evals, r.g_best, r.g_ms_in_ex,
-                     fmt_ratio(r.g_ms_in_ex, r.opt_ms), r.g_ms_own, r.g_null_ms, not_slower_than_null(r) ? 1 : 0,
-                     r.v_samples, r.v_opt_ms, r.v_g_ms, r.v_null_ms, r.v_rule_ms, fmt_ratio(r.v_g_ms, r.v_opt_ms),
-                     r.v_ci_lo, r.v_ci_hi, fmt_ratio(r.v_null_ms, r.v_opt_ms), fmt_ratio(r.v_rule_ms, r.v_opt_ms), j.ok3 ? 1 : 0,
-                     r.ex_wall_s, r.g_wall_s, r.ms_per_eval, r.run_ms_per_eval, r.overhead_ms_per_eval, r.failed);
+  return fmt::format(
+      "\"{}\",{},{},{},{},{},{},{:.5f},{:.5f},{},{},{:.5f},{},{},{},{:.3f},{},{:.5f},{},{:.5f},{:.5f},{},"
+      "{},{:.5f},{:.5f},{:.5f},{:.5f},{},{:.4f},{:.4f},{},{},{},"
+      "{:.2f},{:.2f},{:.2f},{:.2f},{:.2f},{}\n",
+      r.device, r.kernel, r.size, r.global, r.space, r.ex_evals, r.ex_best, r.opt_ms, r.null_ms,
+      fmt_ratio(r.null_ms, r.opt_ms), r.rule, r.rule_ms, fmt_ratio(r.rule_ms, r.opt_ms), r.g_budget, r.g_evals,
+      static_cast<double>(r.g_evals) / r.ex_evals, r.g_best, r.g_ms_in_ex, fmt_ratio(r.g_ms_in_ex, r.opt_ms),
+      r.g_ms_own, r.g_null_ms, not_slower_than_null(r) ? 1 : 0, r.v_samples, r.v_opt_ms, r.v_g_ms, r.v_null_ms,
+      r.v_rule_ms, fmt_ratio(r.v_g_ms, r.v_opt_ms), r.v_ci_lo, r.v_ci_hi, fmt_ratio(r.v_null_ms, r.v_opt_ms),
+      fmt_ratio(r.v_rule_ms, r.v_opt_ms), j.ok3 ? 1 : 0, r.ex_wall_s, r.g_wall_s, r.ms_per_eval, r.run_ms_per_eval,
+      r.overhead_ms_per_eval, r.failed);
 }
 
 // tune_<tag>.md's opening: the device, the timing and what the columns mean; then the table's header.
 std::string md_intro(const Options& o, const std::vector<Row>& rows) {
-  return fmt::format("# Local work size search: guided vs exhaustive ({})\n\n", o.tag) + fmt::format(
-      "Device: {}. Each trial: {} warm-up, then at least {} timed runs, more until they sum to {} ms and the median's estimated relative standard error "
-      "is at most {} or they sum to {} ms (at most {}); "
-      "medians of kernel time (OpenCL profiling events). Guided budget: {:.0f} % of the exhaustive evaluations "
-      "(NULL included). The exhaustive optimum is the smallest of many noisy medians, so it is biased low; the "
-      "optimum, the guided answer, NULL and the rule are therefore re-measured side by side in {} interleaved "
-      "rounds on a fresh worker (`verified`), and the 3 % target is judged on those medians; `95 % CI` is the "
-      "percentile-bootstrap interval of guided/opt over those rounds (whole rounds resampled). `in-ex` is the "
-      "guided answer's median from the exhaustive run over the optimum's; `own/NULL` is the guided answer over NULL "
-      "in its own run (≤ 1 by construction). `overhead` is tuning wall time per measured trial (tie-break trials "
-      "included) minus the worker's time running the configuration (warm-up, repetitions, read-back; on PoCL that "
-      "includes compiling each new local size). Every exhaustive trial is in tune_{}_trials.csv.\n\n",
-      rows.empty() ? o.device : rows.front().device, o.warmup, o.repeat, o.min_time, o.median_error, o.max_time,
-      o.max_repeat, o.budget * 100, o.verify_rounds, o.tag) +
+  return fmt::format("# Local work size search: guided vs exhaustive ({})\n\n", o.tag) +
+         fmt::format(
+             "Device: {}. Each trial: {} warm-up, then at least {} timed runs, more until they sum to {} ms and the "
+             "median's estimated relative standard error "
+             "is at most {} or they sum to {} ms (at most {}); "
+             "medians of kernel time (OpenCL profiling events). Guided budget: {:.0f} % of the exhaustive evaluations "
+             "(NULL included). The exhaustive optimum is the smallest of many noisy medians, so it is biased low; the "
+             "optimum, the guided answer, NULL and the rule are therefore re-measured side by side in {} interleaved "
+             "rounds on a fresh worker (`verified`), and the 3 % target is judged on those medians; `95 % CI` is the "
+             "percentile-bootstrap interval of guided/opt over those rounds (whole rounds resampled). `in-ex` is the "
+             "guided answer's median from the exhaustive run over the optimum's; `own/NULL` is the guided answer over "
+             "NULL "
+             "in its own run (≤ 1 by construction). `overhead` is tuning wall time per measured trial (tie-break "
+             "trials "
+             "included) minus the worker's time running the configuration (warm-up, repetitions, read-back; on PoCL "
+             "that "
+             "includes compiling each new local size). Every exhaustive trial is in tune_{}_trials.csv.\n\n",
+             rows.empty() ? o.device : rows.front().device, o.warmup, o.repeat, o.min_time, o.median_error, o.max_time,
+             o.max_repeat, o.budget * 100, o.verify_rounds, o.tag) +
          "| kernel | size | shapes | optimum | opt ms | NULL/opt | rule | rule/opt | guided evals | guided | "
          "guided/opt | 95 % CI | in-ex | own/NULL | ≤3 % | ms/eval | run ms/eval | overhead ms/eval |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -323,12 +331,14 @@ std::string md_intro(const Options& o, const std::vector<Row>& rows) {
 
 // A row's line of the Markdown table.
 std::string md_line(const Row& r, const Judged& j) {
-  return fmt::format("| {} | {} | {} | {} | {:.4f} | {} | {} | {} | {}/{} | {} | {:.3f} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} |\n",
-                     r.kernel, r.size, r.space, r.ex_best, j.opt_ms, fmt_ratio(j.null_ms, j.opt_ms), r.rule,
-                     fmt_ratio(j.rule_ms, j.opt_ms), r.g_evals, r.ex_evals, r.g_best, j.g_over,
-                     r.v_ci_hi > 0 ? fmt::format("{:.3f}–{:.3f}", r.v_ci_lo, r.v_ci_hi) : std::string("-"),
-                     fmt_ratio(r.g_ms_in_ex, r.opt_ms), fmt_ratio(r.g_ms_own, r.g_null_ms),
-                     j.ok3 ? "yes" : "no", r.ms_per_eval, r.run_ms_per_eval, r.overhead_ms_per_eval);
+  return fmt::format(
+      "| {} | {} | {} | {} | {:.4f} | {} | {} | {} | {}/{} | {} | {:.3f} | {} | {} | {} | {} | {:.1f} | {:.1f} | "
+      "{:.1f} |\n",
+      r.kernel, r.size, r.space, r.ex_best, j.opt_ms, fmt_ratio(j.null_ms, j.opt_ms), r.rule,
+      fmt_ratio(j.rule_ms, j.opt_ms), r.g_evals, r.ex_evals, r.g_best, j.g_over,
+      r.v_ci_hi > 0 ? fmt::format("{:.3f}–{:.3f}", r.v_ci_lo, r.v_ci_hi) : std::string("-"),
+      fmt_ratio(r.g_ms_in_ex, r.opt_ms), fmt_ratio(r.g_ms_own, r.g_null_ms), j.ok3 ? "yes" : "no", r.ms_per_eval,
+      r.run_ms_per_eval, r.overhead_ms_per_eval);
 }
 
 // The noise floor: NULL and the rule were not picked for being fast, so
@@ -341,10 +351,11 @@ std::string md_noise_floor(const std::vector<Row>& rows) {
       if (first > 0 && again > 0) moves.push_back(std::abs(again / first - 1));
   if (moves.empty()) return "";
   std::sort(moves.begin(), moves.end());
-  return fmt::format("\nNoise floor: NULL and the rule re-measured on the verification worker moved from their "
-                     "exhaustive-run medians by a median {:.1f} % (largest {:.1f} %, {} configurations). Where this is "
-                     "above 3 %, single runs cannot resolve the 3 % target.\n",
-                     100 * moves[moves.size() / 2], 100 * moves.back(), moves.size());
+  return fmt::format(
+      "\nNoise floor: NULL and the rule re-measured on the verification worker moved from their "
+      "exhaustive-run medians by a median {:.1f} % (largest {:.1f} %, {} configurations). Where this is "
+      "above 3 %, single runs cannot resolve the 3 % target.\n",
+      100 * moves[moves.size() / 2], 100 * moves.back(), moves.size());
 }
 
 // Writes tune_<tag>.csv, tune_<tag>_trials.csv and tune_<tag>.md into --out-dir.
@@ -367,9 +378,10 @@ void write_outputs(const Options& o, const std::vector<Row>& rows, const std::ve
     csv << csv_line(r, j);
     md << md_line(r, j);
   }
-  md << fmt::format("\nGuided within 3 % of the exhaustive optimum: {} of {} cases. Never slower than NULL in its own "
-                    "run: {} of {}. Produced by `scripts/bench-tune.sh` (bench/tune_bench.cpp).\n",
-                    within, rows.size(), std::count_if(rows.begin(), rows.end(), not_slower_than_null), rows.size());
+  md << fmt::format(
+      "\nGuided within 3 % of the exhaustive optimum: {} of {} cases. Never slower than NULL in its own "
+      "run: {} of {}. Produced by `scripts/bench-tune.sh` (bench/tune_bench.cpp).\n",
+      within, rows.size(), std::count_if(rows.begin(), rows.end(), not_slower_than_null), rows.size());
   md << md_noise_floor(rows);
   std::cerr << fmt::format("wrote {}.csv and {}.md\n", base, base);
 }

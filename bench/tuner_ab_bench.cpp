@@ -28,8 +28,8 @@ __kernel void stencil(__global const float* in, __global float* out) {
 
 // Median kernel times (ms) of `a` and `b`, run alternately on a profiling
 // queue after a warm-up: a steady-state A/B.
-std::pair<double, double> ab(Cl& cl, cl::Kernel& k, const cl::NDRange& global, const LocalSize& a,
-                             const LocalSize& b, unsigned rounds) {
+std::pair<double, double> ab(Cl& cl, cl::Kernel& k, const cl::NDRange& global, const LocalSize& a, const LocalSize& b,
+                             unsigned rounds) {
   cl::CommandQueue q(cl.ctx, cl.dev, CL_QUEUE_PROFILING_ENABLE);
   auto range = [](const LocalSize& l) { return l ? cl::NDRange(l->x, l->y) : cl::NullRange; };
   auto once = [&](const LocalSize& l) {
@@ -68,9 +68,10 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   tuner.tune(cl.queue(), k(), {w, h, 2});
   const double tune_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("online tuning (the first launch's cost): %.0f ms wall; bounds: search %lld ms + final rounds %lld ms "
-              "(each may finish the configuration or round in progress; at least 5 final rounds)\n",
-              tune_ms, static_cast<long long>(o.online_max_time.count()), static_cast<long long>(o.final_max_time.count()));
+  std::printf(
+      "online tuning (the first launch's cost): %.0f ms wall; bounds: search %lld ms + final rounds %lld ms "
+      "(each may finish the configuration or round in progress; at least 5 final rounds)\n",
+      tune_ms, static_cast<long long>(o.online_max_time.count()), static_cast<long long>(o.final_max_time.count()));
   const auto bests = store.best_configs({});
   if (bests.size() != 1 || !bests[0].ratio_to_null()) {
     std::fprintf(stderr, "expected one best configuration with a ratio to NULL\n");

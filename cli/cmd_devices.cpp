@@ -5,17 +5,19 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "table.hpp"
 #include "device/bandwidth.hpp"
-#include "wstune/device.hpp"
 #include "format/json.hpp"
+#include "table.hpp"
+#include "wstune/device.hpp"
 
 namespace po = boost::program_options;
 
 namespace wstune::cli {
 namespace {
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{}", bytes >> 20); }
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{}", bytes >> 20);
+}
 
 // --bandwidth: each selected device's measured bandwidths, as a table or JSON.
 int bandwidth_main(const std::vector<Device>& all, const po::variables_map& vm) {
@@ -33,8 +35,10 @@ int bandwidth_main(const std::vector<Device>& all, const po::variables_map& vm) 
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("transfer bandwidth, GB/s (10^9 B/s), median of {} transfers of {} MiB; "
-                           "profiling events (wall clock in brackets)\n", opt.repetitions, opt.bytes >> 20);
+  std::cout << fmt::format(
+      "transfer bandwidth, GB/s (10^9 B/s), median of {} transfers of {} MiB; "
+      "profiling events (wall clock in brackets)\n",
+      opt.repetitions, opt.bytes >> 20);
   Table t({"id", "name", "pageable h2d", "pageable d2h", "pinned h2d", "pinned d2h", "error"});
   auto cell = [](const TransferSamples& s, std::size_t bytes) {
     return fmt::format("{:.2f} ({:.2f})", s.gbps(bytes), s.wall_gbps(bytes));
@@ -51,17 +55,21 @@ int bandwidth_main(const std::vector<Device>& all, const po::variables_map& vm) 
 int devices_main(int argc, char** argv) {
   po::options_description desc("wstune devices options");
   desc.add_options()("json", "print JSON instead of a table")(
-      "bandwidth", "measure each device's upload (host to device) and download bandwidth from pageable and "
-                   "pinned host memory")(
-      "bytes", po::value<std::size_t>()->default_value(BandwidthOptions{}.bytes), "bytes per transfer (--bandwidth)")(
+      "bandwidth",
+      "measure each device's upload (host to device) and download bandwidth from pageable and "
+      "pinned host memory")("bytes", po::value<std::size_t>()->default_value(BandwidthOptions{}.bytes),
+                            "bytes per transfer (--bandwidth)")(
       "repetitions", po::value<unsigned>()->default_value(BandwidthOptions{}.repetitions),
       "timed transfers per kind; the median is reported (--bandwidth)")(
-      "device", po::value<std::string>()->default_value("all"), "devices to measure (--bandwidth): all, or selectors such as 1:0,1:1");
+      "device", po::value<std::string>()->default_value("all"),
+      "devices to measure (--bandwidth): all, or selectors such as 1:0,1:1");
   po::variables_map vm;
-  if (!parse_options(argc, argv, "usage: wstune devices [--json] [--bandwidth [--bytes N] [--repetitions R] "
+  if (!parse_options(argc, argv,
+                     "usage: wstune devices [--json] [--bandwidth [--bytes N] [--repetitions R] "
                      "[--device SEL]]\n\nLists every OpenCL device: compute units (CU), processing elements (PE) "
                      "per CU and where that count came from; with --bandwidth, measures transfer bandwidth.",
-                     desc, vm)) return 0;
+                     desc, vm))
+    return 0;
   const auto all = enumerate_devices();
   if (vm.count("bandwidth")) return bandwidth_main(all, vm);
   if (vm.count("json")) {
@@ -74,15 +82,15 @@ int devices_main(int argc, char** argv) {
     std::cout << "no OpenCL device found (install an ICD such as pocl-opencl-icd, or check OCL_ICD_VENDORS)\n";
     return 0;
   }
-  Table t({"id", "name", "type", "CU", "PE/CU", "PEs", "PE source", "MHz", "max WG", "max WI sizes",
-           "local KiB", "global MiB", "pref. mult", "OpenCL", "driver", "fingerprint"});
+  Table t({"id", "name", "type", "CU", "PE/CU", "PEs", "PE source", "MHz", "max WG", "max WI sizes", "local KiB",
+           "global MiB", "pref. mult", "OpenCL", "driver", "fingerprint"});
   for (const auto& d : all) {
     const auto& i = d.info;
     t.add({i.id(), i.name, i.type, fmt::format("{}", i.compute_units), fmt::format("{}", i.pe_per_cu),
            fmt::format("{}", i.total_pe()), std::string(to_string(i.pe_source)), fmt::format("{}", i.max_clock_mhz),
            fmt::format("{}", i.max_work_group_size), fmt::format("{}", fmt::join(i.max_work_item_sizes, "x")),
-           fmt::format("{}", i.local_mem_bytes >> 10), mib(i.global_mem_bytes), fmt::format("{}", i.preferred_wg_multiple),
-           i.opencl_version, i.driver_version, i.fingerprint()});
+           fmt::format("{}", i.local_mem_bytes >> 10), mib(i.global_mem_bytes),
+           fmt::format("{}", i.preferred_wg_multiple), i.opencl_version, i.driver_version, i.fingerprint()});
   }
   t.print(std::cout);
   std::cout << "\nPE counts:\n";

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "wstune/error.hpp"
 #include "format/json_input.hpp"
-#include "wstune/store.hpp"
 #include "format/t4.hpp"
+#include "wstune/error.hpp"
+#include "wstune/store.hpp"
 
 namespace po = boost::program_options;
 
@@ -26,12 +26,11 @@ struct ExportArgs {
 // `a`, --format and --session checked; false when --help printed the usage instead.
 bool parse_export_args(int argc, char** argv, ExportArgs& a) {
   po::options_description desc("wstune export options");
-  desc.add_options()
-      ("db", po::value(&a.db), db_option_help)
-      ("format", po::value(&a.format)->default_value("wstune"),
-       "wstune (everything, for 'wstune import') or t4 (every trial in the T4 results schema)")
-      ("session", po::value(&a.sessions)->multitoken(), "t4: only these session ids (default: all)")
-      ("file", po::value(&a.file)->required(), "output file (JSON), - for standard output");
+  desc.add_options()("db", po::value(&a.db), db_option_help)(
+      "format", po::value(&a.format)->default_value("wstune"),
+      "wstune (everything, for 'wstune import') or t4 (every trial in the T4 results schema)")(
+      "session", po::value(&a.sessions)->multitoken(), "t4: only these session ids (default: all)")(
+      "file", po::value(&a.file)->required(), "output file (JSON), - for standard output");
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
@@ -40,7 +39,8 @@ bool parse_export_args(int argc, char** argv, ExportArgs& a) {
                      "Writes devices, sessions with every trial, best configurations, split runs and calibrations as "
                      "one JSON document (docs/store.md); 'wstune import' merges it elsewhere. With --format t4, every "
                      "trial as a T4 results document (TuningSchema T4 1.0.0) for Kernel Tuner and other tools.",
-                     desc, vm, &pos)) return false;
+                     desc, vm, &pos))
+    return false;
   if (a.format != "wstune" && a.format != "t4")
     throw UsageError(fmt::format("--format {}: use wstune or t4", a.format));
   if (a.format == "wstune" && !a.sessions.empty()) throw UsageError("--session selects sessions for --format t4 only");
@@ -66,8 +66,8 @@ void report_export(const nlohmann::json& doc, const std::string& format, const s
                              doc["metadata"]["wstune"].size(), file);
     return;
   }
-  std::cerr << fmt::format("exported {} devices, {} sessions, {} best configurations to {}\n",
-                           doc["devices"].size(), doc["sessions"].size(), doc["best_configs"].size(), file);
+  std::cerr << fmt::format("exported {} devices, {} sessions, {} best configurations to {}\n", doc["devices"].size(),
+                           doc["sessions"].size(), doc["best_configs"].size(), file);
 }
 
 int export_main(int argc, char** argv) {

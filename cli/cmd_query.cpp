@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "table.hpp"
-#include "session/autotune.hpp"
-#include "wstune/error.hpp"
 #include "format/json.hpp"
 #include "kernel/kernel.hpp"
+#include "session/autotune.hpp"
+#include "session/tune_session.hpp"
+#include "table.hpp"
+#include "wstune/error.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
-#include "session/tune_session.hpp"
 
 namespace po = boost::program_options;
 
@@ -22,7 +22,9 @@ std::string opt_num(const std::optional<double>& v, const char* spec = "{:.3f}")
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
 }
 
-nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 std::string csv_cell(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -76,8 +78,10 @@ KernelKey query_key(const Store& store, const std::string& name, const std::stri
   }
   if (keys.size() > 1) {
     std::string list;
-    for (const KernelKey& k : keys) list += fmt::format("\n  --source-hash '{}' --build-options '{}'", k.source_hash, k.build_options);
-    throw UsageError(fmt::format("--kernel {}: {} stored kernels have this name; pick one with:{}", name, keys.size(), list));
+    for (const KernelKey& k : keys)
+      list += fmt::format("\n  --source-hash '{}' --build-options '{}'", k.source_hash, k.build_options);
+    throw UsageError(
+        fmt::format("--kernel {}: {} stored kernels have this name; pick one with:{}", name, keys.size(), list));
   }
   return keys.front();
 }
@@ -95,11 +99,17 @@ int query_file(const Store& store, const std::string& file, const po::variables_
     return 1;
   }
   const BestConfig& b = best->row;
-  nlohmann::json j{{"device", dev.name}, {"fingerprint", dev.fingerprint()}, {"kernel", b.kernel.name},
-                   {"size", p.text}, {"params", b.params}, {"local", to_json(b.local)},
+  nlohmann::json j{{"device", dev.name},
+                   {"fingerprint", dev.fingerprint()},
+                   {"kernel", b.kernel.name},
+                   {"size", p.text},
+                   {"params", b.params},
+                   {"local", to_json(b.local)},
                    {"global", b.global ? to_json(*b.global) : nlohmann::json()},
-                   {"build_options", best->build_options}, {"median_ms", b.median_ms},
-                   {"baseline_ms", opt_json(b.null_ms)}, {"ratio_to_baseline", opt_json(b.ratio_to_null())},
+                   {"build_options", best->build_options},
+                   {"median_ms", b.median_ms},
+                   {"baseline_ms", opt_json(b.null_ms)},
+                   {"ratio_to_baseline", opt_json(b.ratio_to_null())},
                    {"recorded_at", b.recorded_at}};
   print({"device", "kernel", "size", "configuration", "median ms", "x baseline", "build options"},
         {{dev.name, b.kernel.name, p.text, to_string(best->config), fmt::format("{:.4f}", b.median_ms),
@@ -115,20 +125,21 @@ struct QueryArgs {
 
 // `wstune query`'s options, bound to `a`.
 void add_query_options(po::options_description& desc, QueryArgs& a) {
-  desc.add_options()
-      ("kernel-file", po::value(&a.kernel_file), "a T1 tuning file: the stored best configuration (parameters, local "
-                                                 "size, build options) of its kernel for --size and --device")
-      ("db", po::value(&a.db), db_option_help)
-      ("device,d", po::value(&a.device), "device: fingerprint or name substring of a stored device, or a selector "
-                                          "(P:D, cpu, gpu) of a live one")
-      ("kernel,k", po::value(&a.kernel), "kernel function name (CL_KERNEL_FUNCTION_NAME)")
-      ("source-hash", po::value(&a.source_hash), "with --size: the kernel's program hash as stored (wstune query "
-                                                 "--format json shows it), when several kernels share the name")
-      ("build-options", po::value(&a.build_options), "with --size: the kernel's build options as stored")
-      ("size,s", po::value(&a.size), "global size X, XxY or XxYxZ: show what the look-up chain returns and from which "
-                                     "level")
-      ("format,f", po::value(&a.format)->default_value("table"), "table, json or csv")
-      ("history", "every stored best, not only the current one per (device, kernel, problem)");
+  desc.add_options()("kernel-file", po::value(&a.kernel_file),
+                     "a T1 tuning file: the stored best configuration (parameters, local "
+                     "size, build options) of its kernel for --size and --device")(
+      "db", po::value(&a.db), db_option_help)("device,d", po::value(&a.device),
+                                              "device: fingerprint or name substring of a stored device, or a selector "
+                                              "(P:D, cpu, gpu) of a live one")(
+      "kernel,k", po::value(&a.kernel), "kernel function name (CL_KERNEL_FUNCTION_NAME)")(
+      "source-hash", po::value(&a.source_hash),
+      "with --size: the kernel's program hash as stored (wstune query "
+      "--format json shows it), when several kernels share the name")(
+      "build-options", po::value(&a.build_options), "with --size: the kernel's build options as stored")(
+      "size,s", po::value(&a.size),
+      "global size X, XxY or XxYxZ: show what the look-up chain returns and from which "
+      "level")("format,f", po::value(&a.format)->default_value("table"), "table, json or csv")(
+      "history", "every stored best, not only the current one per (device, kernel, problem)");
 }
 
 constexpr const char* kQueryUsage =
@@ -142,20 +153,22 @@ constexpr const char* kQueryUsage =
 // The look-up chain's answer for global size `g`, with the stored best it came from, as one row or JSON.
 void print_lookup(const DeviceInfo& dev, const std::string& kernel, const Extent& g, const LookupResult& r,
                   const std::string& format) {
-  nlohmann::json j{{"device", dev.name}, {"fingerprint", dev.fingerprint()}, {"kernel", kernel},
-                   {"global", to_json(g)}, {"local", to_json(r.local)},
-                   {"level", std::string(to_string(r.level))}, {"distance", r.distance}};
+  nlohmann::json j{{"device", dev.name},        {"fingerprint", dev.fingerprint()},
+                   {"kernel", kernel},          {"global", to_json(g)},
+                   {"local", to_json(r.local)}, {"level", std::string(to_string(r.level))},
+                   {"distance", r.distance}};
   std::vector<std::string> row{dev.name, kernel, to_string(g), to_string(r.local), std::string(to_string(r.level)),
-                               "-", "-", "-"};
+                               "-",      "-",    "-"};
   if (r.from) {
-    j["from"] = {{"fingerprint", r.from->device_fingerprint}, {"global", to_json(r.from->problem.global)},
-                 {"median_ms", r.from->median_ms}, {"recorded_at", r.from->recorded_at}};
+    j["from"] = {{"fingerprint", r.from->device_fingerprint},
+                 {"global", to_json(r.from->problem.global)},
+                 {"median_ms", r.from->median_ms},
+                 {"recorded_at", r.from->recorded_at}};
     row[5] = to_string(r.from->problem.global);
     row[6] = r.from->device_fingerprint;
     row[7] = fmt::format("{:.3f}", r.from->median_ms);
   }
-  print({"device", "kernel", "global", "local", "level", "from global", "from device", "median ms"}, {row}, j,
-        format);
+  print({"device", "kernel", "global", "local", "level", "from global", "from device", "median ms"}, {row}, j, format);
 }
 
 // --size: what the look-up chain returns for --device and --kernel at that global size.
@@ -173,18 +186,31 @@ int query_lookup(Store& store, const QueryArgs& a, const po::variables_map& vm) 
 
 // One stored best as JSON, on device `name`.
 nlohmann::json best_json(const BestConfig& b, const std::string& name) {
-  return {{"device", name}, {"fingerprint", b.device_fingerprint}, {"kernel", b.kernel.name},
-          {"global", to_json(b.problem.global)}, {"size", b.problem.size_text}, {"params", b.params},
-          {"local", to_json(b.local)}, {"median_ms", b.median_ms}, {"null_ms", opt_json(b.null_ms)},
-          {"rule_ms", opt_json(b.rule_ms)}, {"ratio_to_null", opt_json(b.ratio_to_null())},
-          {"ratio_to_rule", opt_json(b.ratio_to_rule())}, {"recorded_at", b.recorded_at}};
+  return {{"device", name},
+          {"fingerprint", b.device_fingerprint},
+          {"kernel", b.kernel.name},
+          {"global", to_json(b.problem.global)},
+          {"size", b.problem.size_text},
+          {"params", b.params},
+          {"local", to_json(b.local)},
+          {"median_ms", b.median_ms},
+          {"null_ms", opt_json(b.null_ms)},
+          {"rule_ms", opt_json(b.rule_ms)},
+          {"ratio_to_null", opt_json(b.ratio_to_null())},
+          {"ratio_to_rule", opt_json(b.ratio_to_rule())},
+          {"recorded_at", b.recorded_at}};
 }
 
 // One stored best as a table or CSV row, on device `name`.
 std::vector<std::string> best_row(const BestConfig& b, const std::string& name) {
-  return {name, b.kernel.name, to_string(b.problem.global), b.problem.size_text,
+  return {name,
+          b.kernel.name,
+          to_string(b.problem.global),
+          b.problem.size_text,
           b.params.empty() ? to_string(b.local) : to_string(Configuration{b.params, b.local}),
-          fmt::format("{:.4f}", b.median_ms), opt_num(b.ratio_to_null(), "{:.2f}"), opt_num(b.ratio_to_rule(), "{:.2f}"),
+          fmt::format("{:.4f}", b.median_ms),
+          opt_num(b.ratio_to_null(), "{:.2f}"),
+          opt_num(b.ratio_to_rule(), "{:.2f}"),
           b.recorded_at};
 }
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "wstune/error.hpp"
 #include "report/report.hpp"
+#include "wstune/error.hpp"
 #include "wstune/store.hpp"
 
 namespace po = boost::program_options;
@@ -17,10 +17,9 @@ namespace {
 int report_main(int argc, char** argv) {
   po::options_description desc("wstune report options");
   std::string db, out, title;
-  desc.add_options()
-      ("db", po::value(&db), db_option_help)
-      ("out,o", po::value(&out), "output directory (created): index.html and the *.svg charts")
-      ("title", po::value(&title)->default_value("wstune report"), "page title");
+  desc.add_options()("db", po::value(&db), db_option_help)(
+      "out,o", po::value(&out), "output directory (created): index.html and the *.svg charts")(
+      "title", po::value(&title)->default_value("wstune report"), "page title");
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "usage: wstune report [--db FILE] --out DIR [--title TEXT]\n\n"
@@ -32,8 +31,10 @@ int report_main(int argc, char** argv) {
   if (out.empty()) throw UsageError("--out DIR is required: the directory to write index.html and the charts into");
   db = database_path(db);
   if (db != ":memory:" && !std::filesystem::exists(db)) {
-    throw StoreError(fmt::format("database {} does not exist; give --db FILE of an existing store (fill one with "
-                                 "scripts/bench-paper.sh or wstune split)", db));
+    throw StoreError(
+        fmt::format("database {} does not exist; give --db FILE of an existing store (fill one with "
+                    "scripts/bench-paper.sh or wstune split)",
+                    db));
   }
   Store store(db, StoreOptions{true, 5000});
   const Report rep = render_report(store, ReportOptions{title, db});

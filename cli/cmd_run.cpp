@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "table.hpp"
-#include "wstune/error.hpp"
 #include "format/json.hpp"
 #include "runner/runner.hpp"
+#include "table.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 
@@ -26,23 +26,26 @@ struct RunArgs {
 bool parse_run_args(int argc, char** argv, RunArgs& a, po::variables_map& vm) {
   po::options_description desc("wstune run options");
   add_kernel_options(desc, a.kernel, a.kernel_file);
-  desc.add_options()
-      ("size,s", po::value(&a.size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
-      ("device,d", po::value(&a.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
-      ("config,c", po::value(&a.config_text), "tuning parameter values NAME=V,... (default: the file's reference configuration)")
-      ("local,l", po::value(&a.local_text), "local work size X, X,Y or X,Y,Z, or null for the driver's choice "
-                                            "(default: null, or the local size the parameters set)")
-      ("repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions")
-      ("warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs")
-      ("seed", po::value(&a.seed)->default_value(42), "input seed")
-      ("json", "print JSON");
-  if (!parse_options(argc, argv,
-                     "usage: wstune run (--kernel K | --kernel-file FILE) [--size S] [--device D] [--config NAME=V,...]\n"
-                     "                  [--local X[,Y[,Z]] | --local null] [--repeat N] [--json]\n\n"
-                     "Runs one configuration of one kernel on one device, verifies its outputs (against the CPU\n"
-                     "reference, the tuning file's ReferenceArguments, or its reference configuration) and prints\n"
-                     "kernel and transfer times (OpenCL profiling events).",
-                     desc, vm, nullptr, {"device"})) return false;
+  desc.add_options()("size,s", po::value(&a.size),
+                     "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")(
+      "device,d", po::value(&a.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")(
+      "config,c", po::value(&a.config_text),
+      "tuning parameter values NAME=V,... (default: the file's reference configuration)")(
+      "local,l", po::value(&a.local_text),
+      "local work size X, X,Y or X,Y,Z, or null for the driver's choice "
+      "(default: null, or the local size the parameters set)")("repeat,r", po::value(&a.repeat)->default_value(5),
+                                                               "timed repetitions")(
+      "warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs")(
+      "seed", po::value(&a.seed)->default_value(42), "input seed")("json", "print JSON");
+  if (!parse_options(
+          argc, argv,
+          "usage: wstune run (--kernel K | --kernel-file FILE) [--size S] [--device D] [--config NAME=V,...]\n"
+          "                  [--local X[,Y[,Z]] | --local null] [--repeat N] [--json]\n\n"
+          "Runs one configuration of one kernel on one device, verifies its outputs (against the CPU\n"
+          "reference, the tuning file's ReferenceArguments, or its reference configuration) and prints\n"
+          "kernel and transfer times (OpenCL profiling events).",
+          desc, vm, nullptr, {"device"}))
+    return false;
   if (a.repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   return true;
 }
@@ -52,9 +55,10 @@ bool parse_run_args(int argc, char** argv, RunArgs& a, po::variables_map& vm) {
 LocalSize local_option(const KernelSpec& spec, const Problem& p, const po::variables_map& vm, const std::string& text) {
   const LocalSize local = vm.count("local") ? parse_local_size(text) : spec.parameter_local(p);
   if (vm.count("local") && spec.parameter_local(p)) {
-    throw UsageError(fmt::format("--local {}: {}'s tuning file sets the local size from its parameters ({}); drop "
-                                 "--local or set the parameters with --config", text, spec.name(),
-                                 to_string(spec.parameter_local(p))));
+    throw UsageError(
+        fmt::format("--local {}: {}'s tuning file sets the local size from its parameters ({}); drop "
+                    "--local or set the parameters with --config",
+                    text, spec.name(), to_string(spec.parameter_local(p))));
   }
   return local;
 }
@@ -63,9 +67,10 @@ LocalSize local_option(const KernelSpec& spec, const Problem& p, const po::varia
 void check_runnable(DeviceRunner& runner, const Device& dev, const KernelSpec& spec, const Problem& p,
                     const LocalSize& local) {
   if (std::string why = runner.check_local(p, spec.whole(p), local); !why.empty()) {
-    throw UsageError(fmt::format("{} cannot run {} {} on '{}': {}; pick another local size (see 'wstune tune') "
-                                 "or --local null", to_string(Configuration{p.params, local}), spec.name(), p.text,
-                                 dev.info.name, why));
+    throw UsageError(
+        fmt::format("{} cannot run {} {} on '{}': {}; pick another local size (see 'wstune tune') "
+                    "or --local null",
+                    to_string(Configuration{p.params, local}), spec.name(), p.text, dev.info.name, why));
   }
 }
 
@@ -118,7 +123,8 @@ void print_table(const RunReport& rep) {
                            rep.dev.info.name, rep.dev.info.id(), to_string(rep.global()), to_string(rep.local));
   print_times(r);
   std::cout << fmt::format("status: {}{}\n", to_string(r.status), r.error.empty() ? "" : " - " + r.error);
-  if (r.ok()) std::cout << fmt::format("verified: {} = {:.3g} (tolerance {:.3g})\n", v.detail, v.max_error, v.tolerance);
+  if (r.ok())
+    std::cout << fmt::format("verified: {} = {:.3g} (tolerance {:.3g})\n", v.detail, v.max_error, v.tolerance);
 }
 
 int run_main(int argc, char** argv) {

@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "wstune/error.hpp"
 #include "format/json.hpp"
 #include "search/search.hpp"
-#include "session/simulation.hpp"
 #include "search/strategies.hpp"
+#include "session/simulation.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 
@@ -28,23 +28,23 @@ struct SimulateArgs {
 // into `a` and `vm`; false when --help printed the usage instead.
 bool parse_simulate_args(int argc, char** argv, SimulateArgs& a, po::variables_map& vm) {
   po::options_description desc("wstune simulate options");
-  desc.add_options()
-      ("table", po::value(&a.table_file)->required(), "the table: a 'wstune export' file or a T4 results file (JSON)")
-      ("session", po::value(&a.session), "the export's session to replay (uuid), when it holds several")
-      ("strategy", po::value(&a.strategy)->default_value("auto"), std::string(strategy_names()).c_str())
-      ("max-evals", po::value(&a.max_evals)->default_value(0),
-       "stop after N evaluations (0: the strategy's default budget, as wstune tune)")
-      ("seed", po::value(&a.seed)->default_value(42), "search seed")
-      ("json", "print JSON");
+  desc.add_options()("table", po::value(&a.table_file)->required(),
+                     "the table: a 'wstune export' file or a T4 results file (JSON)")(
+      "session", po::value(&a.session), "the export's session to replay (uuid), when it holds several")(
+      "strategy", po::value(&a.strategy)->default_value("auto"), std::string(strategy_names()).c_str())(
+      "max-evals", po::value(&a.max_evals)->default_value(0),
+      "stop after N evaluations (0: the strategy's default budget, as wstune tune)")(
+      "seed", po::value(&a.seed)->default_value(42), "search seed")("json", "print JSON");
   po::positional_options_description pos;
   pos.add("table", 1);
-  return parse_options(argc, argv,
-                       "usage: wstune simulate TABLE.json [--session UUID] [--strategy S] [--max-evals N] [--seed N] [--json]\n\n"
-                       "Replays a recorded exhaustive table (every configuration measured once, e.g. by\n"
-                       "'wstune tune --strategy exhaustive' and 'wstune export', or a T4 results file) instead of\n"
-                       "running kernels: tune() searches the table's configurations with the strategy and reports the\n"
-                       "answer against the table's optimum. No device is used. See docs/tuning.md.",
-                       desc, vm, &pos);
+  return parse_options(
+      argc, argv,
+      "usage: wstune simulate TABLE.json [--session UUID] [--strategy S] [--max-evals N] [--seed N] [--json]\n\n"
+      "Replays a recorded exhaustive table (every configuration measured once, e.g. by\n"
+      "'wstune tune --strategy exhaustive' and 'wstune export', or a T4 results file) instead of\n"
+      "running kernels: tune() searches the table's configurations with the strategy and reports the\n"
+      "answer against the table's optimum. No device is used. See docs/tuning.md.",
+      desc, vm, &pos);
 }
 
 // One tune() over the table with the strategy, within --max-evals (0: the strategy's default budget).
@@ -63,9 +63,9 @@ nlohmann::json found_json(const Trial& t) {
 // The answer against the table's optimum `best`, as JSON or as text.
 void print_result(const SimulatedEvaluator& ev, const TuneResult& r, const Trial& best, double ratio, bool json) {
   if (json) {
-    nlohmann::json j{{"table", ev.table().source}, {"strategy", r.strategy}, {"space_size", r.space_size},
-                     {"evaluations", r.evaluations}, {"stop_reason", r.stop_reason},
-                     {"best", found_json(r.best)}, {"optimum", found_json(best)}, {"best_over_optimum", ratio}};
+    nlohmann::json j{{"table", ev.table().source},   {"strategy", r.strategy},       {"space_size", r.space_size},
+                     {"evaluations", r.evaluations}, {"stop_reason", r.stop_reason}, {"best", found_json(r.best)},
+                     {"optimum", found_json(best)},  {"best_over_optimum", ratio}};
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -90,7 +90,8 @@ int simulate_main(int argc, char** argv) {
   return 0;
 }
 
-WSTUNE_COMMAND("simulate", "replay a recorded exhaustive table: what a strategy finds, without a device", simulate_main);
+WSTUNE_COMMAND("simulate", "replay a recorded exhaustive table: what a strategy finds, without a device",
+               simulate_main);
 
 }  // namespace
 }  // namespace wstune::cli

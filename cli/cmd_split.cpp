@@ -15,17 +15,17 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
-#include "session/autotune.hpp"
-#include "tuning_file/tuning_file.hpp"
-#include "table.hpp"
-#include "wstune/error.hpp"
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "session/autotune.hpp"
+#include "session/tune_session.hpp"
 #include "split/multi_device.hpp"
 #include "split/split_grid.hpp"
 #include "split/split_refine.hpp"
+#include "table.hpp"
+#include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
 #include "wstune/store.hpp"
-#include "session/tune_session.hpp"
 
 namespace po = boost::program_options;
 
@@ -34,23 +34,28 @@ namespace {
 
 nlohmann::json slice_json(const SliceResult& s) {
   return {{"device_id", s.device_id}, {"device_name", s.device_name}, {"begin", s.block.begin},
-          {"end", s.block.end}, {"local", to_json(s.local)}, {"status", std::string(to_string(s.status))},
-          {"error", s.error}, {"kernel", to_json(s.kernel)}, {"h2d", to_json(s.h2d)}, {"d2h", to_json(s.d2h)},
-          {"wall", to_json(s.wall)}, {"chunks", s.chunks}, {"h2d_bytes", s.h2d_bytes}, {"d2h_bytes", s.d2h_bytes},
-          {"h2d_gbps", s.h2d_gbps()}, {"d2h_gbps", s.d2h_gbps()}};
+          {"end", s.block.end},       {"local", to_json(s.local)},    {"status", std::string(to_string(s.status))},
+          {"error", s.error},         {"kernel", to_json(s.kernel)},  {"h2d", to_json(s.h2d)},
+          {"d2h", to_json(s.d2h)},    {"wall", to_json(s.wall)},      {"chunks", s.chunks},
+          {"h2d_bytes", s.h2d_bytes}, {"d2h_bytes", s.d2h_bytes},     {"h2d_gbps", s.h2d_gbps()},
+          {"d2h_gbps", s.d2h_gbps()}};
 }
 
 nlohmann::json run_json(const SplitRunResult& r) {
   nlohmann::json slices = nlohmann::json::array();
   for (const auto& s : r.slices) slices.push_back(slice_json(s));
-  return {{"status", std::string(to_string(r.status))}, {"error", r.error}, {"makespan", to_json(r.makespan)},
-          {"host_finish_ms", r.host_finish_ms}, {"slices", slices},
+  return {{"status", std::string(to_string(r.status))},
+          {"error", r.error},
+          {"makespan", to_json(r.makespan)},
+          {"host_finish_ms", r.host_finish_ms},
+          {"slices", slices},
           {"verify", {{"ok", r.verdict.ok}, {"max_error", r.verdict.max_error}, {"detail", r.verdict.detail}}}};
 }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
-  if (!(f << text)) throw UsageError(fmt::format("cannot write '{}': check the directory exists and is writable", path));
+  if (!(f << text))
+    throw UsageError(fmt::format("cannot write '{}': check the directory exists and is writable", path));
 }
 
 // The devices with a slice, as their ids "P:D".
@@ -66,14 +71,14 @@ nlohmann::json device_ids(const std::vector<Device>& devices, const std::vector<
 struct MeasuredPlan {
   Calibration cal;
   std::vector<Block> blocks;
-  std::string cal_source = "measured";   // "measured", "stored" or "file"
-  std::string refine_source = "off";     // "off", "measured", "stored" or "rounds"
+  std::string cal_source = "measured";  // "measured", "stored" or "file"
+  std::string refine_source = "off";    // "off", "measured", "stored" or "rounds"
   std::optional<RefineOutcome> refinement;
-  std::vector<Block> model_blocks;       // the model's prediction before refinement
+  std::vector<Block> model_blocks;  // the model's prediction before refinement
   unsigned concurrent_rounds = 0;
   double refine_ms = 0;
-  std::string stored_at;                 // created_at of the reused calibration
-  bool stored = false;                   // written to the database now
+  std::string stored_at;  // created_at of the reused calibration
+  bool stored = false;    // written to the database now
 };
 
 // A calibration stored by an earlier `wstune split --model measured`: every
@@ -81,7 +86,7 @@ struct MeasuredPlan {
 // the same split (one key) over the same devices, size, direction and local
 // sizes; then its whole Calibration and refinement are reused.
 std::optional<std::pair<nlohmann::json, std::string>> stored_split(const Store& store, const KernelSpec& spec,
-                                                                    const Calibration& want) {
+                                                                   const Calibration& want) {
   const KernelKey key = kernel_key(spec);
   std::optional<nlohmann::json> split;
   std::string created;
@@ -99,7 +104,8 @@ std::optional<std::pair<nlohmann::json, std::string>> stored_split(const Store& 
   try {
     const Calibration got = calibration_from_json(split->at("calibration"));
     if (got.kernel != want.kernel || got.size != want.size || got.dim != want.dim ||
-        got.devices.size() != want.devices.size()) return std::nullopt;
+        got.devices.size() != want.devices.size())
+      return std::nullopt;
     for (std::size_t i = 0; i < got.devices.size(); ++i) {
       if (got.devices[i].fingerprint != want.devices[i].fingerprint || got.devices[i].local != want.devices[i].local) {
         return std::nullopt;
@@ -117,7 +123,8 @@ void store_split(Store& store, const KernelSpec& spec, const std::vector<Device>
                  std::size_t total_units) {
   nlohmann::json split{
       {"key", fmt::format("{:x}-{}", std::chrono::system_clock::now().time_since_epoch().count(), ::getpid())},
-      {"calibration", to_json(plan.cal)}, {"total_units", total_units},
+      {"calibration", to_json(plan.cal)},
+      {"total_units", total_units},
       {"refinement", plan.refinement ? to_json(*plan.refinement) : nlohmann::json(nullptr)}};
   for (std::size_t i = 0; i < devices.size(); ++i) {
     store.put_device(devices[i].info);
@@ -154,12 +161,12 @@ std::string refinement_line(const MeasuredPlan& plan, std::size_t total) {
   }
   std::size_t confirms = 0;
   for (const auto& p : o.probes) confirms += p.role == "confirm";
-  return fmt::format("{} splits measured{} ({} concurrent rounds, {:.0f} ms): model {} % -> best {} %, {:.4f} ms "
-                     "(best device alone {})",
-                     o.probes.size() - confirms,
-                     confirms ? fmt::format(" + {} confirming runs", confirms) : std::string{}, plan.concurrent_rounds,
-                     plan.refine_ms, percent_text(block_units(plan.model_blocks), total), percent_text(o.units, total),
-                     o.makespan_ms, alone);
+  return fmt::format(
+      "{} splits measured{} ({} concurrent rounds, {:.0f} ms): model {} % -> best {} %, {:.4f} ms "
+      "(best device alone {})",
+      o.probes.size() - confirms, confirms ? fmt::format(" + {} confirming runs", confirms) : std::string{},
+      plan.concurrent_rounds, plan.refine_ms, percent_text(block_units(plan.model_blocks), total),
+      percent_text(o.units, total), o.makespan_ms, alone);
 }
 
 // The measured model's provenance: where the calibration and the refinement
@@ -175,14 +182,18 @@ void report_measured(const MeasuredPlan& plan, const Store* store, const std::st
   for (const auto& d : plan.cal.devices) slices += d.points.size();
   std::string where = plan.cal_source == "stored" ? fmt::format("stored ({}, {})", store->path(), plan.stored_at)
                       : plan.cal_source == "file" ? fmt::format("from {}", cal_path)
-                                                   : fmt::format("measured ({} slices)", slices);
-  if (plan.stored) where += fmt::format(", stored in {}", store->path());
-  else if (!store) where += ", not stored (--no-store)";
+                                                  : fmt::format("measured ({} slices)", slices);
+  if (plan.stored)
+    where += fmt::format(", stored in {}", store->path());
+  else if (!store)
+    where += ", not stored (--no-store)";
   out["calibration_source"] = plan.cal_source;
   out["db"] = store ? nlohmann::json(store->path()) : nlohmann::json(nullptr);
   const Shares model = block_units(plan.model_blocks);
-  nlohmann::json r{{"source", plan.refine_source}, {"model_percent", pct(model)},
-                   {"model_percent_first", pct(model).at(0)}, {"concurrent_rounds", plan.concurrent_rounds},
+  nlohmann::json r{{"source", plan.refine_source},
+                   {"model_percent", pct(model)},
+                   {"model_percent_first", pct(model).at(0)},
+                   {"concurrent_rounds", plan.concurrent_rounds},
                    {"elapsed_ms", plan.refine_ms}};
   if (plan.refinement) {
     r["search"] = to_json(*plan.refinement);
@@ -220,24 +231,26 @@ int sweep_shares(SplitContext& c, double step, const std::string& csv_path, cons
   } else {
     const double divisions = 100 / step;
     if (!(step > 0 && step <= 50) || std::abs(divisions - std::round(divisions)) > 1e-9) {
-      throw UsageError(fmt::format("--sweep {} with {} devices: give a step in (0, 50] that divides 100, e.g. 10",
-                                   step, c.devices.size()));
+      throw UsageError(fmt::format("--sweep {} with {} devices: give a step in (0, 50] that divides 100, e.g. 10", step,
+                                   c.devices.size()));
     }
     if (!svg_path.empty()) throw UsageError("--svg plots two devices' sweep; with three or more use --csv");
-    points = sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(divisions)), 2});
+    points =
+        sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(divisions)), 2});
     csv = grid_csv(points);
   }
   const SweepPoint* best = best_point(points);
   if (!csv_path.empty()) write_file(csv_path, csv);
   if (!svg_path.empty()) {
-    write_file(svg_path, svg::render(sweep_plot(points, fmt::format("{} {}: makespan over the split", c.spec.name(),
-                                                                    c.problem.text),
-                                                c.devices[0].info.name, c.devices[1].info.name)));
+    write_file(svg_path, svg::render(sweep_plot(
+                             points, fmt::format("{} {}: makespan over the split", c.spec.name(), c.problem.text),
+                             c.devices[0].info.name, c.devices[1].info.name)));
   }
   if (c.json) {
     nlohmann::json pts = nlohmann::json::array();
     for (const auto& pt : points) {
-      pts.push_back({{"percent_first", pt.percent_first}, {"units", block_units(pt.blocks)}, {"run", run_json(pt.result)}});
+      pts.push_back(
+          {{"percent_first", pt.percent_first}, {"units", block_units(pt.blocks)}, {"run", run_json(pt.result)}});
     }
     c.out["sweep"] = pts;
     if (best) {
@@ -272,7 +285,8 @@ std::optional<nlohmann::json> calibrate(SplitContext& c, const MeasuredOptions& 
   Calibration want{std::string(c.spec.name()), c.problem.text, c.dim, {}};
   for (std::size_t i = 0; i < c.devices.size(); ++i) {
     const auto& info = c.devices[i].info;
-    want.devices.push_back(DeviceCalibration{info.id(), info.name, info.fingerprint(), to_string(c.locals[i]), {}, {}, 1.0});
+    want.devices.push_back(
+        DeviceCalibration{info.id(), info.name, info.fingerprint(), to_string(c.locals[i]), {}, {}, 1.0});
   }
   auto matches = [&](const Calibration& got) {
     bool ok = got.kernel == want.kernel && got.size == want.size && got.dim == want.dim &&
@@ -357,8 +371,11 @@ void print_shares(SplitContext& c, SplitModel model, const std::vector<Block>& b
     t.add({info.name, info.id(), fmt::format("{}", info.total_pe()), fmt::format("{:.2f}", pct),
            fmt::format("{}", blocks[i].size()), fmt::format("[{}, {})", blocks[i].begin, blocks[i].end),
            to_string(c.locals[i])});
-    shares.push_back({{"device", to_json(info)}, {"percent", pct}, {"begin", blocks[i].begin},
-                      {"end", blocks[i].end}, {"local", to_json(c.locals[i])}});
+    shares.push_back({{"device", to_json(info)},
+                      {"percent", pct},
+                      {"begin", blocks[i].begin},
+                      {"end", blocks[i].end},
+                      {"local", to_json(c.locals[i])}});
   }
   const nlohmann::json used = device_ids(c.devices, blocks);
   c.out["model"] = std::string(to_string(model));
@@ -393,8 +410,11 @@ void record_run(Store& store, const SplitContext& c, SplitModel model, const std
   }
   nlohmann::json fingerprints = nlohmann::json::array();
   for (std::size_t i : device_set(block_units(blocks))) fingerprints.push_back(c.devices[i].info.fingerprint());
-  run.detail = {{"source", "wstune split"}, {"dim", c.dim}, {"units", block_units(blocks)},
-                {"device_set", device_ids(c.devices, blocks)}, {"device_set_fingerprints", fingerprints},
+  run.detail = {{"source", "wstune split"},
+                {"dim", c.dim},
+                {"units", block_units(blocks)},
+                {"device_set", device_ids(c.devices, blocks)},
+                {"device_set_fingerprints", fingerprints},
                 {"host_finish_ms", r.host_finish_ms},
                 {"refinement", plan.refinement ? to_json(*plan.refinement) : nlohmann::json(nullptr)}};
   store.record_split_run(run);
@@ -440,7 +460,8 @@ void print_transfers(SplitContext& c, const SplitRunResult& r) {
 }
 
 // --run: the split on all devices at once, verified, with its times.
-int run_split(SplitContext& c, const std::vector<Block>& blocks, const std::function<void(const SplitRunResult&)>& keep) {
+int run_split(SplitContext& c, const std::vector<Block>& blocks,
+              const std::function<void(const SplitRunResult&)>& keep) {
   const SplitRunResult r = c.runner.run(blocks, c.locals, c.timing);
   c.out["run"] = run_json(r);
   if (r.ok() && keep) keep(r);
@@ -470,15 +491,20 @@ std::vector<std::optional<LocalSize>> local_option(const std::string& text,
   const std::size_t devices = stored.size();
   const auto parts = split_list(text, '/');
   if (parts.size() != 1 && parts.size() != devices) {
-    throw UsageError(fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
-                                 "separated by '/'", text, parts.size(), devices));
+    throw UsageError(
+        fmt::format("--local '{}' has {} entries for {} devices: give one for all or one per device "
+                    "separated by '/'",
+                    text, parts.size(), devices));
   }
   std::vector<std::optional<LocalSize>> fixed;
   for (std::size_t i = 0; i < devices; ++i) {
     const auto& t = parts[parts.size() == 1 ? 0 : i];
-    if (t == "rule") fixed.emplace_back(std::nullopt);
-    else if (t == "stored") fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
-    else fixed.emplace_back(parse_local_size(t));
+    if (t == "rule")
+      fixed.emplace_back(std::nullopt);
+    else if (t == "stored")
+      fixed.emplace_back(stored[i] ? stored[i]->config.local : LocalSize{});
+    else
+      fixed.emplace_back(parse_local_size(t));
   }
   return fixed;
 }
@@ -497,44 +523,51 @@ struct SplitArgs {
 // `wstune split`'s options, bound to `a`.
 void add_split_options(po::options_description& desc, SplitArgs& a) {
   add_kernel_options(desc, a.kernel, a.kernel_file);
-  desc.add_options()
-      ("size,s", po::value(&a.size), "problem size (default: the paper's Table 3 size or the file's ProblemSize)")
-      ("config,c", po::value(&a.config_text), "--kernel-file: tuning parameter values NAME=V,... for every device "
-                                              "(default: each device's stored best, else the reference configuration)")
-      ("devices,d", po::value(&a.devices_text)->required(), "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")
-      ("model,m", po::value(&a.model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")
-      ("direction", po::value(&a.direction_text)->default_value("auto"), "split along x, y or auto (from the kernel's priority)")
-      ("local,l", po::value(&a.local_text)->default_value("null"),
-       "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
-       "stored: each device's stored best (with its parameters), else null")
-      ("run", "run the split on all devices at once, verify and report times and transfer bandwidth")
-      ("overlap", po::value(&a.overlap)->default_value(2), "with --run: each device's block as up to N chunks "
-       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks; 2 was never slower "
-       "than 1 on the H100 machine, docs/results/transfers_h100)")
-      ("bandwidth", po::value<std::string>(), "with --run: a `wstune devices --bandwidth --json` file; the "
-                                              "transfers are reported as a % of each device's pinned bandwidth")
-      ("sweep", po::value(&a.sweep), "the oracle: two devices over the first's share in STEP % steps (1 % near the "
-                                     "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")
-      ("csv", po::value(&a.csv_path), "with --sweep: write the curve or grid as CSV to this file")
-      ("svg", po::value(&a.svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")
-      ("calibration", po::value(&a.mo.cal_path), "measured model: read the calibration from this JSON file if it "
-                                                  "exists and matches, else calibrate and write it there")
-      ("refine", po::value(&a.mo.refine),
-       "measured model: measure at most N splits on the devices at once (balancing the devices' times, then "
-       "lines through the best split), choose the devices and keep the best; default 8 for two devices, 18 for "
-       "three, 10 more per further device; 0: the model's prediction as it is")
-      ("refine-repeat", po::value(&a.refine_repeat)->default_value(5), "measured model: timed runs per refinement probe")
-      ("refine-min-ms", po::value(&a.refine_min_ms)->default_value(20),
-       "measured model: more runs per refinement probe until they sum to MS (at most 50; 0: off)")
-      ("calibration-cap-ms", po::value(&a.mo.cal_cap_ms)->default_value(250),
-       "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")
-      ("db", po::value(&a.mo.db), db_option_help)
-      ("no-store", "measured model: neither reuse nor store a calibration in the database")
-      ("recalibrate", "measured model: calibrate and refine anew even if the database holds a calibration")
-      ("repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions")
-      ("warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up rounds")
-      ("seed", po::value(&a.seed)->default_value(42), "input seed")
-      ("json", "print JSON");
+  desc.add_options()("size,s", po::value(&a.size),
+                     "problem size (default: the paper's Table 3 size or the file's ProblemSize)")(
+      "config,c", po::value(&a.config_text),
+      "--kernel-file: tuning parameter values NAME=V,... for every device "
+      "(default: each device's stored best, else the reference configuration)")(
+      "devices,d", po::value(&a.devices_text)->required(),
+      "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")(
+      "model,m", po::value(&a.model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")(
+      "direction", po::value(&a.direction_text)->default_value("auto"),
+      "split along x, y or auto (from the kernel's priority)")(
+      "local,l", po::value(&a.local_text)->default_value("null"),
+      "local size for all devices (null, rule, stored or X,Y) or one per device separated by '/', e.g. 16,8/null; "
+      "stored: each device's stored best (with its parameters), else null")(
+      "run", "run the split on all devices at once, verify and report times and transfer bandwidth")(
+      "overlap", po::value(&a.overlap)->default_value(2),
+      "with --run: each device's block as up to N chunks "
+      "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks; 2 was never slower "
+      "than 1 on the H100 machine, docs/results/transfers_h100)")(
+      "bandwidth", po::value<std::string>(),
+      "with --run: a `wstune devices --bandwidth --json` file; the "
+      "transfers are reported as a % of each device's pinned bandwidth")(
+      "sweep", po::value(&a.sweep),
+      "the oracle: two devices over the first's share in STEP % steps (1 % near the "
+      "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")(
+      "csv", po::value(&a.csv_path), "with --sweep: write the curve or grid as CSV to this file")(
+      "svg", po::value(&a.svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")(
+      "calibration", po::value(&a.mo.cal_path),
+      "measured model: read the calibration from this JSON file if it "
+      "exists and matches, else calibrate and write it there")(
+      "refine", po::value(&a.mo.refine),
+      "measured model: measure at most N splits on the devices at once (balancing the devices' times, then "
+      "lines through the best split), choose the devices and keep the best; default 8 for two devices, 18 for "
+      "three, 10 more per further device; 0: the model's prediction as it is")(
+      "refine-repeat", po::value(&a.refine_repeat)->default_value(5),
+      "measured model: timed runs per refinement probe")(
+      "refine-min-ms", po::value(&a.refine_min_ms)->default_value(20),
+      "measured model: more runs per refinement probe until they sum to MS (at most 50; 0: off)")(
+      "calibration-cap-ms", po::value(&a.mo.cal_cap_ms)->default_value(250),
+      "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")(
+      "db", po::value(&a.mo.db), db_option_help)(
+      "no-store", "measured model: neither reuse nor store a calibration in the database")(
+      "recalibrate", "measured model: calibrate and refine anew even if the database holds a calibration")(
+      "repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions")(
+      "warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up rounds")(
+      "seed", po::value(&a.seed)->default_value(42), "input seed")("json", "print JSON");
 }
 
 constexpr const char* kSplitUsage =
@@ -582,8 +615,8 @@ unsigned split_dim_option(const KernelSpec& spec, const std::string& direction_t
 std::vector<std::optional<StoredConfiguration>> stored_bests(const SplitArgs& a, const KernelSpec& spec,
                                                              const Problem& p, const std::vector<Device>& devices) {
   std::vector<std::optional<StoredConfiguration>> stored(devices.size());
-  const bool want = a.local_text.find("stored") != std::string::npos ||
-                    (!spec.tuning_parameters().empty() && a.config_text.empty());
+  const bool want =
+      a.local_text.find("stored") != std::string::npos || (!spec.tuning_parameters().empty() && a.config_text.empty());
   if (!want || !a.mo.store) return stored;
   Store s(database_path(a.mo.db));
   for (std::size_t i = 0; i < devices.size(); ++i) stored[i] = stored_configuration(s, spec, p, devices[i].info);
@@ -660,7 +693,9 @@ int split_main(int argc, char** argv) {
       if (stored[i]) runner.set_params(i, stored[i]->config.params);
     }
   }
-  nlohmann::json out{{"kernel_name", a.kernel}, {"size", p.text}, {"dim", dim == 0 ? "x" : "y"},
+  nlohmann::json out{{"kernel_name", a.kernel},
+                     {"size", p.text},
+                     {"dim", dim == 0 ? "x" : "y"},
                      {"compute_amount", spec.compute_amount(p)},
                      {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
   SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{a.warmup, a.repeat}, vm.count("json") > 0, out};

@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "table.hpp"
-#include "session/autotune.hpp"
-#include "wstune/error.hpp"
 #include "format/json.hpp"
 #include "report/svg.hpp"
+#include "session/autotune.hpp"
+#include "table.hpp"
+#include "wstune/error.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,11 +23,17 @@ namespace wstune::cli {
 namespace {
 
 nlohmann::json trial_json(const Trial& t) {
-  return {{"params", t.params}, {"local", to_json(t.local)},
+  return {{"params", t.params},
+          {"local", to_json(t.local)},
           {"global", t.global ? to_json(*t.global) : nlohmann::json()},
-          {"status", std::string(to_string(t.status))}, {"error", t.error}, {"kernel", to_json(t.kernel)},
-          {"wall_ms", t.wall_ms}, {"compile_ms", t.compile_ms}, {"verify_ms", t.verify_ms},
-          {"verified", t.verified}, {"from_store", t.from_store}};
+          {"status", std::string(to_string(t.status))},
+          {"error", t.error},
+          {"kernel", to_json(t.kernel)},
+          {"wall_ms", t.wall_ms},
+          {"compile_ms", t.compile_ms},
+          {"verify_ms", t.verify_ms},
+          {"verified", t.verified},
+          {"from_store", t.from_store}};
 }
 
 // Median kernel times over the x × y group shapes of the best's parameters.
@@ -55,7 +61,9 @@ svg::Heatmap heatmap(const TuneResult& r) {
   return h;
 }
 
-std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
+std::string ratio(std::optional<double> v) {
+  return v ? fmt::format("{:.3f}", *v) : "-";
+}
 
 // The tuner's time per measured trial beyond the kernel runs themselves,
 // summed over the trials as they are measured (tune() merges the samples of
@@ -105,12 +113,14 @@ struct TuneArgs {
 void validate(const TuneArgs& a) {
   if (a.repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 5");
   if (!std::isfinite(a.min_time_ms) || a.min_time_ms > 60'000)
-    throw UsageError(fmt::format("--min-time {}: give milliseconds between 0 and 60000, e.g. --min-time 2", a.min_time_ms));
+    throw UsageError(
+        fmt::format("--min-time {}: give milliseconds between 0 and 60000, e.g. --min-time 2", a.min_time_ms));
   if (!std::isfinite(a.median_error) || a.median_error < 0 || a.median_error >= 1)
     throw UsageError(fmt::format("--median-error {}: give a fraction from 0 (off) to below 1, e.g. --median-error 0.01",
                                  a.median_error));
   if (!std::isfinite(a.max_time_ms) || a.max_time_ms < 0 || a.max_time_ms > 600'000)
-    throw UsageError(fmt::format("--max-time {}: give milliseconds between 0 and 600000, e.g. --max-time 50", a.max_time_ms));
+    throw UsageError(
+        fmt::format("--max-time {}: give milliseconds between 0 and 600000, e.g. --max-time 50", a.max_time_ms));
   if (!std::isfinite(a.opt.time_limit_s) || a.opt.time_limit_s < 0 || a.opt.time_limit_s > 1e7)
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(a.trial_timeout_s) || a.trial_timeout_s <= 0 || a.trial_timeout_s > 1e6)
@@ -147,8 +157,11 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["kernel_name"] = tg.kernel;
   j["size"] = p.text;
   j["global"] = to_json(tg.global);
-  j["device"] = {{"name", tg.device_name}, {"id", tg.device_id}, {"fingerprint", tg.device_fingerprint},
-                 {"pe_per_cu", tg.pe_per_cu}, {"max_items", tg.limits.max_items()}};
+  j["device"] = {{"name", tg.device_name},
+                 {"id", tg.device_id},
+                 {"fingerprint", tg.device_fingerprint},
+                 {"pe_per_cu", tg.pe_per_cu},
+                 {"max_items", tg.limits.max_items()}};
   j["strategy"] = r.strategy;
   j["space_size"] = r.space_size;
   j["max_evals"] = a.max_evals;
@@ -188,51 +201,57 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
   unsigned failed = 0;
   for (const auto& tr : r.trials) failed += !tr.ok();
   std::string breakdown;
-  for (const auto& [key, name, ms] : overhead.parts()) breakdown += fmt::format("{}{} {:.1f}", breakdown.empty() ? "" : ", ", name, ms);
-  std::cout << fmt::format("best/baseline {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "
-                           "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs: {})  stop: {}\n",
-                           ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials,
-                           failed, r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials),
-                           overhead.per_trial(), breakdown, r.stop_reason);
+  for (const auto& [key, name, ms] : overhead.parts())
+    breakdown += fmt::format("{}{} {:.1f}", breakdown.empty() ? "" : ", ", name, ms);
+  std::cout << fmt::format(
+      "best/baseline {}  best/rule {}  evaluations {} (+{} tie-break)  failed {}  wall {:.2f} s "
+      "({:.1f} ms per evaluation; {:.1f} ms per trial beyond the kernel runs: {})  stop: {}\n",
+      ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials, failed,
+      r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials), overhead.per_trial(), breakdown,
+      r.stop_reason);
 }
 
 // `wstune tune`'s options, bound to `a`.
 void add_tune_options(po::options_description& desc, TuneArgs& a) {
   add_kernel_options(desc, a.kernel, a.kernel_file);
-  desc.add_options()
-      ("size,s", po::value(&a.size), "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")
-      ("device,d", po::value(&a.opt.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")
-      ("strategy", po::value(&a.strategy),
-       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, portfolio from 1000, else bayes), "
-       "exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes (default: the file's Search, else auto; "
-       "docs/tuning.md)")
-      ("max-evals", po::value(&a.opt.max_evals)->default_value(0),
-       "stop after N measured configurations (0: the file's Budget, else the strategy's default: guided 20% of the "
-       "space, at least 8; genetic, annealing, differential, portfolio and bayes 5%, at least 20; others no limit)")
-      ("time-limit", po::value(&a.opt.time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")
-      ("repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions per trial")
-      ("warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs per trial")
-      ("min-time", po::value(&a.min_time_ms)->default_value(2.0),
-       "keep repeating a trial until its samples sum to MS milliseconds (short kernels get stable medians; 0: off)")
-      ("median-error", po::value(&a.median_error)->default_value(0.01),
-       "keep repeating a trial while its median's estimated relative standard error (0.93·IQR/median/√n) "
-       "is above this fraction (noisy devices get more samples; 0: off)")
-      ("max-time", po::value(&a.max_time_ms)->default_value(50.0),
-       "--median-error adds samples only until they sum to MS milliseconds (0: no bound)")
-      ("max-repeat", po::value(&a.max_repeat)->default_value(100),
-       "at most this many timed repetitions with --min-time or --median-error")
-      ("trial-timeout", po::value(&a.trial_timeout_s)->default_value(60), "per-trial limit in seconds; the worker is killed past it")
-      ("seed", po::value(&a.opt.seed)->default_value(42), "input and search seed")
-      ("db", po::value(&a.db), db_option_help)
-      ("no-store", "do not store the trials (print only)")
-      ("no-resume", "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")
-      ("json", "print JSON")
-      ("heatmap", po::value(&a.heatmap_file), "write the x × y table of median times as an SVG heatmap");
+  desc.add_options()("size,s", po::value(&a.size),
+                     "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")(
+      "device,d", po::value(&a.opt.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")(
+      "strategy", po::value(&a.strategy),
+      "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, portfolio from 1000, "
+      "else bayes), "
+      "exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes (default: the file's "
+      "Search, else auto; "
+      "docs/tuning.md)")(
+      "max-evals", po::value(&a.opt.max_evals)->default_value(0),
+      "stop after N measured configurations (0: the file's Budget, else the strategy's default: guided 20% of the "
+      "space, at least 8; genetic, annealing, differential, portfolio and bayes 5%, at least 20; others no limit)")(
+      "time-limit", po::value(&a.opt.time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")(
+      "repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions per trial")(
+      "warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs per trial")(
+      "min-time", po::value(&a.min_time_ms)->default_value(2.0),
+      "keep repeating a trial until its samples sum to MS milliseconds (short kernels get stable medians; 0: off)")(
+      "median-error", po::value(&a.median_error)->default_value(0.01),
+      "keep repeating a trial while its median's estimated relative standard error (0.93·IQR/median/√n) "
+      "is above this fraction (noisy devices get more samples; 0: off)")(
+      "max-time", po::value(&a.max_time_ms)->default_value(50.0),
+      "--median-error adds samples only until they sum to MS milliseconds (0: no bound)")(
+      "max-repeat", po::value(&a.max_repeat)->default_value(100),
+      "at most this many timed repetitions with --min-time or --median-error")(
+      "trial-timeout", po::value(&a.trial_timeout_s)->default_value(60),
+      "per-trial limit in seconds; the worker is killed past it")("seed", po::value(&a.opt.seed)->default_value(42),
+                                                                  "input and search seed")(
+      "db", po::value(&a.db), db_option_help)("no-store", "do not store the trials (print only)")(
+      "no-resume",
+      "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")(
+      "json", "print JSON")("heatmap", po::value(&a.heatmap_file),
+                            "write the x × y table of median times as an SVG heatmap");
 }
 
 constexpr const char* kTuneUsage =
     "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
-    "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] [--max-evals N] [--time-limit SEC]\n"
+    "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] "
+    "[--max-evals N] [--time-limit SEC]\n"
     "                   [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
     "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
     "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
@@ -298,12 +317,15 @@ int tune_main(int argc, char** argv) {
   Overhead overhead;
   const AutotuneResult res = run_search(*spec, p, store ? &*store : nullptr, a.opt, overhead);
   if (vm.count("heatmap")) write_heatmap(a.heatmap_file, res.result);
-  if (vm.count("json")) print_json(res, p, overhead);
-  else print_table(res, p, overhead);
+  if (vm.count("json"))
+    print_json(res, p, overhead);
+  else
+    print_table(res, p, overhead);
   return res.result.best.ok() ? 0 : 1;
 }
 
-WSTUNE_COMMAND("tune", "search a kernel's configurations (local sizes, tuning parameters), never slower than the baseline",
+WSTUNE_COMMAND("tune",
+               "search a kernel's configurations (local sizes, tuning parameters), never slower than the baseline",
                tune_main);
 
 }  // namespace

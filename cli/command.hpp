@@ -35,8 +35,7 @@ struct Register {
 /// for the names listed in `env_options`. Unknown options or bad values throw
 /// UsageError naming the option.
 bool parse_options(int argc, char** argv, const std::string& usage,
-                   const boost::program_options::options_description& desc,
-                   boost::program_options::variables_map& vm,
+                   const boost::program_options::options_description& desc, boost::program_options::variables_map& vm,
                    const boost::program_options::positional_options_description* positional = nullptr,
                    const std::vector<std::string>& env_options = {});
 
@@ -79,5 +78,7 @@ std::vector<std::string> split_list(const std::string& text, char sep);
 #define WSTUNE_CLI_CONCAT2(a, b) a##b
 #define WSTUNE_CLI_CONCAT(a, b) WSTUNE_CLI_CONCAT2(a, b)
 /// Registers `fn` as `wstune name`.
-#define WSTUNE_COMMAND(name, summary, fn) \
-  static const ::wstune::cli::Register WSTUNE_CLI_CONCAT(wstune_cmd_, __LINE__){name, summary, fn}
+#define WSTUNE_COMMAND(name, summary, fn)                                         \
+  static const ::wstune::cli::Register WSTUNE_CLI_CONCAT(wstune_cmd_, __LINE__) { \
+    name, summary, fn                                                             \
+  }

@@ -9,8 +9,8 @@
 
 #include "command.hpp"
 
-#include "tuning_file/tuning_file.hpp"
 #include "table.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
 #include "wstune/store.hpp"
 
@@ -27,13 +27,14 @@ Register::Register(std::string name, std::string summary, std::function<int(int,
   std::sort(all.begin(), all.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
 }
 
-std::string database_path(const std::string& db) { return db.empty() ? default_db_path() : db; }
+std::string database_path(const std::string& db) {
+  return db.empty() ? default_db_path() : db;
+}
 
 void add_kernel_options(boost::program_options::options_description& desc, std::string& name, std::string& file) {
   namespace po = boost::program_options;
-  desc.add_options()
-      ("kernel,k", po::value(&name), "wstune's kernel: matmul, bilinear, sort or trapezoid")
-      ("kernel-file", po::value(&file), "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md)");
+  desc.add_options()("kernel,k", po::value(&name), "wstune's kernel: matmul, bilinear, sort or trapezoid")(
+      "kernel-file", po::value(&file), "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md)");
 }
 
 std::shared_ptr<const KernelSpec> kernel_option(const std::string& name, const std::string& file) {
@@ -55,10 +56,14 @@ namespace {
 nlohmann::json parameter_value(const TuningParameter& tp, const std::string& v, const std::string& whole) {
   nlohmann::json value;
   try {
-    if (tp.type == "int" || tp.type == "uint") value = std::stoll(v);
-    else if (tp.type == "float") value = std::stod(v);
-    else if (tp.type == "bool") value = v == "true" || v == "True" || v == "1";
-    else value = v;
+    if (tp.type == "int" || tp.type == "uint")
+      value = std::stoll(v);
+    else if (tp.type == "float")
+      value = std::stod(v);
+    else if (tp.type == "bool")
+      value = v == "true" || v == "True" || v == "1";
+    else
+      value = v;
   } catch (const std::exception&) {
     throw UsageError(fmt::format("--config '{}': {}={} is not a {} value", whole, tp.name, v, tp.type));
   }
@@ -89,7 +94,8 @@ nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std
     if (eq == std::string::npos || tp == tps.end()) {
       std::string names;
       for (const auto& t : tps) names += (names.empty() ? "" : ", ") + t.name;
-      throw UsageError(fmt::format("--config '{}': '{}' is not NAME=VALUE of a tuning parameter ({})", text, part, names));
+      throw UsageError(
+          fmt::format("--config '{}': '{}' is not NAME=VALUE of a tuning parameter ({})", text, part, names));
     }
     params[name] = parameter_value(*tp, part.substr(eq + 1), text);
   }
@@ -99,7 +105,9 @@ nlohmann::json config_option(const KernelSpec& spec, const Problem& p, const std
   return params;
 }
 
-bool stderr_is_tty() { return isatty(STDERR_FILENO) != 0; }
+bool stderr_is_tty() {
+  return isatty(STDERR_FILENO) != 0;
+}
 
 std::vector<std::string> split_list(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -114,8 +122,7 @@ std::vector<std::string> split_list(const std::string& text, char sep) {
 }
 
 bool parse_options(int argc, char** argv, const std::string& usage,
-                   const boost::program_options::options_description& desc,
-                   boost::program_options::variables_map& vm,
+                   const boost::program_options::options_description& desc, boost::program_options::variables_map& vm,
                    const boost::program_options::positional_options_description* positional,
                    const std::vector<std::string>& env_options) {
   namespace po = boost::program_options;
@@ -124,15 +131,15 @@ bool parse_options(int argc, char** argv, const std::string& usage,
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
-    const bool inline_negative = a.rfind("--", 0) == 0 && eq != std::string::npos &&
-                                 a.compare(eq + 1, 1, "-") == 0 && eq + 2 < a.size() &&
-                                 std::isdigit(static_cast<unsigned char>(a[eq + 2]));
-    const bool separate_negative = a.size() > 1 && a[0] == '-' && std::isdigit(static_cast<unsigned char>(a[1])) &&
-                                   i > 1 && argv[i - 1][0] == '-';
+    const bool inline_negative = a.rfind("--", 0) == 0 && eq != std::string::npos && a.compare(eq + 1, 1, "-") == 0 &&
+                                 eq + 2 < a.size() && std::isdigit(static_cast<unsigned char>(a[eq + 2]));
+    const bool separate_negative =
+        a.size() > 1 && a[0] == '-' && std::isdigit(static_cast<unsigned char>(a[1])) && i > 1 && argv[i - 1][0] == '-';
     if (inline_negative || separate_negative) {
       const std::string opt = inline_negative ? a.substr(0, eq) : std::string(argv[i - 1]);
-      throw UsageError(fmt::format("{} {}: negative values are not allowed; give a number >= 0 (see 'wstune {} --help')",
-                                   opt, inline_negative ? a.substr(eq + 1) : a, argv[0]));
+      throw UsageError(
+          fmt::format("{} {}: negative values are not allowed; give a number >= 0 (see 'wstune {} --help')", opt,
+                      inline_negative ? a.substr(eq + 1) : a, argv[0]));
     }
   }
   po::options_description all(desc);
@@ -142,14 +149,19 @@ bool parse_options(int argc, char** argv, const std::string& usage,
     if (positional) parser.positional(*positional);
     po::store(parser.run(), vm);
     if (!env_options.empty()) {
-      po::store(po::parse_environment(all, [&](const std::string& var) -> std::string {
-        if (var.rfind("WSTUNE_", 0) != 0) return {};
-        std::string opt = var.substr(7);
-        std::transform(opt.begin(), opt.end(), opt.begin(), [](unsigned char c) {
-          return c == '_' ? '-' : static_cast<char>(std::tolower(c));
-        });
-        return std::find(env_options.begin(), env_options.end(), opt) != env_options.end() ? opt : std::string{};
-      }), vm);
+      po::store(po::parse_environment(all,
+                                      [&](const std::string& var) -> std::string {
+                                        if (var.rfind("WSTUNE_", 0) != 0) return {};
+                                        std::string opt = var.substr(7);
+                                        std::transform(opt.begin(), opt.end(), opt.begin(), [](unsigned char c) {
+                                          return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+                                        });
+                                        return std::find(env_options.begin(), env_options.end(), opt) !=
+                                                       env_options.end()
+                                                   ? opt
+                                                   : std::string{};
+                                      }),
+                vm);
     }
     if (vm.count("help")) {
       std::cout << usage << "\n\n" << all << "\n";
@@ -159,8 +171,9 @@ bool parse_options(int argc, char** argv, const std::string& usage,
     // An empty --db (or WSTUNE_DB="" passed through --db "$VAR") would fall
     // back to the default database without a word: refuse it.
     if (vm.count("db") && vm["db"].value().type() == typeid(std::string) && vm["db"].as<std::string>().empty()) {
-      throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default "
-                       "('wstune db path')");
+      throw UsageError(
+          "--db '': give a database file (e.g. --db results.db), or leave --db out for the default "
+          "('wstune db path')");
     }
   } catch (const po::error& e) {
     throw UsageError(fmt::format("{}: {}; see 'wstune {} --help'", argv[0], e.what(), argv[0]));
@@ -171,7 +184,7 @@ bool parse_options(int argc, char** argv, const std::string& usage,
 static bool numeric(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
     return std::isdigit(c) || c == '.' || c == '-' || c == 'e' || c == '+' || c == 'x' || c == '%';
-  }) && std::isdigit(static_cast<unsigned char>(s.front()) ) ;
+  }) && std::isdigit(static_cast<unsigned char>(s.front()));
 }
 
 void Table::print(std::ostream& os) const {

@@ -6,22 +6,22 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
-#include "worker/isolation.hpp"
+#include "format/json.hpp"
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "master/store_sink.hpp"
-#include "format/json.hpp"
+#include "worker/isolation.hpp"
 #include "wstune/version.hpp"
 
 namespace po = boost::program_options;
@@ -66,56 +66,58 @@ struct Options {
 
 po::options_description describe(Options& o) {
   po::options_description d("wstuned options");
-  d.add_options()
-      ("mode", po::value(&o.mode)->default_value("run"), "run, tune or calibrate (also the first argument)")
-      ("job,j", po::value(&o.job_file), "job file (JSON; format in docs/daemon.md)")
-      ("kernel,k", po::value(&o.kernels)->multitoken(), "kernel(s): matmul bilinear sort trapezoid, or all")
-      ("kernel-file", po::value(&o.kernel_file),
-       "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md); --size binds its sizes")
-      ("size,s", po::value(&o.size), "problem size for --kernel (default: the paper's Table 3 size) or --kernel-file "
-       "(e.g. 512x512 or N=4096; default: the file's ProblemSize)")
-      ("config", po::value(&o.config), "--kernel-file, run and calibrate: tuning parameter values as JSON, e.g. "
-       "'{\"WPTY\": 2}' (default: the file's reference configuration)")
-      ("strategy", po::value(&o.defaults.strategy), "tune: search strategy (default: the file's Search, else "
-       "exhaustive, or guided with --max-trials)")
-      ("retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")
-      ("repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")
-      ("warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")
-      ("overlap", po::value(&o.defaults.overlap)->default_value(2), "run: each worker's block as up to N chunks "
-       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")
-      ("split", po::value(&o.split)->default_value("pe-ratio"),
-       "split model: even, proportional, pe-ratio (paper §3.1) or measured")
-      ("direction", po::value(&o.direction)->default_value("auto"), "split direction: auto (rows for 2-D), x, y")
-      ("local", po::value(&o.local)->default_value("stored"), "local-size policy: stored, tune, rule or null")
-      ("seed", po::value(&o.defaults.seed)->default_value(42), "input seed")
-      ("max-trials", po::value(&o.defaults.max_trials)->default_value(0), "tune: trials per worker (0: default)")
-      ("calibrate-budget-ms", po::value(&o.defaults.calibrate_budget_ms)->default_value(250),
-       "calibrate: cap on one slice's time; slices grow from 1/64 of the range and stop at the cap, "
-       "the fit covers the rest (0: no cap, 1/8 ... all of the range)")
-      ("db", po::value(&o.db), "database file (default: the store's default path; WSTUNE_DB)")
-      ("no-store", po::bool_switch(&o.no_store), "keep results in memory only")
-      ("device", po::value(&o.device)->default_value("auto"),
-       "device selector of every worker: auto (round-robin over the node's devices by node-local "
-       "worker index), P:D, cpu, gpu or a name substring")
-      ("worker-device", po::value(&o.worker_devices)->multitoken(), "RANK=SELECTOR for one worker (repeatable)")
-      ("inject-fault", po::value(&o.faults)->multitoken(),
-       "RANK=build|kernel|hang|crash|stall: make one worker fail (tests; crash and stall hit its isolated OpenCL "
-       "process)")
-      ("no-isolation", po::bool_switch(&o.no_isolation),
-       "run each worker's OpenCL work in the rank itself instead of a child process (a kernel that crashes its "
-       "process then ends the rank, and under MPICH the whole job)")
-      ("timeout", po::value(&o.timeout_s)->default_value(600), "seconds to wait for a job's answers")
-      ("register-timeout", po::value(&o.register_timeout_s)->default_value(60),
-       "seconds to wait for the workers to register")
-      ("json", po::bool_switch(&o.json_out), "print the reports as JSON on stdout")
-      ("pid-file", po::value(&o.pid_file),
-       "the master writes its process id to FILE (removed when it exits), e.g. to send it SIGINT or SIGTERM")
-      ("resume", po::bool_switch(&o.resume),
-       "skip what the database holds from an earlier run of the same jobs (a run killed part way: its finished "
-       "jobs, or in tune and calibrate mode each worker's finished part, are not run again)")
-      ("quiet,q", po::bool_switch(&o.quiet), "no progress lines")
-      ("version", "print the version and exit")
-      ("help,h", "print this help and exit");
+  d.add_options()("mode", po::value(&o.mode)->default_value("run"), "run, tune or calibrate (also the first argument)")(
+      "job,j", po::value(&o.job_file), "job file (JSON; format in docs/daemon.md)")(
+      "kernel,k", po::value(&o.kernels)->multitoken(), "kernel(s): matmul bilinear sort trapezoid, or all")(
+      "kernel-file", po::value(&o.kernel_file),
+      "a T1 tuning file describing your own OpenCL kernel (docs/tuning-files.md); --size binds its sizes")(
+      "size,s", po::value(&o.size),
+      "problem size for --kernel (default: the paper's Table 3 size) or --kernel-file "
+      "(e.g. 512x512 or N=4096; default: the file's ProblemSize)")(
+      "config", po::value(&o.config),
+      "--kernel-file, run and calibrate: tuning parameter values as JSON, e.g. "
+      "'{\"WPTY\": 2}' (default: the file's reference configuration)")(
+      "strategy", po::value(&o.defaults.strategy),
+      "tune: search strategy (default: the file's Search, else "
+      "exhaustive, or guided with --max-trials)")("retune", po::bool_switch(&o.defaults.retune),
+                                                  "tune: search devices that are tuned for the job already")(
+      "repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")(
+      "warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")(
+      "overlap", po::value(&o.defaults.overlap)->default_value(2),
+      "run: each worker's block as up to N chunks "
+      "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")(
+      "split", po::value(&o.split)->default_value("pe-ratio"),
+      "split model: even, proportional, pe-ratio (paper §3.1) or measured")(
+      "direction", po::value(&o.direction)->default_value("auto"), "split direction: auto (rows for 2-D), x, y")(
+      "local", po::value(&o.local)->default_value("stored"), "local-size policy: stored, tune, rule or null")(
+      "seed", po::value(&o.defaults.seed)->default_value(42), "input seed")(
+      "max-trials", po::value(&o.defaults.max_trials)->default_value(0), "tune: trials per worker (0: default)")(
+      "calibrate-budget-ms", po::value(&o.defaults.calibrate_budget_ms)->default_value(250),
+      "calibrate: cap on one slice's time; slices grow from 1/64 of the range and stop at the cap, "
+      "the fit covers the rest (0: no cap, 1/8 ... all of the range)")(
+      "db", po::value(&o.db), "database file (default: the store's default path; WSTUNE_DB)")(
+      "no-store", po::bool_switch(&o.no_store), "keep results in memory only")(
+      "device", po::value(&o.device)->default_value("auto"),
+      "device selector of every worker: auto (round-robin over the node's devices by node-local "
+      "worker index), P:D, cpu, gpu or a name substring")("worker-device", po::value(&o.worker_devices)->multitoken(),
+                                                          "RANK=SELECTOR for one worker (repeatable)")(
+      "inject-fault", po::value(&o.faults)->multitoken(),
+      "RANK=build|kernel|hang|crash|stall: make one worker fail (tests; crash and stall hit its isolated OpenCL "
+      "process)")(
+      "no-isolation", po::bool_switch(&o.no_isolation),
+      "run each worker's OpenCL work in the rank itself instead of a child process (a kernel that crashes its "
+      "process then ends the rank, and under MPICH the whole job)")(
+      "timeout", po::value(&o.timeout_s)->default_value(600), "seconds to wait for a job's answers")(
+      "register-timeout", po::value(&o.register_timeout_s)->default_value(60),
+      "seconds to wait for the workers to register")("json", po::bool_switch(&o.json_out),
+                                                     "print the reports as JSON on stdout")(
+      "pid-file", po::value(&o.pid_file),
+      "the master writes its process id to FILE (removed when it exits), e.g. to send it SIGINT or SIGTERM")(
+      "resume", po::bool_switch(&o.resume),
+      "skip what the database holds from an earlier run of the same jobs (a run killed part way: its finished "
+      "jobs, or in tune and calibrate mode each worker's finished part, are not run again)")(
+      "quiet,q", po::bool_switch(&o.quiet), "no progress lines")("version", "print the version and exit")(
+      "help,h", "print this help and exit");
   return d;
 }
 
@@ -126,17 +128,26 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
   pos.add("mode", 1);
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    po::store(po::parse_environment(desc, [&](const std::string& var) -> std::string {
-      if (var.rfind("WSTUNE_", 0) != 0) return {};
-      std::string opt = var.substr(7);
-      std::transform(opt.begin(), opt.end(), opt.begin(), [](unsigned char c) {
-        return c == '_' ? '-' : static_cast<char>(std::tolower(c));
-      });
-      // Only the daemon's own settings; WSTUNE_PE_* etc. belong to the library.
-      static const std::vector<std::string> allowed{"db", "device", "timeout", "split", "local", "repetitions",
-                                                    "register-timeout", "job", "calibrate-budget-ms"};
-      return std::find(allowed.begin(), allowed.end(), opt) != allowed.end() ? opt : std::string{};
-    }), vm);
+    po::store(po::parse_environment(
+                  desc,
+                  [&](const std::string& var) -> std::string {
+                    if (var.rfind("WSTUNE_", 0) != 0) return {};
+                    std::string opt = var.substr(7);
+                    std::transform(opt.begin(), opt.end(), opt.begin(),
+                                   [](unsigned char c) { return c == '_' ? '-' : static_cast<char>(std::tolower(c)); });
+                    // Only the daemon's own settings; WSTUNE_PE_* etc. belong to the library.
+                    static const std::vector<std::string> allowed{"db",
+                                                                  "device",
+                                                                  "timeout",
+                                                                  "split",
+                                                                  "local",
+                                                                  "repetitions",
+                                                                  "register-timeout",
+                                                                  "job",
+                                                                  "calibrate-budget-ms"};
+                    return std::find(allowed.begin(), allowed.end(), opt) != allowed.end() ? opt : std::string{};
+                  }),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError(fmt::format("wstuned: {}; see 'wstuned --help'", e.what()));
@@ -155,12 +166,14 @@ std::map<int, std::string> rank_map(const std::vector<std::string>& items, const
     } catch (const std::exception&) {
     }
     if (eq == std::string::npos || rank < 1 || eq + 1 >= item.size()) {
-      throw UsageError(fmt::format("{} '{}': write RANK=VALUE with a worker rank ≥ 1, e.g. {} 2=cpu", option,
-                                   item, option));
+      throw UsageError(
+          fmt::format("{} '{}': write RANK=VALUE with a worker rank ≥ 1, e.g. {} 2=cpu", option, item, option));
     }
     if (rank >= size) {
-      throw UsageError(fmt::format("{} '{}': there is no worker rank {}; this job has {} rank(s), so the workers are "
-                                   "ranks 1 to {}", option, item, rank, size, size - 1));
+      throw UsageError(
+          fmt::format("{} '{}': there is no worker rank {}; this job has {} rank(s), so the workers are "
+                      "ranks 1 to {}",
+                      option, item, rank, size, size - 1));
     }
     out[rank] = item.substr(eq + 1);
   }
@@ -173,7 +186,9 @@ std::string hostname() {
   return buf;
 }
 
-std::string cell(double ms) { return fmt::format("{:.3f}", ms); }
+std::string cell(double ms) {
+  return fmt::format("{:.3f}", ms);
+}
 
 // --pid-file: the master's pid, written at start, removed when the master is
 // done (before main() may call MPI_Abort) or, when the master is killed (a
@@ -254,12 +269,12 @@ using Rows = std::vector<std::vector<std::string>>;
 // a job without parts gets one row of dashes.
 Rows run_rows(const std::vector<JobReport>& reports) {
   Rows rows;
-  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device",
-                  "share", "local", "kernel ms", "transfer ms"});
+  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device", "share",
+                  "local", "kernel ms", "transfer ms"});
   for (const auto& r : reports) {
     if (r.parts.empty()) {
-      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-",
-                      "-", "-", "-", "-"});
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-", "-",
+                      "-", "-", "-"});
     }
     bool first = true;
     for (const auto& p : r.parts) {
@@ -296,8 +311,8 @@ Rows work_rows(const std::vector<JobReport>& reports, Mode mode) {
     if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, "-", "-", "-"});
     for (const auto& w : r.data) {
       const std::string what = work_result(w["result"], mode);
-      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status,
-                      fmt::format("{}", w["rank"].get<int>()), w["device"].get<std::string>(), what});
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, fmt::format("{}", w["rank"].get<int>()),
+                      w["device"].get<std::string>(), what});
     }
   }
   return rows;
@@ -372,16 +387,18 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   if (o.json_out) {
     json workers = json::array();
     for (const auto& w : master.workers()) {
-      workers.push_back(json{{"rank", w.rank}, {"host", w.host}, {"selector", w.selector},
-                             {"device", w.device ? to_json(*w.device) : json(nullptr)}, {"usable", w.usable()},
+      workers.push_back(json{{"rank", w.rank},
+                             {"host", w.host},
+                             {"selector", w.selector},
+                             {"device", w.device ? to_json(*w.device) : json(nullptr)},
+                             {"usable", w.usable()},
                              {"problem", w.problem}});
     }
     json jr = json::array();
     for (const auto& r : reports) jr.push_back(to_json(r));
-    std::cout << json{{"mode", o.mode}, {"db", db_path}, {"workers", workers}, {"jobs", jr},
-                      {"interrupted", stopped}}
-                     .dump(2)
-              << std::endl;
+    std::cout
+        << json{{"mode", o.mode}, {"db", db_path}, {"workers", workers}, {"jobs", jr}, {"interrupted", stopped}}.dump(2)
+        << std::endl;
   } else if (!reports.empty()) {
     print_summary(std::cout, reports, mode);
   }
@@ -461,8 +478,8 @@ void check_faults(const Options& o, const std::map<int, std::string>& faults) {
   for (const auto& [r, f] : faults) {
     const FaultKind kind = parse_fault(f);
     if (o.no_isolation && (kind == FaultKind::crash || kind == FaultKind::stall)) {
-      throw UsageError(fmt::format("--inject-fault {}={}: {} hits the isolated OpenCL process; drop --no-isolation",
-                                   r, f, f));
+      throw UsageError(
+          fmt::format("--inject-fault {}={}: {} hits the isolated OpenCL process; drop --no-isolation", r, f, f));
     }
   }
 }
@@ -491,11 +508,16 @@ std::vector<Job> read_jobs(const Options& o) {
   if (!o.job_file.empty() + !o.kernels.empty() + !o.kernel_file.empty() > 1)
     throw UsageError("give one of --job FILE, --kernel K or --kernel-file FILE");
   std::vector<Job> jobs;
-  if (!o.job_file.empty()) jobs = read_job_file(o.job_file, o.defaults);
-  else if (!o.kernels.empty()) jobs = jobs_from_options(o.kernels, o.size, o.defaults);
-  else if (!o.kernel_file.empty()) jobs = jobs_from_kernel_file(o.kernel_file, o.size, o.config, o.defaults);
-  else throw UsageError("no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
-                        "--kernel-file FILE [--size S]");
+  if (!o.job_file.empty())
+    jobs = read_job_file(o.job_file, o.defaults);
+  else if (!o.kernels.empty())
+    jobs = jobs_from_options(o.kernels, o.size, o.defaults);
+  else if (!o.kernel_file.empty())
+    jobs = jobs_from_kernel_file(o.kernel_file, o.size, o.config, o.defaults);
+  else
+    throw UsageError(
+        "no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
+        "--kernel-file FILE [--size S]");
   check_splittable(parse_mode(o.mode), jobs);
   return jobs;
 }

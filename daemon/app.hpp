@@ -11,8 +11,8 @@
 
 #include <mpi.h>
 
-#include "transport/communicator.hpp"
 #include "protocol/jobs.hpp"
+#include "transport/communicator.hpp"
 #include "worker/worker.hpp"
 
 namespace wstune::daemon {

@@ -17,7 +17,7 @@ namespace wstune::fuzz {
 /// One fuzz target: its name (a directory under fuzz/corpus and
 /// fuzz/regressions) and its entry point.
 struct Target {
-  std::string_view name;                                ///< e.g. "import"
+  std::string_view name;                                    ///< e.g. "import"
   void (*run)(const std::uint8_t* data, std::size_t size);  ///< the entry point
 };
 

@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol/jobs.hpp"
-#include "wstune/error.hpp"
 #include "expr/expression.hpp"
 #include "format/json_input.hpp"
-#include "wstune/store.hpp"
+#include "protocol/jobs.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune::fuzz {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "wstune/error.hpp"
 #include "format/json_input.hpp"
 #include "fuzz.hpp"
+#include "wstune/error.hpp"
 
 namespace fs = std::filesystem;
 
@@ -47,9 +47,13 @@ void run_all(std::string_view kind) {
 
 }  // namespace
 
-TEST(FuzzRegressions, EveryCrashInputIsHandled) { run_all("regressions"); }
+TEST(FuzzRegressions, EveryCrashInputIsHandled) {
+  run_all("regressions");
+}
 
-TEST(FuzzRegressions, EverySeedIsHandled) { run_all("corpus"); }
+TEST(FuzzRegressions, EverySeedIsHandled) {
+  run_all("corpus");
+}
 
 TEST(FuzzRegressions, EveryTargetHasACorpus) {
   for (const auto& t : wstune::fuzz::kTargets) {

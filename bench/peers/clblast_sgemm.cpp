@@ -28,14 +28,14 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options.hpp>
 #include <clblast.h>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
-#include "wstune/device.hpp"
-#include "wstune/error.hpp"
 #include "kernel/kernel.hpp"
 #include "runner/runner.hpp"
+#include "wstune/device.hpp"
+#include "wstune/error.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/types.hpp"
 #include "wstune/version.hpp"
@@ -49,7 +49,7 @@ struct Row {
   std::string tool;     // "clblast" or "wstune"
   std::string variant;  // "sgemm", "sgemm (event)", "matmul NULL", "matmul local"
   std::size_t n = 0;
-  std::string local;    // local size or "-"
+  std::string local;  // local size or "-"
   Samples ms;
   std::string status = "ok";
   std::string note;
@@ -74,8 +74,8 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
       n = 0;
     }
     if (n == 0 || n > 16384) {
-      throw UsageError(fmt::format("--sizes '{}': '{}' is not a matrix side in 1..16384; write e.g. --sizes 1024,4096",
-                                   text, part));
+      throw UsageError(
+          fmt::format("--sizes '{}': '{}' is not a matrix side in 1..16384; write e.g. --sizes 1024,4096", text, part));
     }
     v.push_back(n);
     pos = end + 1;
@@ -112,9 +112,8 @@ Row time_clblast(const Device& dev, std::size_t n, const HostBuffer& a, const Ho
   for (unsigned i = 0; i < t.warmup + t.repetitions; ++i) {
     cl_event ev = nullptr;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
-                                         clblast::Transpose::kNo, n, n, n, 1.0f, da(), 0, n, db(), 0, n, 0.0f,
-                                         dc(), 0, n, &qh, &ev);
+    const auto st = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
+                                         n, n, n, 1.0f, da(), 0, n, db(), 0, n, 0.0f, dc(), 0, n, &qh, &ev);
     if (st != clblast::StatusCode::kSuccess) {
       row.status = "runtime";
       row.note = fmt::format("clblast::Gemm returned status {}", static_cast<int>(st));
@@ -151,15 +150,14 @@ int main(int argc, char** argv) try {
   std::vector<std::string> local_items;
   unsigned repeat = 10, warmup = 2;
   po::options_description desc("bench_clblast options");
-  desc.add_options()
-      ("help,h", "this help")
-      ("device,d", po::value(&device)->default_value(device), "device: P:D, cpu, gpu or a name substring")
-      ("sizes", po::value(&sizes_text)->default_value(sizes_text), "square matrix sides N, comma-separated")
-      ("local,l", po::value(&local_items)->composing(),
-       "wstune matmul local size X,Y for every size, or N=X,Y for size N (repeatable; default 16,16)")
-      ("repeat,r", po::value(&repeat)->default_value(repeat), "timed repetitions per variant (median reported)")
-      ("warmup", po::value(&warmup)->default_value(warmup), "untimed warm-up runs per variant")
-      ("out,o", po::value(&out_dir)->default_value(out_dir), "directory for peers_clblast.csv and .md");
+  desc.add_options()("help,h", "this help")("device,d", po::value(&device)->default_value(device),
+                                            "device: P:D, cpu, gpu or a name substring")(
+      "sizes", po::value(&sizes_text)->default_value(sizes_text), "square matrix sides N, comma-separated")(
+      "local,l", po::value(&local_items)->composing(),
+      "wstune matmul local size X,Y for every size, or N=X,Y for size N (repeatable; default 16,16)")(
+      "repeat,r", po::value(&repeat)->default_value(repeat), "timed repetitions per variant (median reported)")(
+      "warmup", po::value(&warmup)->default_value(warmup), "untimed warm-up runs per variant")(
+      "out,o", po::value(&out_dir)->default_value(out_dir), "directory for peers_clblast.csv and .md");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -170,7 +168,8 @@ int main(int argc, char** argv) try {
   }
   if (vm.count("help")) {
     std::cout << "usage: bench_clblast [options]\nTimes CLBlast SGEMM and wstune's matmul kernel (NULL and a "
-                 "given local size) on one device.\n\n" << desc;
+                 "given local size) on one device.\n\n"
+              << desc;
     return 0;
   }
   if (repeat == 0) throw UsageError("--repeat 0: give at least one repetition, e.g. --repeat 10");
@@ -217,7 +216,8 @@ int main(int argc, char** argv) try {
         mag = std::max(mag, double(std::fabs(cw[i])));
       }
       const double tol = static_cast<double>(n) * std::ldexp(1.0, -20);
-      cb.note = fmt::format("max abs(C_clblast - C_wstune) = {:.3g} (tolerance {:.3g}; max abs(C) = {:.3g})", m, tol, mag);
+      cb.note =
+          fmt::format("max abs(C_clblast - C_wstune) = {:.3g} (tolerance {:.3g}; max abs(C) = {:.3g})", m, tol, mag);
       if (!(m <= tol) || !(mag > 0)) cb.status = "correctness";
     }
     rows.insert(rows.end() - 2, cb);
@@ -232,14 +232,16 @@ int main(int argc, char** argv) try {
   std::ofstream csv(csv_path), md(md_path);
   csv << "tool,variant,device,n,local,median_ms,min_ms,max_ms,samples,gflops,vs_clblast,status,note\n";
   md << "# CLBlast SGEMM vs wstune matmul\n\n"
-     << fmt::format("Device: {} ({}), wstune {}, {} warm-up + {} timed runs, medians. "
-                    "Generated by `bench_clblast` (bench/peers/clblast_sgemm.cpp); see docs/peers.md.\n\n",
-                    dev.info.name, dev.info.platform, version(), warmup, repeat)
+     << fmt::format(
+            "Device: {} ({}), wstune {}, {} warm-up + {} timed runs, medians. "
+            "Generated by `bench_clblast` (bench/peers/clblast_sgemm.cpp); see docs/peers.md.\n\n",
+            dev.info.name, dev.info.platform, version(), warmup, repeat)
      << "| N | tool | variant | local | median ms | min ms | max ms | GFLOP/s | × CLBlast | status |\n"
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   std::map<std::size_t, double> clblast_ms;
   for (const auto& r : rows) {
-    if (r.tool == "clblast" && r.variant.rfind("sgemm (wall", 0) == 0 && r.status == "ok") clblast_ms[r.n] = r.ms.median();
+    if (r.tool == "clblast" && r.variant.rfind("sgemm (wall", 0) == 0 && r.status == "ok")
+      clblast_ms[r.n] = r.ms.median();
   }
   for (const auto& r : rows) {
     const double med = r.ms.median();
@@ -250,8 +252,8 @@ int main(int argc, char** argv) try {
     csv << fmt::format("{},\"{}\",\"{}\",{},{},{:.4f},{:.4f},{:.4f},{},{:.2f},{},{},{}\n", r.tool, r.variant,
                        dev.info.name, r.n, r.local, med, r.ms.min(), r.ms.max(), r.ms.size(), gflops(r.n, med), vs,
                        r.status, note);
-    md << fmt::format("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.1f} | {} | {}{} |\n", r.n, r.tool,
-                      r.variant, r.local, med, r.ms.min(), r.ms.max(), gflops(r.n, med), vs, r.status,
+    md << fmt::format("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.1f} | {} | {}{} |\n", r.n, r.tool, r.variant,
+                      r.local, med, r.ms.min(), r.ms.max(), gflops(r.n, med), vs, r.status,
                       note.empty() ? "" : " — " + md_escape(note));
   }
   md << "\n× CLBlast: median time / CLBlast's wall-clock median at the same N (higher = slower than CLBlast). "

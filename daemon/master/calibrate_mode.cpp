@@ -5,19 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
-#include "master/router.hpp"
-#include "session/autotune.hpp"
 #include "format/json.hpp"
-#include "wstune/store.hpp"
+#include "master/router.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
+#include "session/autotune.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 #include "master/master_util.hpp"
 
@@ -50,8 +50,9 @@ std::set<int> Master::send_requests(const JobReport& r, Tag request, std::size_t
       ++stored;  // an earlier run stored this worker's part
       continue;
     }
-    WorkRequest req{r.id,        r.job.kernel,   r.size,       r.job.repetitions, r.job.max_trials,
-                    r.job.calibrate_budget_ms, r.job.seed, r.job.config, packed(r.job)};
+    WorkRequest req{
+        r.id,       r.job.kernel, r.size,       r.job.repetitions, r.job.max_trials, r.job.calibrate_budget_ms,
+        r.job.seed, r.job.config, packed(r.job)};
     comm_.send(w.rank, req.to_message(request));
     pending.insert(w.rank);
   }
@@ -90,16 +91,21 @@ void Master::take_work_answer(JobReport& r, Tag request, Tag answer, const Recei
     if (got.message.tag == answer) {
       const WorkResult res = WorkResult::from(got.message);
       if (res.job != r.id) return;
-      if (request == Tag::tune) sink_.tuned(w, r.job, r.size, res.data);
-      else sink_.calibrated(w, r.job, r.size, res.data);
-      r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
-                            {"fingerprint", w.device->fingerprint()}, {"result", res.data}});
+      if (request == Tag::tune)
+        sink_.tuned(w, r.job, r.size, res.data);
+      else
+        sink_.calibrated(w, r.job, r.size, res.data);
+      r.data.push_back(json{{"rank", w.rank},
+                            {"host", w.host},
+                            {"device", w.device->name},
+                            {"fingerprint", w.device->fingerprint()},
+                            {"result", res.data}});
       pending.erase(got.source);
     } else if (got.message.tag == Tag::worker_error) {
       const WorkerError e = WorkerError::from(got.message);
       if (e.job != r.id) return;
-      r.faults.push_back(fmt::format("worker {} failed job {} ({}): {}", w.label(), r.id,
-                                     wstune::to_string(e.status), e.text));
+      r.faults.push_back(
+          fmt::format("worker {} failed job {} ({}): {}", w.label(), r.id, wstune::to_string(e.status), e.text));
       note(r.faults.back());
       pending.erase(got.source);
     }

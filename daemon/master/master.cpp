@@ -5,19 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
-#include "master/router.hpp"
-#include "session/autotune.hpp"
 #include "format/json.hpp"
-#include "wstune/store.hpp"
+#include "master/router.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
+#include "session/autotune.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 #include "master/master_util.hpp"
 
@@ -30,18 +30,39 @@ std::string WorkerState::label() const {
 json to_json(const JobReport& r) {
   json parts = json::array();
   for (const auto& p : r.parts) {
-    parts.push_back(json{{"rank", p.rank}, {"host", p.host}, {"device", p.device}, {"fingerprint", p.fingerprint},
-                         {"block", to_json(p.block)}, {"share", p.share}, {"local", to_string(p.local)},
-                         {"local_source", p.local_source}, {"kernel_ms", p.kernel_ms},
-                         {"kernel_median_ms", p.kernel_median_ms}, {"transfer_ms", p.transfer_ms}, {"return_ms", p.return_ms},
-                         {"busy_ms", p.busy_ms}, {"build_ms", p.build_ms}, {"inputs_ms", p.inputs_ms},
-                         {"answer_ms", p.answer_ms}, {"fixed_ms", p.fixed_ms}, {"scale", p.scale},
-                         {"chunks", p.chunks}, {"overlap_wall_ms", p.overlap_wall_ms}, {"result_path", p.result_path},
+    parts.push_back(json{{"rank", p.rank},
+                         {"host", p.host},
+                         {"device", p.device},
+                         {"fingerprint", p.fingerprint},
+                         {"block", to_json(p.block)},
+                         {"share", p.share},
+                         {"local", to_string(p.local)},
+                         {"local_source", p.local_source},
+                         {"kernel_ms", p.kernel_ms},
+                         {"kernel_median_ms", p.kernel_median_ms},
+                         {"transfer_ms", p.transfer_ms},
+                         {"return_ms", p.return_ms},
+                         {"busy_ms", p.busy_ms},
+                         {"build_ms", p.build_ms},
+                         {"inputs_ms", p.inputs_ms},
+                         {"answer_ms", p.answer_ms},
+                         {"fixed_ms", p.fixed_ms},
+                         {"scale", p.scale},
+                         {"chunks", p.chunks},
+                         {"overlap_wall_ms", p.overlap_wall_ms},
+                         {"result_path", p.result_path},
                          {"trials", p.trials}});
   }
-  json j{{"id", r.id}, {"mode", std::string(to_string(r.mode))}, {"job", to_json(r.job)}, {"size", r.size},
-         {"status", r.status}, {"error", r.error}, {"faults", r.faults}, {"attempts", r.attempts},
-         {"run_key", r.run_key}, {"index", r.index}};
+  json j{{"id", r.id},
+         {"mode", std::string(to_string(r.mode))},
+         {"job", to_json(r.job)},
+         {"size", r.size},
+         {"status", r.status},
+         {"error", r.error},
+         {"faults", r.faults},
+         {"attempts", r.attempts},
+         {"run_key", r.run_key},
+         {"index", r.index}};
   if (r.mode == Mode::run) {
     j["model"] = r.plan.model;
     j["dim"] = r.plan.dim;
@@ -52,8 +73,8 @@ json to_json(const JobReport& r) {
     j["overhead_ms"] = r.overhead_ms;
     j["verify_ms"] = r.verify_ms;
     j["verified"] = r.verdict.ok;
-    j["verify"] = json{{"max_error", r.verdict.max_error}, {"tolerance", r.verdict.tolerance},
-                       {"detail", r.verdict.detail}};
+    j["verify"] =
+        json{{"max_error", r.verdict.max_error}, {"tolerance", r.verdict.tolerance}, {"detail", r.verdict.detail}};
   } else {
     j["workers"] = r.data;
   }
@@ -69,7 +90,9 @@ Master::Master(Communicator& comm, ResultSink& sink, MasterOptions options)
   }
 }
 
-bool Master::stopped() const { return opt_.stop_requested && opt_.stop_requested(); }
+bool Master::stopped() const {
+  return opt_.stop_requested && opt_.stop_requested();
+}
 
 void Master::note(const std::string& line) {
   if (opt_.progress) *opt_.progress << "wstuned: " << line << std::endl;
@@ -87,7 +110,8 @@ Welcome welcome_for(WorkerState& w, const Message& hello) {
     w.device = h.device;
     if (h.protocol != kProtocolVersion) {
       answer = {false, fmt::format("protocol version mismatch: worker speaks {}, master speaks {}; run the same "
-                                   "wstuned build on every node", h.protocol, kProtocolVersion)};
+                                   "wstuned build on every node",
+                                   h.protocol, kProtocolVersion)};
     } else if (!h.device) {
       answer = {false, h.error.rfind("usage error", 0) == 0
                            ? h.error
@@ -111,8 +135,8 @@ std::size_t Master::register_workers() {
   }
   mark_unregistered();
   sink_.workers(workers_);
-  return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(),
-                                                [](const WorkerState& w) { return w.usable(); }));
+  return static_cast<std::size_t>(
+      std::count_if(workers_.begin(), workers_.end(), [](const WorkerState& w) { return w.usable(); }));
 }
 
 // A worker's first hello is answered with a welcome (or a refusal) and
@@ -120,8 +144,7 @@ std::size_t Master::register_workers() {
 bool Master::take_hello(const Received& got) {
   WorkerState& w = worker(got.source);
   if (got.message.tag != Tag::hello) {
-    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got.message.tag),
-                     got.source));
+    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got.message.tag), got.source));
     return false;
   }
   if (w.registered) return false;
@@ -165,8 +188,8 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
       break;
     }
     JobReport r = run_one(mode, jobs[i], key, i);
-    std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel,
-                                   r.size, r.status);
+    std::string line =
+        fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel, r.size, r.status);
     if (r.status == "stored") {
       line += " by an earlier run of this job list (--resume): not run again";
     } else if (mode == Mode::run && r.ok()) {
@@ -212,15 +235,20 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
   const JobReport start = r;
   try {
     switch (mode) {
-      case Mode::run: return run_job(std::move(r));
-      case Mode::tune: return tune_job(std::move(r));
-      case Mode::calibrate: return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
+      case Mode::run:
+        return run_job(std::move(r));
+      case Mode::tune:
+        return tune_job(std::move(r));
+      case Mode::calibrate:
+        return fanout_job(std::move(r), Tag::calibrate, Tag::calibrate_result);
     }
   } catch (const std::bad_alloc&) {
     r = start;
     r.status = "failed";
-    r.error = fmt::format("out of memory: the master could not allocate the host buffers of {} {} "
-                          "(std::bad_alloc); use a smaller size or more memory", r.job.kernel, r.size);
+    r.error = fmt::format(
+        "out of memory: the master could not allocate the host buffers of {} {} "
+        "(std::bad_alloc); use a smaller size or more memory",
+        r.job.kernel, r.size);
   } catch (const std::exception& e) {
     r = start;
     r.status = "failed";

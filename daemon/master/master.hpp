@@ -22,11 +22,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "transport/communicator.hpp"
-#include "protocol/jobs.hpp"
-#include "transport/result_memory.hpp"
 #include "master/shared_search.hpp"
 #include "master/split_plan.hpp"
+#include "protocol/jobs.hpp"
+#include "transport/communicator.hpp"
+#include "transport/result_memory.hpp"
 #include "wstune/store.hpp"
 
 namespace wstune::daemon {
@@ -49,31 +49,32 @@ struct WorkerState {
 
 /// One worker's part of one job.
 struct WorkerPart {
-  int rank = 0;               ///< MPI rank
-  std::string host;           ///< host name
-  std::string device;         ///< device name
-  std::string fingerprint;    ///< DeviceInfo::fingerprint()
-  Block block;                ///< its block
-  double share = 0;           ///< fraction of the split units
-  LocalSize local;            ///< local size it ran with
-  std::string local_source;   ///< where that local size came from
-  double kernel_ms = 0;       ///< sum of its timed kernel runs (profiling events)
-  double kernel_median_ms = 0;///< median kernel run
-  double transfer_ms = 0;     ///< input message receive (at the worker) + upload + read-back (wall clock, host staging included) + return_ms
-  double return_ms = 0;       ///< the result message's receive at the master (MPI transfer back), ms
-  double busy_ms = 0;         ///< worker wall clock, receipt to reply
-  double build_ms = 0;        ///< this job's program builds, a new runner's set-up included (0 when all cached)
-  double inputs_ms = 0;       ///< the worker's input generation (inside busy_ms; 0 when cached)
-  double answer_ms = 0;       ///< from the job's start (first send) to its result at the master
-  double fixed_ms = 0;        ///< the fixed cost per job the measured plan assumed for it (learned from earlier jobs)
-  double scale = 1;           ///< the measured plan's factor on its whole-block prediction (SplitWorker::scale)
+  int rank = 0;                 ///< MPI rank
+  std::string host;             ///< host name
+  std::string device;           ///< device name
+  std::string fingerprint;      ///< DeviceInfo::fingerprint()
+  Block block;                  ///< its block
+  double share = 0;             ///< fraction of the split units
+  LocalSize local;              ///< local size it ran with
+  std::string local_source;     ///< where that local size came from
+  double kernel_ms = 0;         ///< sum of its timed kernel runs (profiling events)
+  double kernel_median_ms = 0;  ///< median kernel run
+  double transfer_ms = 0;  ///< input message receive (at the worker) + upload + read-back (wall clock, host staging
+                           ///< included) + return_ms
+  double return_ms = 0;    ///< the result message's receive at the master (MPI transfer back), ms
+  double busy_ms = 0;      ///< worker wall clock, receipt to reply
+  double build_ms = 0;     ///< this job's program builds, a new runner's set-up included (0 when all cached)
+  double inputs_ms = 0;    ///< the worker's input generation (inside busy_ms; 0 when cached)
+  double answer_ms = 0;    ///< from the job's start (first send) to its result at the master
+  double fixed_ms = 0;     ///< the fixed cost per job the measured plan assumed for it (learned from earlier jobs)
+  double scale = 1;        ///< the measured plan's factor on its whole-block prediction (SplitWorker::scale)
   /// Where its outputs came back: "slot" (left in the master's memory by a
   /// worker on its host, result_memory.hpp), "message" (bytes over MPI), or
   /// "mixed" (some did not fit the slot).
   std::string result_path = "message";
-  std::size_t chunks = 1;     ///< sub-blocks its block ran as (overlapped when > 1; the job's `overlap` at most)
-  double overlap_wall_ms = 0; ///< overlapped: wall clock of its upload, runs and read-back together (0: whole)
-  double recv_ms = 0;         ///< the worker's receive of its run_block message (inside transfer_ms)
+  std::size_t chunks = 1;      ///< sub-blocks its block ran as (overlapped when > 1; the job's `overlap` at most)
+  double overlap_wall_ms = 0;  ///< overlapped: wall clock of its upload, runs and read-back together (0: whole)
+  double recv_ms = 0;          ///< the worker's receive of its run_block message (inside transfer_ms)
   /// Its time in the job: kernel_ms + transfer_ms, or for an overlapped part
   /// (its transfers overlap its kernels) recv_ms + overlap_wall_ms + return_ms.
   [[nodiscard]] double device_ms() const noexcept {
@@ -84,24 +85,24 @@ struct WorkerPart {
 
 /// The outcome of one job.
 struct JobReport {
-  std::uint64_t id = 0;          ///< job id (1-based)
-  Mode mode = Mode::run;         ///< mode
-  Job job;                       ///< the job
-  std::string size;              ///< canonical size text
+  std::uint64_t id = 0;   ///< job id (1-based)
+  Mode mode = Mode::run;  ///< mode
+  Job job;                ///< the job
+  std::string size;       ///< canonical size text
   /// ok, failed, interrupted, or stored (--resume: an earlier run of the
   /// same job list stored its result; nothing ran)
   std::string status = "ok";
-  std::string run_key;           ///< run_key() of the job list it belongs to ("" when run alone)
-  std::size_t index = 0;         ///< its position in that job list (0-based)
-  std::string error;             ///< why it failed
+  std::string run_key;              ///< run_key() of the job list it belongs to ("" when run alone)
+  std::size_t index = 0;            ///< its position in that job list (0-based)
+  std::string error;                ///< why it failed
   std::vector<std::string> faults;  ///< worker faults met on the way (rank, host, class, text)
-  unsigned attempts = 0;         ///< splits tried
-  SplitPlan plan;                ///< the split that succeeded (run)
-  std::vector<WorkerPart> parts; ///< per worker (run)
-  double makespan_ms = 0;        ///< first send to last result (run)
-  double overhead_ms = 0;        ///< makespan − max over workers of WorkerPart::device_ms()
-  double verify_ms = 0;          ///< inputs and CPU reference on the master + comparison (outside the makespan)
-  Verdict verdict;               ///< verification (run)
+  unsigned attempts = 0;            ///< splits tried
+  SplitPlan plan;                   ///< the split that succeeded (run)
+  std::vector<WorkerPart> parts;    ///< per worker (run)
+  double makespan_ms = 0;           ///< first send to last result (run)
+  double overhead_ms = 0;           ///< makespan − max over workers of WorkerPart::device_ms()
+  double verify_ms = 0;             ///< inputs and CPU reference on the master + comparison (outside the makespan)
+  Verdict verdict;                  ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
   /// True when status is ok, or stored (done by an earlier run).
   [[nodiscard]] bool ok() const noexcept { return status == "ok" || status == "stored"; }
@@ -144,8 +145,8 @@ class ResultSink {
   /// NDRange `block`: the best stored for exactly `block`, else the best
   /// stored for the whole problem's NDRange `whole` when it divides `block`;
   /// std::nullopt when neither.
-  virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const KernelSpec& kernel,
-                                                const Extent& block, const Extent& whole) = 0;
+  virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const KernelSpec& kernel, const Extent& block,
+                                                const Extent& whole) = 0;
   /// The stored calibration of a device for a kernel (null when none).
   virtual nlohmann::json calibration(const DeviceInfo& device, const KernelSpec& kernel) = 0;
   /// --resume: true when the sink holds what job `job` of the list `run_key`
@@ -154,8 +155,8 @@ class ResultSink {
   /// that size; tune: a finished session of its device for the kernel and
   /// size, though tune mode asks tuned_before() instead) or, in run mode
   /// (`worker` null), a run of that job recorded ok.
-  virtual bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job,
-                      const std::string& size, const WorkerState* worker) = 0;
+  virtual bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job, const std::string& size,
+                      const WorkerState* worker) = 0;
 };
 
 /// Master settings.
@@ -266,8 +267,7 @@ class Master {
     }
   };
   JobReport tune_job(JobReport r);
-  void tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
-                   const std::vector<std::vector<int>>& groups);
+  void tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<std::vector<int>>& groups);
   void tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
                   const GroupContext& ctx);
   std::vector<int> prepare_group(JobReport& r, const std::vector<int>& ranks, nlohmann::json* ready,
@@ -308,8 +308,8 @@ class Master {
                                         const Block& b);
   std::vector<HostBuffer> block_outputs(int rank, bool offered, BlockResult& br, std::vector<HostBuffer> buffers);
   // fixed_cost_key() of each worker of a plan, in order.
-  std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec,
-                                     const Problem& p, const Job& job) const;
+  std::vector<std::string> cost_keys(const std::vector<SplitWorker>& workers, const KernelSpec& spec, const Problem& p,
+                                     const Job& job) const;
 };
 
 }  // namespace wstune::daemon

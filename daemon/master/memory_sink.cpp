@@ -4,34 +4,39 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
-#include "master/router.hpp"
-#include "session/autotune.hpp"
 #include "format/json.hpp"
-#include "wstune/store.hpp"
+#include "master/router.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
+#include "session/autotune.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 #include "master/master_util.hpp"
 
 namespace wstune::daemon {
 
 void MemorySink::tuned(const WorkerState& w, const Job& j, const std::string& size, const json& r) {
-  tune_results.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
-                              {"kernel", j.kernel}, {"size", size}, {"result", r}});
+  tune_results.push_back(json{{"rank", w.rank},
+                              {"fingerprint", w.device ? w.device->fingerprint() : ""},
+                              {"kernel", j.kernel},
+                              {"size", size},
+                              {"result", r}});
 }
 void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::string& size, const json& c) {
-  calibrations.push_back(json{{"rank", w.rank}, {"fingerprint", w.device ? w.device->fingerprint() : ""},
-                              {"kernel", j.kernel}, {"size", size}, {"calibration", c}});
+  calibrations.push_back(json{{"rank", w.rank},
+                              {"fingerprint", w.device ? w.device->fingerprint() : ""},
+                              {"kernel", j.kernel},
+                              {"size", size},
+                              {"calibration", c}});
 }
-std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const KernelSpec&, const Extent&,
-                                                  const Extent&) {
+std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const KernelSpec&, const Extent&, const Extent&) {
   return std::nullopt;
 }
 
@@ -76,9 +81,8 @@ bool MemorySink::tuned_before(const KernelSpec& spec, const Problem& p, const De
 bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
                         const WorkerState* w) {
   if (mode == Mode::run) {
-    return std::any_of(runs.begin(), runs.end(), [&](const JobReport& r) {
-      return r.run_key == key && r.index == index && r.status == "ok";
-    });
+    return std::any_of(runs.begin(), runs.end(),
+                       [&](const JobReport& r) { return r.run_key == key && r.index == index && r.status == "ok"; });
   }
   const json& list = mode == Mode::tune ? tune_results : calibrations;
   const std::string fp = w && w->device ? w->device->fingerprint() : "";

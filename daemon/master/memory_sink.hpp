@@ -21,8 +21,8 @@ class MemorySink : public ResultSink {
   bool tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) override;
   bool stored(Mode mode, const std::string& run_key, std::size_t index, const Job& job, const std::string& size,
               const WorkerState* worker) override;
-  std::vector<WorkerState> registered;   ///< from workers()
-  std::vector<JobReport> runs;           ///< from run()
+  std::vector<WorkerState> registered;                    ///< from workers()
+  std::vector<JobReport> runs;                            ///< from run()
   nlohmann::json tune_results = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, result}
   nlohmann::json calibrations = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, calibration}
   /// Every committed trial: {fingerprint, kernel, size, trial (trial_to_json)}.

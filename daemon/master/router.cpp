@@ -5,9 +5,13 @@
 
 namespace wstune::daemon {
 
-void Channel::send(int dest, Message m) { router_.queue(dest, std::move(m)); }
+void Channel::send(int dest, Message m) {
+  router_.queue(dest, std::move(m));
+}
 
-std::optional<std::pair<int, Tag>> Channel::probe(int) { return std::nullopt; }
+std::optional<std::pair<int, Tag>> Channel::probe(int) {
+  return std::nullopt;
+}
 
 std::optional<Received> Channel::recv(int source, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
@@ -23,7 +27,9 @@ std::optional<Received> Channel::recv(int source, std::chrono::milliseconds time
   return out;
 }
 
-bool Channel::flush(std::chrono::milliseconds) { return true; }
+bool Channel::flush(std::chrono::milliseconds) {
+  return true;
+}
 
 void Channel::deliver(Received r) {
   {

@@ -5,19 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
-#include "master/router.hpp"
-#include "session/autotune.hpp"
 #include "format/json.hpp"
-#include "wstune/store.hpp"
+#include "master/router.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
+#include "session/autotune.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 #include "master/master_util.hpp"
 
@@ -41,7 +41,8 @@ void check_block_outputs(const std::vector<OutputBuffer>& want, const std::vecto
 // chunk (consecutive sub-blocks tiling the block) with its own outputs, the
 // buffers in chunk order. Throws ProtocolError when they do not match.
 std::vector<std::pair<Block, std::vector<HostBuffer>>> result_pieces(const KernelSpec& spec, const Problem& p,
-                                                                     const Block& block, const std::vector<Block>& chunks,
+                                                                     const Block& block,
+                                                                     const std::vector<Block>& chunks,
                                                                      std::vector<HostBuffer> got) {
   if (chunks.empty()) {
     check_block_outputs(spec.outputs(p, block), got);
@@ -56,8 +57,9 @@ std::vector<std::pair<Block, std::vector<HostBuffer>>> result_pieces(const Kerne
     const auto want = spec.outputs(p, c);
     if (got.size() - next < want.size())
       throw ProtocolError(fmt::format("block result has {} output buffers, too few for its chunks", got.size()));
-    std::vector<HostBuffer> outs(std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next)),
-                                 std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next + want.size())));
+    std::vector<HostBuffer> outs(
+        std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next)),
+        std::make_move_iterator(got.begin() + static_cast<std::ptrdiff_t>(next + want.size())));
     check_block_outputs(want, outs);
     pieces.emplace_back(c, std::move(outs));
     next += want.size();
@@ -93,8 +95,7 @@ std::vector<std::string> Master::cost_keys(const std::vector<SplitWorker>& worke
 
 namespace {
 // True when every output of a result came through the master's result slot.
-bool got_all_shared(const BlockResult& br,
-                    const std::vector<std::pair<Block, std::vector<HostBuffer>>>& pieces) {
+bool got_all_shared(const BlockResult& br, const std::vector<std::pair<Block, std::vector<HostBuffer>>>& pieces) {
   std::size_t outputs = 0;
   for (const auto& piece : pieces) outputs += piece.second.size();
   return br.shared.size() == outputs;
@@ -122,18 +123,18 @@ std::optional<ResultSlot> Master::result_slot(const Job& job, int rank, const Ke
 std::vector<HostBuffer> Master::block_outputs(int rank, bool offered, BlockResult& br,
                                               std::vector<HostBuffer> buffers) {
   if (!br.shared_error.empty() && no_slot_.insert(rank).second)
-    note(fmt::format("worker {} could not use its result slot ({}); its results travel as bytes",
-                     worker(rank).label(), br.shared_error));
+    note(fmt::format("worker {} could not use its result slot ({}); its results travel as bytes", worker(rank).label(),
+                     br.shared_error));
   if (br.shared.empty()) return buffers;
   if (!offered)
-    throw ProtocolError(fmt::format("block result lists {} output(s) in a result slot, but this job offered none",
-                                    br.shared.size()));
+    throw ProtocolError(
+        fmt::format("block result lists {} output(s) in a result slot, but this job offered none", br.shared.size()));
   std::vector<HostBuffer> outputs(br.shared.size() + buffers.size());
   std::vector<bool> filled(outputs.size(), false);
   for (const SharedOutput& s : br.shared) {
     if (s.index >= outputs.size() || filled[s.index])
-      throw ProtocolError(fmt::format("block result: shared output {} repeats or lies beyond its {} outputs", s.index,
-                                      outputs.size()));
+      throw ProtocolError(
+          fmt::format("block result: shared output {} repeats or lies beyond its {} outputs", s.index, outputs.size()));
     outputs[s.index] = result_memory_.view(rank, s);
     filled[s.index] = true;
   }
@@ -288,8 +289,19 @@ std::vector<RunBlock> Master::block_messages(const JobReport& r, RunAttempt& a) 
   for (std::size_t i = 0; i < a.healthy.size(); ++i) {
     const Block& b = r.plan.blocks[i];
     if (b.size() == 0) continue;
-    RunBlock rb{r.id, r.attempts, r.job.kernel, r.size, b, r.job.local, std::nullopt, r.job.warmup,
-                r.job.repetitions, r.job.seed, a.p.params, packed(r.job), r.job.overlap,
+    RunBlock rb{r.id,
+                r.attempts,
+                r.job.kernel,
+                r.size,
+                b,
+                r.job.local,
+                std::nullopt,
+                r.job.warmup,
+                r.job.repetitions,
+                r.job.seed,
+                a.p.params,
+                packed(r.job),
+                r.job.overlap,
                 result_slot(r.job, a.healthy[i].rank, a.spec, a.p, b)};
     if (r.job.local == LocalPolicy::stored) {
       if (auto l = sink_.stored_local(*worker(a.healthy[i].rank).device, a.spec, a.spec.block_global(a.p, b),
@@ -353,8 +365,9 @@ void Master::take_block_answer(JobReport& r, RunAttempt& a, Received& got) {
     } else if (got.message.tag == Tag::worker_error) {
       const WorkerError e = WorkerError::from(got.message);
       if (e.job != r.id || e.attempt != r.attempts || !a.pending.count(src)) return;
-      leave_out(r, a, src, fmt::format("worker {} failed job {} ({}): {}", worker(src).label(), r.id,
-                                       wstune::to_string(e.status), e.text));
+      leave_out(r, a, src,
+                fmt::format("worker {} failed job {} ({}): {}", worker(src).label(), r.id, wstune::to_string(e.status),
+                            e.text));
     } else if (got.message.tag == Tag::bye) {
       WorkerState& w = worker(src);
       w.alive = false;
@@ -433,8 +446,8 @@ void Master::drop_late(JobReport& r, int rank) {
 }
 
 const std::vector<HostBuffer>& Master::reference(const KernelSpec& spec, const Problem& p, std::uint64_t seed) {
-  const std::string key = fmt::format("{}|{}|{}|{}|{}", spec.name(), fnv1a_hex(spec.source()), p.text,
-                                      p.params.dump(), seed);
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}", spec.name(), fnv1a_hex(spec.source()), p.text, p.params.dump(), seed);
   for (const auto& [k, ref] : references_)
     if (k == key) return ref;
   if (references_.size() >= 2) references_.erase(references_.begin());

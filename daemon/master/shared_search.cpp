@@ -18,7 +18,11 @@ constexpr std::size_t kAheadPerWorker = 4;
 
 SharedEvaluator::SharedEvaluator(SearchGroup group, TuneTarget target, SearchSpace space, TrialLog& log,
                                  const Searcher& searcher, const StopCondition& stop)
-    : g_(std::move(group)), target_(std::move(target)), space_(std::move(space)), log_(log), searcher_(searcher),
+    : g_(std::move(group)),
+      target_(std::move(target)),
+      space_(std::move(space)),
+      log_(log),
+      searcher_(searcher),
       stop_(stop) {}
 
 Trial SharedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
@@ -33,8 +37,10 @@ Trial SharedEvaluator::evaluate(const Configuration& config, const TimingOptions
     if (!out) {
       // What tune() waits for goes to the first worker that is free, before
       // anything measured ahead.
-      if (auto rank = idle()) send(*rank, config, timing);
-      else pump(timing, false);
+      if (auto rank = idle())
+        send(*rank, config, timing);
+      else
+        pump(timing, false);
       continue;
     }
     fill(timing);
@@ -151,8 +157,8 @@ void SharedEvaluator::check_timeouts(const TimingOptions&) {
     it = out_.erase(it);
     g_.ranks.erase(std::remove(g_.ranks.begin(), g_.ranks.end(), rank), g_.ranks.end());
     if (g_.dropped)
-      g_.dropped(rank, fmt::format("did not answer a trial of job {} within {} s", g_.job,
-                                   g_.trial_timeout.count() / 1000.0));
+      g_.dropped(
+          rank, fmt::format("did not answer a trial of job {} within {} s", g_.job, g_.trial_timeout.count() / 1000.0));
   }
   if (g_.ranks.empty()) throw SearchAborted("no worker of this device group is left");
 }

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "transport/communicator.hpp"
-#include "search/search.hpp"
 #include "evaluate/trial.hpp"
+#include "search/search.hpp"
+#include "transport/communicator.hpp"
 
 namespace wstune::daemon {
 
@@ -51,11 +51,11 @@ class SearchAborted : public Error {
 
 /// The workers of one group and how to talk to them.
 struct SearchGroup {
-  Communicator* comm = nullptr;   ///< the master's communicator
-  std::uint64_t job = 0;          ///< job id (trials and answers carry it)
-  std::vector<int> ranks;         ///< the group's prepared workers
+  Communicator* comm = nullptr;                      ///< the master's communicator
+  std::uint64_t job = 0;                             ///< job id (trials and answers carry it)
+  std::vector<int> ranks;                            ///< the group's prepared workers
   std::chrono::milliseconds trial_timeout{600'000};  ///< a trial's answer must come within this
-  std::function<bool()> stopped;  ///< a stop was requested (may be empty)
+  std::function<bool()> stopped;                     ///< a stop was requested (may be empty)
   /// A worker did not answer within trial_timeout: the master drops it (rank, why).
   std::function<void(int, const std::string&)> dropped;
 };
@@ -104,11 +104,11 @@ class SharedEvaluator final : public Evaluator {
   const Searcher& searcher_;
   const StopCondition& stop_;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-  bool ahead_ = true;                       // measure upcoming configurations ahead
-  std::map<int, Out> out_;                  // rank → its configuration in flight
-  std::map<std::string, Trial> done_;       // arrived, not yet asked for by tune()
-  std::set<std::string> sent_;              // every configuration ever sent (never sent twice ahead)
-  std::set<std::string> measured_;          // first measurements received
+  bool ahead_ = true;                  // measure upcoming configurations ahead
+  std::map<int, Out> out_;             // rank → its configuration in flight
+  std::map<std::string, Trial> done_;  // arrived, not yet asked for by tune()
+  std::set<std::string> sent_;         // every configuration ever sent (never sent twice ahead)
+  std::set<std::string> measured_;     // first measurements received
   std::map<int, unsigned> by_rank_;
 };
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "split/split.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune::daemon {
 
@@ -23,8 +23,8 @@ unsigned split_dim(const KernelSpec& spec, const std::string& direction) {
   return spec.dims() == 2 ? 1 : 0;
 }
 
-std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p,
-                                    unsigned, const std::vector<SplitWorker>& workers) {
+std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p, unsigned,
+                                    const std::vector<SplitWorker>& workers) {
   const std::size_t n = workers.size();
   if (n == 0) return {};
   std::vector<std::uint64_t> pe;
@@ -32,8 +32,10 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
   if (model == "even") return std::vector<double>(n, 1.0 / static_cast<double>(n));
   if (model == "proportional") return proportional_fractions(pe);
   if (model == "pe-ratio") return pe_ratio_fractions(pe, spec.compute_amount(p));
-  throw UsageError(fmt::format("split model '{}' has no fixed fractions: use even, proportional, pe-ratio or "
-                               "measured", model));
+  throw UsageError(
+      fmt::format("split model '{}' has no fixed fractions: use even, proportional, pe-ratio or "
+                  "measured",
+                  model));
 }
 
 namespace {
@@ -120,19 +122,22 @@ std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<Split
   const bool faster = fresh_ms < kept * (1 - kReplanGain);
   if (faster)  // held back by its movers' one-time costs, if any
     for (const std::size_t i : movers(workers, *previous, all.front().blocks)) held.push_back(i);
-  note = faster ? fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
-                           "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
-                           fresh_ms, kept, (kept - fresh_ms) * jobs, jobs, fresh_once)
-             : fmt::format("kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
-                           "more than {:.0f} % faster", fresh_ms, kept, 100 * kReplanGain);
+  note = faster ? fmt::format(
+                      "kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, "
+                      "{:.3f} ms gained over {} job(s) against a one-time cost of {:.3f} ms to move",
+                      fresh_ms, kept, (kept - fresh_ms) * jobs, jobs, fresh_once)
+                : fmt::format(
+                      "kept the job's previous blocks: new ones were predicted {:.3f} ms against {:.3f} ms, not "
+                      "more than {:.0f} % faster",
+                      fresh_ms, kept, 100 * kReplanGain);
   return *previous;
 }
 
 }  // namespace
 
-SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs,
-                     const std::vector<Block>* previous, unsigned jobs_so_far) {
+SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+                     const std::vector<SplitWorker>& workers, unsigned kernel_runs, const std::vector<Block>* previous,
+                     unsigned jobs_so_far) {
   SplitPlan plan;
   plan.model = model;
   plan.dim = split_dim(spec, direction);
@@ -151,9 +156,10 @@ SplitPlan plan_split(const std::string& model, const std::string& direction, con
     cal.dim = plan.dim;
     for (const auto& w : workers) {
       if (w.calibration.is_null()) {
-        throw UsageError(fmt::format("split model measured: no calibration of {} for {} on worker rank {} ({}); "
-                                     "run 'mpiexec ... wstuned calibrate' with the same jobs first",
-                                     spec.name(), p.text, w.rank, w.device.name));
+        throw UsageError(
+            fmt::format("split model measured: no calibration of {} for {} on worker rank {} ({}); "
+                        "run 'mpiexec ... wstuned calibrate' with the same jobs first",
+                        spec.name(), p.text, w.rank, w.device.name));
       }
       cal.devices.push_back(device_calibration_from_json(w.calibration));
     }

@@ -11,15 +11,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wstune/device.hpp"
 #include "kernel/kernel.hpp"
+#include "wstune/device.hpp"
 
 namespace wstune::daemon {
 
 /// One worker as the split sees it.
 struct SplitWorker {
-  int rank = 0;         ///< MPI rank
-  DeviceInfo device;    ///< its device model
+  int rank = 0;       ///< MPI rank
+  DeviceInfo device;  ///< its device model
   /// Its calibration for this kernel (split.hpp DeviceCalibration JSON), for
   /// the `measured` model; null when there is none.
   nlohmann::json calibration;
@@ -171,11 +171,11 @@ class FixedCosts {
 /// A job's split: one block per worker (same order; an empty block means the
 /// worker gets nothing), the fractions asked for and the dimension.
 struct SplitPlan {
-  std::string model;                ///< the model used
-  unsigned dim = 0;                 ///< 0 = x (columns / elements), 1 = y (rows)
-  std::vector<double> fractions;    ///< the model's fractions, summing to 1
-  std::vector<Block> blocks;        ///< aligned blocks covering the whole range
-  std::string note;                 ///< e.g. why a model fell back, or that a measured plan kept the job's previous blocks
+  std::string model;              ///< the model used
+  unsigned dim = 0;               ///< 0 = x (columns / elements), 1 = y (rows)
+  std::vector<double> fractions;  ///< the model's fractions, summing to 1
+  std::vector<Block> blocks;      ///< aligned blocks covering the whole range
+  std::string note;  ///< e.g. why a model fell back, or that a measured plan kept the job's previous blocks
   /// Measured: the workers (indices) whose one-time cost of a move held the
   /// plan back: kept at their previous blocks, or left out rather than moved
   /// (FixedCosts::planned() decays their move cost instead of a left-out
@@ -192,8 +192,8 @@ unsigned split_dim(const KernelSpec& spec, const std::string& direction);
 /// even (1/n each), proportional (to total PEs, the paper's §4 baseline),
 /// pe-ratio (the paper's §3.1 corrected model, split.hpp). Throws UsageError
 /// for an unknown model; `measured` has no fractions (see plan_split()).
-std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p,
-                                    unsigned dim, const std::vector<SplitWorker>& workers);
+std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p, unsigned dim,
+                                    const std::vector<SplitWorker>& workers);
 
 /// The blocks of `model`: fractions through align_blocks() (split.hpp), or
 /// measured_blocks() for `measured`, with a granularity of 16 work-items, or
@@ -220,8 +220,8 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// and for each worker whose block there would move at a cost, the model's
 /// blocks without it (a worker left out pays nothing); the cheapest wins.
 /// Throws UsageError as split_fractions() does.
-SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec,
-                     const Problem& p, const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
+SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+                     const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
                      const std::vector<Block>* previous = nullptr, unsigned jobs_so_far = 1);
 
 /// What one worker's part of a finished `measured` job showed. A block

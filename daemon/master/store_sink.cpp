@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "format/json.hpp"
 #include "protocol/kernel_source.hpp"
 #include "session/autotune.hpp"
-#include "format/json.hpp"
+#include "session/tune_session.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
-#include "session/tune_session.hpp"
 
 namespace wstune::daemon {
 
@@ -30,8 +30,10 @@ class StoreLog final : public TrialLog {
   bool record(const Trial& t) override { return session_.record(t); }
   json finish(const TuneResult& result) override {
     const auto best = session_.finish(result);
-    return json{{"session", session_.session().id}, {"resumed", session_.session().resumed},
-                {"resumed_trials", session_.stored_at_start()}, {"best_id", best ? json(best->id) : json(nullptr)}};
+    return json{{"session", session_.session().id},
+                {"resumed", session_.session().resumed},
+                {"resumed_trials", session_.stored_at_start()},
+                {"best_id", best ? json(best->id) : json(nullptr)}};
   }
 
  private:
@@ -58,8 +60,7 @@ class StoreSink final : public ResultSink {
     run.problem = ProblemKey{spec.global_size(p), p.text};
     run.model = r.plan.model;
     run.makespan_ms = r.makespan_ms;
-    for (const auto& part : r.parts)
-      run.devices.push_back(SplitShare{part.fingerprint, part.share, part.device_ms()});
+    for (const auto& part : r.parts) run.devices.push_back(SplitShare{part.fingerprint, part.share, part.device_ms()});
     run.detail = to_json(r);
     run.detail["source"] = "wstuned";
     json used = json::array();  // the devices the split gave a slice, as `wstune split` records them
@@ -150,8 +151,7 @@ class StoreSink final : public ResultSink {
   }
 
   // A search's trials (tasks.hpp format) as one session, its best derived.
-  void record_trials(const DeviceInfo& device, const KernelSpec& spec, const ProblemKey& problem,
-                     const json& result) {
+  void record_trials(const DeviceInfo& device, const KernelSpec& spec, const ProblemKey& problem, const json& result) {
     const json& trials = result.at("trials");
     SessionSpec sspec{result.value("strategy", "daemon"), static_cast<std::int64_t>(trials.size()), std::nullopt};
     const SessionRecord s = store_.open_session(device, kernel_key(spec), problem, sspec, false);

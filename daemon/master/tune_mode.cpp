@@ -5,19 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
-#include "master/router.hpp"
-#include "session/autotune.hpp"
 #include "format/json.hpp"
-#include "wstune/store.hpp"
+#include "master/router.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
+#include "session/autotune.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 #include "master/master_util.hpp"
 
@@ -34,9 +34,14 @@ std::string tune_strategy(const Job& job, const KernelSpec& spec) {
 }
 
 json trial_summary(const Trial& t) {
-  return json{{"params", t.params}, {"local", to_string(t.local)}, {"status", std::string(to_string(t.status))},
-              {"error", t.error}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
-              {"samples_ms", t.kernel.ms}, {"verified", t.verified}, {"from_store", t.from_store}};
+  return json{{"params", t.params},
+              {"local", to_string(t.local)},
+              {"status", std::string(to_string(t.status))},
+              {"error", t.error},
+              {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"samples_ms", t.kernel.ms},
+              {"verified", t.verified},
+              {"from_store", t.from_store}};
 }
 
 }  // namespace
@@ -50,8 +55,10 @@ JobReport Master::tune_job(JobReport r) {
     if (!w.usable()) continue;
     const std::string fp = w.device->fingerprint();
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == fp; });
-    if (g == groups.end()) groups.push_back({fp, {w.rank}});
-    else g->second.push_back(w.rank);
+    if (g == groups.end())
+      groups.push_back({fp, {w.rank}});
+    else
+      g->second.push_back(w.rank);
   }
   r.attempts = 1;
   std::vector<std::vector<int>> todo;
@@ -115,8 +122,8 @@ void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
 // that are ready (their answers in `ready`, by rank), faults for the others.
 std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
                                        const GroupContext& ctx) {
-  WorkRequest req{r.id, r.job.kernel, r.size, r.job.repetitions, r.job.max_trials, 0, r.job.seed, json::object(),
-                  ctx.kernel_file};
+  WorkRequest req{r.id, r.job.kernel, r.size,         r.job.repetitions, r.job.max_trials,
+                  0,    r.job.seed,   json::object(), ctx.kernel_file};
   std::set<int> pending;
   for (int rank : ranks) {
     ctx.comm.send(rank, req.to_message(Tag::tune));
@@ -140,8 +147,10 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
       } else if (got->message.tag == Tag::worker_error) {
         const WorkerError e = WorkerError::from(got->message);
         if (e.job != r.id) continue;
-        fault(r, fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
-                             wstune::to_string(e.status), e.text), ctx);
+        fault(r,
+              fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
+                          wstune::to_string(e.status), e.text),
+              ctx);
       } else {
         continue;
       }
@@ -193,8 +202,10 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
                                              first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
   SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
   if (space.size() != first.at("space_size").get<std::size_t>()) {
-    throw SearchAborted(fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
-                                    "wstuned build on every node", space.size(), first["space_size"].dump()));
+    throw SearchAborted(
+        fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
+                    "wstuned build on every node",
+                    space.size(), first["space_size"].dump()));
   }
   const std::string strategy = tune_strategy(r.job, spec);
   auto searcher = make_searcher(strategy, 1);
@@ -225,22 +236,35 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   for (const auto& t : res.trials) trials.push_back(trial_summary(t));
   json by_rank = json::object();
   for (const auto& [rank, n] : ev.measured_by()) by_rank[std::to_string(rank)] = n;
-  json result{{"strategy", res.strategy}, {"global", to_string(res.target.global)}, {"space_size", res.space_size},
-              {"trials", trials}, {"best", trial_summary(res.best)},
+  json result{{"strategy", res.strategy},
+              {"global", to_string(res.target.global)},
+              {"space_size", res.space_size},
+              {"trials", trials},
+              {"best", trial_summary(res.best)},
               {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
-              {"rule", res.rule ? to_string(res.rule->local) : "null"}, {"evaluations", res.evaluations},
-              {"tiebreak_trials", res.tiebreak_trials}, {"measured_by_rank", by_rank},
-              {"measured_ahead_unused", ev.unused_ahead()}, {"stop_reason", res.stop_reason},
-              {"wall_ms", res.wall_ms}, {"shared_by", group}, {"session", session}};
+              {"rule", res.rule ? to_string(res.rule->local) : "null"},
+              {"evaluations", res.evaluations},
+              {"tiebreak_trials", res.tiebreak_trials},
+              {"measured_by_rank", by_rank},
+              {"measured_ahead_unused", ev.unused_ahead()},
+              {"stop_reason", res.stop_reason},
+              {"wall_ms", res.wall_ms},
+              {"shared_by", group},
+              {"session", session}};
   const auto held = ctx.hold();
-  note(fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "
-                   "{} {:.4f} ms", r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
-                   session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));
+  note(
+      fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "
+                  "{} {:.4f} ms",
+                  r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
+                  session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));
   for (int rank : group) {
     const WorkerState& w = worker(rank);
     sink_.tuned(w, r.job, r.size, result);
-    r.data.push_back(json{{"rank", w.rank}, {"host", w.host}, {"device", w.device->name},
-                          {"fingerprint", w.device->fingerprint()}, {"measured", by_rank.value(std::to_string(rank), 0)},
+    r.data.push_back(json{{"rank", w.rank},
+                          {"host", w.host},
+                          {"device", w.device->name},
+                          {"fingerprint", w.device->fingerprint()},
+                          {"measured", by_rank.value(std::to_string(rank), 0)},
                           {"result", result}});
   }
 }

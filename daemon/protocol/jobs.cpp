@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "format/json_input.hpp"
-#include "protocol/kernel_source.hpp"
 #include "kernel/kernel.hpp"
+#include "protocol/kernel_source.hpp"
 #include "search/search.hpp"
 #include "tuning_file/tuning_file.hpp"
 
@@ -22,9 +22,12 @@ using nlohmann::json;
 
 std::string_view to_string(Mode m) noexcept {
   switch (m) {
-    case Mode::run: return "run";
-    case Mode::tune: return "tune";
-    case Mode::calibrate: return "calibrate";
+    case Mode::run:
+      return "run";
+    case Mode::tune:
+      return "tune";
+    case Mode::calibrate:
+      return "calibrate";
   }
   return "run";
 }
@@ -36,10 +39,21 @@ Mode parse_mode(std::string_view text) {
 }
 
 json to_json(const Job& j) {
-  json out{{"kernel", j.kernel}, {"size", j.size}, {"repetitions", j.repetitions}, {"warmup", j.warmup},
-              {"split", j.split}, {"direction", j.direction}, {"local", std::string(to_string(j.local))},
-              {"seed", j.seed}, {"max_trials", j.max_trials}, {"calibrate_budget_ms", j.calibrate_budget_ms},
-              {"overlap", j.overlap}, {"kernel_file", j.kernel_file}, {"config", j.config}, {"retune", j.retune}, {"strategy", j.strategy}};
+  json out{{"kernel", j.kernel},
+           {"size", j.size},
+           {"repetitions", j.repetitions},
+           {"warmup", j.warmup},
+           {"split", j.split},
+           {"direction", j.direction},
+           {"local", std::string(to_string(j.local))},
+           {"seed", j.seed},
+           {"max_trials", j.max_trials},
+           {"calibrate_budget_ms", j.calibrate_budget_ms},
+           {"overlap", j.overlap},
+           {"kernel_file", j.kernel_file},
+           {"config", j.config},
+           {"retune", j.retune},
+           {"strategy", j.strategy}};
   if (j.results != "auto") out["results"] = j.results;
   return out;
 }
@@ -56,7 +70,8 @@ void check_config(const KernelSpec& spec, const json& config, const std::string&
     const auto& tps = spec.tuning_parameters();
     auto tp = std::find_if(tps.begin(), tps.end(), [&](const TuningParameter& t) { return t.name == name; });
     if (tp == tps.end())
-      throw UsageError(fmt::format("{}: config: '{}' is not a tuning parameter of {}", where, bounded(name), spec.name()));
+      throw UsageError(
+          fmt::format("{}: config: '{}' is not a tuning parameter of {}", where, bounded(name), spec.name()));
     if (std::find(tp->values.begin(), tp->values.end(), value) == tp->values.end())
       throw UsageError(fmt::format("{}: config: {} is not one of {}'s values", where, describe_json(value), name));
   }
@@ -70,16 +85,16 @@ void check_job(const Job& job, const std::string& where) {
   if (!job.strategy.empty()) (void)make_searcher(job.strategy);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
   if (job.overlap == 0) {
-    throw UsageError(fmt::format("{}: overlap 0: give the chunks per worker block, 1 or more (1: whole blocks)",
-                                 where));
+    throw UsageError(
+        fmt::format("{}: overlap 0: give the chunks per worker block, 1 or more (1: whole blocks)", where));
   }
   if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
-    throw UsageError(fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where,
-                                 job.calibrate_budget_ms));
+    throw UsageError(
+        fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where, job.calibrate_budget_ms));
   }
   if (!kSplitModels.count(job.split)) {
-    throw UsageError(fmt::format("{}: unknown split model '{}': use even, proportional, pe-ratio or measured",
-                                 where, job.split));
+    throw UsageError(
+        fmt::format("{}: unknown split model '{}': use even, proportional, pe-ratio or measured", where, job.split));
   }
   if (job.direction != "auto" && job.direction != "x" && job.direction != "y") {
     throw UsageError(fmt::format("{}: unknown split direction '{}': use auto, x or y", where, job.direction));
@@ -96,8 +111,8 @@ template <typename T>
 T counted(const json& v, const std::string& key) {
   if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0) ||
       v.get<std::uint64_t>() > std::numeric_limits<T>::max()) {
-    throw UsageError(fmt::format("'{}' must be a whole number from 0 to {}, got {}", key,
-                                 std::numeric_limits<T>::max(), describe_json(v)));
+    throw UsageError(fmt::format("'{}' must be a whole number from 0 to {}, got {}", key, std::numeric_limits<T>::max(),
+                                 describe_json(v)));
   }
   return static_cast<T>(v.get<std::uint64_t>());
 }
@@ -120,13 +135,16 @@ std::string size_bindings(const json& v) {
 namespace {
 // Refuses a job key that is not one, and a string value longer than kMaxJobText.
 void check_job_key(const std::string& key, const json& value, const std::string& where) {
-  static const std::set<std::string> keys{"kernel", "size", "sizes", "repetitions", "warmup", "split",
-                                          "direction", "local", "seed", "max_trials", "calibrate_budget_ms", "overlap",
-                                          "kernel_file", "config", "retune", "strategy", "results"};
+  static const std::set<std::string> keys{
+      "kernel", "size",     "sizes",      "repetitions",         "warmup",  "split",       "direction",
+      "local",  "seed",     "max_trials", "calibrate_budget_ms", "overlap", "kernel_file", "config",
+      "retune", "strategy", "results"};
   if (!keys.count(key)) {
-    throw UsageError(fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
-                                 "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, "
-                                 "sizes, config, retune, strategy or results", where, bounded(key)));
+    throw UsageError(
+        fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
+                    "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, "
+                    "sizes, config, retune, strategy or results",
+                    where, bounded(key)));
   }
   if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
     // Every later message may quote the value: refuse it before it is long.
@@ -138,28 +156,44 @@ void check_job_key(const std::string& key, const json& value, const std::string&
 // Sets the field `key` of `job` to `value`; json::exception for a value of
 // the wrong type, UsageError for one out of range.
 void set_job_field(Job& job, const std::string& key, const json& value) {
-  if (key == "kernel") job.kernel = value.get<std::string>();
-  else if (key == "size") job.size = value.is_number() ? value.dump() : value.get<std::string>();
-  else if (key == "repetitions") job.repetitions = counted<unsigned>(value, key);
-  else if (key == "warmup") job.warmup = counted<unsigned>(value, key);
-  else if (key == "split") job.split = value.get<std::string>();
-  else if (key == "direction") job.direction = value.get<std::string>();
-  else if (key == "local") job.local = parse_local_policy(value.get<std::string>());
-  else if (key == "seed") job.seed = counted<std::uint64_t>(value, key);
-  else if (key == "max_trials") job.max_trials = counted<unsigned>(value, key);
-  else if (key == "calibrate_budget_ms") job.calibrate_budget_ms = value.get<double>();
-  else if (key == "overlap") job.overlap = counted<unsigned>(value, key);
-  else if (key == "sizes") job.size = size_bindings(value);
-  else if (key == "kernel_file") job.kernel_file = value.get<std::string>();
-  else if (key == "retune") job.retune = value.get<bool>();
-  else if (key == "strategy") job.strategy = value.get<std::string>();
+  if (key == "kernel")
+    job.kernel = value.get<std::string>();
+  else if (key == "size")
+    job.size = value.is_number() ? value.dump() : value.get<std::string>();
+  else if (key == "repetitions")
+    job.repetitions = counted<unsigned>(value, key);
+  else if (key == "warmup")
+    job.warmup = counted<unsigned>(value, key);
+  else if (key == "split")
+    job.split = value.get<std::string>();
+  else if (key == "direction")
+    job.direction = value.get<std::string>();
+  else if (key == "local")
+    job.local = parse_local_policy(value.get<std::string>());
+  else if (key == "seed")
+    job.seed = counted<std::uint64_t>(value, key);
+  else if (key == "max_trials")
+    job.max_trials = counted<unsigned>(value, key);
+  else if (key == "calibrate_budget_ms")
+    job.calibrate_budget_ms = value.get<double>();
+  else if (key == "overlap")
+    job.overlap = counted<unsigned>(value, key);
+  else if (key == "sizes")
+    job.size = size_bindings(value);
+  else if (key == "kernel_file")
+    job.kernel_file = value.get<std::string>();
+  else if (key == "retune")
+    job.retune = value.get<bool>();
+  else if (key == "strategy")
+    job.strategy = value.get<std::string>();
   else if (key == "results") {
     job.results = value.get<std::string>();
     if (job.results != "auto" && job.results != "message")
-      throw UsageError(fmt::format("results '{}': use auto (workers on the master's host leave results in its "
-                                   "memory) or message (every result an MPI message)", bounded(job.results)));
-  }
-  else if (key == "config") {
+      throw UsageError(
+          fmt::format("results '{}': use auto (workers on the master's host leave results in its "
+                      "memory) or message (every result an MPI message)",
+                      bounded(job.results)));
+  } else if (key == "config") {
     if (!value.is_object()) throw UsageError("'config' must be an object {\"NAME\": value, ...}");
     job.config = value;
   }
@@ -174,8 +208,8 @@ Job job_from_json(const json& j, const Job& defaults, const std::string& where) 
     try {
       set_job_field(job, key, value);
     } catch (const json::exception& e) {
-      throw UsageError(fmt::format("{}: bad value for '{}': {} ({})", where, key, describe_json(value),
-                                   bounded(e.what())));
+      throw UsageError(
+          fmt::format("{}: bad value for '{}': {} ({})", where, key, describe_json(value), bounded(e.what())));
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: {}", where, e.what()));
     }
@@ -201,7 +235,8 @@ std::vector<Job> parse_jobs(const json& doc, const Job& defaults, const std::str
     const std::string where = fmt::format("{}: job {}", origin, ++n);
     Job job = job_from_json(item, base, where);
     if (!job.kernel_file.empty()) {
-      if (item.contains("kernel")) throw UsageError(fmt::format("{}: give \"kernel\" or \"kernel_file\", not both", where));
+      if (item.contains("kernel"))
+        throw UsageError(fmt::format("{}: give \"kernel\" or \"kernel_file\", not both", where));
       try {
         job.kernel = std::string(master_kernel("", job.kernel_file)->name());
         check_job(job, where);
@@ -280,9 +315,11 @@ void check_splittable(Mode mode, const std::vector<Job>& jobs) {
     if (job.kernel_file.empty()) continue;
     const TuningFile* file = tuning_file_of(*master_kernel(job.kernel, job.kernel_file));
     if (file && file->split.is_null()) {
-      throw UsageError(fmt::format("{}: no wstune.Split: {} splits the kernel over the workers and needs the "
-                                   "extension's \"Split\" object (the split dimension and each buffer's range; "
-                                   "docs/tuning-files.md); tune needs none", job.kernel_file, to_string(mode)));
+      throw UsageError(
+          fmt::format("{}: no wstune.Split: {} splits the kernel over the workers and needs the "
+                      "extension's \"Split\" object (the split dimension and each buffer's range; "
+                      "docs/tuning-files.md); tune needs none",
+                      job.kernel_file, to_string(mode)));
     }
   }
 }

@@ -27,15 +27,15 @@ Mode parse_mode(std::string_view text);
 
 /// One job.
 struct Job {
-  std::string kernel;              ///< kernel name (matmul, bilinear, sort, trapezoid)
-  std::string size;                ///< size text; "" = the paper's Table 3 size
-  unsigned repetitions = 3;        ///< timed kernel runs per worker (the paper: 10 / 10000)
-  unsigned warmup = 0;             ///< untimed runs before them (inside the makespan)
-  std::string split = "even";      ///< split model: even, proportional, pe-ratio, measured
-  std::string direction = "auto";  ///< split direction: auto (rows for 2-D, paper §3.1.1), x or y
+  std::string kernel;                     ///< kernel name (matmul, bilinear, sort, trapezoid)
+  std::string size;                       ///< size text; "" = the paper's Table 3 size
+  unsigned repetitions = 3;               ///< timed kernel runs per worker (the paper: 10 / 10000)
+  unsigned warmup = 0;                    ///< untimed runs before them (inside the makespan)
+  std::string split = "even";             ///< split model: even, proportional, pe-ratio, measured
+  std::string direction = "auto";         ///< split direction: auto (rows for 2-D, paper §3.1.1), x or y
   LocalPolicy local = LocalPolicy::null;  ///< local-size policy
-  std::uint64_t seed = 42;         ///< input seed
-  unsigned max_trials = 0;         ///< tune: search budget per worker (0 = the search's default)
+  std::uint64_t seed = 42;                ///< input seed
+  unsigned max_trials = 0;                ///< tune: search budget per worker (0 = the search's default)
   /// calibrate: cap (ms) on one calibration slice's time (CalibrationBudget; 0 = no cap)
   double calibrate_budget_ms = 250;
   /// run: each worker runs its block as up to this many chunks over two

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "protocol/protocol.hpp"
-#include "wstune/store.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune::daemon {
 

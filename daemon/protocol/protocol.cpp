@@ -13,19 +13,32 @@ using nlohmann::json;
 
 std::string to_string(Tag t) {
   switch (t) {
-    case Tag::hello: return "hello";
-    case Tag::welcome: return "welcome";
-    case Tag::run_block: return "run_block";
-    case Tag::block_result: return "block_result";
-    case Tag::worker_error: return "worker_error";
-    case Tag::tune: return "tune";
-    case Tag::tune_result: return "tune_result";
-    case Tag::calibrate: return "calibrate";
-    case Tag::calibrate_result: return "calibrate_result";
-    case Tag::shutdown: return "shutdown";
-    case Tag::bye: return "bye";
-    case Tag::trial: return "trial";
-    case Tag::trial_result: return "trial_result";
+    case Tag::hello:
+      return "hello";
+    case Tag::welcome:
+      return "welcome";
+    case Tag::run_block:
+      return "run_block";
+    case Tag::block_result:
+      return "block_result";
+    case Tag::worker_error:
+      return "worker_error";
+    case Tag::tune:
+      return "tune";
+    case Tag::tune_result:
+      return "tune_result";
+    case Tag::calibrate:
+      return "calibrate";
+    case Tag::calibrate_result:
+      return "calibrate_result";
+    case Tag::shutdown:
+      return "shutdown";
+    case Tag::bye:
+      return "bye";
+    case Tag::trial:
+      return "trial";
+    case Tag::trial_result:
+      return "trial_result";
   }
   return fmt::format("tag-{}", static_cast<int>(t));
 }
@@ -49,8 +62,8 @@ struct Reader {
   Tag tag;
   void need(std::size_t n, const char* what) const {
     if (bytes.size() - at < n) {
-      throw ProtocolError(fmt::format("truncated {} message: {} needs {} bytes, {} left", to_string(tag), what, n,
-                                      bytes.size() - at));
+      throw ProtocolError(
+          fmt::format("truncated {} message: {} needs {} bytes, {} left", to_string(tag), what, n, bytes.size() - at));
     }
   }
   template <typename T>
@@ -145,7 +158,9 @@ Message decode_impl(Tag tag, std::span<const std::uint8_t> bytes, F&& each) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode(const Message& m) { return encode_impl(m, true); }
+std::vector<std::uint8_t> encode(const Message& m) {
+  return encode_impl(m, true);
+}
 
 Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
   return decode_impl(tag, bytes, [&](std::uint32_t i, const BufferShape& s, Reader& r, Message& m) {
@@ -160,22 +175,27 @@ Message decode(Tag tag, std::span<const std::uint8_t> bytes) {
   });
 }
 
-std::vector<std::uint8_t> encode_header(const Message& m) { return encode_impl(m, false); }
+std::vector<std::uint8_t> encode_header(const Message& m) {
+  return encode_impl(m, false);
+}
 
 std::pair<Message, std::vector<BufferShape>> decode_header(Tag tag, std::span<const std::uint8_t> bytes) {
   std::vector<BufferShape> shapes;
-  Message m = decode_impl(tag, bytes, [&](std::uint32_t, const BufferShape& s, Reader&, Message&) {
-    shapes.push_back(s);
-  });
+  Message m =
+      decode_impl(tag, bytes, [&](std::uint32_t, const BufferShape& s, Reader&, Message&) { shapes.push_back(s); });
   return {std::move(m), std::move(shapes)};
 }
 
 std::string_view to_string(LocalPolicy p) noexcept {
   switch (p) {
-    case LocalPolicy::stored: return "stored";
-    case LocalPolicy::tune: return "tune";
-    case LocalPolicy::rule: return "rule";
-    case LocalPolicy::null: return "null";
+    case LocalPolicy::stored:
+      return "stored";
+    case LocalPolicy::tune:
+      return "tune";
+    case LocalPolicy::rule:
+      return "rule";
+    case LocalPolicy::null:
+      return "null";
   }
   return "null";
 }
@@ -186,15 +206,23 @@ LocalPolicy parse_local_policy(std::string_view text) {
   throw UsageError(fmt::format("unknown local-size policy '{}': use stored, tune, rule or null", text));
 }
 
-json to_json(const Block& b) { return json{{"dim", b.dim}, {"begin", b.begin}, {"end", b.end}}; }
+json to_json(const Block& b) {
+  return json{{"dim", b.dim}, {"begin", b.begin}, {"end", b.end}};
+}
 
 Block block_from_json(const json& j) {
   return Block{j.at("dim").get<unsigned>(), j.at("begin").get<std::size_t>(), j.at("end").get<std::size_t>()};
 }
 
 Message Hello::to_message() const {
-  Message m{Tag::hello, json{{"protocol", protocol}, {"rank", rank}, {"host", host}, {"selector", selector},
-                             {"device", device ? to_json(*device) : json(nullptr)}, {"error", error}}, {}};
+  Message m{Tag::hello,
+            json{{"protocol", protocol},
+                 {"rank", rank},
+                 {"host", host},
+                 {"selector", selector},
+                 {"device", device ? to_json(*device) : json(nullptr)},
+                 {"error", error}},
+            {}};
   return m;
 }
 
@@ -223,11 +251,20 @@ Welcome Welcome::from(const Message& m) {
 
 Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
   Message m{Tag::run_block,
-                 json{{"job", job}, {"attempt", attempt}, {"kernel", kernel}, {"size", size},
-                      {"block", to_json(block)}, {"policy", std::string(to_string(policy))},
-                      {"local", to_json(local)}, {"warmup", warmup}, {"repetitions", repetitions},
-                      {"seed", seed}, {"params", params}, {"kernel_file", kernel_file}, {"overlap", overlap}},
-                 std::move(inputs)};
+            json{{"job", job},
+                 {"attempt", attempt},
+                 {"kernel", kernel},
+                 {"size", size},
+                 {"block", to_json(block)},
+                 {"policy", std::string(to_string(policy))},
+                 {"local", to_json(local)},
+                 {"warmup", warmup},
+                 {"repetitions", repetitions},
+                 {"seed", seed},
+                 {"params", params},
+                 {"kernel_file", kernel_file},
+                 {"overlap", overlap}},
+            std::move(inputs)};
   if (result_slot) m.body["result_slot"] = to_json(*result_slot);
   return m;
 }
@@ -255,11 +292,22 @@ RunBlock RunBlock::from(const Message& m) {
 
 Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
   Message m{Tag::block_result,
-            json{{"job", job}, {"attempt", attempt}, {"block", to_json(block)}, {"local", to_json(local)},
-                 {"local_source", local_source}, {"kernel", to_json(kernel)}, {"h2d", to_json(h2d)},
-                 {"d2h", to_json(d2h)}, {"recv_ms", recv_ms}, {"h2d_wall_ms", h2d_wall_ms}, {"d2h_wall_ms", d2h_wall_ms},
-                 {"build_ms", build_ms}, {"busy_ms", busy_ms}, {"inputs_ms", inputs_ms},
-                 {"trials", trials}, {"overlap_wall_ms", overlap_wall_ms}},
+            json{{"job", job},
+                 {"attempt", attempt},
+                 {"block", to_json(block)},
+                 {"local", to_json(local)},
+                 {"local_source", local_source},
+                 {"kernel", to_json(kernel)},
+                 {"h2d", to_json(h2d)},
+                 {"d2h", to_json(d2h)},
+                 {"recv_ms", recv_ms},
+                 {"h2d_wall_ms", h2d_wall_ms},
+                 {"d2h_wall_ms", d2h_wall_ms},
+                 {"build_ms", build_ms},
+                 {"busy_ms", busy_ms},
+                 {"inputs_ms", inputs_ms},
+                 {"trials", trials},
+                 {"overlap_wall_ms", overlap_wall_ms}},
             {}};
   if (!chunks.empty()) {
     json list = json::array();
@@ -303,10 +351,10 @@ BlockResult BlockResult::from(const Message& m) {
 }
 
 Message WorkerError::to_message() const {
-  return Message{Tag::worker_error,
-                 json{{"job", job}, {"attempt", attempt}, {"status", std::string(wstune::to_string(status))},
-                      {"text", text}},
-                 {}};
+  return Message{
+      Tag::worker_error,
+      json{{"job", job}, {"attempt", attempt}, {"status", std::string(wstune::to_string(status))}, {"text", text}},
+      {}};
 }
 
 WorkerError WorkerError::from(const Message& m) {
@@ -326,9 +374,15 @@ WorkerError WorkerError::from(const Message& m) {
 
 Message WorkRequest::to_message(Tag tag) const {
   return Message{tag,
-                 json{{"job", job}, {"kernel", kernel}, {"size", size}, {"repetitions", repetitions},
-                      {"max_trials", max_trials}, {"calibrate_budget_ms", calibrate_budget_ms}, {"seed", seed},
-                      {"params", params}, {"kernel_file", kernel_file}},
+                 json{{"job", job},
+                      {"kernel", kernel},
+                      {"size", size},
+                      {"repetitions", repetitions},
+                      {"max_trials", max_trials},
+                      {"calibrate_budget_ms", calibrate_budget_ms},
+                      {"seed", seed},
+                      {"params", params},
+                      {"kernel_file", kernel_file}},
                  {}};
 }
 
@@ -352,10 +406,17 @@ WorkRequest WorkRequest::from(const Message& m) {
 }
 
 json trial_to_json(const Trial& t) {
-  return json{{"params", t.params}, {"local", to_json(t.local)}, {"global", t.global ? to_json(*t.global) : json()},
-              {"status", std::string(wstune::to_string(t.status))}, {"error", t.error}, {"samples_ms", t.kernel.ms},
-              {"run_ms", t.run_wall_ms}, {"compile_ms", t.compile_ms}, {"verify_ms", t.verify_ms},
-              {"verified", t.verified}, {"wall_ms", t.wall_ms}};
+  return json{{"params", t.params},
+              {"local", to_json(t.local)},
+              {"global", t.global ? to_json(*t.global) : json()},
+              {"status", std::string(wstune::to_string(t.status))},
+              {"error", t.error},
+              {"samples_ms", t.kernel.ms},
+              {"run_ms", t.run_wall_ms},
+              {"compile_ms", t.compile_ms},
+              {"verify_ms", t.verify_ms},
+              {"verified", t.verified},
+              {"wall_ms", t.wall_ms}};
 }
 
 Trial trial_from_json(const json& j) {
@@ -382,10 +443,15 @@ Trial trial_from_json(const json& j) {
 
 Message TrialRequest::to_message() const {
   return Message{Tag::trial,
-                 json{{"job", job}, {"params", config.params}, {"local", to_json(config.local)},
-                      {"warmup", timing.warmup}, {"repetitions", timing.repetitions},
-                      {"min_timed_ms", timing.min_timed_ms}, {"max_repetitions", timing.max_repetitions},
-                      {"max_median_error", timing.max_median_error}, {"max_timed_ms", timing.max_timed_ms}},
+                 json{{"job", job},
+                      {"params", config.params},
+                      {"local", to_json(config.local)},
+                      {"warmup", timing.warmup},
+                      {"repetitions", timing.repetitions},
+                      {"min_timed_ms", timing.min_timed_ms},
+                      {"max_repetitions", timing.max_repetitions},
+                      {"max_median_error", timing.max_median_error},
+                      {"max_timed_ms", timing.max_timed_ms}},
                  {}};
 }
 
@@ -414,15 +480,15 @@ TrialAnswer TrialAnswer::from(const Message& m) {
   });
 }
 
-Message WorkResult::to_message(Tag tag) const { return Message{tag, json{{"job", job}, {"data", data}}, {}}; }
+Message WorkResult::to_message(Tag tag) const {
+  return Message{tag, json{{"job", job}, {"data", data}}, {}};
+}
 
 WorkResult WorkResult::from(const Message& m) {
   if (m.tag != Tag::tune_result && m.tag != Tag::calibrate_result) {
     throw ProtocolError(fmt::format("expected a tune or calibrate result, got {}", to_string(m.tag)));
   }
-  return parse_body(m, m.tag, [](const json& j) {
-    return WorkResult{j.at("job").get<std::uint64_t>(), j.at("data")};
-  });
+  return parse_body(m, m.tag, [](const json& j) { return WorkResult{j.at("job").get<std::uint64_t>(), j.at("data")}; });
 }
 
 }  // namespace wstune::daemon

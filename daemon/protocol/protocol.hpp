@@ -15,12 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluate/trial.hpp"
+#include "kernel/kernel.hpp"
+#include "runner/runner.hpp"
 #include "transport/result_memory.hpp"
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
-#include "kernel/kernel.hpp"
-#include "runner/runner.hpp"
-#include "evaluate/trial.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune::daemon {
@@ -59,9 +59,9 @@ class ProtocolError : public Error {
 
 /// One message: a tag, a JSON body (an object) and typed bulk buffers.
 struct Message {
-  Tag tag = Tag::hello;                                ///< what it is
-  nlohmann::json body = nlohmann::json::object();      ///< typed payload, see the structs below
-  std::vector<HostBuffer> buffers;                     ///< bulk data (never inside the JSON)
+  Tag tag = Tag::hello;                            ///< what it is
+  nlohmann::json body = nlohmann::json::object();  ///< typed payload, see the structs below
+  std::vector<HostBuffer> buffers;                 ///< bulk data (never inside the JSON)
 };
 
 /// Encodes a message: u32 body length, the body in CBOR, u32 buffer count,
@@ -95,20 +95,20 @@ LocalPolicy parse_local_policy(std::string_view text);
 
 /// Tag::hello.
 struct Hello {
-  int protocol = kProtocolVersion;     ///< the worker's protocol version
-  int rank = 0;                        ///< the worker's rank
-  std::string host;                    ///< the worker's host name
-  std::string selector;                ///< the device selector it used
-  std::optional<DeviceInfo> device;    ///< its device model; empty when it has none
-  std::string error;                   ///< why there is no device (empty otherwise)
+  int protocol = kProtocolVersion;   ///< the worker's protocol version
+  int rank = 0;                      ///< the worker's rank
+  std::string host;                  ///< the worker's host name
+  std::string selector;              ///< the device selector it used
+  std::optional<DeviceInfo> device;  ///< its device model; empty when it has none
+  std::string error;                 ///< why there is no device (empty otherwise)
   [[nodiscard]] Message to_message() const;
   static Hello from(const Message& m);
 };
 
 /// Tag::welcome.
 struct Welcome {
-  bool accepted = true;   ///< false: the worker must exit
-  std::string reason;     ///< why it was refused
+  bool accepted = true;  ///< false: the worker must exit
+  std::string reason;    ///< why it was refused
   [[nodiscard]] Message to_message() const;
   static Welcome from(const Message& m);
 };
@@ -117,18 +117,18 @@ struct Welcome {
 /// from `seed` (KernelSpec::generate_inputs, as the master and the CLI do)
 /// and takes its block's (KernelSpec::block_inputs).
 struct RunBlock {
-  std::uint64_t job = 0;        ///< job id (master-wide)
-  unsigned attempt = 0;         ///< re-split attempt; stale answers are dropped
-  std::string kernel;           ///< kernel name
-  std::string size;             ///< problem size text (Problem::text)
-  Block block;                  ///< the block to run
-  LocalPolicy policy = LocalPolicy::null;  ///< how the worker picks the local size
-  LocalSize local;              ///< the explicit local size (policy stored, when found)
-  unsigned warmup = 0;          ///< untimed runs first
-  unsigned repetitions = 1;     ///< timed runs
-  std::uint64_t seed = 42;      ///< input seed
+  std::uint64_t job = 0;                             ///< job id (master-wide)
+  unsigned attempt = 0;                              ///< re-split attempt; stale answers are dropped
+  std::string kernel;                                ///< kernel name
+  std::string size;                                  ///< problem size text (Problem::text)
+  Block block;                                       ///< the block to run
+  LocalPolicy policy = LocalPolicy::null;            ///< how the worker picks the local size
+  LocalSize local;                                   ///< the explicit local size (policy stored, when found)
+  unsigned warmup = 0;                               ///< untimed runs first
+  unsigned repetitions = 1;                          ///< timed runs
+  std::uint64_t seed = 42;                           ///< input seed
   nlohmann::json params = nlohmann::json::object();  ///< tuning parameter values (kernel files; {} = reference)
-  nlohmann::json kernel_file;   ///< pack_tuning_file() of a kernel file; null for a built-in kernel
+  nlohmann::json kernel_file;  ///< pack_tuning_file() of a kernel file; null for a built-in kernel
   /// Chunks the worker may run the block as (DeviceRunner::run_overlapped;
   /// the job key `overlap`); 1 = whole. Absent on the wire (an older
   /// master) = 1.
@@ -147,20 +147,20 @@ struct RunBlock {
 /// result slot are listed in `shared` by their position, the others are the
 /// message's buffers in order. Times in ms.
 struct BlockResult {
-  std::uint64_t job = 0;       ///< job id
-  unsigned attempt = 0;        ///< attempt it answers
-  Block block;                 ///< the block it ran
-  LocalSize local;             ///< the local size it ran with
-  std::string local_source;    ///< "null", "rule", "stored", "tune", or "null (fallback: …)"
-  Samples kernel;              ///< kernel time per repetition (profiling events)
-  Samples h2d;                 ///< host→device upload (profiling events)
-  Samples d2h;                 ///< device→host read-back (profiling events)
-  double recv_ms = 0;          ///< time the worker spent receiving the input message
-  double h2d_wall_ms = 0;      ///< wall clock of the upload, host staging included (ms)
-  double d2h_wall_ms = 0;      ///< wall clock of the read-back, host staging included (ms)
-  double build_ms = 0;         ///< a new runner's set-up and every program built for this block (0 when cached)
-  double busy_ms = 0;          ///< worker wall clock from receipt to reply
-  double inputs_ms = 0;        ///< the worker's input generation (0 when cached), inside busy_ms
+  std::uint64_t job = 0;     ///< job id
+  unsigned attempt = 0;      ///< attempt it answers
+  Block block;               ///< the block it ran
+  LocalSize local;           ///< the local size it ran with
+  std::string local_source;  ///< "null", "rule", "stored", "tune", or "null (fallback: …)"
+  Samples kernel;            ///< kernel time per repetition (profiling events)
+  Samples h2d;               ///< host→device upload (profiling events)
+  Samples d2h;               ///< device→host read-back (profiling events)
+  double recv_ms = 0;        ///< time the worker spent receiving the input message
+  double h2d_wall_ms = 0;    ///< wall clock of the upload, host staging included (ms)
+  double d2h_wall_ms = 0;    ///< wall clock of the read-back, host staging included (ms)
+  double build_ms = 0;       ///< a new runner's set-up and every program built for this block (0 when cached)
+  double busy_ms = 0;        ///< worker wall clock from receipt to reply
+  double inputs_ms = 0;      ///< the worker's input generation (0 when cached), inside busy_ms
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials (else empty)
   /// The consecutive sub-blocks the block ran as (overlapped); empty = whole.
   /// Absent on the wire (an older worker) = whole.
@@ -179,10 +179,10 @@ struct BlockResult {
 
 /// Tag::worker_error.
 struct WorkerError {
-  std::uint64_t job = 0;       ///< job id (0 outside a job)
-  unsigned attempt = 0;        ///< attempt it answers
+  std::uint64_t job = 0;                      ///< job id (0 outside a job)
+  unsigned attempt = 0;                       ///< attempt it answers
   TrialStatus status = TrialStatus::runtime;  ///< the failure class
-  std::string text;            ///< what failed
+  std::string text;                           ///< what failed
   [[nodiscard]] Message to_message() const;
   static WorkerError from(const Message& m);
 };
@@ -191,32 +191,32 @@ struct WorkerError {
 /// generate the inputs from `seed`, compute the reference, answer the
 /// kernel's limits) or to measure (calibrate).
 struct WorkRequest {
-  std::uint64_t job = 0;        ///< job id
-  std::string kernel;           ///< kernel name
-  std::string size;             ///< problem size text
-  unsigned repetitions = 3;     ///< timed runs per trial
-  unsigned max_trials = 0;      ///< search budget (0: the search's default)
-  double calibrate_budget_ms = 0;  ///< calibrate: per-slice cap in ms (0 or absent: no cap)
-  std::uint64_t seed = 42;         ///< input seed
+  std::uint64_t job = 0;                             ///< job id
+  std::string kernel;                                ///< kernel name
+  std::string size;                                  ///< problem size text
+  unsigned repetitions = 3;                          ///< timed runs per trial
+  unsigned max_trials = 0;                           ///< search budget (0: the search's default)
+  double calibrate_budget_ms = 0;                    ///< calibrate: per-slice cap in ms (0 or absent: no cap)
+  std::uint64_t seed = 42;                           ///< input seed
   nlohmann::json params = nlohmann::json::object();  ///< calibrate: tuning parameter values ({} = reference)
-  nlohmann::json kernel_file;      ///< pack_tuning_file() of a kernel file; null for a built-in kernel
+  nlohmann::json kernel_file;  ///< pack_tuning_file() of a kernel file; null for a built-in kernel
   [[nodiscard]] Message to_message(Tag tag) const;
   static WorkRequest from(const Message& m);
 };
 
 /// Tag::trial: one configuration of the job the worker prepared (Tag::tune).
 struct TrialRequest {
-  std::uint64_t job = 0;        ///< job id
-  Configuration config;         ///< parameters and local size
-  TimingOptions timing;         ///< warm-up, repetitions (adaptive fields too)
+  std::uint64_t job = 0;  ///< job id
+  Configuration config;   ///< parameters and local size
+  TimingOptions timing;   ///< warm-up, repetitions (adaptive fields too)
   [[nodiscard]] Message to_message() const;
   static TrialRequest from(const Message& m);
 };
 
 /// Tag::trial_result: the trial (failures as data, Trial::status).
 struct TrialAnswer {
-  std::uint64_t job = 0;   ///< job id
-  Trial trial;             ///< the measurement
+  std::uint64_t job = 0;  ///< job id
+  Trial trial;            ///< the measurement
   [[nodiscard]] Message to_message() const;
   static TrialAnswer from(const Message& m);
 };
@@ -224,8 +224,8 @@ struct TrialAnswer {
 /// Tag::tune_result and Tag::calibrate_result: a JSON document (trials or
 /// measurements, see docs/daemon.md).
 struct WorkResult {
-  std::uint64_t job = 0;                          ///< job id
-  nlohmann::json data = nlohmann::json::object(); ///< payload
+  std::uint64_t job = 0;                           ///< job id
+  nlohmann::json data = nlohmann::json::object();  ///< payload
   [[nodiscard]] Message to_message(Tag tag) const;
   static WorkResult from(const Message& m);
 };

@@ -2,8 +2,8 @@
 // in-memory Communicator: all four kernels split, run, gathered and
 // verified; worker faults handled as docs/daemon.md says; tune and
 // calibrate modes; then the measured split from the calibrations.
-#include <cmath>
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include <atomic>
 #include <map>
@@ -13,14 +13,14 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "transport/communicator.hpp"
-#include "protocol/kernel_source.hpp"
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "master/split_plan.hpp"
+#include "protocol/kernel_source.hpp"
+#include "split/multi_device.hpp"
+#include "transport/communicator.hpp"
 #include "worker/tasks.hpp"
 #include "worker/worker.hpp"
-#include "split/multi_device.hpp"
 #include "wstune/store.hpp"
 
 using namespace wstune;
@@ -56,8 +56,10 @@ class SlotReplayer final : public ForwardingCommunicator {
     auto got = ForwardingCommunicator::recv(source, timeout);
     if (!got || got->message.tag != Tag::run_block) return got;
     auto& body = got->message.body;
-    if (body.contains("result_slot")) last_ = body["result_slot"];
-    else if (!last_.is_null()) body["result_slot"] = last_;
+    if (body.contains("result_slot"))
+      last_ = body["result_slot"];
+    else if (!last_.is_null())
+      body["result_slot"] = last_;
     return got;
   }
 
@@ -136,8 +138,8 @@ Job trapezoid_tune(unsigned repetitions, unsigned max_trials) {
 
 std::vector<Job> small_jobs(const std::string& split, LocalPolicy local) {
   std::vector<Job> jobs;
-  for (auto [k, s] : {std::pair{"matmul", "64"}, {"bilinear", "32x32:64x64"}, {"sort", "4096"},
-                      {"trapezoid", "8192"}}) {
+  for (auto [k, s] :
+       {std::pair{"matmul", "64"}, {"bilinear", "32x32:64x64"}, {"sort", "4096"}, {"trapezoid", "8192"}}) {
     Job j;
     j.kernel = k;
     j.size = s;
@@ -190,8 +192,7 @@ TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
       for (const auto& p : r.parts) {
         shares += p.share;
         EXPECT_GT(p.kernel_ms, 0);
-        EXPECT_EQ(p.local_source.rfind("rule", 0) == 0 || p.local_source.rfind("null", 0) == 0, true)
-            << p.local_source;
+        EXPECT_EQ(p.local_source.rfind("rule", 0) == 0 || p.local_source.rfind("null", 0) == 0, true) << p.local_source;
       }
       EXPECT_NEAR(shares, 1.0, 1e-9);
       EXPECT_GE(r.makespan_ms, r.makespan_ms - r.overhead_ms);
@@ -347,11 +348,11 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
     for (const auto& part : after[k].parts) {
       const auto& device = *w.master->workers()[static_cast<std::size_t>(part.rank - 1)].device;
       const SplitWorker sw{part.rank, device, w.sink.calibration(device, kernel_spec(j.kernel))};
-      const auto c = observe_part(kernel_spec(j.kernel), kernel_spec(j.kernel).parse_size(after[k].size), sw,
-                                  after[k].plan.dim, part.block, j.warmup + j.repetitions,
-                                  own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms,
-                                                part.build_ms + part.inputs_ms),
-                                  part.overlap_wall_ms);
+      const auto c =
+          observe_part(kernel_spec(j.kernel), kernel_spec(j.kernel).parse_size(after[k].size), sw, after[k].plan.dim,
+                       part.block, j.warmup + j.repetitions,
+                       own_answer_ms(part.answer_ms, part.busy_ms, part.return_ms, part.build_ms + part.inputs_ms),
+                       part.overlap_wall_ms);
       ASSERT_TRUE(c.has_value());
       EXPECT_GE(c->fixed_ms, 0.0);
       EXPECT_EQ(c->scale == 1.0, part.chunks == 1) << c->scale;
@@ -678,11 +679,11 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   const auto one_job = plan_split("measured", "auto", k, p, workers, 1, &far, 1);
   EXPECT_EQ(one_job.blocks, far);
   EXPECT_NE(one_job.note.find("one-time cost of 1000.000 ms"), std::string::npos) << one_job.note;
-  EXPECT_EQ(one_job.held_by_move, (std::vector<std::size_t>{0, 1}));  // both would have moved
-  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 5).blocks, far);            // 983 ms < 1000
-  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 6).blocks, fresh.blocks);   // 1180 ms > 1000
+  EXPECT_EQ(one_job.held_by_move, (std::vector<std::size_t>{0, 1}));                          // both would have moved
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 5).blocks, far);           // 983 ms < 1000
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 6).blocks, fresh.blocks);  // 1180 ms > 1000
   workers[1].move_ms = 0;
-  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 1).blocks, fresh.blocks);   // 197 ms > 10
+  EXPECT_EQ(plan_split("measured", "auto", k, p, workers, 1, &far, 1).blocks, fresh.blocks);  // 197 ms > 10
   // Leaving a worker out costs it nothing to move: with rank 2 at 3000 ms a
   // job on an even split (5097 ms), the model's blocks (1760/288 rows,
   // 3604.5 ms) pay its 1000 ms move; without it 4194 ms and no move win
@@ -916,7 +917,7 @@ TEST(Daemon, ALeftOutWorkerForgetsItsObservationsAndIsNoLongerTried) {
   fresh.planned(workers, keys, {Block{1, 0, 64}, b});  // w2 tried at 0.34
   fresh.assume(workers, keys);
   fresh.planned(workers, keys, {whole, none});  // left out: no longer tried
-  fresh.observe("w1", PartCost{0, 1, 1});        // nothing costs anything now: w2's prior is 0
+  fresh.observe("w1", PartCost{0, 1, 1});       // nothing costs anything now: w2's prior is 0
   fresh.assume(workers, keys);
   ASSERT_DOUBLE_EQ(workers[1].fixed_ms, 0);
   fresh.planned(workers, keys, {Block{1, 0, 64}, b});

@@ -3,8 +3,8 @@
 // are protocol errors; a real block result (PoCL) reaches the rank mapped
 // from the child's memory and verifies. Its own executable: the parent
 // process must not initialise OpenCL before IsolatedDevice forks.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -18,10 +18,10 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "worker/isolation.hpp"
 #include "protocol/kernel_source.hpp"
 #include "transport/result_memory.hpp"
 #include "transport/shared_memory.hpp"
+#include "worker/isolation.hpp"
 
 using namespace wstune;
 using namespace wstune::daemon;
@@ -219,7 +219,8 @@ TEST(SharedBuffers, BadAnnouncementsAreProtocolErrors) {
     const auto tag = static_cast<std::uint32_t>(m.tag);
     const auto len = static_cast<std::uint64_t>(header.size());
     const std::uint64_t id = 5;
-    const bool written = ::write(sp.b, &tag, sizeof tag) == sizeof tag && ::write(sp.b, &len, sizeof len) == sizeof len &&
+    const bool written = ::write(sp.b, &tag, sizeof tag) == sizeof tag &&
+                         ::write(sp.b, &len, sizeof len) == sizeof len &&
                          ::write(sp.b, header.data(), header.size()) == static_cast<ssize_t>(header.size());
     send_marked(sp.b, mark, memfd);
     if (!written || (memfd >= 0 && ::write(sp.b, &id, sizeof id) != sizeof id)) return "the test's write failed";

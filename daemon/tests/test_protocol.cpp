@@ -6,10 +6,10 @@
 #include <chrono>
 #include <thread>
 
-#include "transport/communicator.hpp"
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "protocol/protocol.hpp"
+#include "transport/communicator.hpp"
 
 using namespace wstune;
 using namespace wstune::daemon;
@@ -58,7 +58,9 @@ TEST(Protocol, TruncatedOrPaddedBytesAreProtocolErrors) {
 }
 
 TEST(Protocol, HeaderCarriesBodyAndBufferSizesButNoFloats) {
-  Message m{Tag::block_result, json{{"job", 7}}, {HostBuffer::of(std::vector<float>(1000, 2.f)), HostBuffer{}, HostBuffer::of({4.f})}};
+  Message m{Tag::block_result,
+            json{{"job", 7}},
+            {HostBuffer::of(std::vector<float>(1000, 2.f)), HostBuffer{}, HostBuffer::of({4.f})}};
   const auto header = encode_header(m);
   EXPECT_LT(header.size(), encode(m).size() - 1000 * sizeof(float) + 1);  // no floats in it
   const auto [back, sizes] = decode_header(Tag::block_result, header);
@@ -119,8 +121,20 @@ TEST(Protocol, TagsHaveNamesAndKnownRange) {
 }
 
 TEST(Protocol, TypedPayloadsRoundTrip) {
-  RunBlock rb{7, 2, "matmul", "64", Block{1, 16, 48}, LocalPolicy::stored, Extent{8, 4, 2}, 1, 5, 9,
-              json{{"TS", 16}}, json{{"hash", "0123"}}, 1, ResultSlot{"/proc/1/fd/9", 4096, 77}};
+  RunBlock rb{7,
+              2,
+              "matmul",
+              "64",
+              Block{1, 16, 48},
+              LocalPolicy::stored,
+              Extent{8, 4, 2},
+              1,
+              5,
+              9,
+              json{{"TS", 16}},
+              json{{"hash", "0123"}},
+              1,
+              ResultSlot{"/proc/1/fd/9", 4096, 77}};
   const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
   EXPECT_EQ(rb2.seed, 9u);
   EXPECT_EQ(rb2.params, (json{{"TS", 16}}));
@@ -186,10 +200,10 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
 
 TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
   EXPECT_DOUBLE_EQ(Job{}.calibrate_budget_ms, 250.0);
-  const auto jobs = parse_jobs(json{{"defaults", {{"calibrate_budget_ms", 0}}},
-                                    {"jobs", json::array({json{{"kernel", "sort"}},
-                                                          json{{"kernel", "sort"}, {"calibrate_budget_ms", 40.5}}})}},
-                               Job{}, "t.json");
+  const auto jobs = parse_jobs(
+      json{{"defaults", {{"calibrate_budget_ms", 0}}},
+           {"jobs", json::array({json{{"kernel", "sort"}}, json{{"kernel", "sort"}, {"calibrate_budget_ms", 40.5}}})}},
+      Job{}, "t.json");
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(jobs[0].calibrate_budget_ms, 0.0);
   EXPECT_DOUBLE_EQ(jobs[1].calibrate_budget_ms, 40.5);
@@ -203,10 +217,10 @@ TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
 // without it reads 1 (whole blocks); a block_result names the chunks it ran.
 TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
   EXPECT_EQ(Job{}.overlap, 2u);
-  const auto jobs = parse_jobs(json{{"defaults", {{"overlap", 4}}},
-                                    {"jobs", json::array({json{{"kernel", "sort"}},
-                                                          json{{"kernel", "sort"}, {"overlap", 1}}})}},
-                               Job{}, "t.json");
+  const auto jobs =
+      parse_jobs(json{{"defaults", {{"overlap", 4}}},
+                      {"jobs", json::array({json{{"kernel", "sort"}}, json{{"kernel", "sort"}, {"overlap", 1}}})}},
+                 Job{}, "t.json");
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].overlap, 4u);
   EXPECT_EQ(jobs[1].overlap, 1u);
@@ -235,7 +249,7 @@ TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
   EXPECT_EQ(br2.chunks[1].begin, 16u);
   EXPECT_DOUBLE_EQ(br2.overlap_wall_ms, 4.5);
   EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).chunks.empty());  // whole
-  EXPECT_FALSE(RunBlock::from(rb.to_message()).result_slot.has_value());  // no slot offered
+  EXPECT_FALSE(RunBlock::from(rb.to_message()).result_slot.has_value());        // no slot offered
 }
 
 TEST(Protocol, SharedOutputsAndSlotErrorsRoundTrip) {

@@ -77,7 +77,9 @@ InMemoryWorld::InMemoryWorld(int size) : sent_by_tag_(static_cast<std::size_t>(T
   for (int r = 0; r < size; ++r) comms_.push_back(std::make_unique<InMemoryCommunicator>(*this, r));
 }
 
-Communicator& InMemoryWorld::at(int rank) { return *comms_.at(static_cast<std::size_t>(rank)); }
+Communicator& InMemoryWorld::at(int rank) {
+  return *comms_.at(static_cast<std::size_t>(rank));
+}
 
 std::size_t InMemoryWorld::sent_count(Tag tag) const {
   std::lock_guard lock(stats_mutex_);

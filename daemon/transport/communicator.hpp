@@ -23,8 +23,8 @@ inline constexpr int kAnySource = -1;
 
 /// A received message and its sender.
 struct Received {
-  int source = 0;   ///< sender's rank
-  Message message;  ///< the message
+  int source = 0;      ///< sender's rank
+  Message message;     ///< the message
   double recv_ms = 0;  ///< time spent moving the bytes in (ms), not waiting for them
 };
 

@@ -66,8 +66,8 @@ void MpiCommunicator::send(int dest, Message m) {
   Pending p;
   p.header = encode_header(m);
   if (p.header.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw ProtocolError(fmt::format("a {} message header of {} bytes exceeds MPI's count limit", to_string(m.tag),
-                                    p.header.size()));
+    throw ProtocolError(
+        fmt::format("a {} message header of {} bytes exceeds MPI's count limit", to_string(m.tag), p.header.size()));
   }
   p.buffers = std::move(m.buffers);
   Pending& q = pending_.emplace_back(std::move(p));  // buffers keep their addresses from here on
@@ -90,8 +90,7 @@ void MpiCommunicator::send(int dest, Message m) {
 // true with `st` its status when one is there.
 bool MpiCommunicator::iprobe(int source, MPI_Status& st) {
   int flag = 0;
-  mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st),
-            "MPI_Iprobe");
+  mpi_check(MPI_Iprobe(source == kAnySource ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, comm_, &flag, &st), "MPI_Iprobe");
   return flag != 0;
 }
 
@@ -122,8 +121,7 @@ Received MpiCommunicator::receive(const MPI_Status& st) {
   int count = 0;
   mpi_check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max(count, 0)));
-  mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
-            "MPI_Recv");
+  mpi_check(MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
   // A header that cannot be read leaves its buffers (if any) queued on
   // data_comm_: the stream from that rank is then lost, and the
   // ProtocolError is fatal for the callers. A readable header's buffers

@@ -44,9 +44,9 @@ class MpiCommunicator final : public Communicator {
 
  private:
   struct Pending {
-    std::vector<std::uint8_t> header;    // encode_header() of the message
-    std::vector<HostBuffer> buffers;     // its bulk data, sent in place
-    std::vector<MPI_Request> requests;   // header first, then one per non-empty buffer
+    std::vector<std::uint8_t> header;   // encode_header() of the message
+    std::vector<HostBuffer> buffers;    // its bulk data, sent in place
+    std::vector<MPI_Request> requests;  // header first, then one per non-empty buffer
   };
   using clock = std::chrono::steady_clock;
   void reap();  // completes finished sends

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -20,9 +20,13 @@ namespace {
 // The header: this magic, then the nonce (u64, host byte order).
 constexpr char kMagic[16] = "wstune-results1";
 
-std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+std::size_t page_size() {
+  return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
 
-std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+std::size_t round_up(std::size_t n, std::size_t to) {
+  return (n + to - 1) / to * to;
+}
 
 std::uint64_t header_nonce(const std::byte* map) {
   if (std::memcmp(map, kMagic, sizeof kMagic) != 0) return 0;
@@ -32,7 +36,9 @@ std::uint64_t header_nonce(const std::byte* map) {
 }
 }  // namespace
 
-json to_json(const ResultSlot& s) { return json{{"path", s.path}, {"bytes", s.bytes}, {"nonce", s.nonce}}; }
+json to_json(const ResultSlot& s) {
+  return json{{"path", s.path}, {"bytes", s.bytes}, {"nonce", s.nonce}};
+}
 
 ResultSlot result_slot_from_json(const json& j) {
   return ResultSlot{j.at("path").get<std::string>(), j.at("bytes").get<std::uint64_t>(),
@@ -73,7 +79,8 @@ std::optional<ResultSlot> ResultMemory::slot(int rank, std::size_t bytes) {
     const std::size_t data = round_up(std::max<std::size_t>(bytes, 1), page_size());
     const auto [fd, p] = make_memory_file("wstune-slot", kResultHeaderBytes + data);
     if (fd < 0) return std::nullopt;
-    File f{fd, std::make_shared<FileMapping>(p, kResultHeaderBytes + data), data, random_() | 1};  // never 0: "no header"
+    File f{fd, std::make_shared<FileMapping>(p, kResultHeaderBytes + data), data,
+           random_() | 1};  // never 0: "no header"
     std::memcpy(f.base(), kMagic, sizeof kMagic);
     std::memcpy(f.base() + sizeof kMagic, &f.nonce, sizeof f.nonce);
     it = files_.emplace(rank, std::move(f)).first;
@@ -88,8 +95,10 @@ HostBuffer ResultMemory::view(int rank, const SharedOutput& out) const {
     throw ProtocolError(fmt::format("rank {} left an output in shared memory but was given no slot", rank));
   const File& f = it->second;
   if (out.offset > f.bytes || out.count > (f.bytes - out.offset) / out.type.bytes())
-    throw ProtocolError(fmt::format("rank {}'s output {} ({} elements of {} at offset {}) lies outside its slot of {} "
-                                    "bytes", rank, out.index, out.count, out.type.name(), out.offset, f.bytes));
+    throw ProtocolError(
+        fmt::format("rank {}'s output {} ({} elements of {} at offset {}) lies outside its slot of {} "
+                    "bytes",
+                    rank, out.index, out.count, out.type.name(), out.offset, f.bytes));
   if (out.offset % out.type.scalar_bytes() != 0)
     throw ProtocolError(fmt::format("rank {}'s output {} at offset {} is misaligned for {}", rank, out.index,
                                     out.offset, out.type.name()));
@@ -102,7 +111,9 @@ HostBuffer ResultMemory::view(int rank, const SharedOutput& out) const {
 ResultTarget::ResultTarget(std::pmr::memory_resource* upstream)
     : upstream_(upstream ? upstream : std::pmr::get_default_resource()) {}
 
-ResultTarget::~ResultTarget() { unmap(); }
+ResultTarget::~ResultTarget() {
+  unmap();
+}
 
 void ResultTarget::unmap() noexcept {
   map_.reset();

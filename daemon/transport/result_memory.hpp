@@ -31,8 +31,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "transport/shared_memory.hpp"
 #include "kernel/host_buffer.hpp"
+#include "transport/shared_memory.hpp"
 
 namespace wstune::daemon {
 
@@ -137,8 +137,8 @@ class ResultTarget final : public std::pmr::memory_resource {
   std::uint64_t nonce_ = 0;
   std::shared_ptr<FileMapping> map_;  // the master's file, header included
   [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(map_->data); }
-  bool active_ = false;        // begin() succeeded for the current block
-  std::size_t used_ = 0;       // data bytes placed since begin()
+  bool active_ = false;   // begin() succeeded for the current block
+  std::size_t used_ = 0;  // data bytes placed since begin()
   std::size_t mappings_ = 0;
 };
 

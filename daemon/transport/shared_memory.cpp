@@ -181,13 +181,12 @@ HostBuffer PeerMemory::adopt(std::uint64_t id, int fd, ElementType type, std::si
     ++state_->made;
   }
   std::weak_ptr<State> owner = state_;
-  return HostBuffer::adopt(type, count, static_cast<std::byte*>(m->data),
-                           [m, owner, id](std::byte*, std::size_t) {
-                             if (const auto s = owner.lock()) {
-                               std::lock_guard lock(s->mutex);
-                               s->returned.push_back(id);
-                             }
-                           });
+  return HostBuffer::adopt(type, count, static_cast<std::byte*>(m->data), [m, owner, id](std::byte*, std::size_t) {
+    if (const auto s = owner.lock()) {
+      std::lock_guard lock(s->mutex);
+      s->returned.push_back(id);
+    }
+  });
 }
 
 std::vector<std::uint64_t> PeerMemory::take_returned() {

@@ -70,8 +70,8 @@ class SharedMemory final : public std::pmr::memory_resource {
     int fd = -1;
     void* data = nullptr;
     std::size_t bytes = 0;
-    bool used = false;   // a buffer here holds it
-    unsigned lent = 0;   // buffers of the peer's that hold it
+    bool used = false;  // a buffer here holds it
+    unsigned lent = 0;  // buffers of the peer's that hold it
     [[nodiscard]] bool free() const noexcept { return !used && lent == 0; }
   };
   using Files = std::map<std::uint64_t, File>;  // by id (a handful: a linear search by address is enough)
@@ -130,8 +130,8 @@ struct FileMapping {
   ~FileMapping();
   FileMapping(const FileMapping&) = delete;
   FileMapping& operator=(const FileMapping&) = delete;
-  void* data;          ///< the mapping
-  std::size_t bytes;   ///< its length (the whole file)
+  void* data;         ///< the mapping
+  std::size_t bytes;  ///< its length (the whole file)
 };
 
 /// Maps the whole memory file `fd` (which must hold at least `bytes` and be

@@ -67,7 +67,8 @@ void read_all(int fd, void* data, std::size_t n) {
 }
 
 std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFSIGNALED(status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   return "ended";
 }
@@ -135,8 +136,7 @@ class FaultyPipe final : public ForwardingCommunicator {
 
 // ---- PipeCommunicator -------------------------------------------------------------
 
-PipeCommunicator::PipeCommunicator(int fd, int rank, SharedMemory* shared)
-    : fd_(fd), rank_(rank), shared_(shared) {}
+PipeCommunicator::PipeCommunicator(int fd, int rank, SharedMemory* shared) : fd_(fd), rank_(rank), shared_(shared) {}
 
 PipeCommunicator::~PipeCommunicator() {
   if (fd_ >= 0) ::close(fd_);
@@ -195,8 +195,8 @@ HostBuffer PipeCommunicator::recv_buffer(const BufferShape& shape) {
 // peer's files whose buffers this side released (returned), and this
 // side's files it closed (the peer drops its mappings).
 void PipeCommunicator::send_releases() {
-  for (const std::vector<std::uint64_t>& ids : {peer_.take_returned(), shared_ ? shared_->take_forgotten()
-                                                                              : std::vector<std::uint64_t>{}}) {
+  for (const std::vector<std::uint64_t>& ids :
+       {peer_.take_returned(), shared_ ? shared_->take_forgotten() : std::vector<std::uint64_t>{}}) {
     const auto n = static_cast<std::uint32_t>(ids.size());
     write_all(fd_, &n, sizeof n);
     write_all(fd_, ids.data(), ids.size() * sizeof(std::uint64_t));
@@ -251,11 +251,15 @@ std::optional<Received> PipeCommunicator::recv(int, std::chrono::milliseconds ti
   return r;
 }
 
-bool PipeCommunicator::flush(std::chrono::milliseconds) { return true; }
+bool PipeCommunicator::flush(std::chrono::milliseconds) {
+  return true;
+}
 
 // ---- IsolatedDevice ---------------------------------------------------------------
 
-IsolatedDevice::IsolatedDevice(IsolationOptions options) : opt_(std::move(options)) { start(); }
+IsolatedDevice::IsolatedDevice(IsolationOptions options) : opt_(std::move(options)) {
+  start();
+}
 
 IsolatedDevice::~IsolatedDevice() {
   if (pid_ < 0) return;
@@ -411,7 +415,8 @@ Message IsolatedDevice::handle(Received& request) {
     // Its end of the socket closed, or it sent what it cannot have meant.
     const std::string exit = stop(std::chrono::milliseconds(2000));
     return id.fail(TrialStatus::runtime, fmt::format("the isolated OpenCL process (pid {}) {} during job {}; a new one "
-                                                     "starts for the next request", child, exit, id.job));
+                                                     "starts for the next request",
+                                                     child, exit, id.job));
   } catch (const std::exception& e) {
     // This side could not take the answer (e.g. std::bad_alloc): the stream
     // is out of step, so the process goes.
@@ -419,7 +424,8 @@ Message IsolatedDevice::handle(Received& request) {
     stop(std::chrono::milliseconds(2000));
     return id.fail(TrialStatus::runtime, fmt::format("the answer of the isolated OpenCL process (pid {}) to job {} "
                                                      "could not be received ({}); a new one starts for the next "
-                                                     "request", child, id.job, e.what()));
+                                                     "request",
+                                                     child, id.job, e.what()));
   }
 }
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
-#include "split/multi_device.hpp"
 #include "search/search.hpp"
+#include "split/multi_device.hpp"
 #include "split/split.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune::daemon {
 
@@ -20,7 +20,11 @@ namespace {
 class BlockEvaluator final : public Evaluator {
  public:
   BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference)
-      : runner_(runner), p_(p), b_(b), reference_(std::move(reference)), target_(make_tune_target(runner, p, b)),
+      : runner_(runner),
+        p_(p),
+        b_(b),
+        reference_(std::move(reference)),
+        target_(make_tune_target(runner, p, b)),
         space_(make_search_space(runner.spec(), p, b, target_)) {}
   const TuneTarget& target() const override { return target_; }
   const SearchSpace& space() const override { return space_; }
@@ -59,9 +63,13 @@ class BlockEvaluator final : public Evaluator {
 };
 
 json trial_json(const Trial& t) {
-  return json{{"local", to_string(t.local)}, {"status", std::string(to_string(t.status))}, {"error", t.error},
-              {"samples_ms", t.kernel.ms}, {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
-              {"run_ms", t.run_wall_ms}, {"verified", t.verified}};
+  return json{{"local", to_string(t.local)},
+              {"status", std::string(to_string(t.status))},
+              {"error", t.error},
+              {"samples_ms", t.kernel.ms},
+              {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
+              {"run_ms", t.run_wall_ms},
+              {"verified", t.verified}};
 }
 
 json search(Evaluator& ev, unsigned repetitions, unsigned max_trials) {
@@ -103,7 +111,6 @@ std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& 
   runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
   return std::make_unique<BlockEvaluator>(runner, p, whole, std::move(reference));
 }
-
 
 json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
                       unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget) {

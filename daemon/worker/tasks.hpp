@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluate/trial.hpp"
 #include "runner/runner.hpp"
 #include "split/split.hpp"
-#include "evaluate/trial.hpp"
 
 namespace wstune::daemon {
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "protocol/kernel_source.hpp"
 #include "master/split_plan.hpp"
-#include "worker/tasks.hpp"
+#include "protocol/kernel_source.hpp"
 #include "split/split.hpp"
+#include "worker/tasks.hpp"
 
 namespace wstune::daemon {
 
@@ -17,12 +17,18 @@ using clock_type = std::chrono::steady_clock;
 
 std::string_view to_string(FaultKind f) noexcept {
   switch (f) {
-    case FaultKind::none: return "none";
-    case FaultKind::build: return "build";
-    case FaultKind::kernel: return "kernel";
-    case FaultKind::hang: return "hang";
-    case FaultKind::crash: return "crash";
-    case FaultKind::stall: return "stall";
+    case FaultKind::none:
+      return "none";
+    case FaultKind::build:
+      return "build";
+    case FaultKind::kernel:
+      return "kernel";
+    case FaultKind::hang:
+      return "hang";
+    case FaultKind::crash:
+      return "crash";
+    case FaultKind::stall:
+      return "stall";
   }
   return "none";
 }
@@ -161,9 +167,17 @@ LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunB
                               const std::vector<HostBuffer>& inputs, BlockResult& res) {
   LocalSize local;
   switch (job.policy) {
-    case LocalPolicy::null: res.local_source = "null"; break;
-    case LocalPolicy::rule: local = rule_local(runner, p, job.block); res.local_source = "rule"; break;
-    case LocalPolicy::stored: local = job.local; res.local_source = "stored"; break;
+    case LocalPolicy::null:
+      res.local_source = "null";
+      break;
+    case LocalPolicy::rule:
+      local = rule_local(runner, p, job.block);
+      res.local_source = "rule";
+      break;
+    case LocalPolicy::stored:
+      local = job.local;
+      res.local_source = "stored";
+      break;
     case LocalPolicy::tune: {
       runner.upload(p, job.block, inputs);
       res.trials = tune_block(runner, p, job.block, std::max(1u, job.repetitions), 0);
@@ -300,8 +314,10 @@ void Worker::answer_run(const RunBlock& job, double recv_ms, clock_type::time_po
 void Worker::out_of_memory(const RunBlock& job) {
   block_inputs_ = {};
   inputs_ = {};
-  const std::string text = fmt::format("out of memory: the worker could not allocate the inputs or buffers of {} {} "
-                                       "(std::bad_alloc); use a smaller size or more memory", job.kernel, job.size);
+  const std::string text = fmt::format(
+      "out of memory: the worker could not allocate the inputs or buffers of {} {} "
+      "(std::bad_alloc); use a smaller size or more memory",
+      job.kernel, job.size);
   say(fmt::format("job {} failed: {}", job.job, text));
   send_run_error(job, TrialStatus::runtime, text);
 }
@@ -320,8 +336,8 @@ void Worker::handle_work(const Received& got) {
     const Problem p = job_problem(spec, req.size, req.params);
     DeviceRunner& runner = runner_for(spec, kernel_key_of(req.kernel, req.kernel_file), nullptr);
     if (opt_.fault == FaultKind::kernel) {
-      comm_.send(0, WorkerError{req.job, 0, TrialStatus::runtime, "injected kernel fault (--inject-fault)"}
-                        .to_message());
+      comm_.send(0,
+                 WorkerError{req.job, 0, TrialStatus::runtime, "injected kernel fault (--inject-fault)"}.to_message());
       return;
     }
     json data;
@@ -332,7 +348,8 @@ void Worker::handle_work(const Received& got) {
       prepared_job_ = req.job;
       data = json{{"kernel_work_group_size", runner.kernel_work_group_size()},
                   {"kernel_local_mem_bytes", runner.kernel_local_mem_bytes()},
-                  {"space_size", prepared_->space().size()}, {"setup_ms", ms_since(t0)}};
+                  {"space_size", prepared_->space().size()},
+                  {"setup_ms", ms_since(t0)}};
     } else {
       data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, req.seed,
                               CalibrationBudget{req.calibrate_budget_ms});
@@ -366,8 +383,7 @@ void Worker::handle_trial(const Received& got) {
 void Worker::delegate_trial(Received& got) {
   Received again = got;
   Message answer = opt_.delegate->handle(got);
-  if (answer.tag == Tag::worker_error && setup_ &&
-      WorkerError::from(answer).text.rfind(kNotPrepared, 0) == 0) {
+  if (answer.tag == Tag::worker_error && setup_ && WorkerError::from(answer).text.rfind(kNotPrepared, 0) == 0) {
     Received setup = *setup_;
     Message ready = opt_.delegate->handle(setup);
     answer = ready.tag == Tag::tune_result ? opt_.delegate->handle(again) : std::move(ready);
@@ -432,16 +448,20 @@ std::optional<int> Worker::given_up(std::optional<clock_type::time_point> stop_s
 std::optional<int> Worker::take(Received& got, bool& welcomed) {
   try {
     switch (got.message.tag) {
-      case Tag::welcome: return take_welcome(got, welcomed);
+      case Tag::welcome:
+        return take_welcome(got, welcomed);
       case Tag::run_block:
       case Tag::tune:
       case Tag::calibrate:
-      case Tag::trial: handle_request(got); break;
+      case Tag::trial:
+        handle_request(got);
+        break;
       case Tag::shutdown:
         comm_.send(0, Message{Tag::bye, json::object(), {}});
         comm_.flush(std::chrono::seconds(5));
         return 0;
-      default: say(fmt::format("ignoring an unexpected {} message", to_string(got.message.tag)));
+      default:
+        say(fmt::format("ignoring an unexpected {} message", to_string(got.message.tag)));
     }
   } catch (const ProtocolError& e) {
     say(fmt::format("bad message from the master: {}", e.what()));
@@ -464,10 +484,14 @@ std::optional<int> Worker::take_welcome(const Received& got, bool& welcomed) {
 
 // A run_block, tune, calibrate or trial request: to the delegate, or run here.
 void Worker::handle_request(Received& got) {
-  if (opt_.delegate) delegate(got);
-  else if (got.message.tag == Tag::run_block) handle_run(got);
-  else if (got.message.tag == Tag::trial) handle_trial(got);
-  else handle_work(got);
+  if (opt_.delegate)
+    delegate(got);
+  else if (got.message.tag == Tag::run_block)
+    handle_run(got);
+  else if (got.message.tag == Tag::trial)
+    handle_trial(got);
+  else
+    handle_work(got);
 }
 
 }  // namespace wstune::daemon

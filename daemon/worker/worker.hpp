@@ -14,10 +14,10 @@
 #include <optional>
 #include <string>
 
+#include "evaluate/trial.hpp"
+#include "runner/runner.hpp"
 #include "transport/communicator.hpp"
 #include "transport/result_memory.hpp"
-#include "runner/runner.hpp"
-#include "evaluate/trial.hpp"
 
 namespace wstune::daemon {
 
@@ -49,14 +49,14 @@ class WorkDelegate {
 
 /// Worker settings.
 struct WorkerOptions {
-  std::string host;       ///< host name reported at registration
-  std::string selector;   ///< device selector it used (reported)
-  FaultKind fault = FaultKind::none;          ///< injected fault
-  int protocol = kProtocolVersion;            ///< version announced (tests of the mismatch path)
+  std::string host;                                    ///< host name reported at registration
+  std::string selector;                                ///< device selector it used (reported)
+  FaultKind fault = FaultKind::none;                   ///< injected fault
+  int protocol = kProtocolVersion;                     ///< version announced (tests of the mismatch path)
   std::chrono::milliseconds welcome_timeout{120'000};  ///< wait for the master's welcome
-  std::function<bool()> stop_requested;       ///< a signal arrived (may be empty)
-  std::chrono::milliseconds stop_grace{10'000};  ///< after a signal, wait this long for shutdown
-  std::ostream* log = nullptr;                ///< messages (stderr), or none
+  std::function<bool()> stop_requested;                ///< a signal arrived (may be empty)
+  std::chrono::milliseconds stop_grace{10'000};        ///< after a signal, wait this long for shutdown
+  std::ostream* log = nullptr;                         ///< messages (stderr), or none
   /// Where requests run; null: in this process (the worker's own device).
   /// With a delegate the worker never touches OpenCL; `hang` still applies.
   WorkDelegate* delegate = nullptr;

@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   }
   /* Bad input is a status code and a message, not a crash. */
   if (wstune_launch(t, q, k, 4, global, NULL) != WSTUNE_USAGE_ERROR) return fail("rejecting work_dim 4", -1);
-  printf("wstune %s: saxpy %zu local %zu (%s), result verified\n", wstune_version(), n, local[0],
-         wstune_last_level(t));
+  printf("wstune %s: saxpy %zu local %zu (%s), result verified\n", wstune_version(), n, local[0], wstune_last_level(t));
   wstune_close(t);
   clReleaseMemObject(bx), clReleaseMemObject(by), clReleaseKernel(k), clReleaseProgram(prog);
   clReleaseCommandQueue(q), clReleaseContext(ctx);

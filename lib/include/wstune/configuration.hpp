@@ -21,9 +21,9 @@ namespace wstune {
 
 /// One tuning parameter (T1 `TuningParameters[]`): a name and its values.
 struct TuningParameter {
-  std::string name;                   ///< a C identifier, passed to the build as `-D name=value`
-  std::string type = "int";           ///< T1 Type: "int", "uint", "float", "bool" or "string"
-  std::vector<nlohmann::json> values; ///< the values, each a JSON number, bool or string, in file order
+  std::string name;                    ///< a C identifier, passed to the build as `-D name=value`
+  std::string type = "int";            ///< T1 Type: "int", "uint", "float", "bool" or "string"
+  std::vector<nlohmann::json> values;  ///< the values, each a JSON number, bool or string, in file order
   /// The value's `-D` text: integers as written, floats in shortest
   /// round-trip form, bools as 1/0, strings as they are (a macro body).
   [[nodiscard]] static std::string define_text(const nlohmann::json& value);

@@ -30,27 +30,27 @@ std::string_view to_string(PeSource s) noexcept;
 /// Everything wstune knows about one OpenCL device. Sizes in bytes, clocks in
 /// MHz, work sizes in work-items.
 struct DeviceInfo {
-  unsigned platform_index = 0;      ///< index in clGetPlatformIDs order
-  unsigned device_index = 0;        ///< index within its platform
-  std::string platform;             ///< CL_PLATFORM_NAME
-  std::string name;                 ///< CL_DEVICE_NAME
-  std::string vendor;               ///< CL_DEVICE_VENDOR
-  std::string type;                 ///< "gpu", "cpu", "accelerator", "custom" or "other"
-  std::string driver_version;       ///< CL_DRIVER_VERSION
-  std::string opencl_version;       ///< CL_DEVICE_VERSION
-  std::string architecture;         ///< "sm_90", "gfx90a", "intel-ip-…", or "" if unknown
-  unsigned compute_units = 0;       ///< CL_DEVICE_MAX_COMPUTE_UNITS
-  unsigned pe_per_cu = 0;           ///< processing elements per compute unit
-  PeSource pe_source = PeSource::estimate;  ///< where pe_per_cu came from
-  std::string pe_detail;            ///< e.g. "cl_nv_device_attribute_query: cc 9.0"
-  unsigned max_clock_mhz = 0;       ///< CL_DEVICE_MAX_CLOCK_FREQUENCY
-  std::size_t max_work_group_size = 0;          ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
-  std::vector<std::size_t> max_work_item_sizes; ///< CL_DEVICE_MAX_WORK_ITEM_SIZES
-  std::uint64_t local_mem_bytes = 0;            ///< CL_DEVICE_LOCAL_MEM_SIZE
-  std::uint64_t global_mem_bytes = 0;           ///< CL_DEVICE_GLOBAL_MEM_SIZE
-  std::size_t preferred_wg_multiple = 0;  ///< CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE of a trivial kernel
-  unsigned native_float_width = 0;        ///< CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
-  std::vector<std::string> extensions;    ///< CL_DEVICE_EXTENSIONS, split
+  unsigned platform_index = 0;                   ///< index in clGetPlatformIDs order
+  unsigned device_index = 0;                     ///< index within its platform
+  std::string platform;                          ///< CL_PLATFORM_NAME
+  std::string name;                              ///< CL_DEVICE_NAME
+  std::string vendor;                            ///< CL_DEVICE_VENDOR
+  std::string type;                              ///< "gpu", "cpu", "accelerator", "custom" or "other"
+  std::string driver_version;                    ///< CL_DRIVER_VERSION
+  std::string opencl_version;                    ///< CL_DEVICE_VERSION
+  std::string architecture;                      ///< "sm_90", "gfx90a", "intel-ip-…", or "" if unknown
+  unsigned compute_units = 0;                    ///< CL_DEVICE_MAX_COMPUTE_UNITS
+  unsigned pe_per_cu = 0;                        ///< processing elements per compute unit
+  PeSource pe_source = PeSource::estimate;       ///< where pe_per_cu came from
+  std::string pe_detail;                         ///< e.g. "cl_nv_device_attribute_query: cc 9.0"
+  unsigned max_clock_mhz = 0;                    ///< CL_DEVICE_MAX_CLOCK_FREQUENCY
+  std::size_t max_work_group_size = 0;           ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
+  std::vector<std::size_t> max_work_item_sizes;  ///< CL_DEVICE_MAX_WORK_ITEM_SIZES
+  std::uint64_t local_mem_bytes = 0;             ///< CL_DEVICE_LOCAL_MEM_SIZE
+  std::uint64_t global_mem_bytes = 0;            ///< CL_DEVICE_GLOBAL_MEM_SIZE
+  std::size_t preferred_wg_multiple = 0;         ///< CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE of a trivial kernel
+  unsigned native_float_width = 0;               ///< CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
+  std::vector<std::string> extensions;           ///< CL_DEVICE_EXTENSIONS, split
   /// The device runs NDRanges whose size is not a multiple of the local size
   /// (non-uniform work-groups: mandatory in OpenCL 2.x, optional in 3.0 as
   /// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT; OpenCL 3.0 §4.2), for
@@ -58,9 +58,7 @@ struct DeviceInfo {
   bool non_uniform_work_groups = false;
 
   /// compute_units × pe_per_cu: the paper's "total PEs" (Table 2).
-  [[nodiscard]] std::uint64_t total_pe() const noexcept {
-    return std::uint64_t{compute_units} * pe_per_cu;
-  }
+  [[nodiscard]] std::uint64_t total_pe() const noexcept { return std::uint64_t{compute_units} * pe_per_cu; }
   /// The -cl-std option that enables non-uniform work-groups on this device
   /// ("-cl-std=CL2.0" or "-cl-std=CL3.0"), "" when it has none.
   [[nodiscard]] std::string non_uniform_std() const;
@@ -127,9 +125,8 @@ struct Device {
 
 /// Queries the model of one device. PE-per-CU resolution order: user
 /// override, vendor extension, CPU estimate, GPU estimate. Throws ClError.
-DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& device,
-                             unsigned platform_index, unsigned device_index,
-                             const PeOverrides& overrides);
+DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& device, unsigned platform_index,
+                             unsigned device_index, const PeOverrides& overrides);
 
 /// Every device of every platform, in (platform, device) index order. An
 /// absent ICD or no platform gives an empty list, not an error.

@@ -33,7 +33,8 @@ enum class LookupLevel {
   vendor_type,   ///< another device of the same vendor and device type
   rule,          ///< the paper's §3.2.3 rule
   null_,         ///< the driver's choice (a NULL local_work_size)
-  online         ///< the fastest so far of an online session in progress (set by Tuner; TunerOptions::online_trials_per_launch)
+  online         ///< the fastest so far of an online session in progress (set by Tuner;
+                 ///< TunerOptions::online_trials_per_launch)
 };
 
 /// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null", "online".
@@ -41,10 +42,10 @@ std::string_view to_string(LookupLevel l) noexcept;
 
 /// A look-up's answer.
 struct LookupResult {
-  LocalSize local;                       ///< the local size to enqueue with (nullopt = NULL)
+  LocalSize local;                         ///< the local size to enqueue with (nullopt = NULL)
   LookupLevel level = LookupLevel::null_;  ///< which level answered
-  std::optional<BestConfig> from;        ///< the stored best it came from (stored levels only)
-  double distance = 0;                   ///< problem_distance() to `from` (0 for exact)
+  std::optional<BestConfig> from;          ///< the stored best it came from (stored levels only)
+  double distance = 0;                     ///< problem_distance() to `from` (0 for exact)
 };
 
 /// The paper's rule as a pluggable function: the local size for a device,
@@ -66,15 +67,15 @@ double problem_distance(const Extent& a, const Extent& b);
 
 /// How a local size may relate to the global size it runs.
 enum class Remainder {
-  divide,       ///< each local dimension divides the global one (OpenCL 1.x, uniform work-groups)
-  pad,          ///< any local size: the NDRange is rounded up to a multiple (a bounds-guarded kernel)
-  non_uniform   ///< each local dimension ≤ the global one; the last group is smaller
-                ///< (OpenCL 2.0 §3.2 non-uniform work-groups)
+  divide,      ///< each local dimension divides the global one (OpenCL 1.x, uniform work-groups)
+  pad,         ///< any local size: the NDRange is rounded up to a multiple (a bounds-guarded kernel)
+  non_uniform  ///< each local dimension ≤ the global one; the last group is smaller
+               ///< (OpenCL 2.0 §3.2 non-uniform work-groups)
 };
 
 /// What one kernel allows on one device besides the device's limits.
 struct KernelFit {
-  std::size_t max_items = 0;          ///< CL_KERNEL_WORK_GROUP_SIZE (work-items); 0 = device limits only
+  std::size_t max_items = 0;                ///< CL_KERNEL_WORK_GROUP_SIZE (work-items); 0 = device limits only
   Remainder remainder = Remainder::divide;  ///< whether local sizes must divide the global size
 };
 
@@ -109,7 +110,7 @@ struct LookupOptions {
   RuleFunction rule = paper_rule_function();  ///< the rule level; empty = skip to NULL
   /// Forced local sizes per kernel name; default: parsed from WSTUNE_FORCE_LOCAL.
   std::optional<std::map<std::string, LocalSize, std::less<>>> forced;
-  bool cache = true;                 ///< keep answers in memory
+  bool cache = true;  ///< keep answers in memory
   /// The nearest, architecture and vendor-type levels serve a stored best
   /// of another size only within this problem_distance() (2: a factor of 4
   /// in one dimension, or of 2 in two).

@@ -56,8 +56,8 @@ std::string default_db_path();
 
 /// How to open a Store.
 struct StoreOptions {
-  bool read_only = false;       ///< open without writing (no creation, no migration)
-  int busy_timeout_ms = 5000;   ///< how long to wait for another writer's lock (ms)
+  bool read_only = false;      ///< open without writing (no creation, no migration)
+  int busy_timeout_ms = 5000;  ///< how long to wait for another writer's lock (ms)
 };
 
 /// A kernel's identity: its __kernel function name (CL_KERNEL_FUNCTION_NAME),
@@ -86,25 +86,25 @@ struct ProblemKey {
 
 /// What a tuning session is.
 struct SessionSpec {
-  std::string strategy;                     ///< e.g. "exhaustive", "random", "online"
+  std::string strategy;                       ///< e.g. "exhaustive", "random", "online"
   std::optional<std::int64_t> budget_trials;  ///< trial budget, none = unlimited
   std::optional<double> budget_seconds;       ///< time budget (s), none = unlimited
 };
 
 /// A stored tuning session.
 struct SessionRecord {
-  std::int64_t id = 0;               ///< row id in this database
-  std::string uuid;                  ///< globally unique id (survives export/import)
-  std::string device_fingerprint;    ///< DeviceInfo::fingerprint()
-  KernelKey kernel;                  ///< the kernel
-  ProblemKey problem;                ///< the problem
-  SessionSpec spec;                  ///< strategy and budgets
-  std::string started_at;            ///< UTC, ISO 8601
-  std::optional<std::string> ended_at;  ///< UTC; none while running or after a kill
-  std::string wstune_version;        ///< version of the wstune that started it
-  std::string host;                  ///< host name
-  bool resumed = false;              ///< set by Store::open_session when an unfinished session was reused
-  std::optional<std::int64_t> pid;   ///< the process writing it (on `host`), none when unknown
+  std::int64_t id = 0;                      ///< row id in this database
+  std::string uuid;                         ///< globally unique id (survives export/import)
+  std::string device_fingerprint;           ///< DeviceInfo::fingerprint()
+  KernelKey kernel;                         ///< the kernel
+  ProblemKey problem;                       ///< the problem
+  SessionSpec spec;                         ///< strategy and budgets
+  std::string started_at;                   ///< UTC, ISO 8601
+  std::optional<std::string> ended_at;      ///< UTC; none while running or after a kill
+  std::string wstune_version;               ///< version of the wstune that started it
+  std::string host;                         ///< host name
+  bool resumed = false;                     ///< set by Store::open_session when an unfinished session was reused
+  std::optional<std::int64_t> pid;          ///< the process writing it (on `host`), none when unknown
   std::optional<std::string> heartbeat_at;  ///< UTC of the writer's last sign of life, none when unknown
 };
 
@@ -113,35 +113,35 @@ struct TrialRecord {
   /// Tuning parameter values (T1 TuningParameters), an object of name →
   /// number, bool or string; empty for kernels without parameters.
   nlohmann::json params = nlohmann::json::object();
-  LocalSize local;                       ///< the local size (nullopt = driver default)
-  std::optional<Extent> global;          ///< the NDRange it ran, when the parameters set it (none: the problem's)
+  LocalSize local;                            ///< the local size (nullopt = driver default)
+  std::optional<Extent> global;               ///< the NDRange it ran, when the parameters set it (none: the problem's)
   TrialStatus status = TrialStatus::correct;  ///< the status class
-  std::string error;                     ///< why it failed, "" when correct
-  std::vector<double> samples_ms;        ///< every kernel-time sample (ms)
-  std::optional<double> compile_ms;      ///< program build time (ms)
-  std::optional<double> run_ms;          ///< wall time of the runs (ms)
-  std::optional<double> verify_ms;       ///< verification time (ms)
-  std::int64_t id = 0;                   ///< row id (set when read back)
-  std::string created_at;                ///< UTC (set when read back)
+  std::string error;                          ///< why it failed, "" when correct
+  std::vector<double> samples_ms;             ///< every kernel-time sample (ms)
+  std::optional<double> compile_ms;           ///< program build time (ms)
+  std::optional<double> run_ms;               ///< wall time of the runs (ms)
+  std::optional<double> verify_ms;            ///< verification time (ms)
+  std::int64_t id = 0;                        ///< row id (set when read back)
+  std::string created_at;                     ///< UTC (set when read back)
   /// The median of samples_ms; nullopt without samples.
   [[nodiscard]] std::optional<double> median_ms() const;
 };
 
 /// A best configuration (one history row).
 struct BestConfig {
-  std::string device_fingerprint;   ///< the device
-  KernelKey kernel;                 ///< the kernel
-  ProblemKey problem;               ///< the problem
+  std::string device_fingerprint;                    ///< the device
+  KernelKey kernel;                                  ///< the kernel
+  ProblemKey problem;                                ///< the problem
   nlohmann::json params = nlohmann::json::object();  ///< its tuning parameter values (see TrialRecord::params)
-  LocalSize local;                  ///< the best local size (nullopt = driver default)
-  std::optional<Extent> global;     ///< its NDRange when the parameters set it (none: the problem's)
-  double median_ms = 0;             ///< its median kernel time (ms)
-  std::optional<double> null_ms;    ///< the driver default's median (ms)
-  std::optional<double> rule_ms;    ///< the paper's §3.2.3 rule's median (ms)
-  std::optional<std::int64_t> session_id;  ///< the session it was derived from
-  std::int64_t id = 0;              ///< row id (set when read back)
-  std::string uuid;                 ///< unique id (set when read back)
-  std::string recorded_at;          ///< UTC (set when read back)
+  LocalSize local;                                   ///< the best local size (nullopt = driver default)
+  std::optional<Extent> global;                      ///< its NDRange when the parameters set it (none: the problem's)
+  double median_ms = 0;                              ///< its median kernel time (ms)
+  std::optional<double> null_ms;                     ///< the driver default's median (ms)
+  std::optional<double> rule_ms;                     ///< the paper's §3.2.3 rule's median (ms)
+  std::optional<std::int64_t> session_id;            ///< the session it was derived from
+  std::int64_t id = 0;                               ///< row id (set when read back)
+  std::string uuid;                                  ///< unique id (set when read back)
+  std::string recorded_at;                           ///< UTC (set when read back)
   /// null_ms / median_ms (> 1: faster than NULL).
   [[nodiscard]] std::optional<double> ratio_to_null() const;
   /// rule_ms / median_ms (> 1: faster than the paper's rule).
@@ -150,19 +150,19 @@ struct BestConfig {
 
 /// A lean current-best row for ranking in the look-up chain.
 struct BestCandidate {
-  std::int64_t id = 0;  ///< best_configs row id (Store::best_by_id)
-  Extent global;        ///< its problem's NDRange
-  LocalSize local;      ///< its local size
+  std::int64_t id = 0;            ///< best_configs row id (Store::best_by_id)
+  Extent global;                  ///< its problem's NDRange
+  LocalSize local;                ///< its local size
   double median_ms = 0;           ///< its median kernel time (ms)
   std::optional<double> null_ms;  ///< the driver default's median in the same session (ms), if measured
 };
 
 /// Filter for Store::best_configs(); empty fields match everything.
 struct BestFilter {
-  std::string device;        ///< fingerprint, or a case-insensitive substring of the device name
-  std::string kernel;        ///< kernel function name (exact)
+  std::string device;            ///< fingerprint, or a case-insensitive substring of the device name
+  std::string kernel;            ///< kernel function name (exact)
   std::optional<Extent> global;  ///< exact global size
-  bool history = false;      ///< all rows instead of the current best per key
+  bool history = false;          ///< all rows instead of the current best per key
 };
 
 /// One device's part of a split run.
@@ -174,33 +174,33 @@ struct SplitShare {
 
 /// One split run of an NDRange over several devices.
 struct SplitRun {
-  KernelKey kernel;                 ///< the kernel
-  ProblemKey problem;               ///< the whole problem
-  std::string model;                ///< the split model, e.g. "pe-ratio"
-  double makespan_ms = 0;           ///< the slowest device's time (ms)
-  std::vector<SplitShare> devices;  ///< per-device shares and times, in order
+  KernelKey kernel;                                  ///< the kernel
+  ProblemKey problem;                                ///< the whole problem
+  std::string model;                                 ///< the split model, e.g. "pe-ratio"
+  double makespan_ms = 0;                            ///< the slowest device's time (ms)
+  std::vector<SplitShare> devices;                   ///< per-device shares and times, in order
   nlohmann::json detail = nlohmann::json::object();  ///< opaque extra data
-  std::string created_at;           ///< UTC (set when read back)
-  std::string host;                 ///< host (set when read back)
+  std::string created_at;                            ///< UTC (set when read back)
+  std::string host;                                  ///< host (set when read back)
 };
 
 /// A split-model calibration for one device and kernel.
 struct StoredCalibration {
-  std::string device_fingerprint;   ///< the device
-  KernelKey kernel;                 ///< the kernel
-  std::string model;                ///< the model name
-  nlohmann::json params;            ///< opaque JSON
-  std::string created_at;           ///< UTC (set when read back)
+  std::string device_fingerprint;  ///< the device
+  KernelKey kernel;                ///< the kernel
+  std::string model;               ///< the model name
+  nlohmann::json params;           ///< opaque JSON
+  std::string created_at;          ///< UTC (set when read back)
 };
 
 /// Result of Store::check().
 struct CheckReport {
-  int schema_version = 0;           ///< PRAGMA user_version
-  bool ok = false;                  ///< integrity and foreign keys fine
+  int schema_version = 0;             ///< PRAGMA user_version
+  bool ok = false;                    ///< integrity and foreign keys fine
   std::vector<std::string> problems;  ///< integrity_check / foreign_key_check messages
-  std::string journal_mode;         ///< e.g. "wal"
-  std::int64_t devices = 0, kernels = 0, problems_count = 0, sessions = 0, trials = 0,
-               best_configs = 0, split_runs = 0, calibrations = 0;  ///< row counts
+  std::string journal_mode;           ///< e.g. "wal"
+  std::int64_t devices = 0, kernels = 0, problems_count = 0, sessions = 0, trials = 0, best_configs = 0, split_runs = 0,
+               calibrations = 0;  ///< row counts
 };
 
 /// What Store::import_json() did.
@@ -212,7 +212,6 @@ struct ImportStats {
 
 /// 16 hex digits of FNV-1a 64 of `text` (used for KernelKey::source_hash).
 std::string fnv1a_hex(std::string_view text);
-
 
 /// The measurement store. All methods throw StoreError on a database
 /// failure (with the path and the fix); writes are transactions that leave
@@ -331,7 +330,7 @@ class Store {
   std::int64_t put_calibration(const StoredCalibration& c);
   /// The newest calibration of a device fingerprint, kernel name and model.
   [[nodiscard]] std::optional<StoredCalibration> calibration(std::string_view fingerprint, std::string_view kernel,
-                                                       std::string_view model) const;
+                                                             std::string_view model) const;
 
   /// PRAGMA integrity_check and foreign_key_check, schema version, counts.
   [[nodiscard]] CheckReport check() const;

@@ -37,8 +37,8 @@ namespace wstune {
 
 /// How a Tuner behaves.
 struct TunerOptions {
-  LookupOptions lookup;        ///< the look-up chain's options
-  StoreOptions store;          ///< how to open the database (path constructor only)
+  LookupOptions lookup;  ///< the look-up chain's options
+  StoreOptions store;    ///< how to open the database (path constructor only)
   /// When the look-up chain has no exact, forced or near (LookupLevel::nearest)
   /// answer, launch() first tunes online (tune()): with the kernel's current
   /// arguments it measures NULL, the paper's rule and the guided searcher's
@@ -47,15 +47,15 @@ struct TunerOptions {
   /// and the best. Refused (UsageError) for kernels wstune cannot run safely:
   /// see Tuner::tune().
   bool tune_online = false;
-  unsigned online_max_trials = 12;     ///< at most this many configurations in the search
+  unsigned online_max_trials = 12;                  ///< at most this many configurations in the search
   std::chrono::milliseconds online_max_time{2000};  ///< and at most this long (the final rounds come on top)
-  TimingOptions online_timing{1, 3};   ///< warm-up and repetitions per configuration in the search
+  TimingOptions online_timing{1, 3};                ///< warm-up and repetitions per configuration in the search
   /// Final rounds: NULL and the up to final_candidates fastest correct shapes
   /// run once each per round, interleaved (a steady-state A/B), for at most
   /// final_rounds rounds or final_max_time (at least 5 rounds); the stored
   /// best and its ratio to NULL are the medians of these rounds.
   unsigned final_rounds = 50;
-  unsigned final_candidates = 3;       ///< shapes besides NULL in the final rounds
+  unsigned final_candidates = 3;                   ///< shapes besides NULL in the final rounds
   std::chrono::milliseconds final_max_time{1000};  ///< time bound of the final rounds
   /// 0: launch() runs the whole online search at the first launch of a
   /// size (blocking, bounded by online_max_time plus the final rounds).

@@ -67,9 +67,9 @@ LocalSize parse_local_size(std::string_view text, std::string_view what = "--loc
 /// elements or work-items for 1-D kernels; see KernelSpec::split_units).
 /// Used to run a slice of one kernel on one device (paper §3.1.1).
 struct Block {
-  unsigned dim = 0;        ///< 0 = split along x, 1 = split along y
-  std::size_t begin = 0;   ///< first index of the block (inclusive)
-  std::size_t end = 0;     ///< one past the last index
+  unsigned dim = 0;       ///< 0 = split along x, 1 = split along y
+  std::size_t begin = 0;  ///< first index of the block (inclusive)
+  std::size_t end = 0;    ///< one past the last index
   /// end − begin.
   [[nodiscard]] std::size_t size() const noexcept { return end - begin; }
   friend bool operator==(const Block&, const Block&) = default;

@@ -41,10 +41,10 @@ extern "C" {
 
 /** Status codes besides CL_SUCCESS and the OpenCL error codes (negative). */
 typedef enum wstune_status {
-  WSTUNE_SUCCESS = 0,          /**< no error */
-  WSTUNE_USAGE_ERROR = -2001,  /**< bad input (a NULL handle, a bad size, a kernel wstune cannot tune safely) */
-  WSTUNE_STORE_ERROR = -2002,  /**< the database failed (locked, read-only, corrupt, newer schema) */
-  WSTUNE_OTHER_ERROR = -2003   /**< anything else (out of memory, …) */
+  WSTUNE_SUCCESS = 0,         /**< no error */
+  WSTUNE_USAGE_ERROR = -2001, /**< bad input (a NULL handle, a bad size, a kernel wstune cannot tune safely) */
+  WSTUNE_STORE_ERROR = -2002, /**< the database failed (locked, read-only, corrupt, newer schema) */
+  WSTUNE_OTHER_ERROR = -2003  /**< anything else (out of memory, …) */
 } wstune_status;
 
 /** An opaque tuner: a database connection, its look-up chain and what it knows about kernels. */

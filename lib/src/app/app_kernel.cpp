@@ -12,7 +12,7 @@ namespace {
 
 // OpenCL 2.1 query names by value: the library compiles against the
 // 1.2 API (CL_TARGET_OPENCL_VERSION=120) and asks them only where they exist.
-constexpr cl_program_info kProgramIl = 0x1169;                 // CL_PROGRAM_IL (2.1)
+constexpr cl_program_info kProgramIl = 0x1169;  // CL_PROGRAM_IL (2.1)
 
 // A string-valued OpenCL info query through `get(size, value, size_ret)`;
 // nullopt when the query fails (e.g. CL_KERNEL_ARG_INFO_NOT_AVAILABLE).
@@ -56,13 +56,14 @@ std::string program_binary(cl_program prog, cl_device_id dev) {
 // The program's identity hash: its source, else its IL (OpenCL ≥ 2.1), else
 // the device's binary (see KernelKey).
 std::string program_hash(cl_program prog, cl_device_id dev) {
-  if (auto src = info_string([&](std::size_t n, void* v, std::size_t* r) {
-        return clGetProgramInfo(prog, CL_PROGRAM_SOURCE, n, v, r);
-      }); src && !src->empty())
+  if (auto src = info_string(
+          [&](std::size_t n, void* v, std::size_t* r) { return clGetProgramInfo(prog, CL_PROGRAM_SOURCE, n, v, r); });
+      src && !src->empty())
     return fnv1a_hex(*src);
   if (auto il = info_string([&](std::size_t n, void* v, std::size_t* r) {
         return clGetProgramInfo(prog, kProgramIl, n, v, r);  // an error below 2.1: skipped
-      }); il && !il->empty())
+      });
+      il && !il->empty())
     return "il:" + fnv1a_hex(*il);
   const std::string bin = program_binary(prog, dev);
   return bin.empty() ? std::string() : "bin:" + fnv1a_hex(bin);
@@ -82,7 +83,8 @@ std::vector<ArgFacts> arg_facts(cl_kernel k, cl_uint n) {
     a.is_const = (tq & CL_KERNEL_ARG_TYPE_CONST) != 0;
     a.writable_image = acc == CL_KERNEL_ARG_ACCESS_WRITE_ONLY || acc == CL_KERNEL_ARG_ACCESS_READ_WRITE;
     auto get = [&](cl_kernel_arg_info what) {
-      return info_string([&](std::size_t sz, void* v, std::size_t* r) { return clGetKernelArgInfo(k, i, what, sz, v, r); })
+      return info_string(
+                 [&](std::size_t sz, void* v, std::size_t* r) { return clGetKernelArgInfo(k, i, what, sz, v, r); })
           .value_or("");
     };
     a.name = get(CL_KERNEL_ARG_NAME);
@@ -96,9 +98,8 @@ std::vector<ArgFacts> arg_facts(cl_kernel k, cl_uint n) {
 // when the program has no source or the copy does not build.
 std::vector<ArgFacts> arg_facts_rebuilt(cl_program prog, cl_device_id dev, const std::string& name,
                                         const std::string& options, cl_uint n) {
-  const auto src = info_string([&](std::size_t sz, void* v, std::size_t* r) {
-    return clGetProgramInfo(prog, CL_PROGRAM_SOURCE, sz, v, r);
-  });
+  const auto src = info_string(
+      [&](std::size_t sz, void* v, std::size_t* r) { return clGetProgramInfo(prog, CL_PROGRAM_SOURCE, sz, v, r); });
   cl_context ctx = nullptr;
   if (!src || src->empty() || clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof ctx, &ctx, nullptr) != CL_SUCCESS)
     return {};
@@ -157,12 +158,13 @@ KernelFacts kernel_facts(cl_kernel k, cl_device_id dev, const DeviceInfo& info) 
   f.key.build_options = trim(info_string([&](std::size_t n, void* v, std::size_t* r) {
                                return clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_OPTIONS, n, v, r);
                              }).value_or(""));
-  WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof f.max_items, &f.max_items, nullptr));
+  WSTUNE_CL_CHECK(
+      clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof f.max_items, &f.max_items, nullptr));
   cl_ulong lm = 0;
   WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, nullptr));
   f.local_mem_bytes = lm;
-  WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof f.required, f.required,
-                                           nullptr));
+  WSTUNE_CL_CHECK(
+      clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof f.required, f.required, nullptr));
   WSTUNE_CL_CHECK(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof f.num_args, &f.num_args, nullptr));
   f.args = arg_facts(k, f.num_args);
   if (f.args.empty() && f.num_args) f.args = arg_facts_rebuilt(prog, dev, f.key.name, f.key.build_options, f.num_args);

@@ -16,10 +16,10 @@ namespace wstune::detail {
 
 /// One kernel argument from clGetKernelArgInfo (OpenCL 1.2 §5.7.3).
 struct ArgFacts {
-  std::string name;        ///< CL_KERNEL_ARG_NAME
-  std::string type;        ///< CL_KERNEL_ARG_TYPE_NAME, e.g. "float*"
+  std::string name;                                                         ///< CL_KERNEL_ARG_NAME
+  std::string type;                                                         ///< CL_KERNEL_ARG_TYPE_NAME, e.g. "float*"
   cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;  ///< __global, __local, …
-  bool is_const = false;   ///< CL_KERNEL_ARG_TYPE_CONST
+  bool is_const = false;                                                    ///< CL_KERNEL_ARG_TYPE_CONST
   bool writable_image = false;  ///< an image that is write_only or read_write
   /// A __global pointer that is not const: the kernel may write through it.
   [[nodiscard]] bool written() const noexcept { return address == CL_KERNEL_ARG_ADDRESS_GLOBAL && !is_const; }
@@ -27,14 +27,14 @@ struct ArgFacts {
 
 /// What one kernel is and allows on one device.
 struct KernelFacts {
-  KernelKey key;                    ///< name, program hash, build options
-  std::size_t max_items = 0;        ///< CL_KERNEL_WORK_GROUP_SIZE
-  std::uint64_t local_mem_bytes = 0;  ///< CL_KERNEL_LOCAL_MEM_SIZE (with __local args as set now)
+  KernelKey key;                        ///< name, program hash, build options
+  std::size_t max_items = 0;            ///< CL_KERNEL_WORK_GROUP_SIZE
+  std::uint64_t local_mem_bytes = 0;    ///< CL_KERNEL_LOCAL_MEM_SIZE (with __local args as set now)
   std::size_t required[3] = {0, 0, 0};  ///< CL_KERNEL_COMPILE_WORK_GROUP_SIZE (0: none)
-  bool non_uniform = false;         ///< the device and the program's -cl-std allow non-uniform work-groups
-  bool arg_info = false;            ///< clGetKernelArgInfo answered
-  std::vector<ArgFacts> args;       ///< per argument (empty without arg info)
-  cl_uint num_args = 0;             ///< CL_KERNEL_NUM_ARGS
+  bool non_uniform = false;             ///< the device and the program's -cl-std allow non-uniform work-groups
+  bool arg_info = false;                ///< clGetKernelArgInfo answered
+  std::vector<ArgFacts> args;           ///< per argument (empty without arg info)
+  cl_uint num_args = 0;                 ///< CL_KERNEL_NUM_ARGS
   /// The kernel's reqd_work_group_size as a local size of `dims` dimensions, if it has one.
   [[nodiscard]] LocalSize required_local(unsigned dims) const;
   /// Indices of __local pointer arguments ("" names when unknown).

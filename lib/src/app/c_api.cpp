@@ -81,7 +81,9 @@ int with_options(wstune_tuner* t, cl_kernel k, F&& change) {
 
 extern "C" {
 
-wstune_tuner* wstune_open(const char* db_path) { return open_tuner(db_path, {}); }
+wstune_tuner* wstune_open(const char* db_path) {
+  return open_tuner(db_path, {});
+}
 
 wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsigned max_time_ms) {
   wstune::TunerOptions o;
@@ -117,7 +119,9 @@ int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_d
   });
 }
 
-const char* wstune_last_level(const wstune_tuner* t) { return t ? t->level.c_str() : ""; }
+const char* wstune_last_level(const wstune_tuner* t) {
+  return t ? t->level.c_str() : "";
+}
 
 int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials) {
   return guarded([&] {
@@ -163,10 +167,16 @@ void wstune_forget(wstune_tuner* t, cl_kernel k) {
   t->tuner->forget(k);
 }
 
-void wstune_close(wstune_tuner* t) { delete t; }
+void wstune_close(wstune_tuner* t) {
+  delete t;
+}
 
-const char* wstune_last_error(void) { return last_error.c_str(); }
+const char* wstune_last_error(void) {
+  return last_error.c_str();
+}
 
-const char* wstune_version(void) { return wstune::version().data(); }
+const char* wstune_version(void) {
+  return wstune::version().data();
+}
 
 }  // extern "C"

@@ -16,15 +16,24 @@ namespace wstune {
 
 std::string_view to_string(LookupLevel l) noexcept {
   switch (l) {
-    case LookupLevel::required: return "required";
-    case LookupLevel::forced: return "forced";
-    case LookupLevel::exact: return "exact";
-    case LookupLevel::nearest: return "nearest";
-    case LookupLevel::architecture: return "architecture";
-    case LookupLevel::vendor_type: return "vendor-type";
-    case LookupLevel::rule: return "rule";
-    case LookupLevel::online: return "online";
-    case LookupLevel::null_: break;
+    case LookupLevel::required:
+      return "required";
+    case LookupLevel::forced:
+      return "forced";
+    case LookupLevel::exact:
+      return "exact";
+    case LookupLevel::nearest:
+      return "nearest";
+    case LookupLevel::architecture:
+      return "architecture";
+    case LookupLevel::vendor_type:
+      return "vendor-type";
+    case LookupLevel::rule:
+      return "rule";
+    case LookupLevel::online:
+      return "online";
+    case LookupLevel::null_:
+      break;
   }
   return "null";
 }
@@ -89,9 +98,9 @@ namespace {
 bool chosen_along(const BestCandidate& c, unsigned d, const SpaceLimits& limits) {
   const std::size_t l = (*c.local)[d], g = c.global[d];
   if (g % l != 0) return true;
-  const std::size_t cap = std::min(limits.max_items(), d < limits.max_work_item_sizes.size()
-                                                           ? limits.max_work_item_sizes[d]
-                                                           : std::numeric_limits<std::size_t>::max());
+  const std::size_t cap =
+      std::min(limits.max_items(), d < limits.max_work_item_sizes.size() ? limits.max_work_item_sizes[d]
+                                                                         : std::numeric_limits<std::size_t>::max());
   for (std::size_t v : divisors(g)) {
     if (v > cap) break;
     if (v != l) return true;
@@ -158,15 +167,18 @@ struct Lookup::Impl {
     if (auto b = store->exact_best(fp, kernel, global); b && local_fits(b->local, global, device, fit)) {
       return {b->local, LookupLevel::exact, std::move(b), 0};
     }
-    if (auto r = pick(store->candidates(kernel, global.dims, fp, {}, {}, {}), device, global, fit,
-                      LookupLevel::nearest)) return *r;
+    if (auto r =
+            pick(store->candidates(kernel, global.dims, fp, {}, {}, {}), device, global, fit, LookupLevel::nearest))
+      return *r;
     if (!device.architecture.empty()) {
       if (auto r = pick(store->candidates(kernel, global.dims, {}, device.architecture, {}, {}), device, global, fit,
-                        LookupLevel::architecture)) return *r;
+                        LookupLevel::architecture))
+        return *r;
     }
     if (!device.vendor.empty() && !device.type.empty()) {
-      if (auto r = pick(store->candidates(kernel, global.dims, {}, {}, device.vendor, device.type), device, global,
-                        fit, LookupLevel::vendor_type)) return *r;
+      if (auto r = pick(store->candidates(kernel, global.dims, {}, {}, device.vendor, device.type), device, global, fit,
+                        LookupLevel::vendor_type))
+        return *r;
     }
     if (options.rule) {
       if (auto l = options.rule(device, kernel.name, global, fit.max_items);
@@ -195,9 +207,10 @@ LookupResult Lookup::find(const DeviceInfo& device, const KernelKey& kernel, con
                           const KernelFit& fit) {
   Impl& m = *impl_;
   if (global.dims < 1 || global.dims > 3 || global.count() == 0) {
-    throw UsageError(fmt::format("look-up of {}: global size {} is not a valid 1-, 2- or 3-D NDRange; give each "
-                                 "dimension ≥ 1 work-item",
-                                 kernel.name, to_string(global)));
+    throw UsageError(
+        fmt::format("look-up of {}: global size {} is not a valid 1-, 2- or 3-D NDRange; give each "
+                    "dimension ≥ 1 work-item",
+                    kernel.name, to_string(global)));
   }
   if (!m.options.cache) return m.resolve(device, kernel, global, fit);
   if (m.generation != m.store->generation()) {
@@ -206,17 +219,24 @@ LookupResult Lookup::find(const DeviceInfo& device, const KernelKey& kernel, con
   }
   // Key: identity fields of the device (as the fingerprint), kernel, size, fit.
   m.key.clear();
-  fmt::format_to(std::back_inserter(m.key), "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", device.vendor,
-                 device.name, device.driver_version, device.compute_units, kernel.name, kernel.source_hash,
-                 kernel.build_options, to_string(global), global.dims, fit.max_items, static_cast<int>(fit.remainder));
+  fmt::format_to(std::back_inserter(m.key), "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                 device.vendor, device.name, device.driver_version, device.compute_units, kernel.name,
+                 kernel.source_hash, kernel.build_options, to_string(global), global.dims, fit.max_items,
+                 static_cast<int>(fit.remainder));
   if (auto it = m.cache.find(m.key); it != m.cache.end()) return it->second;
   LookupResult r = m.resolve(device, kernel, global, fit);
   m.cache.emplace(m.key, r);
   return r;
 }
 
-void Lookup::clear_cache() { impl_->cache.clear(); }
-std::size_t Lookup::cache_size() const { return impl_->cache.size(); }
-Store& Lookup::store() const noexcept { return *impl_->store; }
+void Lookup::clear_cache() {
+  impl_->cache.clear();
+}
+std::size_t Lookup::cache_size() const {
+  return impl_->cache.size();
+}
+Store& Lookup::store() const noexcept {
+  return *impl_->store;
+}
 
 }  // namespace wstune

@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "evaluate/app_evaluator.hpp"
 #include "app/app_kernel.hpp"
-#include "wstune/error.hpp"
-#include "space/rules.hpp"
-#include "search/search.hpp"
+#include "evaluate/app_evaluator.hpp"
 #include "evaluate/trial.hpp"
+#include "search/search.hpp"
+#include "space/rules.hpp"
 #include "store/trial_rows.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -24,8 +24,7 @@ using detail::queue_device;
 
 Extent extent_of(const cl::NDRange& range) {
   const auto dims = static_cast<unsigned>(range.dimensions());
-  if (dims < 1 || dims > 3)
-    throw UsageError(fmt::format("an NDRange has 1 to 3 dimensions; this one has {}", dims));
+  if (dims < 1 || dims > 3) throw UsageError(fmt::format("an NDRange has 1 to 3 dimensions; this one has {}", dims));
   return Extent{range[0], dims > 1 ? range[1] : 1, dims > 2 ? range[2] : 1, dims};
 }
 
@@ -78,8 +77,8 @@ struct Tuner::Impl {
 // A launch's share of dynamic tuning (TunerOptions::online_trials_per_launch):
 // one online step within what is left of the session's time in this process.
 std::optional<LookupResult> Tuner::Impl::dynamic_step(cl_command_queue queue, cl_kernel kernel, const Extent& global,
-                                                       const DeviceInfo& dev, const KernelFacts& f,
-                                                       OnlineProgress& progress, unsigned per_launch) {
+                                                      const DeviceInfo& dev, const KernelFacts& f,
+                                                      OnlineProgress& progress, unsigned per_launch) {
   const auto left = std::max(std::chrono::milliseconds(0), options.online_max_time - progress.spent);
   const auto t0 = std::chrono::steady_clock::now();
   OnlineStep step = online_step(queue, kernel, global, dev, f, per_launch, left);
@@ -103,8 +102,12 @@ Tuner::Tuner(Store& store, TunerOptions options) : impl_(std::make_unique<Impl>(
 
 Tuner::~Tuner() = default;
 
-Store& Tuner::store() const noexcept { return *impl_->store; }
-Lookup& Tuner::lookup_chain() const noexcept { return *impl_->lookup; }
+Store& Tuner::store() const noexcept {
+  return *impl_->store;
+}
+Lookup& Tuner::lookup_chain() const noexcept {
+  return *impl_->lookup;
+}
 
 void Tuner::set_kernel_options(cl_kernel kernel, KernelOptions options) {
   impl_->kernel_options[kernel] = std::move(options);
@@ -157,8 +160,7 @@ const KernelFacts& facts_of(std::map<std::pair<cl_kernel, cl_device_id>, KernelF
 }
 
 bool answers_without_tuning(LookupLevel l) {
-  return l == LookupLevel::required || l == LookupLevel::forced || l == LookupLevel::exact ||
-         l == LookupLevel::nearest;
+  return l == LookupLevel::required || l == LookupLevel::forced || l == LookupLevel::exact || l == LookupLevel::nearest;
 }
 }  // namespace
 
@@ -170,8 +172,10 @@ LookupResult Tuner::lookup(cl_command_queue queue, cl_kernel kernel, const Exten
   const DeviceInfo& dev = device_info(queue);
   const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
   if (global.dims < 1 || global.dims > 3 || global.count() == 0)
-    throw UsageError(fmt::format("kernel {}: global size {} is not a 1-, 2- or 3-D NDRange of ≥ 1 work-item per "
-                                 "dimension", f.key.name, to_string(global)));
+    throw UsageError(
+        fmt::format("kernel {}: global size {} is not a 1-, 2- or 3-D NDRange of ≥ 1 work-item per "
+                    "dimension",
+                    f.key.name, to_string(global)));
   if (LocalSize req = f.required_local(global.dims)) return {req, LookupLevel::required, {}, 0};
   return impl_->lookup->find(dev, f.key, global, impl_->fit(kernel, f));
 }
@@ -188,22 +192,26 @@ std::vector<detail::WrittenArg> Tuner::Impl::written(cl_kernel k, const KernelFa
   const std::string& name = f.key.name;
   const KernelOptions& o = opts(k);
   if (!f.arg_info && !o.written_args)
-    throw UsageError(fmt::format("kernel {}: the driver gives no argument info, so wstune cannot tell which buffers "
-                                 "it writes; build the program with -cl-kernel-arg-info or set "
-                                 "KernelOptions::written_args", name));
+    throw UsageError(
+        fmt::format("kernel {}: the driver gives no argument info, so wstune cannot tell which buffers "
+                    "it writes; build the program with -cl-kernel-arg-info or set "
+                    "KernelOptions::written_args",
+                    name));
   std::vector<cl_uint> indices;
   if (o.written_args) indices = *o.written_args;
   for (cl_uint i = 0; !o.written_args && i < f.args.size(); ++i)
     if (f.args[i].written()) indices.push_back(i);
   std::vector<detail::WrittenArg> out;
   for (cl_uint i : indices) {
-    const std::string arg = i < f.args.size() ? fmt::format("{} ({} {})", i, f.args[i].type, f.args[i].name)
-                                              : std::to_string(i);
+    const std::string arg =
+        i < f.args.size() ? fmt::format("{} ({} {})", i, f.args[i].type, f.args[i].name) : std::to_string(i);
     auto b = buffers[k].find(i);
     if (i >= f.num_args || b == buffers[k].end())
-      throw UsageError(fmt::format("kernel {}: argument {} may be written; pass its buffer with Tuner::set_arg(kernel, "
-                                   "{}, buffer) (C: wstune_set_arg_buffer) so online tuning can restore it, or "
-                                   "declare it const", name, arg, i));
+      throw UsageError(
+          fmt::format("kernel {}: argument {} may be written; pass its buffer with Tuner::set_arg(kernel, "
+                      "{}, buffer) (C: wstune_set_arg_buffer) so online tuning can restore it, or "
+                      "declare it const",
+                      name, arg, i));
     const std::string type = i < f.args.size() ? f.args[i].type : "";
     const char element = type.starts_with("float*") ? 'f' : type.starts_with("double*") ? 'd' : 'b';
     out.push_back({i, b->second, element});
@@ -216,14 +224,16 @@ detail::AppRun Tuner::Impl::app_run(cl_command_queue q, cl_kernel k, const Exten
   const KernelOptions& o = opts(k);
   for (cl_uint i = 0; i < f.args.size(); ++i) {
     if (f.args[i].writable_image)
-      throw UsageError(fmt::format("kernel {}: argument {} ({}) is a writable image; online tuning restores buffers "
-                                   "only: tune it offline (wstune tune) or copy the image yourself", f.key.name, i,
-                                   f.args[i].name));
+      throw UsageError(
+          fmt::format("kernel {}: argument {} ({}) is a writable image; online tuning restores buffers "
+                      "only: tune it offline (wstune tune) or copy the image yourself",
+                      f.key.name, i, f.args[i].name));
     if (f.args[i].address == CL_KERNEL_ARG_ADDRESS_LOCAL && !o.local_args)
-      throw UsageError(fmt::format("kernel {}: argument {} ({}) is __local and wstune cannot size it for other local "
-                                   "sizes; set KernelOptions::local_args (Tuner::set_kernel_options, C: "
-                                   "wstune_set_local_args) or give the kernel reqd_work_group_size", f.key.name, i,
-                                   f.args[i].name));
+      throw UsageError(
+          fmt::format("kernel {}: argument {} ({}) is __local and wstune cannot size it for other local "
+                      "sizes; set KernelOptions::local_args (Tuner::set_kernel_options, C: "
+                      "wstune_set_local_args) or give the kernel reqd_work_group_size",
+                      f.key.name, i, f.args[i].name));
   }
   return detail::AppRun{q, k, global, remainder(k, f), &dev, &f, written(k, f), o.local_args, o.tolerance};
 }
@@ -277,7 +287,7 @@ Tuner::Impl::OnlineStep Tuner::Impl::online_step(cl_command_queue queue, cl_kern
   auto stop = either(max_evaluations(budget), time_limit(time_left));
   TuneOptions topt;
   topt.timing = options.online_timing;
-  topt.tiebreak_rounds = 0;  // the final interleaved rounds decide instead
+  topt.tiebreak_rounds = 0;                    // the final interleaved rounds decide instead
   if (budget < left) topt.confirm_rounds = 0;  // a step: no reruns of stored configurations
   topt.on_trial = [&](const Trial& t, TrialPhase) { store->add_trial(s.id, to_record(t)); };
   topt.lookup = [&](const Configuration& c) -> std::optional<Trial> {
@@ -308,7 +318,9 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   return lookup(queue, kernel, global);
 }
 
-void Tuner::set_online_trials_per_launch(unsigned n) noexcept { impl_->options.online_trials_per_launch = n; }
+void Tuner::set_online_trials_per_launch(unsigned n) noexcept {
+  impl_->options.online_trials_per_launch = n;
+}
 
 // Readies `k` to run answer `r` over `global` (the __local setter, checks)
 // and returns the NDRange to enqueue. Throws UsageError when it cannot run.
@@ -316,17 +328,20 @@ Extent Tuner::Impl::ready(cl_kernel k, const Extent& global, const LookupResult&
                           const KernelFacts& f) {
   const KernelFit kfit = fit(k, f);
   if (!local_fits(r.local, global, dev, kfit))
-    throw UsageError(fmt::format("kernel {}: its reqd_work_group_size {} does not fit the global size {}; give a "
-                                 "multiple of it, or declare the kernel bounds_guarded (KernelOptions)",
-                                 f.key.name, to_string(r.local), to_string(global)));
+    throw UsageError(
+        fmt::format("kernel {}: its reqd_work_group_size {} does not fit the global size {}; give a "
+                    "multiple of it, or declare the kernel bounds_guarded (KernelOptions)",
+                    f.key.name, to_string(r.local), to_string(global)));
   const KernelOptions& o = opts(k);
   if (o.local_args && !o.local_args(k, r.local))
     throw UsageError(fmt::format("kernel {}: its local_args setter refused the local size {} ({})", f.key.name,
                                  to_string(r.local), to_string(r.level)));
   if (!o.local_args && !f.local_args().empty() && r.level != LookupLevel::required && r.level != LookupLevel::forced)
-    throw UsageError(fmt::format("kernel {}: argument {} is __local, sized by the app for one local size; set "
-                                 "KernelOptions::local_args so wstune can size it for {}, or give the kernel "
-                                 "reqd_work_group_size", f.key.name, f.local_args().front(), to_string(r.local)));
+    throw UsageError(
+        fmt::format("kernel {}: argument {} is __local, sized by the app for one local size; set "
+                    "KernelOptions::local_args so wstune can size it for {}, or give the kernel "
+                    "reqd_work_group_size",
+                    f.key.name, f.local_args().front(), to_string(r.local)));
   return kfit.remainder == Remainder::pad ? padded_global(global, r.local) : global;
 }
 
@@ -335,9 +350,9 @@ LookupResult Tuner::launch(cl_command_queue queue, cl_kernel kernel, const Exten
   const DeviceInfo& dev = device_info(queue);
   const KernelFacts& f = facts_of(impl_->kernels, kernel, queue_device(queue), dev);
   if (impl_->options.tune_online && !answers_without_tuning(r.level)) {
-    Impl::OnlineProgress& progress = impl_->online[fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(),
-                                                               f.key.name, f.key.source_hash, f.key.build_options,
-                                                               to_string(global))];
+    Impl::OnlineProgress& progress =
+        impl_->online[fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", dev.fingerprint(), f.key.name, f.key.source_hash,
+                                  f.key.build_options, to_string(global))];
     const unsigned per_launch = impl_->options.online_trials_per_launch;
     if (progress.finished) {
       // tuned online here already: the look-up's answer stands

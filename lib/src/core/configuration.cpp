@@ -21,7 +21,9 @@ std::string configuration_key(const nlohmann::json& params, const LocalSize& loc
   return key + ';' + to_string(local);
 }
 
-std::string Configuration::key() const { return configuration_key(params, local); }
+std::string Configuration::key() const {
+  return configuration_key(params, local);
+}
 
 std::string to_string(const Configuration& c) {
   std::string out;

@@ -8,7 +8,9 @@ namespace wstune {
 
 std::string_view cl_error_name(cl_int code) noexcept {
   switch (code) {
-#define WSTUNE_ERR(name, value) case value: return #name;
+#define WSTUNE_ERR(name, value) \
+  case value:                   \
+    return #name;
     WSTUNE_ERR(CL_SUCCESS, 0)
     WSTUNE_ERR(CL_DEVICE_NOT_FOUND, -1)
     WSTUNE_ERR(CL_DEVICE_NOT_AVAILABLE, -2)
@@ -74,15 +76,19 @@ std::string_view cl_error_name(cl_int code) noexcept {
     WSTUNE_ERR(CL_MAX_SIZE_RESTRICTION_EXCEEDED, -72)
     WSTUNE_ERR(CL_PLATFORM_NOT_FOUND_KHR, -1001)
 #undef WSTUNE_ERR
-    default: return "CL_UNKNOWN_ERROR";
+    default:
+      return "CL_UNKNOWN_ERROR";
   }
 }
 
 ClError::ClError(std::string call, cl_int code)
     : Error(fmt::format("OpenCL error {} ({}) in {}", cl_error_name(code), code, call)),
-      call_(std::move(call)), code_(code) {}
+      call_(std::move(call)),
+      code_(code) {}
 
-std::string_view ClError::name() const noexcept { return cl_error_name(code_); }
+std::string_view ClError::name() const noexcept {
+  return cl_error_name(code_);
+}
 
 BuildError::BuildError(std::string call, cl_int code, std::string log)
     : ClError(std::move(call), code), log_(std::move(log)) {}

@@ -10,9 +10,12 @@ namespace wstune {
 
 std::string_view to_string(Priority p) noexcept {
   switch (p) {
-    case Priority::x: return "x";
-    case Priority::y: return "y";
-    case Priority::none: break;
+    case Priority::x:
+      return "x";
+    case Priority::y:
+      return "y";
+    case Priority::none:
+      break;
   }
   return "none";
 }
@@ -22,13 +25,16 @@ std::string to_string(const Extent& e) {
   return e.dims == 2 ? fmt::format("{}x{}", e.x, e.y) : fmt::format("{}x{}x{}", e.x, e.y, e.z);
 }
 
-std::string to_string(const LocalSize& l) { return l ? to_string(*l) : std::string("null"); }
+std::string to_string(const LocalSize& l) {
+  return l ? to_string(*l) : std::string("null");
+}
 
 namespace {
 [[noreturn]] void bad_local(std::string_view whole, std::string_view what) {
-  throw UsageError(fmt::format("{} '{}' is not a valid local size: use 'null', X, X,Y or X,Y,Z with "
-                               "positive integers (work-items), e.g. --local 16,16",
-                               what, whole));
+  throw UsageError(
+      fmt::format("{} '{}' is not a valid local size: use 'null', X, X,Y or X,Y,Z with "
+                  "positive integers (work-items), e.g. --local 16,16",
+                  what, whole));
 }
 std::size_t parse_positive(std::string_view s, std::string_view whole, std::string_view what) {
   std::size_t v = 0;
@@ -54,23 +60,31 @@ LocalSize parse_local_size(std::string_view text, std::string_view what) {
 
 std::string_view to_string(TrialStatus s) noexcept {
   switch (s) {
-    case TrialStatus::correct: return "correct";
-    case TrialStatus::compile: return "compile";
-    case TrialStatus::runtime: return "runtime";
-    case TrialStatus::constraints: return "constraints";
-    case TrialStatus::correctness: return "correctness";
-    case TrialStatus::timeout: return "timeout";
+    case TrialStatus::correct:
+      return "correct";
+    case TrialStatus::compile:
+      return "compile";
+    case TrialStatus::runtime:
+      return "runtime";
+    case TrialStatus::constraints:
+      return "constraints";
+    case TrialStatus::correctness:
+      return "correctness";
+    case TrialStatus::timeout:
+      return "timeout";
   }
   return "runtime";
 }
 
 TrialStatus parse_trial_status(std::string_view text) {
-  for (auto s : {TrialStatus::correct, TrialStatus::compile, TrialStatus::runtime,
-                 TrialStatus::constraints, TrialStatus::correctness, TrialStatus::timeout}) {
+  for (auto s : {TrialStatus::correct, TrialStatus::compile, TrialStatus::runtime, TrialStatus::constraints,
+                 TrialStatus::correctness, TrialStatus::timeout}) {
     if (to_string(s) == text) return s;
   }
-  throw UsageError(fmt::format("unknown trial status '{}': use correct, compile, runtime, "
-                               "constraints, correctness or timeout", text));
+  throw UsageError(
+      fmt::format("unknown trial status '{}': use correct, compile, runtime, "
+                  "constraints, correctness or timeout",
+                  text));
 }
 
 }  // namespace wstune

@@ -3,5 +3,7 @@
 #include "wstune_config.hpp"
 
 namespace wstune {
-std::string_view version() noexcept { return WSTUNE_VERSION_STRING; }
+std::string_view version() noexcept {
+  return WSTUNE_VERSION_STRING;
+}
 }  // namespace wstune

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
-#include "kernel/host_buffer.hpp"
-#include "format/json.hpp"
 #include "device/pinned_memory.hpp"
+#include "format/json.hpp"
+#include "kernel/host_buffer.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -34,8 +34,12 @@ void time_transfers(cl::CommandQueue& queue, const cl::Buffer& dev, std::byte* h
 
 }  // namespace
 
-double TransferSamples::gbps(std::size_t bytes) const noexcept { return wstune::gbps(bytes, event); }
-double TransferSamples::wall_gbps(std::size_t bytes) const noexcept { return wstune::gbps(bytes, wall); }
+double TransferSamples::gbps(std::size_t bytes) const noexcept {
+  return wstune::gbps(bytes, event);
+}
+double TransferSamples::wall_gbps(std::size_t bytes) const noexcept {
+  return wstune::gbps(bytes, wall);
+}
 
 DeviceBandwidth measure_bandwidth(const Device& device, const BandwidthOptions& options) {
   if (options.bytes == 0 || options.repetitions == 0) {
@@ -72,13 +76,19 @@ DeviceBandwidth measure_bandwidth(const Device& device, const BandwidthOptions& 
 
 nlohmann::json to_json(const DeviceBandwidth& b) {
   auto kind = [&](const TransferSamples& t) {
-    return nlohmann::json{{"gbps", t.gbps(b.bytes)}, {"wall_gbps", t.wall_gbps(b.bytes)},
-                          {"event_ms", to_json(t.event)}, {"wall_ms", to_json(t.wall)}};
+    return nlohmann::json{{"gbps", t.gbps(b.bytes)},
+                          {"wall_gbps", t.wall_gbps(b.bytes)},
+                          {"event_ms", to_json(t.event)},
+                          {"wall_ms", to_json(t.wall)}};
   };
-  return {{"device_id", b.device_id},       {"device_name", b.device_name},
-          {"bytes", b.bytes},               {"error", b.error},
-          {"pinned_fallback", b.pinned_fallback}, {"pageable_h2d", kind(b.pageable_h2d)},
-          {"pageable_d2h", kind(b.pageable_d2h)}, {"pinned_h2d", kind(b.pinned_h2d)},
+  return {{"device_id", b.device_id},
+          {"device_name", b.device_name},
+          {"bytes", b.bytes},
+          {"error", b.error},
+          {"pinned_fallback", b.pinned_fallback},
+          {"pageable_h2d", kind(b.pageable_h2d)},
+          {"pageable_d2h", kind(b.pageable_d2h)},
+          {"pinned_h2d", kind(b.pinned_h2d)},
           {"pinned_d2h", kind(b.pinned_d2h)}};
 }
 

@@ -35,17 +35,17 @@ struct TransferSamples {
 /// What measure_bandwidth() asks for.
 struct BandwidthOptions {
   std::size_t bytes = std::size_t{256} << 20;  ///< bytes per transfer (256 MiB)
-  unsigned warmup = 2;                          ///< untimed transfers of each kind first
-  unsigned repetitions = 9;                     ///< timed transfers of each kind (the median is reported)
+  unsigned warmup = 2;                         ///< untimed transfers of each kind first
+  unsigned repetitions = 9;                    ///< timed transfers of each kind (the median is reported)
 };
 
 /// One device's measured bandwidths. A failure (no memory for the buffer,
 /// an OpenCL error) is data: `error` says why and the samples taken so far
 /// are kept.
 struct DeviceBandwidth {
-  std::string device_id;    ///< "P:D"
-  std::string device_name;  ///< CL_DEVICE_NAME
-  std::size_t bytes = 0;    ///< bytes per transfer
+  std::string device_id;         ///< "P:D"
+  std::string device_name;       ///< CL_DEVICE_NAME
+  std::size_t bytes = 0;         ///< bytes per transfer
   TransferSamples pageable_h2d;  ///< upload from pageable host memory
   TransferSamples pageable_d2h;  ///< download to pageable host memory
   TransferSamples pinned_h2d;    ///< upload from pinned host memory

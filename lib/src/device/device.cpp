@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "wstune/error.hpp"
 
@@ -44,8 +44,10 @@ unsigned parse_pe(std::string_view value, std::string_view key, std::string_view
   std::string t = trim(value);
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || p != t.data() + t.size() || v == 0) {
-    throw UsageError(fmt::format("{}: PEs per CU for '{}' is '{}', not a positive integer; "
-                                 "write e.g. '{} = 128'", origin, key, value, key));
+    throw UsageError(
+        fmt::format("{}: PEs per CU for '{}' is '{}', not a positive integer; "
+                    "write e.g. '{} = 128'",
+                    origin, key, value, key));
   }
   return v;
 }
@@ -89,10 +91,14 @@ std::size_t preferred_multiple(const cl::Context& ctx, const cl::Device& dev) {
 
 std::string_view to_string(PeSource s) noexcept {
   switch (s) {
-    case PeSource::extension: return "extension";
-    case PeSource::table: return "table";
-    case PeSource::estimate: return "estimate";
-    case PeSource::override_: return "override";
+    case PeSource::extension:
+      return "extension";
+    case PeSource::table:
+      return "table";
+    case PeSource::estimate:
+      return "estimate";
+    case PeSource::override_:
+      return "override";
   }
   return "estimate";
 }
@@ -102,30 +108,51 @@ std::string DeviceInfo::non_uniform_std() const {
   return opencl_major(opencl_version) >= 3 ? "-cl-std=CL3.0" : "-cl-std=CL2.0";
 }
 
-std::string DeviceInfo::id() const { return fmt::format("{}:{}", platform_index, device_index); }
+std::string DeviceInfo::id() const {
+  return fmt::format("{}:{}", platform_index, device_index);
+}
 
 std::string DeviceInfo::fingerprint() const {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   auto mix = [&h](std::string_view s) {
-    for (unsigned char c : s) { h ^= c; h *= 1099511628211ull; }
-    h ^= 0x1f; h *= 1099511628211ull;  // field separator
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0x1f;
+    h *= 1099511628211ull;  // field separator
   };
-  mix(vendor); mix(name); mix(driver_version); mix(std::to_string(compute_units));
+  mix(vendor);
+  mix(name);
+  mix(driver_version);
+  mix(std::to_string(compute_units));
   return fmt::format("{:016x}", h);
 }
 
 std::optional<unsigned> nvidia_fp32_cores_per_sm(unsigned major, unsigned minor) noexcept {
   switch (major) {
-    case 1: return 8;                          // Tesla
-    case 2: return minor == 0 ? 32u : 48u;     // Fermi GF100 / GF10x
-    case 3: return 192;                        // Kepler
-    case 5: return 128;                        // Maxwell
-    case 6: return minor == 0 ? 64u : 128u;    // Pascal GP100 / GP10x
-    case 7: return 64;                         // Volta, Turing
-    case 8: return minor == 0 ? 64u : 128u;    // Ampere GA100 / GA10x, Ada 8.9
-    case 9: return 128;                        // Hopper
-    case 10: case 11: case 12: return 128;     // Blackwell
-    default: return std::nullopt;
+    case 1:
+      return 8;  // Tesla
+    case 2:
+      return minor == 0 ? 32u : 48u;  // Fermi GF100 / GF10x
+    case 3:
+      return 192;  // Kepler
+    case 5:
+      return 128;  // Maxwell
+    case 6:
+      return minor == 0 ? 64u : 128u;  // Pascal GP100 / GP10x
+    case 7:
+      return 64;  // Volta, Turing
+    case 8:
+      return minor == 0 ? 64u : 128u;  // Ampere GA100 / GA10x, Ada 8.9
+    case 9:
+      return 128;  // Hopper
+    case 10:
+    case 11:
+    case 12:
+      return 128;  // Blackwell
+    default:
+      return std::nullopt;
   }
 }
 
@@ -135,7 +162,9 @@ unsigned amd_pe_per_cu(unsigned simd_per_cu, unsigned simd_width, unsigned instr
 
 // ---- overrides ---------------------------------------------------------------
 
-void PeOverrides::set(std::string key, unsigned pe) { entries_[lower(trim(key))] = pe; }
+void PeOverrides::set(std::string key, unsigned pe) {
+  entries_[lower(trim(key))] = pe;
+}
 
 void PeOverrides::merge(const PeOverrides& other) {
   for (const auto& [k, v] : other.entries_) entries_[k] = v;
@@ -169,8 +198,10 @@ PeOverrides PeOverrides::parse_file_text(std::string_view text, std::string_view
   for (const auto& opt : parsed.options) {
     const std::string prefix = "pe_per_cu.";
     if (opt.string_key.rfind(prefix, 0) != 0) {
-      throw UsageError(fmt::format("{}: unknown entry '{}'; put overrides under a '[pe_per_cu]' "
-                                   "section as 'name = N'", origin, opt.string_key));
+      throw UsageError(
+          fmt::format("{}: unknown entry '{}'; put overrides under a '[pe_per_cu]' "
+                      "section as 'name = N'",
+                      origin, opt.string_key));
     }
     const std::string key = opt.string_key.substr(prefix.size());
     o.set(key, parse_pe(opt.value.empty() ? "" : opt.value.back(), key, origin));
@@ -189,8 +220,10 @@ PeOverrides PeOverrides::parse_env_text(std::string_view text, std::string_view 
     if (item.empty()) continue;
     auto eq = item.find('=');
     if (eq == std::string::npos || trim(item.substr(0, eq)).empty()) {
-      throw UsageError(fmt::format("{}: entry '{}' is not 'name=N'; write e.g. "
-                                   "WSTUNE_PE_PER_CU=\"H100=128;pthread=8\"", origin, item));
+      throw UsageError(
+          fmt::format("{}: entry '{}' is not 'name=N'; write e.g. "
+                      "WSTUNE_PE_PER_CU=\"H100=128;pthread=8\"",
+                      origin, item));
     }
     o.set(item.substr(0, eq), parse_pe(item.substr(eq + 1), trim(item.substr(0, eq)), origin));
   }
@@ -203,7 +236,8 @@ PeOverrides PeOverrides::from_environment() {
   if (const char* f = std::getenv("WSTUNE_PE_FILE"); f && *f) {
     file = f;
     if (!std::filesystem::exists(file)) {
-      throw UsageError(fmt::format("WSTUNE_PE_FILE names '{}', which does not exist; create it or unset the variable", f));
+      throw UsageError(
+          fmt::format("WSTUNE_PE_FILE names '{}', which does not exist; create it or unset the variable", f));
     }
   } else if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) {
     file = std::filesystem::path(x) / "wstune" / "pe.conf";
@@ -224,8 +258,8 @@ PeOverrides PeOverrides::from_environment() {
 
 // ---- query ---------------------------------------------------------------------
 
-DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev, unsigned pi,
-                             unsigned di, const PeOverrides& overrides) {
+DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev, unsigned pi, unsigned di,
+                             const PeOverrides& overrides) {
   DeviceInfo info;
   info.platform_index = pi;
   info.device_index = di;
@@ -283,8 +317,10 @@ DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev
       pe = nvidia_fp32_cores_per_sm(*ma, *mi);
       if (pe) {
         info.pe_source = PeSource::extension;
-        info.pe_detail = fmt::format("cl_nv_device_attribute_query: compute capability {}.{} "
-                                     "-> {} FP32 cores/SM (CUDA Programming Guide table)", *ma, *mi, *pe);
+        info.pe_detail = fmt::format(
+            "cl_nv_device_attribute_query: compute capability {}.{} "
+            "-> {} FP32 cores/SM (CUDA Programming Guide table)",
+            *ma, *mi, *pe);
       }
     }
   }
@@ -298,8 +334,8 @@ DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev
     if (simd && width && *simd && *width) {
       pe = amd_pe_per_cu(*simd, *width, instr.value_or(1));
       info.pe_source = PeSource::extension;
-      info.pe_detail = fmt::format("cl_amd_device_attribute_query: {} SIMD/CU x {} wide x {}",
-                                   *simd, *width, instr.value_or(1));
+      info.pe_detail =
+          fmt::format("cl_amd_device_attribute_query: {} SIMD/CU x {} wide x {}", *simd, *width, instr.value_or(1));
     }
   }
   if (!pe && has_ext("cl_intel_device_attribute_query")) {
@@ -314,8 +350,8 @@ DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& dev
   if (!pe && (type & CL_DEVICE_TYPE_CPU)) {
     pe = std::max(1u, info.native_float_width);
     info.pe_source = PeSource::estimate;
-    info.pe_detail = fmt::format("CPU estimate: native float vector width {} (SIMD lanes per core)",
-                                 info.native_float_width);
+    info.pe_detail =
+        fmt::format("CPU estimate: native float vector width {} (SIMD lanes per core)", info.native_float_width);
   }
   if (!pe) {
     pe = static_cast<unsigned>(std::max<std::size_t>(1, info.preferred_wg_multiple));
@@ -339,8 +375,8 @@ std::vector<Device> enumerate_devices(const PeOverrides& overrides) {
     std::vector<cl::Device> devices;
     if (platforms[pi].getDevices(CL_DEVICE_TYPE_ALL, &devices) != CL_SUCCESS) continue;
     for (unsigned di = 0; di < devices.size(); ++di) {
-      out.push_back(Device{platforms[pi], devices[di],
-                           query_device_info(platforms[pi], devices[di], pi, di, overrides)});
+      out.push_back(
+          Device{platforms[pi], devices[di], query_device_info(platforms[pi], devices[di], pi, di, overrides)});
     }
   }
   return out;
@@ -360,14 +396,17 @@ std::vector<Device> select_devices(const std::vector<Device>& all, std::string_v
   std::vector<Device> out;
   const std::string sel = lower(trim(selector));
   if (sel.empty() || sel == "default") {
-    for (const auto& d : all) if (d.info.type == "gpu") return {d};
+    for (const auto& d : all)
+      if (d.info.type == "gpu") return {d};
     if (!all.empty()) return {all.front()};
   } else if (sel == "all") {
     out = all;
   } else if (sel == "cpu" || sel == "gpu" || sel == "accelerator") {
-    for (const auto& d : all) if (d.info.type == sel) out.push_back(d);
-  } else if (auto colon = sel.find(':'); colon != std::string::npos &&
-             std::all_of(sel.begin(), sel.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ':'; })) {
+    for (const auto& d : all)
+      if (d.info.type == sel) out.push_back(d);
+  } else if (auto colon = sel.find(':'); colon != std::string::npos && std::all_of(sel.begin(), sel.end(), [](char c) {
+                                           return std::isdigit(static_cast<unsigned char>(c)) || c == ':';
+                                         })) {
     unsigned p = 0, d = 0;
     std::from_chars(sel.data(), sel.data() + colon, p);
     std::from_chars(sel.data() + colon + 1, sel.data() + sel.size(), d);
@@ -375,12 +414,14 @@ std::vector<Device> select_devices(const std::vector<Device>& all, std::string_v
       if (dev.info.platform_index == p && dev.info.device_index == d) out.push_back(dev);
   } else {
     for (const auto& d : all)
-      if (lower(d.info.name).find(sel) != std::string::npos ||
-          lower(d.info.platform).find(sel) != std::string::npos) out.push_back(d);
+      if (lower(d.info.name).find(sel) != std::string::npos || lower(d.info.platform).find(sel) != std::string::npos)
+        out.push_back(d);
   }
   if (out.empty()) {
-    throw UsageError(fmt::format("device '{}' matches no OpenCL device; use P:D, cpu, gpu, all or a "
-                                 "name substring ({})", selector, device_list(all)));
+    throw UsageError(
+        fmt::format("device '{}' matches no OpenCL device; use P:D, cpu, gpu, all or a "
+                    "name substring ({})",
+                    selector, device_list(all)));
   }
   return out;
 }
@@ -388,8 +429,8 @@ std::vector<Device> select_devices(const std::vector<Device>& all, std::string_v
 Device select_device(const std::vector<Device>& all, std::string_view selector) {
   auto v = select_devices(all, selector);
   if (lower(trim(selector)) == "all" && v.size() > 1) {
-    throw UsageError(fmt::format("device 'all' names {} devices where one is needed; use P:D ({})",
-                                 v.size(), device_list(all)));
+    throw UsageError(
+        fmt::format("device 'all' names {} devices where one is needed; use P:D ({})", v.size(), device_list(all)));
   }
   return v.front();
 }

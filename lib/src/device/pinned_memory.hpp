@@ -52,7 +52,7 @@ class PinnedMemory final : public std::pmr::memory_resource {
   cl::CommandQueue queue_;
   std::size_t keep_bytes_;
   mutable std::mutex mutex_;
-  std::map<void*, Mapping> mapped_;  // in use: mapped pointer → its buffer
+  std::map<void*, Mapping> mapped_;                             // in use: mapped pointer → its buffer
   std::multimap<std::size_t, std::pair<void*, Mapping>> kept_;  // kept for reuse: bytes → pointer and buffer
   std::size_t kept_bytes_ = 0;
   std::size_t fallbacks_ = 0;

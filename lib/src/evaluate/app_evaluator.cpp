@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "space/rules.hpp"
 #include "space/search_space.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune::detail {
 
@@ -33,7 +33,7 @@ TuneTarget target_of(const AppRun& r) {
   t.kernel = r.facts->key.name;
   t.global = r.global;
   t.problem = r.global;
-  t.priority = Priority::none;  // unknown for an app's kernel: the rule reads it as x
+  t.priority = Priority::none;                            // unknown for an app's kernel: the rule reads it as x
   t.limits.any_shape = r.remainder != Remainder::divide;  // padded or non-uniform: not only divisors
   return t;
 }
@@ -87,9 +87,10 @@ AppEvaluator::AppEvaluator(AppRun run) : run_(std::move(run)), target_(target_of
     return;
   }
   restore();
-  throw UsageError(fmt::format("kernel {}: no local size runs over {} with its current arguments; check the "
-                               "arguments and the local_args setter",
-                               target_.kernel, to_string(run_.global)));
+  throw UsageError(
+      fmt::format("kernel {}: no local size runs over {} with its current arguments; check the "
+                  "arguments and the local_args setter",
+                  target_.kernel, to_string(run_.global)));
 }
 
 AppEvaluator::~AppEvaluator() {
@@ -107,8 +108,8 @@ Extent AppEvaluator::run_global(const LocalSize& local) const {
 
 void AppEvaluator::restore() {
   for (std::size_t i = 0; i < run_.written.size(); ++i)
-    WSTUNE_CL_CHECK(clEnqueueCopyBuffer(queue_(), snapshots_[i](), run_.written[i].buffer, 0, 0, bytes_[i], 0, nullptr,
-                                        nullptr));
+    WSTUNE_CL_CHECK(
+        clEnqueueCopyBuffer(queue_(), snapshots_[i](), run_.written[i].buffer, 0, 0, bytes_[i], 0, nullptr, nullptr));
   WSTUNE_CL_CHECK(clFinish(queue_()));
   restored_ = true;
 }
@@ -117,10 +118,12 @@ void AppEvaluator::restore() {
 std::string AppEvaluator::refuse(const LocalSize& local) {
   if (local && run_.remainder == Remainder::non_uniform) {
     for (unsigned d = 0; d < run_.global.dims; ++d)
-      if ((*local)[d] > run_.global[d]) return fmt::format("local size {} exceeds the NDRange {}", to_string(local), to_string(run_.global));
+      if ((*local)[d] > run_.global[d])
+        return fmt::format("local size {} exceeds the NDRange {}", to_string(local), to_string(run_.global));
   }
   if (!run_.local_args) return {};
-  if (!run_.local_args(run_.kernel, local)) return fmt::format("the app's local_args setter refused {}", to_string(local));
+  if (!run_.local_args(run_.kernel, local))
+    return fmt::format("the app's local_args setter refused {}", to_string(local));
   cl_ulong need = 0;
   const cl_device_id dev = queue_device(run_.app_queue);
   const cl_int err = clGetKernelWorkGroupInfo(run_.kernel, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof need, &need, nullptr);
@@ -135,8 +138,10 @@ cl_int AppEvaluator::run_once(const LocalSize& local, cl_event* event) {
   cl_event ev = nullptr;
   cl_int err = enqueue_ndrange(queue_(), run_.kernel, run_global(local), local, &ev);
   if (err == CL_SUCCESS) err = clWaitForEvents(1, &ev);
-  if (ev && (err != CL_SUCCESS || !event)) clReleaseEvent(ev);
-  else if (event) *event = ev;
+  if (ev && (err != CL_SUCCESS || !event))
+    clReleaseEvent(ev);
+  else if (event)
+    *event = ev;
   return err;
 }
 

@@ -18,22 +18,22 @@ namespace wstune::detail {
 
 /// One buffer the kernel may write.
 struct WrittenArg {
-  cl_uint index = 0;    ///< the kernel argument
+  cl_uint index = 0;        ///< the kernel argument
   cl_mem buffer = nullptr;  ///< the app's buffer (not owned)
-  char element = 'b';   ///< 'f' float, 'd' double, 'b' bytes (how outputs are compared)
+  char element = 'b';       ///< 'f' float, 'd' double, 'b' bytes (how outputs are compared)
 };
 
 /// Everything an AppEvaluator needs.
 struct AppRun {
-  cl_command_queue app_queue = nullptr;  ///< the app's queue (finished before the snapshot)
-  cl_kernel kernel = nullptr;            ///< the app's kernel, arguments set
-  Extent global;                         ///< the app's NDRange
+  cl_command_queue app_queue = nullptr;     ///< the app's queue (finished before the snapshot)
+  cl_kernel kernel = nullptr;               ///< the app's kernel, arguments set
+  Extent global;                            ///< the app's NDRange
   Remainder remainder = Remainder::divide;  ///< how local sizes relate to it
-  const DeviceInfo* device = nullptr;    ///< the queue's device model
-  const KernelFacts* facts = nullptr;    ///< the kernel's facts
-  std::vector<WrittenArg> written;       ///< the buffers it may write
-  LocalArgsSetter local_args;            ///< sizes __local arguments (may be empty)
-  double tolerance = 0;                  ///< see KernelOptions::tolerance
+  const DeviceInfo* device = nullptr;       ///< the queue's device model
+  const KernelFacts* facts = nullptr;       ///< the kernel's facts
+  std::vector<WrittenArg> written;          ///< the buffers it may write
+  LocalArgsSetter local_args;               ///< sizes __local arguments (may be empty)
+  double tolerance = 0;                     ///< see KernelOptions::tolerance
 };
 
 /// True when `a` and `b` (`bytes` each) hold the same values: byte for byte,

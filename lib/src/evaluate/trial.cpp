@@ -18,11 +18,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/json.hpp"
+#include "runner/runner.hpp"
+#include "space/rules.hpp"
 #include "wstune/device.hpp"
 #include "wstune/error.hpp"
-#include "format/json.hpp"
-#include "space/rules.hpp"
-#include "runner/runner.hpp"
 
 namespace wstune {
 namespace {
@@ -90,16 +90,19 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
     return out;
   };
   if (!spec.satisfies_constraints(ref)) {
-    throw UsageError(fmt::format("{}: the reference configuration ({}) violates the constraints; name one that "
-                                 "satisfies them (the wstune extension's ReferenceConfiguration)",
-                                 spec.name(), to_string(Configuration{ref.params, std::nullopt})));
+    throw UsageError(
+        fmt::format("{}: the reference configuration ({}) violates the constraints; name one that "
+                    "satisfies them (the wstune extension's ReferenceConfiguration)",
+                    spec.name(), to_string(Configuration{ref.params, std::nullopt})));
   }
   // The baseline: the reference parameters with the driver's choice (or the
   // local size they set; a kernel that cannot run NULL takes the paper's rule).
   LocalSize base_local = spec.parameter_local(ref);
-  if (!base_local && !null_ok) base_local = rule_shape ? rule_shape : LocalSize(base_shapes.empty() ? Extent{} : base_shapes.front());
+  if (!base_local && !null_ok)
+    base_local = rule_shape ? rule_shape : LocalSize(base_shapes.empty() ? Extent{} : base_shapes.front());
   std::optional<Configuration> rule;
-  if (!spec.parameter_local(ref) && rule_shape && rule_shape != base_local) rule = Configuration{ref.params, rule_shape};
+  if (!spec.parameter_local(ref) && rule_shape && rule_shape != base_local)
+    rule = Configuration{ref.params, rule_shape};
   return SearchSpace(spec.tuning_parameters(), locals, Configuration{ref.params, base_local}, rule);
 }
 
@@ -110,8 +113,10 @@ class TrialRunner {
   // A problem without parameter values runs with the reference ones (a
   // described kernel's NDRange and buffers depend on them).
   TrialRunner(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& cfg)
-      : spec_(spec), p_(problem.params.empty() ? with_params(problem, spec.reference_params()) : problem),
-        whole_(spec.whole(p_)), runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
+      : spec_(spec),
+        p_(problem.params.empty() ? with_params(problem, spec.reference_params()) : problem),
+        whole_(spec.whole(p_)),
+        runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
     const auto inputs = spec.generate_inputs(p_, cfg.seed);
     ref_ = reference_outputs(runner_, p_, inputs);
     runner_.upload(p_, whole_, spec.block_inputs(p_, inputs, whole_));
@@ -168,12 +173,20 @@ class TrialRunner {
 
 // ---- JSON forms for the worker protocol ---------------------------------------
 
-nlohmann::json optional_extent_json(const std::optional<Extent>& e) { return e ? to_json(*e) : nlohmann::json(); }
+nlohmann::json optional_extent_json(const std::optional<Extent>& e) {
+  return e ? to_json(*e) : nlohmann::json();
+}
 
 nlohmann::json trial_json(const Trial& t) {
-  return {{"params", t.params}, {"local", to_json(t.local)}, {"global", optional_extent_json(t.global)},
-          {"status", std::string(to_string(t.status))}, {"error", t.error}, {"samples_ms", t.kernel.ms},
-          {"run_wall_ms", t.run_wall_ms}, {"compile_ms", t.compile_ms}, {"verify_ms", t.verify_ms},
+  return {{"params", t.params},
+          {"local", to_json(t.local)},
+          {"global", optional_extent_json(t.global)},
+          {"status", std::string(to_string(t.status))},
+          {"error", t.error},
+          {"samples_ms", t.kernel.ms},
+          {"run_wall_ms", t.run_wall_ms},
+          {"compile_ms", t.compile_ms},
+          {"verify_ms", t.verify_ms},
           {"verified", t.verified}};
 }
 
@@ -193,7 +206,10 @@ Trial trial_from(const nlohmann::json& j) {
 }
 
 nlohmann::json target_json(const TuneTarget& t) {
-  return {{"kernel", t.kernel}, {"size", t.size}, {"global", to_json(t.global)}, {"problem", to_json(t.problem)},
+  return {{"kernel", t.kernel},
+          {"size", t.size},
+          {"global", to_json(t.global)},
+          {"problem", to_json(t.problem)},
           {"any_shape", t.limits.any_shape},
           {"priority", std::string(to_string(t.priority))},
           {"max_work_group_size", t.limits.max_work_group_size},
@@ -202,8 +218,11 @@ nlohmann::json target_json(const TuneTarget& t) {
           {"local_mem_bytes", t.limits.local_mem_bytes},
           {"kernel_local_mem_bytes", t.limits.kernel_local_mem_bytes},
           {"local_mem_per_item_bytes", t.limits.local_mem_per_item_bytes},
-          {"pe_per_cu", t.pe_per_cu}, {"device_name", t.device_name}, {"device_id", t.device_id},
-          {"device_fingerprint", t.device_fingerprint}, {"device", to_json(t.device)}};
+          {"pe_per_cu", t.pe_per_cu},
+          {"device_name", t.device_name},
+          {"device_id", t.device_id},
+          {"device_fingerprint", t.device_fingerprint},
+          {"device", to_json(t.device)}};
 }
 
 TuneTarget target_from(const nlohmann::json& j) {
@@ -284,8 +303,8 @@ Recv recv_msg(int fd, nlohmann::json& out, std::optional<Clock::time_point> dead
 }
 
 TimingOptions timing_from(const nlohmann::json& j) {
-  return TimingOptions{j.at("warmup").get<unsigned>(), j.at("repetitions").get<unsigned>(),
-                       j.value("min_timed_ms", 0.0), j.value("max_repetitions", 0u),
+  return TimingOptions{j.at("warmup").get<unsigned>(),   j.at("repetitions").get<unsigned>(),
+                       j.value("min_timed_ms", 0.0),     j.value("max_repetitions", 0u),
                        j.value("max_median_error", 0.0), j.value("max_timed_ms", 0.0)};
 }
 
@@ -295,39 +314,39 @@ TimingOptions timing_from(const nlohmann::json& j) {
   ::signal(SIGPIPE, SIG_IGN);
   // Nothing may unwind out of here into the parent's code (copied by fork).
   try {
-  std::unique_ptr<TrialRunner> runner;
-  nlohmann::json hello;
-  try {
-    runner = std::make_unique<TrialRunner>(spec, p, cfg);
-    hello = {{"ok", true}, {"target", target_json(runner->target())}};
-  } catch (const BuildError& e) {
-    hello = {{"ok", false}, {"kind", "compile"}, {"error", fmt::format("{}\n{}", e.what(), e.log())}};
-  } catch (const UsageError& e) {
-    hello = {{"ok", false}, {"kind", "usage"}, {"error", e.what()}};
-  } catch (const std::exception& e) {
-    hello = {{"ok", false}, {"kind", "error"}, {"error", e.what()}};
-  } catch (...) {
-    hello = {{"ok", false}, {"kind", "error"}, {"error", "unknown exception in the tuning worker"}};
-  }
-  if (!send_msg(fd, hello) || !runner) ::_exit(0);
-  try {
-    for (;;) {
-      nlohmann::json req;
-      if (recv_msg(fd, req, std::nullopt) != Recv::ok) ::_exit(0);
-      if (req.contains("prepare")) {  // build these configurations' programs, then say so
-        std::vector<Configuration> up;
-        for (const auto& params : req.at("prepare")) up.push_back(Configuration{params, std::nullopt});
-        runner->prepare(up);
-        if (!send_msg(fd, nlohmann::json{{"prepared", up.size()}})) ::_exit(0);
-        continue;
-      }
-      const Configuration c{req.at("params"), local_from_json(req.at("local"))};
-      const Trial t = runner->run(c, timing_from(req.at("timing")));
-      if (!send_msg(fd, trial_json(t))) ::_exit(0);
+    std::unique_ptr<TrialRunner> runner;
+    nlohmann::json hello;
+    try {
+      runner = std::make_unique<TrialRunner>(spec, p, cfg);
+      hello = {{"ok", true}, {"target", target_json(runner->target())}};
+    } catch (const BuildError& e) {
+      hello = {{"ok", false}, {"kind", "compile"}, {"error", fmt::format("{}\n{}", e.what(), e.log())}};
+    } catch (const UsageError& e) {
+      hello = {{"ok", false}, {"kind", "usage"}, {"error", e.what()}};
+    } catch (const std::exception& e) {
+      hello = {{"ok", false}, {"kind", "error"}, {"error", e.what()}};
+    } catch (...) {
+      hello = {{"ok", false}, {"kind", "error"}, {"error", "unknown exception in the tuning worker"}};
     }
-  } catch (...) {
-    ::_exit(3);
-  }
+    if (!send_msg(fd, hello) || !runner) ::_exit(0);
+    try {
+      for (;;) {
+        nlohmann::json req;
+        if (recv_msg(fd, req, std::nullopt) != Recv::ok) ::_exit(0);
+        if (req.contains("prepare")) {  // build these configurations' programs, then say so
+          std::vector<Configuration> up;
+          for (const auto& params : req.at("prepare")) up.push_back(Configuration{params, std::nullopt});
+          runner->prepare(up);
+          if (!send_msg(fd, nlohmann::json{{"prepared", up.size()}})) ::_exit(0);
+          continue;
+        }
+        const Configuration c{req.at("params"), local_from_json(req.at("local"))};
+        const Trial t = runner->run(c, timing_from(req.at("timing")));
+        if (!send_msg(fd, trial_json(t))) ::_exit(0);
+      }
+    } catch (...) {
+      ::_exit(3);
+    }
   } catch (...) {
     ::_exit(3);
   }
@@ -356,9 +375,15 @@ struct InProcessEvaluator::Impl {
 InProcessEvaluator::InProcessEvaluator(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& config)
     : impl_(std::make_unique<Impl>(spec, problem, config)) {}
 InProcessEvaluator::~InProcessEvaluator() = default;
-const TuneTarget& InProcessEvaluator::target() const { return impl_->runner.target(); }
-const SearchSpace& InProcessEvaluator::space() const { return impl_->space; }
-void InProcessEvaluator::prepare(const std::vector<Configuration>& upcoming) { impl_->runner.prepare(upcoming); }
+const TuneTarget& InProcessEvaluator::target() const {
+  return impl_->runner.target();
+}
+const SearchSpace& InProcessEvaluator::space() const {
+  return impl_->space;
+}
+void InProcessEvaluator::prepare(const std::vector<Configuration>& upcoming) {
+  impl_->runner.prepare(upcoming);
+}
 Trial InProcessEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   const auto t0 = Clock::now();
   Trial t = impl_->runner.run(config, timing);
@@ -452,10 +477,16 @@ IsolatedEvaluator::IsolatedEvaluator(const KernelSpec& spec, const Problem& prob
   impl_->space = make_search_space(spec, problem, spec.whole(problem), impl_->target);
 }
 
-IsolatedEvaluator::~IsolatedEvaluator() { impl_->stop(std::chrono::milliseconds(2000)); }
+IsolatedEvaluator::~IsolatedEvaluator() {
+  impl_->stop(std::chrono::milliseconds(2000));
+}
 
-const TuneTarget& IsolatedEvaluator::target() const { return impl_->target; }
-const SearchSpace& IsolatedEvaluator::space() const { return impl_->space; }
+const TuneTarget& IsolatedEvaluator::target() const {
+  return impl_->target;
+}
+const SearchSpace& IsolatedEvaluator::space() const {
+  return impl_->space;
+}
 
 void IsolatedEvaluator::prepare(const std::vector<Configuration>& upcoming) {
   auto& m = *impl_;
@@ -466,13 +497,16 @@ void IsolatedEvaluator::prepare(const std::vector<Configuration>& upcoming) {
   // Builds take at most the startup limit; a worker that does not answer is
   // restarted by the next trial (its builds are lost, nothing else).
   const Recv r = send_msg(m.fd, nlohmann::json{{"prepare", params}})
-                     ? recv_msg(m.fd, answer, Clock::now() + m.cfg.startup_timeout) : Recv::eof;
+                     ? recv_msg(m.fd, answer, Clock::now() + m.cfg.startup_timeout)
+                     : Recv::eof;
   if (r != Recv::ok) {
     if (m.pid >= 0) ::kill(m.pid, SIGKILL);
     m.stop(std::chrono::milliseconds(2000));
   }
 }
-unsigned IsolatedEvaluator::workers_started() const noexcept { return impl_->started; }
+unsigned IsolatedEvaluator::workers_started() const noexcept {
+  return impl_->started;
+}
 
 Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   auto& m = *impl_;
@@ -498,11 +532,13 @@ Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptio
   auto bound = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
   const nlohmann::json req = {{"params", config.params},
                               {"local", to_json(config.local)},
-                              {"timing", {{"warmup", timing.warmup}, {"repetitions", timing.repetitions},
-                                          {"min_timed_ms", bound(timing.min_timed_ms)},
-                                          {"max_repetitions", timing.max_repetitions},
-                                          {"max_median_error", bound(timing.max_median_error)},
-                                          {"max_timed_ms", bound(timing.max_timed_ms)}}}};
+                              {"timing",
+                               {{"warmup", timing.warmup},
+                                {"repetitions", timing.repetitions},
+                                {"min_timed_ms", bound(timing.min_timed_ms)},
+                                {"max_repetitions", timing.max_repetitions},
+                                {"max_median_error", bound(timing.max_median_error)},
+                                {"max_timed_ms", bound(timing.max_timed_ms)}}}};
   nlohmann::json answer;
   Recv r = send_msg(m.fd, req) ? recv_msg(m.fd, answer, t0 + m.cfg.trial_timeout) : Recv::eof;
   if (r == Recv::ok) {

@@ -13,12 +13,12 @@
 #include <memory>
 #include <string>
 
-#include "wstune/configuration.hpp"
 #include "kernel/kernel.hpp"
 #include "runner/runner.hpp"
 #include "space/search_space.hpp"
-#include "wstune/timing.hpp"
+#include "wstune/configuration.hpp"
 #include "wstune/device.hpp"
+#include "wstune/timing.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -27,19 +27,19 @@ namespace wstune {
 struct Trial {
   /// Tuning parameter values (name → JSON number, bool or string); {} without parameters.
   nlohmann::json params = nlohmann::json::object();
-  LocalSize local;                              ///< the local size (nullopt = driver's choice, NULL)
+  LocalSize local;  ///< the local size (nullopt = driver's choice, NULL)
   /// The NDRange launched when it is not the target's (the parameters set
   /// the work per work-item, or it was rounded up to the local size).
   std::optional<Extent> global;
-  TrialStatus status = TrialStatus::correct;    ///< outcome
-  std::string error;                            ///< why it failed ("" when correct)
-  Samples kernel;                               ///< kernel time per repetition (ms, profiling events)
-  double wall_ms = 0;     ///< tuner-side wall time of the trial, request to answer (ms)
-  double run_wall_ms = 0; ///< wall time of the run itself (warm-up, repetitions, read-back) (ms)
-  double compile_ms = 0;  ///< program build in this trial (0 when it was built before)
-  double verify_ms = 0;   ///< verification of the outputs in this trial (ms)
-  bool verified = false;  ///< the output was checked against the CPU reference in this trial
-  bool from_store = false;  ///< taken from an "already measured" lookup, not measured now
+  TrialStatus status = TrialStatus::correct;  ///< outcome
+  std::string error;                          ///< why it failed ("" when correct)
+  Samples kernel;                             ///< kernel time per repetition (ms, profiling events)
+  double wall_ms = 0;                         ///< tuner-side wall time of the trial, request to answer (ms)
+  double run_wall_ms = 0;                     ///< wall time of the run itself (warm-up, repetitions, read-back) (ms)
+  double compile_ms = 0;                      ///< program build in this trial (0 when it was built before)
+  double verify_ms = 0;                       ///< verification of the outputs in this trial (ms)
+  bool verified = false;                      ///< the output was checked against the CPU reference in this trial
+  bool from_store = false;                    ///< taken from an "already measured" lookup, not measured now
   /// {params, local}.
   [[nodiscard]] Configuration configuration() const { return Configuration{params, local}; }
   /// True when status is TrialStatus::correct.
@@ -51,8 +51,8 @@ struct Trial {
 /// What an evaluator measures: the problem's NDRange, the device's limits and
 /// model, and the kernel's priority.
 struct TuneTarget {
-  std::string kernel;        ///< kernel name
-  std::string size;          ///< canonical problem size text
+  std::string kernel;  ///< kernel name
+  std::string size;    ///< canonical problem size text
   /// The NDRange (global work size, work-items) of the baseline
   /// configuration; other parameter values may set another.
   Extent global;
@@ -60,12 +60,12 @@ struct TuneTarget {
   /// kernels without parameters, the problem size (T1 ProblemSize) for described ones.
   Extent problem;
   Priority priority = Priority::none;  ///< the kernel's priority (paper §3.2.3)
-  SpaceLimits limits;        ///< device and kernel limits of the local size
-  unsigned pe_per_cu = 0;    ///< processing elements per compute unit (paper §2.1)
-  std::string device_name;   ///< CL_DEVICE_NAME
-  std::string device_id;     ///< "P:D" selector
-  std::string device_fingerprint;  ///< DeviceInfo::fingerprint()
-  DeviceInfo device;         ///< the whole device model (for the store)
+  SpaceLimits limits;                  ///< device and kernel limits of the local size
+  unsigned pe_per_cu = 0;              ///< processing elements per compute unit (paper §2.1)
+  std::string device_name;             ///< CL_DEVICE_NAME
+  std::string device_id;               ///< "P:D" selector
+  std::string device_fingerprint;      ///< DeviceInfo::fingerprint()
+  DeviceInfo device;                   ///< the whole device model (for the store)
 };
 
 /// A target on `device` with its limits and model filled in, and the built
@@ -119,9 +119,9 @@ class Evaluator {
 
 /// Where and how to run a kernel for tuning.
 struct EvaluatorConfig {
-  std::string device = "default";   ///< device selector (see select_devices())
-  std::uint64_t seed = 42;          ///< input seed
-  std::string build_options;        ///< extra OpenCL compiler options
+  std::string device = "default";  ///< device selector (see select_devices())
+  std::uint64_t seed = 42;         ///< input seed
+  std::string build_options;       ///< extra OpenCL compiler options
   /// Per-trial limit (isolated evaluator only): the worker is killed and the
   /// trial is a timeout when no answer comes within it.
   std::chrono::milliseconds trial_timeout{60'000};

@@ -52,12 +52,18 @@ class Evaluator {
   const Value& eval(std::uint32_t i, const Env& env, Value& tmp) {
     const Node& n = p_.nodes[i];
     switch (n.op) {
-      case Op::constant: return p_.constants[n.a];
-      case Op::name: return name(n, env);
-      case Op::list: return list(n, env, tmp);
-      case Op::subscript: return subscript(n, env, tmp);
-      case Op::call: return call(n, env, tmp);
-      case Op::comprehension: return comprehension(n, env, tmp);
+      case Op::constant:
+        return p_.constants[n.a];
+      case Op::name:
+        return name(n, env);
+      case Op::list:
+        return list(n, env, tmp);
+      case Op::subscript:
+        return subscript(n, env, tmp);
+      case Op::call:
+        return call(n, env, tmp);
+      case Op::comprehension:
+        return comprehension(n, env, tmp);
       case Op::neg:
       case Op::pos:
       case Op::invert: {
@@ -81,7 +87,8 @@ class Evaluator {
           if (k + 1 == n.count || v.as_bool() == stop_on) return v;
         }
       }
-      case Op::compare: return compare(n, env, tmp);
+      case Op::compare:
+        return compare(n, env, tmp);
       case Op::ifelse: {
         Value t;
         return eval(n.b, env, t).as_bool() ? eval(n.a, env, tmp) : eval(n.c, env, tmp);
@@ -234,10 +241,12 @@ class Evaluator {
     std::uint64_t size = 0;
     if (r.step > 0 && r.start < stop) {
       size = (static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(r.start) - 1) /
-                 static_cast<std::uint64_t>(r.step) + 1;
+                 static_cast<std::uint64_t>(r.step) +
+             1;
     } else if (r.step < 0 && r.start > stop) {
       size = (static_cast<std::uint64_t>(r.start) - static_cast<std::uint64_t>(stop) - 1) /
-                 (std::uint64_t{0} - static_cast<std::uint64_t>(r.step)) + 1;
+                 (std::uint64_t{0} - static_cast<std::uint64_t>(r.step)) +
+             1;
     }
     if (size > max_work) {
       fail(E::limit, "range() length", fmt::format("{} elements; a range has at most {}", size, max_work), site(n));
@@ -300,18 +309,29 @@ class Evaluator {
   // Calls builtin f with its evaluated arguments; the result is in tmp.
   const Value& builtin(Builtin f, Args args, const Node& n, Value& tmp) {
     switch (f) {
-      case Builtin::abs: return call_abs(args, n, tmp);
-      case Builtin::bool_: return call_bool(args, n, tmp);
-      case Builtin::float_: return call_float(args, n, tmp);
-      case Builtin::int_: return call_int(args, n, tmp);
-      case Builtin::round: return call_round(args, n, tmp);
-      case Builtin::str: return call_str(args, n, tmp);
-      case Builtin::len: return call_len(args, n, tmp);
-      case Builtin::list: return call_list(args, n, tmp);
+      case Builtin::abs:
+        return call_abs(args, n, tmp);
+      case Builtin::bool_:
+        return call_bool(args, n, tmp);
+      case Builtin::float_:
+        return call_float(args, n, tmp);
+      case Builtin::int_:
+        return call_int(args, n, tmp);
+      case Builtin::round:
+        return call_round(args, n, tmp);
+      case Builtin::str:
+        return call_str(args, n, tmp);
+      case Builtin::len:
+        return call_len(args, n, tmp);
+      case Builtin::list:
+        return call_list(args, n, tmp);
       case Builtin::max:
-      case Builtin::min: return min_max(f, args, n, tmp);
-      case Builtin::range: return call_range(args, n, tmp);
-      case Builtin::sum: return call_sum(args, n, tmp);
+      case Builtin::min:
+        return min_max(f, args, n, tmp);
+      case Builtin::range:
+        return call_range(args, n, tmp);
+      case Builtin::sum:
+        return call_sum(args, n, tmp);
     }
     return tmp;
   }
@@ -326,11 +346,15 @@ class Evaluator {
   const Value& call_abs(Args args, const Node& n, Value& tmp) const {
     const Value& x = only_arg(Builtin::abs, args, "exactly one argument", n);
     const Site s = site(n);
-    if (x.kind() == K::real) tmp = Value(std::fabs(x.as_double()));
-    else if (is_intlike(x) && x.as_int() < 0) tmp = unary_op(Op::neg, x, s);
-    else if (is_intlike(x)) tmp = Value(x.as_int());
-    else fail(E::type, fmt::format("abs() of {}", x.type_name()),
-              fmt::format("bad operand type for abs(): '{}'", x.type_name()), s);
+    if (x.kind() == K::real)
+      tmp = Value(std::fabs(x.as_double()));
+    else if (is_intlike(x) && x.as_int() < 0)
+      tmp = unary_op(Op::neg, x, s);
+    else if (is_intlike(x))
+      tmp = Value(x.as_int());
+    else
+      fail(E::type, fmt::format("abs() of {}", x.type_name()),
+           fmt::format("bad operand type for abs(): '{}'", x.type_name()), s);
     return tmp;
   }
 
@@ -366,8 +390,10 @@ class Evaluator {
     if (args.size() > 1) arity(Builtin::int_, args.size(), "one number argument", n);
     if (is_intlike(x)) return tmp = Value(x.as_int());
     if (x.kind() != K::real) {
-      fail(E::type, fmt::format("int() of {}", x.type_name()),
-           fmt::format("int() argument must be a string, a bytes-like object or a real number, not '{}'", x.type_name()), s);
+      fail(
+          E::type, fmt::format("int() of {}", x.type_name()),
+          fmt::format("int() argument must be a string, a bytes-like object or a real number, not '{}'", x.type_name()),
+          s);
     }
     return tmp = Value(float_to_int(std::trunc(x.as_double()), "int()", s));
   }

@@ -36,7 +36,9 @@ bool is_bitwise(Op op) noexcept {
   return op == Op::bitand_ || op == Op::bitor_ || op == Op::bitxor_ || op == Op::lshift || op == Op::rshift;
 }
 
-u64 magnitude(i64 v) noexcept { return v < 0 ? u64{0} - static_cast<u64>(v) : static_cast<u64>(v); }
+u64 magnitude(i64 v) noexcept {
+  return v < 0 ? u64{0} - static_cast<u64>(v) : static_cast<u64>(v);
+}
 
 // int / int, correctly rounded as CPython's long_true_divide.
 double int_true_divide(i64 a, i64 b) noexcept {
@@ -51,8 +53,10 @@ double int_true_divide(i64 a, i64 b) noexcept {
   const int shift = 56 - e;
   __extension__ using u128 = unsigned __int128;  // GCC and Clang; -Wpedantic wants the __extension__
   u128 num = n, den = d;
-  if (shift >= 0) num <<= shift;
-  else den <<= -shift;
+  if (shift >= 0)
+    num <<= shift;
+  else
+    den <<= -shift;
   const auto q = static_cast<u64>(num / den) | (num % den != 0 ? 1u : 0u);
   const double r = std::ldexp(static_cast<double>(q), -shift);
   return negative ? -r : r;
@@ -113,10 +117,14 @@ Value int_op(Op op, i64 a, i64 b, Site site) {
       if (b < 0) fail(E::value, "'>>' by a negative count", "negative shift count", site);
       if (b >= 64) return i64{a < 0 ? -1 : 0};
       return a >> b;
-    case Op::bitand_: return a & b;
-    case Op::bitor_: return a | b;
-    case Op::bitxor_: return a ^ b;
-    default: break;
+    case Op::bitand_:
+      return a & b;
+    case Op::bitor_:
+      return a | b;
+    case Op::bitxor_:
+      return a ^ b;
+    default:
+      break;
   }
   return r;
 }
@@ -145,9 +153,12 @@ void float_div_mod(double x, double y, double& div, double& mod) noexcept {
 Value float_op(Op op, double x, double y, Site site) {
   double div = 0, mod = 0;
   switch (op) {
-    case Op::add: return x + y;
-    case Op::sub: return x - y;
-    case Op::mul: return x * y;
+    case Op::add:
+      return x + y;
+    case Op::sub:
+      return x - y;
+    case Op::mul:
+      return x * y;
     case Op::truediv:
       if (y == 0.0) zero_division(op, "float division by zero", site);
       return x / y;
@@ -159,8 +170,10 @@ Value float_op(Op op, double x, double y, Site site) {
       if (y == 0.0) zero_division(op, "float modulo", site);
       float_div_mod(x, y, div, mod);
       return mod;
-    case Op::pow: return float_pow(x, y, site);
-    default: return 0.0;
+    case Op::pow:
+      return float_pow(x, y, site);
+    default:
+      return 0.0;
   }
 }
 
@@ -225,8 +238,10 @@ int number_cmp(const Value& x, const Value& y) noexcept {
   const double d = xi ? y.as_double() : x.as_double();
   int c = 0;  // sign of (i - d)
   if (std::isnan(d)) return 2;
-  if (d >= 0x1p63) c = -1;
-  else if (d < -0x1p63) c = 1;
+  if (d >= 0x1p63)
+    c = -1;
+  else if (d < -0x1p63)
+    c = 1;
   else {
     const double fl = std::floor(d);
     const auto fi = static_cast<i64>(fl);
@@ -238,13 +253,20 @@ int number_cmp(const Value& x, const Value& y) noexcept {
 bool apply(CmpOp op, int c) noexcept {
   if (c == 2) return op == CmpOp::ne;
   switch (op) {
-    case CmpOp::eq: return c == 0;
-    case CmpOp::ne: return c != 0;
-    case CmpOp::lt: return c < 0;
-    case CmpOp::le: return c <= 0;
-    case CmpOp::gt: return c > 0;
-    case CmpOp::ge: return c >= 0;
-    default: return false;
+    case CmpOp::eq:
+      return c == 0;
+    case CmpOp::ne:
+      return c != 0;
+    case CmpOp::lt:
+      return c < 0;
+    case CmpOp::le:
+      return c <= 0;
+    case CmpOp::gt:
+      return c > 0;
+    case CmpOp::ge:
+      return c >= 0;
+    default:
+      return false;
   }
 }
 
@@ -267,8 +289,7 @@ bool order(CmpOp op, const Value& x, const Value& y, Site site, Budget& budget) 
     return apply(op, a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0));
   }
   fail(E::type, fmt::format("'{}' between {} and {}", cmp_text(op), x.type_name(), y.type_name()),
-       fmt::format("'{}' not supported between instances of '{}' and '{}'", cmp_text(op), x.type_name(),
-                   y.type_name()),
+       fmt::format("'{}' not supported between instances of '{}' and '{}'", cmp_text(op), x.type_name(), y.type_name()),
        site);
 }
 
@@ -300,12 +321,16 @@ void Budget::exceeded(Site site) {
 
 void Budget::charge_copy(const Value& v, Site site) {
   switch (v.kind()) {
-    case K::string: charge(v.as_string().size() + 1, site); return;
+    case K::string:
+      charge(v.as_string().size() + 1, site);
+      return;
     case K::list:
       charge(1, site);
       for (const Value& e : v.as_list()) charge_copy(e, site);
       return;
-    default: charge(1, site); return;
+    default:
+      charge(1, site);
+      return;
   }
 }
 
@@ -395,11 +420,16 @@ bool values_equal(const Value& x, const Value& y, Budget* budget, Site site) {
 
 bool compare_op(CmpOp op, const Value& x, const Value& y, Site site, Budget& budget) {
   switch (op) {
-    case CmpOp::eq: return values_equal(x, y, &budget, site);
-    case CmpOp::ne: return !values_equal(x, y, &budget, site);
-    case CmpOp::in: return contains(y, x, site, budget);
-    case CmpOp::not_in: return !contains(y, x, site, budget);
-    default: return order(op, x, y, site, budget);
+    case CmpOp::eq:
+      return values_equal(x, y, &budget, site);
+    case CmpOp::ne:
+      return !values_equal(x, y, &budget, site);
+    case CmpOp::in:
+      return contains(y, x, site, budget);
+    case CmpOp::not_in:
+      return !contains(y, x, site, budget);
+    default:
+      return order(op, x, y, site, budget);
   }
 }
 

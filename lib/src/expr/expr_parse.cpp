@@ -38,10 +38,10 @@ struct Token {
 };
 
 constexpr std::array<std::string_view, 35> python_keywords = {
-    "False", "None",   "True",    "and",      "as",   "assert", "async",  "await", "break",
-    "class", "continue", "def",   "del",      "elif", "else",   "except", "finally", "for",
-    "from",  "global", "if",      "import",   "in",   "is",     "lambda", "nonlocal", "not",
-    "or",    "pass",   "raise",   "return",   "try",  "while",  "with",   "yield"};
+    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
 
 bool is_keyword(std::string_view s) {
   return std::find(python_keywords.begin(), python_keywords.end(), s) != python_keywords.end();
@@ -50,18 +50,23 @@ bool is_keyword(std::string_view s) {
 // Python's builtin functions other than ours: calling or naming them is
 // valid Python outside the subset.
 constexpr std::array<std::string_view, 40> other_python_builtins = {
-    "all",     "any",       "ascii",    "bin",     "bytearray", "bytes",    "callable", "chr",
-    "complex", "dict",      "dir",      "divmod",  "enumerate", "eval",     "exec",     "filter",
-    "format",  "frozenset", "getattr",  "hasattr", "hash",      "hex",      "id",       "isinstance",
-    "iter",    "map",       "next",     "oct",     "open",      "ord",      "pow",      "print",
-    "repr",    "reversed",  "set",      "slice",   "sorted",    "tuple",    "type",     "zip"};
+    "all",  "any",    "ascii",     "bin",        "bytearray", "bytes",  "callable", "chr",       "complex", "dict",
+    "dir",  "divmod", "enumerate", "eval",       "exec",      "filter", "format",   "frozenset", "getattr", "hasattr",
+    "hash", "hex",    "id",        "isinstance", "iter",      "map",    "next",     "oct",       "open",    "ord",
+    "pow",  "print",  "repr",      "reversed",   "set",       "slice",  "sorted",   "tuple",     "type",    "zip"};
 
 constexpr std::array<std::string_view, 12> builtin_names = {"abs", "bool", "float", "int",   "len", "list",
                                                             "max", "min",  "range", "round", "str", "sum"};
 
-bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-bool dec_digit(char c) { return c >= '0' && c <= '9'; }
+bool ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool ident_char(char c) {
+  return ident_start(c) || (c >= '0' && c <= '9');
+}
+bool dec_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // ---- lexer ---------------------------------------------------------------
 
@@ -143,9 +148,12 @@ class Lexer {
     if (i_ >= t_.size() || !is_digit(t_[i_])) return false;
     ++i_;
     while (i_ < t_.size()) {
-      if (is_digit(t_[i_])) ++i_;
-      else if (t_[i_] == '_' && i_ + 1 < t_.size() && is_digit(t_[i_ + 1])) i_ += 2;
-      else break;
+      if (is_digit(t_[i_]))
+        ++i_;
+      else if (t_[i_] == '_' && i_ + 1 < t_.size() && is_digit(t_[i_ + 1]))
+        i_ += 2;
+      else
+        break;
     }
     return true;
   }
@@ -161,8 +169,7 @@ class Lexer {
   Token number_token(std::size_t start, Tok type) const {
     if (i_ < t_.size() && (t_[i_] == 'j' || t_[i_] == 'J')) error(E::unsupported, start, "complex literal");
     if (i_ < t_.size() && (ident_char(t_[i_]) || t_[i_] == '.')) {
-      error(E::syntax, start, "invalid number literal",
-            fmt::format("'{}' cannot follow a number", t_[i_]));
+      error(E::syntax, start, "invalid number literal", fmt::format("'{}' cannot follow a number", t_[i_]));
     }
     return Token{type, static_cast<std::uint32_t>(start), t_.substr(start, i_ - start)};
   }
@@ -224,8 +231,10 @@ class Lexer {
     for (const char c : tok.text) {
       if (c != '_') clean += c;
     }
-    if (is_float) tok.real = float_value(clean);
-    else tok.integer = decimal_value(clean, start);
+    if (is_float)
+      tok.real = float_value(clean);
+    else
+      tok.integer = decimal_value(clean, start);
     return tok;
   }
 
@@ -259,8 +268,8 @@ class Lexer {
     const long long exponent = e != std::string::npos ? literal_exponent(clean, e) : 0;
     const std::size_t dot = std::min(mantissa.find('.'), mantissa.size());
     const std::size_t nonzero = mantissa.find_first_of("123456789");
-    const long long magnitude = nonzero < dot ? static_cast<long long>(dot - nonzero)
-                                              : -static_cast<long long>(nonzero - dot - 1);
+    const long long magnitude =
+        nonzero < dot ? static_cast<long long>(dot - nonzero) : -static_cast<long long>(nonzero - dot - 1);
     return nonzero != std::string::npos && magnitude + exponent > 0 ? HUGE_VAL : 0.0;
   }
 
@@ -291,8 +300,10 @@ class Lexer {
         error(E::syntax, start, "unterminated string literal");
       }
       if (t_[i_] == quote) break;
-      if (t_[i_] == '\\') value += escape();
-      else string_char(value);
+      if (t_[i_] == '\\')
+        value += escape();
+      else
+        string_char(value);
     }
     ++i_;
     Token tok{Tok::string, static_cast<std::uint32_t>(start), t_.substr(start, i_ - start)};
@@ -305,8 +316,7 @@ class Lexer {
     const char e = i_ + 1 < t_.size() ? t_[i_ + 1] : '\0';
     if (e != '\\' && e != '\'' && e != '"' && e != 'n' && e != 't') {
       if (e == '\n' || e == '\r') error(E::unsupported, i_, "line continuation inside a string");
-      error(E::unsupported, i_, fmt::format("escape sequence '\\{}'", e),
-            "the escapes here are \\\\ \\' \\\" \\n \\t");
+      error(E::unsupported, i_, fmt::format("escape sequence '\\{}'", e), "the escapes here are \\\\ \\' \\\" \\n \\t");
     }
     i_ += 2;
     return e == 'n' ? '\n' : (e == 't' ? '\t' : e);
@@ -341,9 +351,10 @@ class Lexer {
     }
     const char c = t_[i_];
     if (c == '!') error(E::syntax, i_, "'!'", "Python has no '!' operator; write 'not' or '!='");
-    error(E::syntax, i_, std::isprint(static_cast<unsigned char>(c)) ? fmt::format("invalid character '{}'", c)
-                                                                     : fmt::format("invalid character 0x{:02x}",
-                                                                                   static_cast<unsigned char>(c)));
+    error(E::syntax, i_,
+          std::isprint(static_cast<unsigned char>(c))
+              ? fmt::format("invalid character '{}'", c)
+              : fmt::format("invalid character 0x{:02x}", static_cast<unsigned char>(c)));
   }
 
   std::string_view t_;
@@ -394,13 +405,19 @@ class Parser {
 
   static std::string describe(const Token& t) {
     switch (t.type) {
-      case Tok::end: return "end of the expression";
-      case Tok::newline: return "line break outside brackets";
+      case Tok::end:
+        return "end of the expression";
+      case Tok::newline:
+        return "line break outside brackets";
       case Tok::integer:
-      case Tok::real: return fmt::format("number {}", t.text);
-      case Tok::string: return fmt::format("string {}", t.text);
-      case Tok::name: return is_keyword(t.text) ? fmt::format("keyword '{}'", t.text) : fmt::format("name '{}'", t.text);
-      case Tok::op: break;
+      case Tok::real:
+        return fmt::format("number {}", t.text);
+      case Tok::string:
+        return fmt::format("string {}", t.text);
+      case Tok::name:
+        return is_keyword(t.text) ? fmt::format("keyword '{}'", t.text) : fmt::format("name '{}'", t.text);
+      case Tok::op:
+        break;
     }
     if (t.text == "=") return "assignment '='";
     if (t.text.size() >= 2 && t.text.back() == '=' && t.text != "==" && t.text != "!=" && t.text != "<=" &&
@@ -419,10 +436,10 @@ class Parser {
     if (t.type == Tok::op && t.text == ":=") error(E::unsupported, t, "assignment expression ':='");
     if (t.type == Tok::op && t.text == "@") error(E::unsupported, t, "matrix multiplication '@'");
     if (t.type == Tok::op && t.text == ".") error(E::unsupported, t, "attribute access");
-    if (t.type == Tok::name && (t.text == "import" || t.text == "yield" || t.text == "await" || t.text == "del" ||
-                                t.text == "assert" || t.text == "return" || t.text == "raise" || t.text == "pass" ||
-                                t.text == "global" || t.text == "nonlocal" || t.text == "def" || t.text == "class" ||
-                                t.text == "while" || t.text == "with" || t.text == "try")) {
+    if (t.type == Tok::name &&
+        (t.text == "import" || t.text == "yield" || t.text == "await" || t.text == "del" || t.text == "assert" ||
+         t.text == "return" || t.text == "raise" || t.text == "pass" || t.text == "global" || t.text == "nonlocal" ||
+         t.text == "def" || t.text == "class" || t.text == "while" || t.text == "with" || t.text == "try")) {
       error(E::syntax, t, fmt::format("'{}'", t.text), "a statement keyword: expressions only");
     }
     error(E::syntax, t, "unexpected " + describe(t), fmt::format("expected {}", expected));
@@ -434,12 +451,8 @@ class Parser {
     if (pos_ + 1 < toks_.size()) ++pos_;
     return t;
   }
-  bool is_op(std::string_view s, std::size_t k = 0) const {
-    return peek(k).type == Tok::op && peek(k).text == s;
-  }
-  bool is_kw(std::string_view s, std::size_t k = 0) const {
-    return peek(k).type == Tok::name && peek(k).text == s;
-  }
+  bool is_op(std::string_view s, std::size_t k = 0) const { return peek(k).type == Tok::op && peek(k).text == s; }
+  bool is_kw(std::string_view s, std::size_t k = 0) const { return peek(k).type == Tok::name && peek(k).text == s; }
   void expect_op(std::string_view s, std::string_view what) {
     if (!is_op(s)) unexpected(what);
     next();
@@ -526,8 +539,12 @@ class Parser {
       return false;
     }
     if (t.type != Tok::op) return false;
-    static constexpr std::array<std::pair<std::string_view, CmpOp>, 6> table = {
-        {{"==", CmpOp::eq}, {"!=", CmpOp::ne}, {"<", CmpOp::lt}, {"<=", CmpOp::le}, {">", CmpOp::gt}, {">=", CmpOp::ge}}};
+    static constexpr std::array<std::pair<std::string_view, CmpOp>, 6> table = {{{"==", CmpOp::eq},
+                                                                                 {"!=", CmpOp::ne},
+                                                                                 {"<", CmpOp::lt},
+                                                                                 {"<=", CmpOp::le},
+                                                                                 {">", CmpOp::gt},
+                                                                                 {">=", CmpOp::ge}}};
     for (const auto& [text, o] : table) {
       if (t.text == text) return op = o, true;
     }
@@ -558,10 +575,19 @@ class Parser {
   static bool binary_op(const Token& t, Op& op, int& prec) {
     if (t.type != Tok::op) return false;
     static constexpr std::array<std::tuple<std::string_view, Op, int>, 13> table = {{
-        {"|", Op::bitor_, p_bitor}, {"^", Op::bitxor_, p_bitxor}, {"&", Op::bitand_, p_bitand},
-        {"<<", Op::lshift, p_shift}, {">>", Op::rshift, p_shift}, {"+", Op::add, p_arith},
-        {"-", Op::sub, p_arith}, {"*", Op::mul, p_term}, {"/", Op::truediv, p_term},
-        {"//", Op::floordiv, p_term}, {"%", Op::mod, p_term}, {"@", Op::mul, p_term}, {"**", Op::pow, p_power},
+        {"|", Op::bitor_, p_bitor},
+        {"^", Op::bitxor_, p_bitxor},
+        {"&", Op::bitand_, p_bitand},
+        {"<<", Op::lshift, p_shift},
+        {">>", Op::rshift, p_shift},
+        {"+", Op::add, p_arith},
+        {"-", Op::sub, p_arith},
+        {"*", Op::mul, p_term},
+        {"/", Op::truediv, p_term},
+        {"//", Op::floordiv, p_term},
+        {"%", Op::mod, p_term},
+        {"@", Op::mul, p_term},
+        {"**", Op::pow, p_power},
     }};
     for (const auto& [text, o, p] : table) {
       if (t.text == text) {
@@ -589,10 +615,14 @@ class Parser {
 
   std::uint32_t unary() {
     Op op{};
-    if (is_op("-")) op = Op::neg;
-    else if (is_op("+")) op = Op::pos;
-    else if (is_op("~")) op = Op::invert;
-    else return power();
+    if (is_op("-"))
+      op = Op::neg;
+    else if (is_op("+"))
+      op = Op::pos;
+    else if (is_op("~"))
+      op = Op::invert;
+    else
+      return power();
     const Nest nest(*this, peek());
     const std::uint32_t at = next().offset;
     const std::uint32_t operand = unary();
@@ -638,8 +668,8 @@ class Parser {
     const auto it = std::find(builtin_names.begin(), builtin_names.end(), name);
     const Token at{Tok::name, f.offset, name};
     if (it == builtin_names.end()) {
-      const bool python = std::find(other_python_builtins.begin(), other_python_builtins.end(), name) !=
-                          other_python_builtins.end();
+      const bool python =
+          std::find(other_python_builtins.begin(), other_python_builtins.end(), name) != other_python_builtins.end();
       error(E::unsupported, at, fmt::format("call of '{}'", name),
             python ? "a Python builtin outside the subset" : "only the subset's builtins can be called");
     }
@@ -651,8 +681,10 @@ class Parser {
       if (peek().type == Tok::name && is_op("=", 1)) error(E::unsupported, peek(), "keyword argument");
       args.push_back(expression());
       if (is_kw("for")) error(E::unsupported, peek(), "generator expression", "write a list comprehension [...]");
-      if (is_op(",")) next();
-      else if (!is_op(")")) unexpected("',' or ')' in the call");
+      if (is_op(","))
+        next();
+      else if (!is_op(")"))
+        unexpected("',' or ')' in the call");
     }
     next();  // )
     Node n{Op::call, static_cast<std::uint8_t>(it - builtin_names.begin()), offset};
@@ -662,16 +694,23 @@ class Parser {
   std::uint32_t atom() {
     const Token& t = peek();
     switch (t.type) {
-      case Tok::integer: next(); return constant(t.integer, t.offset);
-      case Tok::real: next(); return constant(t.real, t.offset);
+      case Tok::integer:
+        next();
+        return constant(t.integer, t.offset);
+      case Tok::real:
+        next();
+        return constant(t.real, t.offset);
       case Tok::string: {
         next();
         if (peek().type == Tok::string) error(E::unsupported, peek(), "implicit string concatenation", "use +");
         return constant(t.string, t.offset);
       }
-      case Tok::name: return name_atom();
-      case Tok::op: break;
-      default: unexpected("an operand");
+      case Tok::name:
+        return name_atom();
+      case Tok::op:
+        break;
+      default:
+        unexpected("an operand");
     }
     if (t.text == "(") return parenthesized();
     if (t.text == "[") return list_display();
@@ -709,8 +748,10 @@ class Parser {
       if (is_op("*")) error(E::unsupported, peek(), "starred expression");
       items.push_back(expression());
       if (items.size() == 1 && is_kw("for")) return comprehension(open, items[0]);
-      if (is_op(",")) next();
-      else if (!is_op("]")) unexpected("',' or ']' in the list");
+      if (is_op(","))
+        next();
+      else if (!is_op("]"))
+        unexpected("',' or ']' in the list");
     }
     next();
     return add_kids(Node{Op::list, 0, open.offset}, items);
@@ -750,7 +791,8 @@ class Parser {
         for (std::uint32_t k = n.first; k < n.first + n.count; ++k) visit(prog_.kids[k]);
       };
       switch (n.op) {
-        case Op::constant: return;
+        case Op::constant:
+          return;
         case Op::name: {
           const std::string& s = prog_.identifiers[n.a];
           if (std::find(bound.begin(), bound.end(), s) == bound.end()) found.push_back(s);
@@ -767,13 +809,24 @@ class Parser {
         case Op::call:
         case Op::and_:
         case Op::or_:
-        case Op::compare: kids(); return;
-        case Op::ifelse: visit(n.a); visit(n.b); visit(n.c); return;
+        case Op::compare:
+          kids();
+          return;
+        case Op::ifelse:
+          visit(n.a);
+          visit(n.b);
+          visit(n.c);
+          return;
         case Op::neg:
         case Op::pos:
         case Op::invert:
-        case Op::not_: visit(n.a); return;
-        default: visit(n.a); visit(n.b); return;  // binary operators, subscript
+        case Op::not_:
+          visit(n.a);
+          return;
+        default:
+          visit(n.a);
+          visit(n.b);
+          return;  // binary operators, subscript
       }
     };
     visit(prog_.root);
@@ -795,7 +848,8 @@ class Parser {
 
 Program parse_program(std::string_view text) {
   if (text.size() > max_text_bytes) {
-    fail(E::limit, "text length", fmt::format("{} bytes; expressions are at most {} bytes", text.size(), max_text_bytes),
+    fail(E::limit, "text length",
+         fmt::format("{} bytes; expressions are at most {} bytes", text.size(), max_text_bytes),
          Site{text.substr(0, 80), 0});
   }
   return Parser(text, Lexer(text).run()).run();

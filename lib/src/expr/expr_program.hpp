@@ -19,11 +19,26 @@ enum class Op : std::uint8_t {
   subscript,      // a = target, b = index
   call,           // aux = Builtin, kids = arguments
   comprehension,  // a = element, b = iterable, c = identifier of the loop variable, kids = filters
-  neg, pos, invert, not_,  // a = operand
-  add, sub, mul, truediv, floordiv, mod, pow, lshift, rshift, bitand_, bitor_, bitxor_,  // a, b
-  and_, or_,      // kids = operands (2 or more)
-  compare,        // kids = operands (n >= 2), c = first of n-1 entries in Program::comparisons
-  ifelse,         // a = body, b = condition, c = orelse
+  neg,
+  pos,
+  invert,
+  not_,  // a = operand
+  add,
+  sub,
+  mul,
+  truediv,
+  floordiv,
+  mod,
+  pow,
+  lshift,
+  rshift,
+  bitand_,
+  bitor_,
+  bitxor_,  // a, b
+  and_,
+  or_,      // kids = operands (2 or more)
+  compare,  // kids = operands (n >= 2), c = first of n-1 entries in Program::comparisons
+  ifelse,   // a = body, b = condition, c = orelse
 };
 
 enum class CmpOp : std::uint8_t { eq, ne, lt, le, gt, ge, in, not_in };
@@ -45,8 +60,21 @@ struct Comparison {
 
 // Binding strength, loosest first (Python 3 language reference §6.17).
 enum Prec : int {
-  p_ternary = 1, p_or, p_and, p_not, p_compare, p_bitor, p_bitxor, p_bitand, p_shift, p_arith, p_term,
-  p_unary, p_power, p_primary, p_atom
+  p_ternary = 1,
+  p_or,
+  p_and,
+  p_not,
+  p_compare,
+  p_bitor,
+  p_bitxor,
+  p_bitand,
+  p_shift,
+  p_arith,
+  p_term,
+  p_unary,
+  p_power,
+  p_primary,
+  p_atom
 };
 
 struct Program {

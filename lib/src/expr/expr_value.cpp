@@ -19,24 +19,37 @@ using K = ExprError::Kind;
 // The exception class CPython raises for each kind ("" where it has a result).
 std::string_view python_class(K k) noexcept {
   switch (k) {
-    case K::syntax: return "SyntaxError";
-    case K::name: return "NameError";
-    case K::type: return "TypeError";
-    case K::value: return "ValueError";
-    case K::zero_division: return "ZeroDivisionError";
-    case K::index: return "IndexError";
-    case K::overflow: return "OverflowError";
-    default: return "";
+    case K::syntax:
+      return "SyntaxError";
+    case K::name:
+      return "NameError";
+    case K::type:
+      return "TypeError";
+    case K::value:
+      return "ValueError";
+    case K::zero_division:
+      return "ZeroDivisionError";
+    case K::index:
+      return "IndexError";
+    case K::overflow:
+      return "OverflowError";
+    default:
+      return "";
   }
 }
 
 std::string_view kind_label(K k) noexcept {
   switch (k) {
-    case K::syntax: return "syntax error";
-    case K::unsupported: return "unsupported construct";
-    case K::int_overflow: return "integer overflow";
-    case K::limit: return "limit exceeded";
-    default: return python_class(k);
+    case K::syntax:
+      return "syntax error";
+    case K::unsupported:
+      return "unsupported construct";
+    case K::int_overflow:
+      return "integer overflow";
+    case K::limit:
+      return "limit exceeded";
+    default:
+      return python_class(k);
   }
 }
 
@@ -57,9 +70,12 @@ std::string excerpt(std::string_view text, std::size_t offset) {
   }
   std::string out = from > 0 ? "..." : "";
   for (std::size_t i = from; i < to; ++i) {
-    if (text[i] == '\n') out += "\\n";
-    else if (text[i] == '\r') out += "\\r";
-    else out += text[i];
+    if (text[i] == '\n')
+      out += "\\n";
+    else if (text[i] == '\r')
+      out += "\\r";
+    else
+      out += text[i];
   }
   if (to < text.size()) out += "...";
   return out;
@@ -143,13 +159,20 @@ std::string str_repr(std::string_view s) {
   std::string out(1, quote);
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (ch == '\\') out += "\\\\";
-    else if (ch == quote) out += {'\\', quote};
-    else if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else if (ch == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += ch;
+    if (ch == '\\')
+      out += "\\\\";
+    else if (ch == quote)
+      out += {'\\', quote};
+    else if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\r')
+      out += "\\r";
+    else if (ch == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
   }
   out += quote;
   return out;
@@ -187,7 +210,9 @@ std::size_t char_count(std::string_view s) noexcept {
 ExprError::ExprError(Kind kind, std::string construct, std::size_t offset, const std::string& message)
     : UsageError(message), kind_(kind), offset_(offset), construct_(std::move(construct)) {}
 
-std::string_view ExprError::python_error() const noexcept { return python_class(kind_); }
+std::string_view ExprError::python_error() const noexcept {
+  return python_class(kind_);
+}
 
 // ---- Value --------------------------------------------------------------
 
@@ -197,19 +222,26 @@ void Value::throw_unsigned_overflow() {
 
 std::string_view Value::type_name() const noexcept {
   switch (kind()) {
-    case Kind::integer: return "int";
-    case Kind::real: return "float";
-    case Kind::boolean: return "bool";
-    case Kind::string: return "str";
-    case Kind::list: return "list";
+    case Kind::integer:
+      return "int";
+    case Kind::real:
+      return "float";
+    case Kind::boolean:
+      return "bool";
+    case Kind::string:
+      return "str";
+    case Kind::list:
+      return "list";
   }
   return "?";
 }
 
 std::int64_t Value::as_int() const {
   switch (kind()) {
-    case Kind::integer: return std::get<std::int64_t>(v_);
-    case Kind::boolean: return std::get<bool>(v_) ? 1 : 0;
+    case Kind::integer:
+      return std::get<std::int64_t>(v_);
+    case Kind::boolean:
+      return std::get<bool>(v_) ? 1 : 0;
     case Kind::real: {
       const double d = std::get<double>(v_);
       // [-2^63, 2^63) holds exactly the doubles that convert to int64.
@@ -217,26 +249,36 @@ std::int64_t Value::as_int() const {
       fail(K::type, fmt::format("as_int() of float {}", detail::float_repr(d)),
            "only a float with an integral value within int64 converts", {});
     }
-    default: fail(K::type, fmt::format("as_int() of {}", type_name()), "not a number", {});
+    default:
+      fail(K::type, fmt::format("as_int() of {}", type_name()), "not a number", {});
   }
 }
 
 double Value::as_double() const {
   switch (kind()) {
-    case Kind::integer: return static_cast<double>(std::get<std::int64_t>(v_));
-    case Kind::real: return std::get<double>(v_);
-    case Kind::boolean: return std::get<bool>(v_) ? 1.0 : 0.0;
-    default: fail(K::type, fmt::format("as_double() of {}", type_name()), "not a number", {});
+    case Kind::integer:
+      return static_cast<double>(std::get<std::int64_t>(v_));
+    case Kind::real:
+      return std::get<double>(v_);
+    case Kind::boolean:
+      return std::get<bool>(v_) ? 1.0 : 0.0;
+    default:
+      fail(K::type, fmt::format("as_double() of {}", type_name()), "not a number", {});
   }
 }
 
 bool Value::as_bool() const noexcept {
   switch (kind()) {
-    case Kind::integer: return std::get<std::int64_t>(v_) != 0;
-    case Kind::real: return std::get<double>(v_) != 0.0;
-    case Kind::boolean: return std::get<bool>(v_);
-    case Kind::string: return !std::get<std::string>(v_).empty();
-    case Kind::list: return !std::get<std::vector<Value>>(v_).empty();
+    case Kind::integer:
+      return std::get<std::int64_t>(v_) != 0;
+    case Kind::real:
+      return std::get<double>(v_) != 0.0;
+    case Kind::boolean:
+      return std::get<bool>(v_);
+    case Kind::string:
+      return !std::get<std::string>(v_).empty();
+    case Kind::list:
+      return !std::get<std::vector<Value>>(v_).empty();
   }
   return false;
 }
@@ -253,10 +295,14 @@ const std::vector<Value>& Value::as_list() const {
 
 std::string Value::repr() const {
   switch (kind()) {
-    case Kind::integer: return std::to_string(std::get<std::int64_t>(v_));
-    case Kind::real: return detail::float_repr(std::get<double>(v_));
-    case Kind::boolean: return std::get<bool>(v_) ? "True" : "False";
-    case Kind::string: return detail::str_repr(std::get<std::string>(v_));
+    case Kind::integer:
+      return std::to_string(std::get<std::int64_t>(v_));
+    case Kind::real:
+      return detail::float_repr(std::get<double>(v_));
+    case Kind::boolean:
+      return std::get<bool>(v_) ? "True" : "False";
+    case Kind::string:
+      return detail::str_repr(std::get<std::string>(v_));
     case Kind::list: {
       std::string out = "[";
       for (const Value& e : std::get<std::vector<Value>>(v_)) {
@@ -274,7 +320,9 @@ std::string Value::str() const {
   return repr();
 }
 
-bool operator==(const Value& a, const Value& b) noexcept { return detail::values_equal(a, b, nullptr); }
+bool operator==(const Value& a, const Value& b) noexcept {
+  return detail::values_equal(a, b, nullptr);
+}
 
 // ---- environments -------------------------------------------------------
 
@@ -282,8 +330,10 @@ Env::~Env() = default;
 
 void MapEnv::set(std::string_view name, Value value) {
   const auto it = values_.find(name);
-  if (it != values_.end()) it->second = std::move(value);
-  else values_.emplace(std::string(name), std::move(value));
+  if (it != values_.end())
+    it->second = std::move(value);
+  else
+    values_.emplace(std::string(name), std::move(value));
 }
 
 void MapEnv::erase(std::string_view name) {

@@ -12,56 +12,95 @@ namespace detail {
 
 std::string_view op_text(Op op) noexcept {
   switch (op) {
-    case Op::neg: return "-";
-    case Op::pos: return "+";
-    case Op::invert: return "~";
-    case Op::not_: return "not";
-    case Op::add: return "+";
-    case Op::sub: return "-";
-    case Op::mul: return "*";
-    case Op::truediv: return "/";
-    case Op::floordiv: return "//";
-    case Op::mod: return "%";
-    case Op::pow: return "**";
-    case Op::lshift: return "<<";
-    case Op::rshift: return ">>";
-    case Op::bitand_: return "&";
-    case Op::bitor_: return "|";
-    case Op::bitxor_: return "^";
-    case Op::and_: return "and";
-    case Op::or_: return "or";
-    default: return "?";
+    case Op::neg:
+      return "-";
+    case Op::pos:
+      return "+";
+    case Op::invert:
+      return "~";
+    case Op::not_:
+      return "not";
+    case Op::add:
+      return "+";
+    case Op::sub:
+      return "-";
+    case Op::mul:
+      return "*";
+    case Op::truediv:
+      return "/";
+    case Op::floordiv:
+      return "//";
+    case Op::mod:
+      return "%";
+    case Op::pow:
+      return "**";
+    case Op::lshift:
+      return "<<";
+    case Op::rshift:
+      return ">>";
+    case Op::bitand_:
+      return "&";
+    case Op::bitor_:
+      return "|";
+    case Op::bitxor_:
+      return "^";
+    case Op::and_:
+      return "and";
+    case Op::or_:
+      return "or";
+    default:
+      return "?";
   }
 }
 
 std::string_view cmp_text(CmpOp op) noexcept {
   switch (op) {
-    case CmpOp::eq: return "==";
-    case CmpOp::ne: return "!=";
-    case CmpOp::lt: return "<";
-    case CmpOp::le: return "<=";
-    case CmpOp::gt: return ">";
-    case CmpOp::ge: return ">=";
-    case CmpOp::in: return "in";
-    case CmpOp::not_in: return "not in";
+    case CmpOp::eq:
+      return "==";
+    case CmpOp::ne:
+      return "!=";
+    case CmpOp::lt:
+      return "<";
+    case CmpOp::le:
+      return "<=";
+    case CmpOp::gt:
+      return ">";
+    case CmpOp::ge:
+      return ">=";
+    case CmpOp::in:
+      return "in";
+    case CmpOp::not_in:
+      return "not in";
   }
   return "?";
 }
 
 std::string_view builtin_name(Builtin b) noexcept {
   switch (b) {
-    case Builtin::abs: return "abs";
-    case Builtin::bool_: return "bool";
-    case Builtin::float_: return "float";
-    case Builtin::int_: return "int";
-    case Builtin::len: return "len";
-    case Builtin::list: return "list";
-    case Builtin::max: return "max";
-    case Builtin::min: return "min";
-    case Builtin::range: return "range";
-    case Builtin::round: return "round";
-    case Builtin::str: return "str";
-    case Builtin::sum: return "sum";
+    case Builtin::abs:
+      return "abs";
+    case Builtin::bool_:
+      return "bool";
+    case Builtin::float_:
+      return "float";
+    case Builtin::int_:
+      return "int";
+    case Builtin::len:
+      return "len";
+    case Builtin::list:
+      return "list";
+    case Builtin::max:
+      return "max";
+    case Builtin::min:
+      return "min";
+    case Builtin::range:
+      return "range";
+    case Builtin::round:
+      return "round";
+    case Builtin::str:
+      return "str";
+    case Builtin::sum:
+      return "sum";
   }
   return "?";
 }
@@ -71,29 +110,44 @@ int precedence(const Node& n) noexcept {
     case Op::constant:
     case Op::name:
     case Op::list:
-    case Op::comprehension: return p_atom;
+    case Op::comprehension:
+      return p_atom;
     case Op::subscript:
-    case Op::call: return p_primary;
-    case Op::pow: return p_power;
+    case Op::call:
+      return p_primary;
+    case Op::pow:
+      return p_power;
     case Op::neg:
     case Op::pos:
-    case Op::invert: return p_unary;
+    case Op::invert:
+      return p_unary;
     case Op::mul:
     case Op::truediv:
     case Op::floordiv:
-    case Op::mod: return p_term;
+    case Op::mod:
+      return p_term;
     case Op::add:
-    case Op::sub: return p_arith;
+    case Op::sub:
+      return p_arith;
     case Op::lshift:
-    case Op::rshift: return p_shift;
-    case Op::bitand_: return p_bitand;
-    case Op::bitxor_: return p_bitxor;
-    case Op::bitor_: return p_bitor;
-    case Op::compare: return p_compare;
-    case Op::not_: return p_not;
-    case Op::and_: return p_and;
-    case Op::or_: return p_or;
-    case Op::ifelse: return p_ternary;
+    case Op::rshift:
+      return p_shift;
+    case Op::bitand_:
+      return p_bitand;
+    case Op::bitxor_:
+      return p_bitxor;
+    case Op::bitor_:
+      return p_bitor;
+    case Op::compare:
+      return p_compare;
+    case Op::not_:
+      return p_not;
+    case Op::and_:
+      return p_and;
+    case Op::or_:
+      return p_or;
+    case Op::ifelse:
+      return p_ternary;
   }
   return p_atom;
 }
@@ -129,30 +183,58 @@ class Printer {
 
   void constant(const Value& v) {
     // An infinite literal (1e309) has no finite repr that reads back: write one that overflows.
-    if (v.kind() == Value::Kind::real && std::isinf(v.as_double())) out_ += "1e309";
-    else out_ += v.repr();
+    if (v.kind() == Value::Kind::real && std::isinf(v.as_double()))
+      out_ += "1e309";
+    else
+      out_ += v.repr();
   }
 
   // Prints node i: its source with the parentheses its children need.
   void node(std::uint32_t i) {
     const Node& n = p_.nodes[i];
     switch (n.op) {
-      case Op::constant: constant(p_.constants[n.a]); return;
-      case Op::name: out_ += p_.identifiers[n.a]; return;
-      case Op::list: enclosed(n, '[', ']'); return;
-      case Op::comprehension: comprehension(n); return;
-      case Op::subscript: subscript(n); return;
-      case Op::call: call(n); return;
+      case Op::constant:
+        constant(p_.constants[n.a]);
+        return;
+      case Op::name:
+        out_ += p_.identifiers[n.a];
+        return;
+      case Op::list:
+        enclosed(n, '[', ']');
+        return;
+      case Op::comprehension:
+        comprehension(n);
+        return;
+      case Op::subscript:
+        subscript(n);
+        return;
+      case Op::call:
+        call(n);
+        return;
       case Op::neg:
       case Op::pos:
-      case Op::invert: unary(n, op_text(n.op), p_unary); return;
-      case Op::not_: unary(n, "not ", p_not); return;
-      case Op::pow: power(n); return;
+      case Op::invert:
+        unary(n, op_text(n.op), p_unary);
+        return;
+      case Op::not_:
+        unary(n, "not ", p_not);
+        return;
+      case Op::pow:
+        power(n);
+        return;
       case Op::and_:
-      case Op::or_: kids(n, n.op == Op::and_ ? " and " : " or ", precedence(n) + 1); return;
-      case Op::compare: comparison(n); return;
-      case Op::ifelse: conditional(n); return;
-      default: binary(n); return;  // the left-associative binary operators
+      case Op::or_:
+        kids(n, n.op == Op::and_ ? " and " : " or ", precedence(n) + 1);
+        return;
+      case Op::compare:
+        comparison(n);
+        return;
+      case Op::ifelse:
+        conditional(n);
+        return;
+      default:
+        binary(n);
+        return;  // the left-associative binary operators
     }
   }
 
@@ -240,7 +322,9 @@ class Printer {
 
 }  // namespace
 
-std::string print_program(const Program& p) { return Printer(p).run(); }
+std::string print_program(const Program& p) {
+  return Printer(p).run();
+}
 
 }  // namespace detail
 
@@ -248,12 +332,20 @@ Expression Expression::parse(std::string_view text) {
   return Expression(std::make_shared<const detail::Program>(detail::parse_program(text)));
 }
 
-Value Expression::eval(const Env& env) const { return detail::evaluate(*program_, env); }
+Value Expression::eval(const Env& env) const {
+  return detail::evaluate(*program_, env);
+}
 
-const std::string& Expression::text() const noexcept { return program_->text; }
+const std::string& Expression::text() const noexcept {
+  return program_->text;
+}
 
-std::vector<std::string> Expression::names() const { return program_->free_names; }
+std::vector<std::string> Expression::names() const {
+  return program_->free_names;
+}
 
-std::string Expression::to_string() const { return detail::print_program(*program_); }
+std::string Expression::to_string() const {
+  return detail::print_program(*program_);
+}
 
 }  // namespace wstune::expr

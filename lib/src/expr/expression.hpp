@@ -106,8 +106,8 @@ class Value {
   /// int, not a bool or a float).
   /// @throws ExprError (kind int_overflow, offset 0) for an unsigned value beyond int64
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  Value(T v) : v_(checked_int(v)) {}  // NOLINT(google-explicit-constructor)
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Value(T v)
+      : v_(checked_int(v)) {}  // NOLINT(google-explicit-constructor)
   /// A Python float.
   Value(double v) noexcept : v_(v) {}  // NOLINT(google-explicit-constructor)
   /// A Python bool.

@@ -15,7 +15,9 @@ Extent extent_from_json(const json& j) {
                 j.value("dims", 1u)};
 }
 
-json to_json(const LocalSize& l) { return l ? to_json(*l) : json(nullptr); }
+json to_json(const LocalSize& l) {
+  return l ? to_json(*l) : json(nullptr);
+}
 
 LocalSize local_from_json(const json& j) {
   if (j.is_null()) return std::nullopt;
@@ -63,10 +65,10 @@ DeviceInfo device_info_from_json(const json& j) {
   d.compute_units = j.at("compute_units").get<unsigned>();
   d.pe_per_cu = j.at("pe_per_cu").get<unsigned>();
   const std::string src = j.value("pe_source", "estimate");
-  d.pe_source = src == "extension" ? PeSource::extension
-              : src == "table"     ? PeSource::table
-              : src == "override"  ? PeSource::override_
-                                   : PeSource::estimate;
+  d.pe_source = src == "extension"  ? PeSource::extension
+                : src == "table"    ? PeSource::table
+                : src == "override" ? PeSource::override_
+                                    : PeSource::estimate;
   d.pe_detail = j.value("pe_detail", "");
   d.max_clock_mhz = j.value("max_clock_mhz", 0u);
   d.max_work_group_size = j.value("max_work_group_size", std::size_t{0});

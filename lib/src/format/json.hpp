@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wstune/device.hpp"
 #include "kernel/kernel.hpp"
 #include "runner/runner.hpp"
+#include "wstune/device.hpp"
 #include "wstune/timing.hpp"
 
 namespace wstune {

@@ -26,8 +26,10 @@ std::string path_text(const std::vector<Step>& steps) {
   constexpr std::size_t kShown = 8;
   std::string out;
   for (std::size_t i = 0; i < steps.size() && i < kShown; ++i) {
-    if (steps[i].object) out += (out.empty() ? "" : ".") + bounded(steps[i].key, 32);
-    else out += fmt::format("[{}]", steps[i].index);
+    if (steps[i].object)
+      out += (out.empty() ? "" : ".") + bounded(steps[i].key, 32);
+    else
+      out += fmt::format("[{}]", steps[i].index);
   }
   if (steps.size() > kShown) out += "…";
   return out.empty() ? "the top level" : out;
@@ -37,9 +39,10 @@ std::string path_text(const std::vector<Step>& steps) {
 // position that leads to the next; the last one is the container too deep.
 [[noreturn]] void too_deep(std::string_view where, std::vector<Step> frames, std::size_t max_depth) {
   if (!frames.empty()) frames.pop_back();
-  throw UsageError(fmt::format("{}: arrays and objects nested deeper than {} levels at {}; wstune reads at most {} "
-                               "levels (the document is damaged or was not written by wstune)",
-                               where, max_depth, path_text(frames), max_depth));
+  throw UsageError(
+      fmt::format("{}: arrays and objects nested deeper than {} levels at {}; wstune reads at most {} "
+                  "levels (the document is damaged or was not written by wstune)",
+                  where, max_depth, path_text(frames), max_depth));
 }
 
 // Walks the text once without building anything and refuses it when arrays
@@ -91,11 +94,14 @@ void scan_depth(std::string_view text, std::string_view origin, std::size_t max_
         break;
       case ',':
         if (!stack.empty()) {
-          if (stack.back().object) want_key.back() = true;
-          else ++stack.back().index;
+          if (stack.back().object)
+            want_key.back() = true;
+          else
+            ++stack.back().index;
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
 }
@@ -159,8 +165,10 @@ void check_json_depth(const json& j, std::string_view where, std::size_t max_dep
     if (!child.is_structured()) continue;
     // The step that leads to the child, then the child's own frame.
     Step& here = path.back();
-    if (f.value->is_object()) here.key = it.key();
-    else here.index = static_cast<std::size_t>(std::distance(f.value->cbegin(), it));
+    if (f.value->is_object())
+      here.key = it.key();
+    else
+      here.index = static_cast<std::size_t>(std::distance(f.value->cbegin(), it));
     path.push_back(Step{child.is_object(), 0, {}});
     if (path.size() > max_depth) too_deep(where, path, max_depth);
     frames.push_back(Frame{&child, child.cbegin()});
@@ -171,8 +179,10 @@ json parse_json_input(std::string_view text, std::string_view origin, std::size_
   // nlohmann's parser ends the text at a NUL byte, so "1\0[[[…" would read
   // as 1 (fuzz target json_input, fuzz/regressions). JSON text never holds one.
   if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
-    throw UsageError(fmt::format("{} is not valid JSON: byte {} is a NUL byte, which JSON text never holds (a binary "
-                                 "file, or a damaged copy?)", origin, nul));
+    throw UsageError(
+        fmt::format("{} is not valid JSON: byte {} is a NUL byte, which JSON text never holds (a binary "
+                    "file, or a damaged copy?)",
+                    origin, nul));
   scan_depth(text, origin, max_depth);
   try {
     return json::parse(text.begin(), text.end());
@@ -182,7 +192,8 @@ json parse_json_input(std::string_view text, std::string_view origin, std::size_
   } catch (const json::exception& e) {
     // A number beyond a double (1e309) is out_of_range, not parse_error: it
     // ended wstuned's master (fuzz target jobs, fuzz/regressions).
-    throw UsageError(fmt::format("{} holds a value wstune cannot read: {}", origin, bounded(e.what(), 2 * kMaxQuotedChars)));
+    throw UsageError(
+        fmt::format("{} holds a value wstune cannot read: {}", origin, bounded(e.what(), 2 * kMaxQuotedChars)));
   }
 }
 

@@ -47,8 +47,7 @@ void check_json_depth(const nlohmann::json& j, std::string_view where, std::size
 /// naming `origin` (a file name, or "--job FILE") and: the JSON path and
 /// depth where the nesting exceeds the bound, or the parser's message (with
 /// its byte position; quoted input bounded) for malformed text.
-nlohmann::json parse_json_input(std::string_view text, std::string_view origin,
-                                std::size_t max_depth = kMaxJsonDepth);
+nlohmann::json parse_json_input(std::string_view text, std::string_view origin, std::size_t max_depth = kMaxJsonDepth);
 
 /// `j` as text with the outermost `indent_levels` levels of arrays and
 /// objects on one line per element (indented by one space per level) and

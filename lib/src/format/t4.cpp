@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "format/json.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 namespace {
@@ -14,14 +14,15 @@ namespace {
 using nlohmann::json;
 
 json session_json(const SessionRecord& s) {
-  return json{{"session", s.uuid},
-              {"device", s.device_fingerprint},
-              {"kernel", {{"name", s.kernel.name}, {"source_hash", s.kernel.source_hash},
-                          {"build_options", s.kernel.build_options}}},
-              {"problem", {{"size", s.problem.size_text}, {"extent", to_json(s.problem.global)}}},
-              {"strategy", s.spec.strategy},
-              {"host", s.host},
-              {"started_at", s.started_at}};
+  return json{
+      {"session", s.uuid},
+      {"device", s.device_fingerprint},
+      {"kernel",
+       {{"name", s.kernel.name}, {"source_hash", s.kernel.source_hash}, {"build_options", s.kernel.build_options}}},
+      {"problem", {{"size", s.problem.size_text}, {"extent", to_json(s.problem.global)}}},
+      {"strategy", s.spec.strategy},
+      {"host", s.host},
+      {"started_at", s.started_at}};
 }
 
 json result_json(const SessionRecord& s, const TrialRecord& t) {
@@ -29,12 +30,9 @@ json result_json(const SessionRecord& s, const TrialRecord& t) {
   config["local_size"] = to_string(t.local);
   const double sum = std::accumulate(t.samples_ms.begin(), t.samples_ms.end(), 0.0);
   const double bench = t.run_ms.value_or(sum);
-  json times{{"compilation", t.compile_ms.value_or(0)},
-             {"runtimes", t.samples_ms},
-             {"validation", t.verify_ms.value_or(0)},
-             {"benchmark", bench},
-             {"framework", std::max(0.0, bench - sum)},
-             {"search_algorithm", 0}};
+  json times{{"compilation", t.compile_ms.value_or(0)}, {"runtimes", t.samples_ms},
+             {"validation", t.verify_ms.value_or(0)},   {"benchmark", bench},
+             {"framework", std::max(0.0, bench - sum)}, {"search_algorithm", 0}};
   json measurements = json::array();
   if (const auto m = t.median_ms()) measurements.push_back({{"name", "time"}, {"value", *m}, {"unit", "ms"}});
   return json{{"timestamp", t.created_at},
@@ -44,9 +42,13 @@ json result_json(const SessionRecord& s, const TrialRecord& t) {
               {"correctness", t.status == TrialStatus::correct ? 1 : 0},
               {"measurements", std::move(measurements)},
               {"objectives", json::array({"time"})},
-              {"wstune", {{"session", s.uuid}, {"device", s.device_fingerprint}, {"kernel", s.kernel.name},
-                          {"size", s.problem.size_text}, {"error", t.error},
-                          {"global", t.global ? to_json(*t.global) : json()}}}};
+              {"wstune",
+               {{"session", s.uuid},
+                {"device", s.device_fingerprint},
+                {"kernel", s.kernel.name},
+                {"size", s.problem.size_text},
+                {"error", t.error},
+                {"global", t.global ? to_json(*t.global) : json()}}}};
 }
 
 }  // namespace

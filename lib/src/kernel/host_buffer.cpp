@@ -17,19 +17,21 @@ struct ScalarInfo {
   std::size_t bytes;
 };
 constexpr std::array<ScalarInfo, 12> kScalars{{{ScalarType::boolean, "bool", 1},
-                                                {ScalarType::i8, "int8", 1},
-                                                {ScalarType::u8, "uint8", 1},
-                                                {ScalarType::i16, "int16", 2},
-                                                {ScalarType::u16, "uint16", 2},
-                                                {ScalarType::i32, "int32", 4},
-                                                {ScalarType::u32, "uint32", 4},
-                                                {ScalarType::i64, "int64", 8},
-                                                {ScalarType::u64, "uint64", 8},
-                                                {ScalarType::f16, "half", 2},
-                                                {ScalarType::f32, "float", 4},
-                                                {ScalarType::f64, "double", 8}}};
+                                               {ScalarType::i8, "int8", 1},
+                                               {ScalarType::u8, "uint8", 1},
+                                               {ScalarType::i16, "int16", 2},
+                                               {ScalarType::u16, "uint16", 2},
+                                               {ScalarType::i32, "int32", 4},
+                                               {ScalarType::u32, "uint32", 4},
+                                               {ScalarType::i64, "int64", 8},
+                                               {ScalarType::u64, "uint64", 8},
+                                               {ScalarType::f16, "half", 2},
+                                               {ScalarType::f32, "float", 4},
+                                               {ScalarType::f64, "double", 8}}};
 
-const ScalarInfo& info(ScalarType t) { return kScalars[static_cast<std::size_t>(t)]; }
+const ScalarInfo& info(ScalarType t) {
+  return kScalars[static_cast<std::size_t>(t)];
+}
 
 // IEEE 754 binary16 <-> binary32/64.
 double half_to_double(std::uint16_t h) {
@@ -81,8 +83,12 @@ T saturate(double v) {
 
 }  // namespace
 
-std::size_t ElementType::scalar_bytes() const noexcept { return info(scalar).bytes; }
-std::size_t ElementType::bytes() const noexcept { return scalar_bytes() * width; }
+std::size_t ElementType::scalar_bytes() const noexcept {
+  return info(scalar).bytes;
+}
+std::size_t ElementType::bytes() const noexcept {
+  return scalar_bytes() * width;
+}
 bool ElementType::is_float() const noexcept {
   return scalar == ScalarType::f16 || scalar == ScalarType::f32 || scalar == ScalarType::f64;
 }
@@ -96,8 +102,8 @@ ElementType parse_element_type(std::string_view name) {
     if (name.substr(0, base.size()) != base) continue;
     const std::string_view rest = name.substr(base.size());
     if (rest.empty()) return {s.type, 1};
-    if (s.type == ScalarType::boolean || !(s.type == ScalarType::f16 || s.type == ScalarType::f32 ||
-                                           s.type == ScalarType::f64))
+    if (s.type == ScalarType::boolean ||
+        !(s.type == ScalarType::f16 || s.type == ScalarType::f32 || s.type == ScalarType::f64))
       continue;  // T1 names vectors of half, float and double only
     for (unsigned w : {2u, 4u, 8u, 16u})
       if (rest == std::to_string(w)) return {s.type, w};
@@ -189,8 +195,10 @@ void HostBuffer::write(std::size_t first, const HostBuffer& src, std::size_t src
   if (!(src.type_ == type_))
     throw std::invalid_argument(fmt::format("write of {} into a {} buffer", src.type_.name(), type_.name()));
   if (src_first > src.size() || count > src.size() - src_first || first > size() || count > size() - first)
-    throw std::out_of_range(fmt::format("write of elements [{}, {}) of a {}-element buffer at {} into a "
-                                        "{}-element buffer", src_first, src_first + count, src.size(), first, size()));
+    throw std::out_of_range(
+        fmt::format("write of elements [{}, {}) of a {}-element buffer at {} into a "
+                    "{}-element buffer",
+                    src_first, src_first + count, src.size(), first, size()));
   if (count) std::memcpy(data() + first * type_.bytes(), src.data() + src_first * type_.bytes(), count * type_.bytes());
 }
 
@@ -203,18 +211,30 @@ void HostBuffer::check_size(std::size_t t) const {
 double component(const HostBuffer& b, std::size_t k) {
   const std::byte* p = b.data() + k * b.type().scalar_bytes();
   switch (b.type().scalar) {
-    case ScalarType::boolean: return load<std::uint8_t>(p) != 0;
-    case ScalarType::i8: return load<std::int8_t>(p);
-    case ScalarType::u8: return load<std::uint8_t>(p);
-    case ScalarType::i16: return load<std::int16_t>(p);
-    case ScalarType::u16: return load<std::uint16_t>(p);
-    case ScalarType::i32: return load<std::int32_t>(p);
-    case ScalarType::u32: return load<std::uint32_t>(p);
-    case ScalarType::i64: return static_cast<double>(load<std::int64_t>(p));
-    case ScalarType::u64: return static_cast<double>(load<std::uint64_t>(p));
-    case ScalarType::f16: return half_to_double(load<std::uint16_t>(p));
-    case ScalarType::f32: return load<float>(p);
-    case ScalarType::f64: return load<double>(p);
+    case ScalarType::boolean:
+      return load<std::uint8_t>(p) != 0;
+    case ScalarType::i8:
+      return load<std::int8_t>(p);
+    case ScalarType::u8:
+      return load<std::uint8_t>(p);
+    case ScalarType::i16:
+      return load<std::int16_t>(p);
+    case ScalarType::u16:
+      return load<std::uint16_t>(p);
+    case ScalarType::i32:
+      return load<std::int32_t>(p);
+    case ScalarType::u32:
+      return load<std::uint32_t>(p);
+    case ScalarType::i64:
+      return static_cast<double>(load<std::int64_t>(p));
+    case ScalarType::u64:
+      return static_cast<double>(load<std::uint64_t>(p));
+    case ScalarType::f16:
+      return half_to_double(load<std::uint16_t>(p));
+    case ScalarType::f32:
+      return load<float>(p);
+    case ScalarType::f64:
+      return load<double>(p);
   }
   return 0;
 }
@@ -222,18 +242,42 @@ double component(const HostBuffer& b, std::size_t k) {
 void set_component(HostBuffer& b, std::size_t k, double v) {
   std::byte* p = b.data() + k * b.type().scalar_bytes();
   switch (b.type().scalar) {
-    case ScalarType::boolean: store<std::uint8_t>(p, v != 0); return;
-    case ScalarType::i8: store(p, saturate<std::int8_t>(v)); return;
-    case ScalarType::u8: store(p, saturate<std::uint8_t>(v)); return;
-    case ScalarType::i16: store(p, saturate<std::int16_t>(v)); return;
-    case ScalarType::u16: store(p, saturate<std::uint16_t>(v)); return;
-    case ScalarType::i32: store(p, saturate<std::int32_t>(v)); return;
-    case ScalarType::u32: store(p, saturate<std::uint32_t>(v)); return;
-    case ScalarType::i64: store(p, saturate<std::int64_t>(v)); return;
-    case ScalarType::u64: store(p, saturate<std::uint64_t>(v)); return;
-    case ScalarType::f16: store(p, double_to_half(v)); return;
-    case ScalarType::f32: store(p, static_cast<float>(v)); return;
-    case ScalarType::f64: store(p, v); return;
+    case ScalarType::boolean:
+      store<std::uint8_t>(p, v != 0);
+      return;
+    case ScalarType::i8:
+      store(p, saturate<std::int8_t>(v));
+      return;
+    case ScalarType::u8:
+      store(p, saturate<std::uint8_t>(v));
+      return;
+    case ScalarType::i16:
+      store(p, saturate<std::int16_t>(v));
+      return;
+    case ScalarType::u16:
+      store(p, saturate<std::uint16_t>(v));
+      return;
+    case ScalarType::i32:
+      store(p, saturate<std::int32_t>(v));
+      return;
+    case ScalarType::u32:
+      store(p, saturate<std::uint32_t>(v));
+      return;
+    case ScalarType::i64:
+      store(p, saturate<std::int64_t>(v));
+      return;
+    case ScalarType::u64:
+      store(p, saturate<std::uint64_t>(v));
+      return;
+    case ScalarType::f16:
+      store(p, double_to_half(v));
+      return;
+    case ScalarType::f32:
+      store(p, static_cast<float>(v));
+      return;
+    case ScalarType::f64:
+      store(p, v);
+      return;
   }
 }
 

@@ -227,6 +227,8 @@ double component(const HostBuffer& b, std::size_t k);
 /// bools as v != 0; half encoded, rounding to nearest even).
 void set_component(HostBuffer& b, std::size_t k, double v);
 /// Number of components of `b` (size() × type().width).
-inline std::size_t components(const HostBuffer& b) { return b.size() * b.type().width; }
+inline std::size_t components(const HostBuffer& b) {
+  return b.size() * b.type().width;
+}
 
 }  // namespace wstune

@@ -6,15 +6,18 @@
 
 #include <fmt/format.h>
 
-#include "kernel/kernel_util.hpp"
 #include "core/parallel.hpp"
+#include "kernel/kernel_util.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
 
 // Defined in the generated kernel_sources.cpp.
 namespace detail {
-struct EmbeddedSource { const char* file; const char* text; };
+struct EmbeddedSource {
+  const char* file;
+  const char* text;
+};
 extern const EmbeddedSource embedded_sources[];
 extern const std::size_t embedded_source_count;
 }  // namespace detail
@@ -30,7 +33,9 @@ std::string_view KernelSpec::source() const {
   return embedded_kernel_source(source_name());
 }
 
-std::string KernelSpec::source_name() const { return fmt::format("{}.cl", name()); }
+std::string KernelSpec::source_name() const {
+  return fmt::format("{}.cl", name());
+}
 
 const std::vector<TuningParameter>& KernelSpec::tuning_parameters() const {
   static const std::vector<TuningParameter> none;
@@ -73,8 +78,8 @@ void KernelSpec::finish(const Problem&, const std::vector<Block>&, std::vector<H
 
 namespace detail {
 
-std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view seps,
-                                       std::string_view kernel, std::string_view syntax) {
+std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view seps, std::string_view kernel,
+                                       std::string_view syntax) {
   std::vector<std::size_t> out;
   std::size_t pos = 0;
   while (true) {
@@ -84,8 +89,7 @@ std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view s
     std::size_t v = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v == 0) {
-      throw UsageError(fmt::format("{} size '{}' is malformed: write {} with positive integers",
-                                   kernel, text, syntax));
+      throw UsageError(fmt::format("{} size '{}' is malformed: write {} with positive integers", kernel, text, syntax));
     }
     out.push_back(v);
     if (end == text.size()) break;
@@ -97,9 +101,10 @@ std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view s
 void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel, std::string_view text,
                      std::string_view what) {
   if (v > limit) {
-    throw UsageError(fmt::format("{} size '{}' is too large: {} is {} but at most {} is supported "
-                                 "(the kernel indexes with 32-bit integers); use a smaller size",
-                                 kernel, text, what, v, limit));
+    throw UsageError(
+        fmt::format("{} size '{}' is too large: {} is {} but at most {} is supported "
+                    "(the kernel indexes with 32-bit integers); use a smaller size",
+                    kernel, text, what, v, limit));
   }
 }
 
@@ -113,9 +118,10 @@ HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi) 
 
 void check_block(const KernelSpec& k, const Problem& p, const Block& b) {
   if (b.dim >= k.dims() || b.begin >= b.end || b.end > k.split_units(p, b.dim)) {
-    throw UsageError(fmt::format("{}: block [{}, {}) along dimension {} is empty or outside the "
-                                 "problem ({} units)", k.name(), b.begin, b.end, b.dim,
-                                 b.dim < k.dims() ? k.split_units(p, b.dim) : 0));
+    throw UsageError(
+        fmt::format("{}: block [{}, {}) along dimension {} is empty or outside the "
+                    "problem ({} units)",
+                    k.name(), b.begin, b.end, b.dim, b.dim < k.dims() ? k.split_units(p, b.dim) : 0));
   }
 }
 
@@ -141,8 +147,8 @@ Verdict max_abs_error(const HostBuffer& out, const HostBuffer& ref, double toler
   v.detail = fmt::format("{} over {} {}", what, ref.size(), unit);
   if (out.size() != ref.size() || !(out.type() == ref.type())) {
     v.max_error = INFINITY;
-    v.detail = fmt::format("output has {} {} of {}, expected {} of {}", out.size(), unit, out.type().name(),
-                           ref.size(), ref.type().name());
+    v.detail = fmt::format("output has {} {} of {}, expected {} of {}", out.size(), unit, out.type().name(), ref.size(),
+                           ref.type().name());
     return v;
   }
   const auto o = out.as<float>();

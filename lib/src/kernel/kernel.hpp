@@ -20,8 +20,8 @@
 #include <CL/opencl.hpp>
 #include <nlohmann/json.hpp>
 
-#include "wstune/configuration.hpp"
 #include "kernel/host_buffer.hpp"
+#include "wstune/configuration.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -45,17 +45,17 @@ Problem with_params(Problem p, const nlohmann::json& params);
 
 /// The outcome of verifying an output against the CPU reference.
 struct Verdict {
-  bool ok = false;         ///< within tolerance
-  double max_error = 0;    ///< the measured error (kernel-specific metric, see detail)
-  double tolerance = 0;    ///< the bound it is compared with
-  std::string detail;      ///< what was compared, e.g. "max relative error over 1e6 elements"
+  bool ok = false;       ///< within tolerance
+  double max_error = 0;  ///< the measured error (kernel-specific metric, see detail)
+  double tolerance = 0;  ///< the bound it is compared with
+  std::string detail;    ///< what was compared, e.g. "max relative error over 1e6 elements"
 };
 
 /// One device buffer a kernel writes, for one block.
 struct OutputBuffer {
-  ElementType type = kFloat32;    ///< element type
-  std::size_t device_count = 0;   ///< elements allocated on the device
-  std::size_t read_count = 0;     ///< elements read back after the runs (≤ device_count)
+  ElementType type = kFloat32;   ///< element type
+  std::size_t device_count = 0;  ///< elements allocated on the device
+  std::size_t read_count = 0;    ///< elements read back after the runs (≤ device_count)
   /// In place: the buffer starts as this block input (an index into
   /// KernelSpec::block_inputs()) instead of being allocated empty, and that
   /// input gets no buffer of its own (T1 AccessType ReadWrite).
@@ -216,10 +216,9 @@ class KernelSpec {
   /// block they need (sort fills its block's pad with +inf first,
   /// clEnqueueFillBuffer, OpenCL 1.2 §5.2.2). The default sets the arguments
   /// with set_args() and enqueues once. Throws ClError.
-  virtual std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p,
-                                         const Block& b, const std::vector<cl::Buffer>& in,
-                                         const std::vector<cl::Buffer>& out, const LocalSize& local,
-                                         const Extent& global) const;
+  virtual std::vector<cl::Event> enqueue(cl::CommandQueue& queue, cl::Kernel& kernel, const Problem& p, const Block& b,
+                                         const std::vector<cl::Buffer>& in, const std::vector<cl::Buffer>& out,
+                                         const LocalSize& local, const Extent& global) const;
   /// The whole outputs, allocated (one buffer per output, zeroed).
   [[nodiscard]] virtual std::vector<HostBuffer> empty_outputs(const Problem& p) const = 0;
   /// Writes `block_out` (one buffer per output, read_count elements each)

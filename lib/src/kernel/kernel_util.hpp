@@ -12,12 +12,12 @@ namespace wstune::detail {
 
 /// Splits `text` on any of `seps` and parses each part as a positive integer.
 /// Throws UsageError("<kernel> size '<text>' ...: <syntax>") when malformed.
-std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view seps,
-                                       std::string_view kernel, std::string_view syntax);
+std::vector<std::size_t> parse_numbers(std::string_view text, std::string_view seps, std::string_view kernel,
+                                       std::string_view syntax);
 
 /// Throws UsageError unless v ≤ limit (kernels index with 32-bit uints).
-void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel,
-                     std::string_view text, std::string_view what);
+void require_at_most(std::size_t v, std::size_t limit, std::string_view kernel, std::string_view text,
+                     std::string_view what);
 
 /// Uniform floats in [lo, hi) from a seeded 64-bit Mersenne twister.
 HostBuffer random_floats(std::size_t n, std::uint64_t seed, float lo, float hi);

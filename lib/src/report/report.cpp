@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "report/svg.hpp"
 #include "wstune/error.hpp"
 #include "wstune/store.hpp"
-#include "report/svg.hpp"
 
 namespace wstune {
 
@@ -30,7 +30,9 @@ std::string method_of(const SplitRun& r) {
   return r.model;
 }
 
-std::string size_of(const ProblemKey& p) { return p.size_text.empty() ? to_string(p.global) : p.size_text; }
+std::string size_of(const ProblemKey& p) {
+  return p.size_text.empty() ? to_string(p.global) : p.size_text;
+}
 
 // A file-name part: letters, digits, '-' and '_' kept, the rest '_'.
 std::string slug(const std::string& s) {
@@ -39,17 +41,19 @@ std::string slug(const std::string& s) {
   return out.empty() ? std::string("x") : out;
 }
 
-std::string ms(double v) { return fmt::format("{:.4g}", v); }
+std::string ms(double v) {
+  return fmt::format("{:.4g}", v);
+}
 
 void add_order(std::vector<std::string>& order, const std::string& v) {
   if (std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
 }
 
 struct KernelRuns {
-  std::vector<std::string> sizes;                                  // first-seen order
+  std::vector<std::string> sizes;                                        // first-seen order
   std::map<std::string, std::map<std::string, const SplitRun*>> newest;  // size -> method -> run
-  std::map<std::string, std::vector<const SplitRun*>> all;         // size -> runs (sweeps included)
-  std::vector<std::string> methods;                                // non-sweep labels, ordered
+  std::map<std::string, std::vector<const SplitRun*>> all;               // size -> runs (sweeps included)
+  std::vector<std::string> methods;                                      // non-sweep labels, ordered
 
   // The newest run of `method` on problem `size`; nullptr when none.
   const SplitRun* newest_of(const std::string& size, const std::string& method) const {
@@ -114,16 +118,18 @@ class Page {
   }
 
   void nothing_stored() {
-    body_ += "<p><strong>Nothing stored yet.</strong> The database has no split run and no tuning trial. Fill it "
-             "with <code>scripts/bench-paper.sh</code> (or <code>bench_paper --db FILE</code>), "
-             "<code>wstune split</code> or the daemon, then render again.</p>\n";
+    body_ +=
+        "<p><strong>Nothing stored yet.</strong> The database has no split run and no tuning trial. Fill it "
+        "with <code>scripts/bench-paper.sh</code> (or <code>bench_paper --db FILE</code>), "
+        "<code>wstune split</code> or the daemon, then render again.</p>\n";
   }
 
   // Split runs: the overall chart, then per kernel a table, bars and share curves.
   void split_runs(const SplitRuns& g) {
-    body_ += "<h2>Split runs</h2>\n<p class=\"note\">Makespan: wall clock from starting all devices to the last "
-             "read-back (ms); for each kernel, problem and method the newest stored run. Reduction against the "
-             "baseline: (baseline − method) ÷ baseline, positive is faster.</p>\n";
+    body_ +=
+        "<h2>Split runs</h2>\n<p class=\"note\">Makespan: wall clock from starting all devices to the last "
+        "read-back (ms); for each kernel, problem and method the newest stored run. Reduction against the "
+        "baseline: (baseline − method) ÷ baseline, positive is faster.</p>\n";
     relative_chart(g);
     for (const auto& k : g.kernels) {
       const KernelRuns& kr = g.by_kernel.at(k);
@@ -142,8 +148,9 @@ class Page {
       auto h = heatmap(v);
       if (!h) continue;
       if (!heading) {
-        body_ += "<h2>Group shapes (x × y) of 2-D kernels</h2>\n<p class=\"note\">Median kernel time (ms) of each "
-                 "measured shape; grey: not measured or failed.</p>\n";
+        body_ +=
+            "<h2>Group shapes (x × y) of 2-D kernels</h2>\n<p class=\"note\">Median kernel time (ms) of each "
+            "measured shape; grey: not measured or failed.</p>\n";
         heading = true;
       }
       add_svg(fmt::format("heat_{}_{}.svg", ++rep.heatmaps, slug(v.s.kernel.name)), svg::render(*h), h->title);
@@ -203,8 +210,9 @@ class Page {
 
   // One row per problem and method: the devices' shares and times, the makespan, the reduction.
   void kernel_table(const KernelRuns& kr) {
-    body_ += "<table><tr><th class=\"l\">problem</th><th class=\"l\">method</th><th class=\"l\">split model</th>"
-             "<th class=\"l\">devices: share %, time ms</th><th>makespan ms</th><th>reduction %</th></tr>\n";
+    body_ +=
+        "<table><tr><th class=\"l\">problem</th><th class=\"l\">method</th><th class=\"l\">split model</th>"
+        "<th class=\"l\">devices: share %, time ms</th><th>makespan ms</th><th>reduction %</th></tr>\n";
     for (const auto& size : kr.sizes) {
       const SplitRun* base = kr.newest_of(size, "baseline");
       for (const auto& m : kr.methods) {
@@ -215,12 +223,14 @@ class Page {
         for (const SplitShare& d : r.devices)
           devs += fmt::format("{}{}: {:.1f} %, {}", devs.empty() ? "" : "<br/>", escape(device(d.device_fingerprint)),
                               100 * d.share, ms(d.time_ms));
-        const std::string red = base && base->makespan_ms > 0
-                                    ? fmt::format("{:+.1f}", 100 * (base->makespan_ms - r.makespan_ms) / base->makespan_ms)
-                                    : std::string("–");
-        body_ += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
-                             "<td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                             escape(size), escape(m), escape(r.model), devs, ms(r.makespan_ms), red);
+        const std::string red =
+            base && base->makespan_ms > 0
+                ? fmt::format("{:+.1f}", 100 * (base->makespan_ms - r.makespan_ms) / base->makespan_ms)
+                : std::string("–");
+        body_ += fmt::format(
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
+            "<td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
+            escape(size), escape(m), escape(r.model), devs, ms(r.makespan_ms), red);
       }
     }
     body_ += "</table>\n";
@@ -252,7 +262,10 @@ class Page {
       if (all.empty() || all.front()->devices.size() < 2) continue;
       const std::string first = device(all.front()->devices.front().device_fingerprint);
       svg::LinePlot plot{fmt::format("{} {}: makespan over the split", k, size),
-                         fmt::format("share of {} (%)", first), "makespan (ms)", {}, std::nullopt};
+                         fmt::format("share of {} (%)", first),
+                         "makespan (ms)",
+                         {},
+                         std::nullopt};
       const bool have_sweep =
           std::any_of(all.begin(), all.end(), [](const SplitRun* r) { return method_of(*r) == "sweep"; });
       std::vector<std::pair<double, double>> curve;
@@ -262,21 +275,24 @@ class Page {
       svg::Series line{have_sweep ? "sweep" : "stored runs", {}, {}};
       for (const auto& [x, y] : curve) line.x.push_back(x), line.y.push_back(y);
       if (!curve.empty()) {
-        plot.mark_x = std::min_element(curve.begin(), curve.end(),
-                                       [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+        plot.mark_x = std::min_element(curve.begin(), curve.end(), [](const auto& a, const auto& b) {
+                        return a.second < b.second;
+                      })->first;
       }
       plot.series.push_back(line);
       for (const auto& m : kr.methods)
-        if (const SplitRun* r = kr.newest_of(size, m)) plot.series.push_back({m, {100 * r->devices.front().share}, {r->makespan_ms}});
+        if (const SplitRun* r = kr.newest_of(size, m))
+          plot.series.push_back({m, {100 * r->devices.front().share}, {r->makespan_ms}});
       add_svg(fmt::format("share_{}_{}.svg", slug(k), ++share_plots_), svg::render(plot), plot.title);
     }
   }
 
   // One row per session: its NULL time and its fastest correct group shape.
   void session_table(const std::vector<SessionView>& sessions) {
-    body_ += "<h2>Tuning sessions</h2>\n<table><tr><th class=\"l\">device</th><th class=\"l\">kernel</th>"
-             "<th class=\"l\">problem</th><th class=\"l\">strategy</th><th>trials</th><th>NULL ms</th>"
-             "<th class=\"l\">best</th><th>best ms</th></tr>\n";
+    body_ +=
+        "<h2>Tuning sessions</h2>\n<table><tr><th class=\"l\">device</th><th class=\"l\">kernel</th>"
+        "<th class=\"l\">problem</th><th class=\"l\">strategy</th><th>trials</th><th>NULL ms</th>"
+        "<th class=\"l\">best</th><th>best ms</th></tr>\n";
     for (const SessionView& v : sessions) {
       std::optional<double> null_ms;
       const TrialRecord* best = nullptr;
@@ -286,12 +302,12 @@ class Page {
         if (!t.local) null_ms = *m;
         if (!best || *m < *best->median_ms()) best = &t;
       }
-      body_ += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
-                           "<td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>\n",
-                           escape(device(v.s.device_fingerprint)), escape(v.s.kernel.name),
-                           escape(size_of(v.s.problem)), escape(v.s.spec.strategy), v.trials.size(),
-                           null_ms ? ms(*null_ms) : "–", best ? escape(to_string(best->local)) : "–",
-                           best ? ms(*best->median_ms()) : "–");
+      body_ += fmt::format(
+          "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
+          "<td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>\n",
+          escape(device(v.s.device_fingerprint)), escape(v.s.kernel.name), escape(size_of(v.s.problem)),
+          escape(v.s.spec.strategy), v.trials.size(), null_ms ? ms(*null_ms) : "–",
+          best ? escape(to_string(best->local)) : "–", best ? ms(*best->median_ms()) : "–");
     }
     body_ += "</table>\n";
   }

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "runner/runner.hpp"
+#include "wstune/error.hpp"
 #include "wstune/timing.hpp"
 
 namespace wstune {
@@ -23,7 +23,7 @@ struct Variant {
   cl::Program program;
   cl::Kernel kernel;
   KernelVariantInfo info;
-  std::string error;  // non-empty: the build failed (the call, the error name and the log)
+  std::string error;      // non-empty: the build failed (the call, the error name and the log)
   std::string call, log;  // of a failed build
   cl_int code = CL_SUCCESS;
   bool compile_reported = false;  // its compile_ms went to a RunResult
@@ -46,8 +46,8 @@ struct OutputSlot {
 // anything is enqueued.
 struct ChunkPlan {
   Variant* variant = nullptr;
-  std::vector<InputPlacement> place;   // per input (Impl::placements)
-  std::vector<OutputBuffer> outputs;   // KernelSpec::outputs of the chunk
+  std::vector<InputPlacement> place;  // per input (Impl::placements)
+  std::vector<OutputBuffer> outputs;  // KernelSpec::outputs of the chunk
 };
 
 // One run_overlapped() call: its chunks, their plans, the inputs they
@@ -56,7 +56,7 @@ struct OverlapRun {
   const Problem& p;
   const LocalSize& local;
   const std::vector<OverlapChunk>& chunks;
-  unsigned runs = 1;                            // kernel runs per chunk
+  unsigned runs = 1;  // kernel runs per chunk
   std::vector<ChunkPlan> plans;
   std::vector<bool> shared;                     // per input: one upload for every chunk
   std::vector<cl::Buffer> shared_buffers;       // per input (set where shared)
@@ -143,8 +143,8 @@ struct DeviceRunner::Impl {
     }
     v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
     if (err != CL_SUCCESS) {
-      v.error = fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(),
-                            cl_error_name(err));
+      v.error =
+          fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(), cl_error_name(err));
       return;
     }
     WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
@@ -154,7 +154,8 @@ struct DeviceRunner::Impl {
     std::array<std::size_t, 3> reqd{};
     WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
                                              sizeof reqd, reqd.data(), nullptr));
-    if (reqd[0] != 0) v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
+    if (reqd[0] != 0)
+      v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
   }
 
   Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
@@ -229,7 +230,8 @@ struct DeviceRunner::Impl {
       if (!all && o.pristine()) {
         WSTUNE_CL_CHECK(queue.enqueueCopyBuffer(o.pristine, o.buffer, 0, at, o.initial->bytes(), nullptr, &ev));
       } else {
-        WSTUNE_CL_CHECK(queue.enqueueWriteBuffer(o.buffer, CL_FALSE, at, o.initial->bytes(), o.initial->data(), nullptr, &ev));
+        WSTUNE_CL_CHECK(
+            queue.enqueueWriteBuffer(o.buffer, CL_FALSE, at, o.initial->bytes(), o.initial->data(), nullptr, &ev));
       }
       if (events) events->push_back(ev);
       if (all) uploaded_bytes += o.initial->bytes();

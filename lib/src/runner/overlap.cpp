@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "runner/runner.hpp"
+#include "wstune/error.hpp"
 #include "wstune/timing.hpp"
 
 #include "runner/impl.hpp"
@@ -41,7 +41,9 @@ std::vector<bool> shared_inputs(const OverlapRun& run) {
 }
 
 // "[begin, end) along x|y" for messages.
-std::string block_text(const Block& b) { return fmt::format("[{}, {}) along {}", b.begin, b.end, b.dim ? 'y' : 'x'); }
+std::string block_text(const Block& b) {
+  return fmt::format("[{}, {}) along {}", b.begin, b.end, b.dim ? 'y' : 'x');
+}
 
 double added_ms(const std::vector<cl::Event>& events) {
   return std::accumulate(events.begin(), events.end(), 0.0,
@@ -85,8 +87,8 @@ bool DeviceRunner::Impl::plan_chunks(DeviceRunner& self, OverlapRun& run, RunRes
       const std::size_t bytes = plan.outputs[o].read_count * plan.outputs[o].type.bytes();
       if ((bytes && !c.targets[o].data) || c.targets[o].bytes != bytes)
         return fail(TrialStatus::runtime, fmt::format("chunk {}: the read target of output {} holds {} bytes, the "
-                                                      "read-back {}", block_text(c.block), o, c.targets[o].bytes,
-                                                      bytes));
+                                                      "read-back {}",
+                                                      block_text(c.block), o, c.targets[o].bytes, bytes));
     }
     run.plans.push_back(std::move(plan));
   }
@@ -151,8 +153,9 @@ void DeviceRunner::Impl::enqueue_chunk(DeviceRunner& self, std::size_t s, Overla
       ins.push_back(run.shared_buffers[j]);
       continue;
     }
-    ins.push_back(pooled(lane_input_pool[lane], j, buffer_elements(plan.place[j], c.inputs[j]) * c.inputs[j].type().bytes(),
-                         CL_MEM_READ_ONLY, "clCreateBuffer(chunk input)"));
+    ins.push_back(pooled(lane_input_pool[lane], j,
+                         buffer_elements(plan.place[j], c.inputs[j]) * c.inputs[j].type().bytes(), CL_MEM_READ_ONLY,
+                         "clCreateBuffer(chunk input)"));
     write_input(q, ins.back(), plan.place[j], c.inputs[j], run, r);
   }
   r.global = self.launch_global(run.p, c.block, run.local);  // the last chunk's stays
@@ -160,7 +163,8 @@ void DeviceRunner::Impl::enqueue_chunk(DeviceRunner& self, std::size_t s, Overla
     for (std::size_t o = 0; k > 0 && o < plan.outputs.size(); ++o)  // each run starts from the same inputs
       if (const auto j = plan.outputs[o].from_input; j && plan.outputs[o].restore_each_run)
         write_input(q, out_buffers[o], plan.place[*j], c.inputs[*j], run, r);
-    run.kernels.push_back(spec->enqueue(q, plan.variant->kernel, run.p, c.block, ins, out_buffers, run.local, r.global));
+    run.kernels.push_back(
+        spec->enqueue(q, plan.variant->kernel, run.p, c.block, ins, out_buffers, run.local, r.global));
   }
   for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
     const OutputBuffer& out = plan.outputs[o];

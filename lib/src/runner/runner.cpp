@@ -4,13 +4,13 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "space/search_space.hpp"
+#include "wstune/error.hpp"
 
 #include "runner/impl.hpp"
 #include "runner/timing_lock.hpp"
@@ -31,7 +31,8 @@ cl::Event DeviceRunner::Impl::enqueue_read(cl::CommandQueue& q, const cl::Buffer
                                             {target.row_bytes, bytes / target.row_bytes, 1}, target.row_bytes, 0,
                                             target.pitch_bytes, 0, target.data, nullptr, &ev));
   } else {
-    WSTUNE_CL_CHECK(q.enqueueReadBuffer(buffer, CL_FALSE, offset, bytes, target.data ? target.data : dst, nullptr, &ev));
+    WSTUNE_CL_CHECK(
+        q.enqueueReadBuffer(buffer, CL_FALSE, offset, bytes, target.data ? target.data : dst, nullptr, &ev));
   }
   return ev;
 }
@@ -41,7 +42,7 @@ cl::Event DeviceRunner::Impl::enqueue_read(cl::CommandQueue& q, const cl::Buffer
 // RunResult::outputs from `memory` (null: the heap); returns their events. Throws Error for a target of
 // the wrong size.
 std::vector<cl::Event> DeviceRunner::Impl::read_back(bool read_outputs, std::pmr::memory_resource* memory,
-                                                    RunResult& r) {
+                                                     RunResult& r) {
   auto& m = *this;
   std::vector<cl::Event> reads;
   for (std::size_t k = 0; k < m.outputs.size(); ++k) {
@@ -97,10 +98,18 @@ DeviceRunner::~DeviceRunner() {
     check_nothrow((*q)() ? clFinish((*q)()) : CL_SUCCESS, "clFinish in ~DeviceRunner");
 }
 
-const Device& DeviceRunner::device() const noexcept { return impl_->device; }
-const KernelSpec& DeviceRunner::spec() const noexcept { return *impl_->spec; }
-const cl::Context& DeviceRunner::context() const noexcept { return impl_->context; }
-void DeviceRunner::read_into(std::vector<ReadTarget> targets) { impl_->read_targets = std::move(targets); }
+const Device& DeviceRunner::device() const noexcept {
+  return impl_->device;
+}
+const KernelSpec& DeviceRunner::spec() const noexcept {
+  return *impl_->spec;
+}
+const cl::Context& DeviceRunner::context() const noexcept {
+  return impl_->context;
+}
+void DeviceRunner::read_into(std::vector<ReadTarget> targets) {
+  impl_->read_targets = std::move(targets);
+}
 std::size_t DeviceRunner::kernel_work_group_size() const noexcept {
   return impl_->reference ? impl_->reference->info.work_group_size : 0;
 }
@@ -127,7 +136,9 @@ const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* er
   return &v.info;
 }
 
-void DeviceRunner::recycle(std::vector<HostBuffer>&& outputs) { impl_->spare_outputs = std::move(outputs); }
+void DeviceRunner::recycle(std::vector<HostBuffer>&& outputs) {
+  impl_->spare_outputs = std::move(outputs);
+}
 
 void DeviceRunner::prebuild(const std::vector<Problem>& problems, unsigned threads) {
   auto& m = *impl_;
@@ -176,30 +187,33 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
   }
   const Extent g = m.spec->block_global(p, b);
   if (local->dims < g.dims) {
-    return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local),
-                       local->dims, to_string(g), g.dims);
+    return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local), local->dims,
+                       to_string(g), g.dims);
   }
   for (unsigned d = 0; d < 3; ++d) {
     if (d >= g.dims && (*local)[d] != 1) {
-      return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local),
-                         local->dims, to_string(g), g.dims);
+      return fmt::format("local size {} has {} dimension(s) but the NDRange {} has {}", to_string(local), local->dims,
+                         to_string(g), g.dims);
     }
     if (d >= g.dims) continue;
     const bool divides = (*local)[d] != 0 && g[d] % (*local)[d] == 0;
     if ((*local)[d] == 0 || (!divides && !m.spec->guards_bounds() && !info.non_uniform_work_groups)) {
-      return fmt::format("local size {} does not divide the global size {} in dimension {} "
-                         "(CL_INVALID_WORK_GROUP_SIZE)", to_string(local), to_string(g), d);
+      return fmt::format(
+          "local size {} does not divide the global size {} in dimension {} "
+          "(CL_INVALID_WORK_GROUP_SIZE)",
+          to_string(local), to_string(g), d);
     }
     if (d < info.max_work_item_sizes.size() && (*local)[d] > info.max_work_item_sizes[d]) {
-      return fmt::format("local size {} exceeds the device's max work-item size {} in dimension {}",
-                         to_string(local), info.max_work_item_sizes[d], d);
+      return fmt::format("local size {} exceeds the device's max work-item size {} in dimension {}", to_string(local),
+                         info.max_work_item_sizes[d], d);
     }
   }
   const std::size_t limit = std::min(v.info.work_group_size, info.max_work_group_size);
   if (local->count() > limit) {
-    return fmt::format("local size {} has {} work-items, above the limit {} (min of device max "
-                       "work-group size {} and CL_KERNEL_WORK_GROUP_SIZE {})", to_string(local),
-                       local->count(), limit, info.max_work_group_size, v.info.work_group_size);
+    return fmt::format(
+        "local size {} has {} work-items, above the limit {} (min of device max "
+        "work-group size {} and CL_KERNEL_WORK_GROUP_SIZE {})",
+        to_string(local), local->count(), limit, info.max_work_group_size, v.info.work_group_size);
   }
   if (info.local_mem_bytes && v.info.local_mem_bytes > info.local_mem_bytes) {
     return fmt::format("the kernel needs {} bytes of local memory, the device has {}", v.info.local_mem_bytes,
@@ -244,8 +258,8 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
                               CL_MEM_READ_ONLY, "clCreateBuffer(input)");
     if (!host.empty()) {
       cl::Event ev;
-      WSTUNE_CL_CHECK(m.queue.enqueueWriteBuffer(buf, CL_FALSE, place[i].offset * eb, host.bytes(), host.data(), nullptr,
-                                                 &ev));
+      WSTUNE_CL_CHECK(
+          m.queue.enqueueWriteBuffer(buf, CL_FALSE, place[i].offset * eb, host.bytes(), host.data(), nullptr, &ev));
       events.push_back(ev);
       m.uploaded_bytes += host.bytes();
     }
@@ -403,8 +417,8 @@ std::string verification_error(const Verdict& v) {
   return fmt::format("verification failed: {} = {:.3g} > {:.3g}", v.detail, v.max_error, v.tolerance);
 }
 
-RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local,
-                         const TimingOptions& timing, std::uint64_t seed, Verdict* verdict) {
+RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local, const TimingOptions& timing,
+                         std::uint64_t seed, Verdict* verdict) {
   const KernelSpec& k = runner.spec();
   const Block whole = k.whole(p);
   const auto inputs = k.generate_inputs(p, seed);

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "wstune/device.hpp"
 #include "kernel/kernel.hpp"
+#include "wstune/device.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/types.hpp"
 
@@ -23,14 +23,14 @@ namespace wstune {
 /// The result of running one configuration.
 struct RunResult {
   TrialStatus status = TrialStatus::correct;  ///< correct unless something failed
-  std::string error;        ///< why it failed (error name, call, build log excerpt)
-  LocalSize local;          ///< the local size asked for
-  Extent global;            ///< the NDRange launched (rounded up for a bounds-guarded kernel)
-  Samples kernel;           ///< kernel time per repetition (ms, profiling events)
+  std::string error;                          ///< why it failed (error name, call, build log excerpt)
+  LocalSize local;                            ///< the local size asked for
+  Extent global;                              ///< the NDRange launched (rounded up for a bounds-guarded kernel)
+  Samples kernel;                             ///< kernel time per repetition (ms, profiling events)
   /// The last warm-up run was steady and is kernel.ms[0] (TimingOptions::steady_warmup).
   bool warmup_counted = false;
-  Samples h2d;              ///< host→device transfer of the block's inputs (ms)
-  Samples d2h;              ///< device→host transfer of the block's outputs (ms)
+  Samples h2d;  ///< host→device transfer of the block's inputs (ms)
+  Samples d2h;  ///< device→host transfer of the block's outputs (ms)
   /// Wall clock of the upload() this run used, host staging of pageable
   /// memory included (the events above time only the device's copy), ms.
   double h2d_wall_ms = 0;
@@ -38,8 +38,8 @@ struct RunResult {
   double d2h_wall_ms = 0;
   std::size_t h2d_bytes = 0;  ///< bytes the upload() this run used wrote to the device
   std::size_t d2h_bytes = 0;  ///< bytes read back from the device (0 when nothing was read)
-  double compile_ms = 0;    ///< build of this configuration's program in this call (0 when cached)
-  double wall_ms = 0;       ///< wall clock of the whole call (ms)
+  double compile_ms = 0;      ///< build of this configuration's program in this call (0 when cached)
+  double wall_ms = 0;         ///< wall clock of the whole call (ms)
   /// The block's outputs (KernelSpec::outputs(), read_count elements each).
   std::vector<HostBuffer> outputs;
   /// True when status is TrialStatus::correct.
@@ -48,13 +48,13 @@ struct RunResult {
 
 /// What OpenCL says about one built kernel (one configuration's program).
 struct KernelVariantInfo {
-  std::string build_options;        ///< the options it was built with
-  std::size_t work_group_size = 0;  ///< CL_KERNEL_WORK_GROUP_SIZE (work-items)
+  std::string build_options;          ///< the options it was built with
+  std::size_t work_group_size = 0;    ///< CL_KERNEL_WORK_GROUP_SIZE (work-items)
   std::uint64_t local_mem_bytes = 0;  ///< CL_KERNEL_LOCAL_MEM_SIZE (bytes)
   /// CL_KERNEL_COMPILE_WORK_GROUP_SIZE: the reqd_work_group_size attribute,
   /// nullopt when the kernel has none (OpenCL 1.2 §6.7.2).
   LocalSize required_local;
-  double compile_ms = 0;            ///< clBuildProgram wall time (ms)
+  double compile_ms = 0;  ///< clBuildProgram wall time (ms)
 };
 
 /// Where run() reads one output to instead of a fresh RunResult::outputs
@@ -73,7 +73,7 @@ struct ReadTarget {
 /// Move chunks into their vector: a copy copies `inputs` to the heap
 /// (HostBuffer's copy of a view), and copied chunks share no input.
 struct OverlapChunk {
-  Block block;                     ///< the sub-block (split units), a part of the device's block
+  Block block;  ///< the sub-block (split units), a part of the device's block
   /// Its input data, KernelSpec::block_inputs() of `block`: host memory that
   /// stays put until the call returns (pinned memory makes the copies DMA).
   /// An input whose data (same address, size and placement) every chunk
@@ -232,8 +232,7 @@ std::string verification_error(const Verdict& v);
 /// Convenience: generate inputs with `seed`, run the whole problem on one
 /// device, verify against reference_outputs() (status correctness on failure).
 /// The Verdict is stored in `verdict` when not null.
-RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local,
-                         const TimingOptions& timing, std::uint64_t seed = 42,
-                         Verdict* verdict = nullptr);
+RunResult run_and_verify(DeviceRunner& runner, const Problem& p, const LocalSize& local, const TimingOptions& timing,
+                         std::uint64_t seed = 42, Verdict* verdict = nullptr);
 
 }  // namespace wstune

@@ -20,8 +20,12 @@ double gbps(std::size_t bytes, const Samples& s) {
   return median > 0 ? static_cast<double>(bytes) / median / 1e6 : 0;
 }
 
-double Samples::min() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
-double Samples::max() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
+double Samples::min() const {
+  return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end());
+}
+double Samples::max() const {
+  return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end());
+}
 
 namespace {
 // Type-7 quantile of sorted, non-empty `v` (q = 0.5 is the median).

@@ -10,7 +10,6 @@
 namespace wstune {
 namespace {
 
-
 class AnnealingSearcher final : public strategy::SpaceSearcher {
  public:
   explicit AnnealingSearcher(std::uint64_t seed) : SpaceSearcher(seed) {}

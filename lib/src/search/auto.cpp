@@ -8,8 +8,8 @@
 namespace wstune {
 namespace {
 
-constexpr std::size_t kTiny = 16;      // at most this many: measure them all
-constexpr std::size_t kLarge = 1000;   // from this many: the portfolio; fewer with parameters: the model-based search
+constexpr std::size_t kTiny = 16;     // at most this many: measure them all
+constexpr std::size_t kLarge = 1000;  // from this many: the portfolio; fewer with parameters: the model-based search
 
 class AutoSearcher final : public Searcher {
  public:
@@ -48,7 +48,9 @@ std::string_view auto_strategy(const SearchSpace& space) {
   return "bayes";
 }
 
-std::unique_ptr<Searcher> make_auto_searcher(std::uint64_t seed) { return std::make_unique<AutoSearcher>(seed); }
+std::unique_ptr<Searcher> make_auto_searcher(std::uint64_t seed) {
+  return std::make_unique<AutoSearcher>(seed);
+}
 
 unsigned default_evaluations(std::string_view strategy, const SearchSpace& space) {
   const auto n = static_cast<unsigned>(space.size() + 1);  // the baseline counts

@@ -6,9 +6,9 @@
 #include <numbers>
 #include <set>
 
-#include "search/space_searcher.hpp"
 #include "search/forest.hpp"
 #include "search/search.hpp"
+#include "search/space_searcher.hpp"
 #include "search/strategies.hpp"
 
 namespace wstune {
@@ -153,6 +153,8 @@ class BayesSearcher final : public strategy::SpaceSearcher {
 
 }  // namespace
 
-std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed) { return std::make_unique<BayesSearcher>(seed); }
+std::unique_ptr<Searcher> make_bayes_searcher(std::uint64_t seed) {
+  return std::make_unique<BayesSearcher>(seed);
+}
 
 }  // namespace wstune

@@ -49,7 +49,7 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
 
  private:
   static constexpr double kF = 0.7, kCR = 0.6;  // differential weight and crossover rate (Kernel Tuner's defaults)
-  static constexpr std::size_t kStale = 3;  // generations without a replacement before a new sample
+  static constexpr std::size_t kStale = 3;      // generations without a replacement before a new sample
 
   // Ends the generation just proposed (selection) and draws the next one.
   void start_generation() {
@@ -114,7 +114,8 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
   // The fastest member (its own best: in a portfolio, another searcher's
   // best would pull every donor into that searcher's basin).
   std::size_t best_member() const {
-    return *std::min_element(members_.begin(), members_.end(), [&](std::size_t a, std::size_t b) { return mem_.cost(a) < mem_.cost(b); });
+    return *std::min_element(members_.begin(), members_.end(),
+                             [&](std::size_t a, std::size_t b) { return mem_.cost(a) < mem_.cost(b); });
   }
 
   // population_ points, each feature's range cut into population_ strata
@@ -129,8 +130,10 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
       std::shuffle(order.begin(), order.end(), rng_);
       const auto [lo, hi] = enc_->bounds(k);
       for (std::size_t i = 0; i < n; ++i) {
-        const double u = (static_cast<double>(order[i]) + std::uniform_real_distribution<double>(0, 1)(rng_)) / static_cast<double>(n);
-        pts[i][k] = std::min(hi, static_cast<float>(lo + std::floor(u * (hi - lo + 1))));  // every integer equally likely
+        const double u = (static_cast<double>(order[i]) + std::uniform_real_distribution<double>(0, 1)(rng_)) /
+                         static_cast<double>(n);
+        pts[i][k] =
+            std::min(hi, static_cast<float>(lo + std::floor(u * (hi - lo + 1))));  // every integer equally likely
       }
     }
     return pts;
@@ -161,10 +164,10 @@ class DifferentialSearcher final : public strategy::SpaceSearcher {
   }
 
   std::size_t per_gene_, population_ = 0;
-  std::vector<std::size_t> members_;       // the population (entries; a failed one keeps its slot until replaced)
-  std::vector<std::size_t> trials_;        // this generation's trial entries, trial i for member i
+  std::vector<std::size_t> members_;  // the population (entries; a failed one keeps its slot until replaced)
+  std::vector<std::size_t> trials_;   // this generation's trial entries, trial i for member i
   std::size_t next_trial_ = 0;
-  std::vector<std::vector<float>> cube_;   // the Latin hypercube sample of a new population
+  std::vector<std::vector<float>> cube_;  // the Latin hypercube sample of a new population
   std::size_t stale_ = 0;
 };
 

@@ -21,7 +21,8 @@ Encoding::Encoding(const SearchSpace& space) : n_(space.size()), params_(space.p
     for (std::size_t k = 0; k < params_; ++k) r[k] = static_cast<float>(idx[k]);
     if (!any_local) continue;
     const LocalSize& l = space.local(i);
-    for (unsigned d = 0; d < 3; ++d) r[params_ + d] = l ? static_cast<float>(std::log2(static_cast<double>((*l)[d]))) : -1.f;
+    for (unsigned d = 0; d < 3; ++d)
+      r[params_ + d] = l ? static_cast<float>(std::log2(static_cast<double>((*l)[d]))) : -1.f;
     r[params_ + 3] = l ? static_cast<float>(std::log2(static_cast<double>(l->count()))) : -1.f;
   }
   inv_range_.assign(f_, 1.f);
@@ -67,7 +68,8 @@ std::vector<std::size_t> Encoding::neighbourhood(std::size_t i) const {
     for (std::size_t g = 0; g < genes(); ++g) {
       const auto [first, last] = gene(g);
       differ += !std::equal(a + first, a + last, b + first);
-      for (std::size_t k = first; k < std::min(last, first + 3); ++k) adjacent = adjacent && std::abs(a[k] - b[k]) <= 1.f;
+      for (std::size_t k = first; k < std::min(last, first + 3); ++k)
+        adjacent = adjacent && std::abs(a[k] - b[k]) <= 1.f;
     }
     if (differ == 1 || adjacent) out.push_back(j);
   }
@@ -160,7 +162,8 @@ std::optional<std::size_t> start_point(const SearchSpace& space, const TuneTarge
   if (const auto set = space.find_set(base.params); set && !base.local) {
     const auto shapes = space.shapes_of_set(*set);
     if (!shapes.empty())
-      if (const auto i = space.find(Configuration{base.params, prior_order(shapes, target).front()}); i && !mem.measured(*i))
+      if (const auto i = space.find(Configuration{base.params, prior_order(shapes, target).front()});
+          i && !mem.measured(*i))
         return i;
   }
   return enc.nearest(enc.encode(base, space), mem.taken(), rng);

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "space/search_space.hpp"
 #include "evaluate/trial.hpp"
+#include "space/search_space.hpp"
 
 namespace wstune::strategy {
 

@@ -49,16 +49,19 @@ std::int32_t Forest::build(std::vector<std::size_t>& idx, std::size_t begin, std
     double ls = 0, lq = 0, rs = 0, rq = 0, ln = 0;
     for (std::size_t k = begin; k < end; ++k) {
       const double v = y_[idx[k]];
-      if (x_[idx[k] * f_ + f] < cut) ls += v, lq += v * v, ln += 1;
-      else rs += v, rq += v * v;
+      if (x_[idx[k] * f_ + f] < cut)
+        ls += v, lq += v * v, ln += 1;
+      else
+        rs += v, rq += v * v;
     }
     if (ln == 0 || ln == n) continue;
     const double sse = (lq - ls * ls / ln) + (rq - rs * rs / (n - ln));
     if (sse < best_sse) best_sse = sse, best_f = static_cast<std::int32_t>(f), best_cut = cut;
   }
   if (best_f < 0) return self;
-  const auto mid = std::partition(idx.begin() + static_cast<std::ptrdiff_t>(begin), idx.begin() + static_cast<std::ptrdiff_t>(end),
-                                  [&](std::size_t i) { return x_[i * f_ + static_cast<std::size_t>(best_f)] < best_cut; });
+  const auto mid =
+      std::partition(idx.begin() + static_cast<std::ptrdiff_t>(begin), idx.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](std::size_t i) { return x_[i * f_ + static_cast<std::size_t>(best_f)] < best_cut; });
   const auto m = static_cast<std::size_t>(mid - idx.begin());
   const std::int32_t left = build(idx, begin, m, rng);
   const std::int32_t right = build(idx, m, end, rng);
@@ -75,7 +78,8 @@ Prediction Forest::predict(std::span<const float> row) const {
   double sum = 0, sq = 0;
   for (const auto& t : trees_) {
     std::size_t i = 0;
-    while (t[i].feature >= 0) i = static_cast<std::size_t>(row[static_cast<std::size_t>(t[i].feature)] < t[i].cut ? t[i].left : t[i].right);
+    while (t[i].feature >= 0)
+      i = static_cast<std::size_t>(row[static_cast<std::size_t>(t[i].feature)] < t[i].cut ? t[i].left : t[i].right);
     sum += t[i].value;
     sq += t[i].value * t[i].value;
   }

@@ -10,7 +10,6 @@
 namespace wstune {
 namespace {
 
-
 class GeneticSearcher final : public strategy::SpaceSearcher {
  public:
   GeneticSearcher(std::uint64_t seed, std::size_t population) : SpaceSearcher(seed), requested_(population) {}
@@ -28,7 +27,8 @@ class GeneticSearcher final : public strategy::SpaceSearcher {
     if (ranked.size() < std::min<std::size_t>(population_, 2) || mem_.count() < population_)
       return mem_.random_unmeasured(rng_);
     if (proposals_ % 8 == 0) {  // exploit: a step from the best
-      if (const auto open = mem_.open_neighbours(*space_, ranked.front()); !open.empty()) return strategy::pick(open, rng_);
+      if (const auto open = mem_.open_neighbours(*space_, ranked.front()); !open.empty())
+        return strategy::pick(open, rng_);
     }
     const std::size_t pool = std::min(population_, ranked.size());
     const std::vector<float> child = mutate(crossover(ranked[tournament(pool)], ranked[tournament(pool)]));

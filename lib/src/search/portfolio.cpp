@@ -63,6 +63,8 @@ class PortfolioSearcher final : public Searcher {
 
 }  // namespace
 
-std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed) { return std::make_unique<PortfolioSearcher>(seed); }
+std::unique_ptr<Searcher> make_portfolio_searcher(std::uint64_t seed) {
+  return std::make_unique<PortfolioSearcher>(seed);
+}
 
 }  // namespace wstune

@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
+#include "search/strategies.hpp"
 #include "space/rules.hpp"
 #include "space/search_space.hpp"
-#include "search/strategies.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 namespace {
@@ -230,7 +230,8 @@ class Never final : public StopCondition {
 
 std::size_t prior_group_size(const TuneTarget& t) {
   std::size_t cap = t.limits.max_work_group_size;
-  if (t.limits.kernel_work_group_size) cap = cap ? std::min(cap, t.limits.kernel_work_group_size) : t.limits.kernel_work_group_size;
+  if (t.limits.kernel_work_group_size)
+    cap = cap ? std::min(cap, t.limits.kernel_work_group_size) : t.limits.kernel_work_group_size;
   const std::size_t n = 256;
   return cap ? std::min(n, cap) : n;
 }
@@ -273,10 +274,18 @@ std::vector<Extent> prior_order(const std::vector<Extent>& space, const TuneTarg
   return out;
 }
 
-std::unique_ptr<Searcher> make_exhaustive_searcher() { return std::make_unique<ListSearcher>("exhaustive", std::nullopt); }
-std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed) { return std::make_unique<ListSearcher>("random", seed); }
-std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed) { return std::make_unique<GuidedSearcher>(seed); }
-std::unique_ptr<Searcher> make_rule_searcher() { return std::make_unique<RuleSearcher>(); }
+std::unique_ptr<Searcher> make_exhaustive_searcher() {
+  return std::make_unique<ListSearcher>("exhaustive", std::nullopt);
+}
+std::unique_ptr<Searcher> make_random_searcher(std::uint64_t seed) {
+  return std::make_unique<ListSearcher>("random", seed);
+}
+std::unique_ptr<Searcher> make_guided_searcher(std::uint64_t seed) {
+  return std::make_unique<GuidedSearcher>(seed);
+}
+std::unique_ptr<Searcher> make_rule_searcher() {
+  return std::make_unique<RuleSearcher>();
+}
 
 std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed) {
   if (name == "exhaustive") return make_exhaustive_searcher();
@@ -296,19 +305,29 @@ std::string_view strategy_names() noexcept {
   return "auto, exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes";
 }
 
-std::unique_ptr<StopCondition> max_evaluations(unsigned n) { return std::make_unique<MaxEvaluations>(n); }
-std::unique_ptr<StopCondition> time_limit(Clock::duration limit) { return std::make_unique<TimeLimit>(limit); }
+std::unique_ptr<StopCondition> max_evaluations(unsigned n) {
+  return std::make_unique<MaxEvaluations>(n);
+}
+std::unique_ptr<StopCondition> time_limit(Clock::duration limit) {
+  return std::make_unique<TimeLimit>(limit);
+}
 std::unique_ptr<StopCondition> either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b) {
   return std::make_unique<Either>(std::move(a), std::move(b));
 }
-std::unique_ptr<StopCondition> never_stop() { return std::make_unique<Never>(); }
+std::unique_ptr<StopCondition> never_stop() {
+  return std::make_unique<Never>();
+}
 
 std::string_view to_string(TrialPhase p) noexcept {
   switch (p) {
-    case TrialPhase::baseline: return "baseline";
-    case TrialPhase::rule: return "rule";
-    case TrialPhase::search: return "search";
-    case TrialPhase::tiebreak: return "tiebreak";
+    case TrialPhase::baseline:
+      return "baseline";
+    case TrialPhase::rule:
+      return "rule";
+    case TrialPhase::search:
+      return "search";
+    case TrialPhase::tiebreak:
+      return "tiebreak";
   }
   return "search";
 }

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "evaluate/trial.hpp"
 #include "space/search_space.hpp"
 #include "wstune/timing.hpp"
-#include "evaluate/trial.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -109,8 +109,8 @@ std::string_view strategy_names() noexcept;
 
 /// Where a tune() stands, for stop conditions and progress lines.
 struct SearchProgress {
-  unsigned evaluations = 0;   ///< configurations measured so far (NULL and the rule included)
-  unsigned space_size = 0;    ///< configurations in the space (+1 for the baseline is the exhaustive count)
+  unsigned evaluations = 0;  ///< configurations measured so far (NULL and the rule included)
+  unsigned space_size = 0;   ///< configurations in the space (+1 for the baseline is the exhaustive count)
   std::chrono::steady_clock::duration elapsed{};  ///< since tune() started
 };
 

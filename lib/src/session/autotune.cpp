@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "search/strategies.hpp"
 #include "session/tune_session.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 namespace {
@@ -54,7 +54,9 @@ AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, 
 
   AutotuneResult out;
   out.max_evals = evaluation_budget(options.max_evals, spec, strategy, evaluator.space());
-  const double seconds = options.time_limit_s > 0 ? options.time_limit_s : file && file->budget_seconds ? *file->budget_seconds : 0;
+  const double seconds = options.time_limit_s > 0       ? options.time_limit_s
+                         : file && file->budget_seconds ? *file->budget_seconds
+                                                        : 0;
   const auto stop = stop_condition(out.max_evals, seconds);
 
   std::optional<StoredTuneSession> session;

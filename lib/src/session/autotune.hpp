@@ -24,10 +24,10 @@
 #include <string>
 #include <string_view>
 
+#include "evaluate/trial.hpp"
 #include "kernel/kernel.hpp"
 #include "search/search.hpp"
 #include "wstune/store.hpp"
-#include "evaluate/trial.hpp"
 
 namespace wstune {
 
@@ -38,16 +38,16 @@ struct AutotuneOptions {
   std::string device = "default";  ///< device selector (select_devices()); a tuning file's Device when "default"
   /// Strategy name (make_searcher()); "" takes a tuning file's Search, else "auto".
   std::string strategy;
-  std::uint64_t seed = 42;         ///< input and search seed
+  std::uint64_t seed = 42;  ///< input and search seed
   /// At most this many measured configurations (0: a tuning file's Budget,
   /// else the strategy's default_evaluations(), strategies.hpp).
   unsigned max_evals = 0;
   /// Stop searching after this many seconds (0: a tuning file's TuningDuration, else none).
   double time_limit_s = 0;
-  TuneOptions tune;                ///< timing, tie rounds and observer (on_trial) of tune()
+  TuneOptions tune;  ///< timing, tie rounds and observer (on_trial) of tune()
   /// Per-trial limit: the isolated worker is killed and the trial is a timeout past it.
   std::chrono::milliseconds trial_timeout{60'000};
-  bool resume = true;              ///< reuse an unfinished session of the same device, kernel, problem, strategy
+  bool resume = true;  ///< reuse an unfinished session of the same device, kernel, problem, strategy
   /// Called once the evaluator has started, before the first trial, with the
   /// result so far (its session, resumed trials and budget; e.g. to print a
   /// header or size a progress line).
@@ -56,11 +56,11 @@ struct AutotuneOptions {
 
 /// What autotune() did.
 struct AutotuneResult {
-  TuneResult result;                  ///< the search (tune())
-  std::optional<BestConfig> best;     ///< the stored best (none without a store or a correct trial)
+  TuneResult result;                     ///< the search (tune())
+  std::optional<BestConfig> best;        ///< the stored best (none without a store or a correct trial)
   std::optional<SessionRecord> session;  ///< the stored session (none without a store)
-  std::size_t resumed_trials = 0;     ///< trials taken from an unfinished session
-  unsigned max_evals = 0;             ///< the evaluation budget applied (0: none)
+  std::size_t resumed_trials = 0;        ///< trials taken from an unfinished session
+  unsigned max_evals = 0;                ///< the evaluation budget applied (0: none)
 };
 
 /// Tunes `spec` for `p` on one device in an isolated worker process
@@ -82,9 +82,9 @@ unsigned evaluation_budget(unsigned max_evals, const KernelSpec& spec, std::stri
 
 /// A stored best configuration, ready to build with.
 struct StoredConfiguration {
-  Configuration config;        ///< its parameters and local size
-  std::string build_options;   ///< "-cl-std=CL1.2", the kernel's own options and the parameters' -D values
-  BestConfig row;              ///< the stored row (times, ratio to the baseline, session)
+  Configuration config;       ///< its parameters and local size
+  std::string build_options;  ///< "-cl-std=CL1.2", the kernel's own options and the parameters' -D values
+  BestConfig row;             ///< the stored row (times, ratio to the baseline, session)
 };
 
 /// The current best configuration of `spec` (identity: kernel_key()) for

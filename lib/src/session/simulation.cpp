@@ -1,8 +1,8 @@
 // Simulation mode: recorded tables (store sessions, export files, T4 files),
 // the search space a table defines, Kernel Tuner's cache format, and the
 // evaluator that replays a table. See docs/tuning.md.
-#include "store/trial_rows.hpp"
 #include "session/simulation.hpp"
+#include "store/trial_rows.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "kernel/kernel.hpp"
 #include "space/rules.hpp"
+#include "wstune/error.hpp"
 #include "wstune/tuner.hpp"
 
 namespace wstune {
@@ -33,7 +33,8 @@ namespace {
 // Numbers before everything else, ascending; other values keep their order.
 void sort_values(std::vector<json>& vs) {
   if (std::all_of(vs.begin(), vs.end(), [](const json& v) { return v.is_number(); }))
-    std::stable_sort(vs.begin(), vs.end(), [](const json& a, const json& b) { return a.get<double>() < b.get<double>(); });
+    std::stable_sort(vs.begin(), vs.end(),
+                     [](const json& a, const json& b) { return a.get<double>() < b.get<double>(); });
 }
 
 std::string type_of(const std::vector<json>& vs) {
@@ -113,10 +114,9 @@ RecordedTable table_from_export(const json& doc, const std::string& source, std:
       list += fmt::format("\n  {} {} {} ({} trials, {})", s.uuid, s.kernel.name, s.problem.size_text,
                           mem.trial_count(s.id), s.spec.strategy);
     if (sessions.empty()) throw UsageError(fmt::format("{}: the export holds no session", source));
-    throw UsageError(fmt::format("{}: {}; pick one by uuid (--session UUID):{}", source,
-                                 session.empty() ? "the export holds several sessions"
-                                                 : fmt::format("no session {}", session),
-                                 list));
+    throw UsageError(fmt::format(
+        "{}: {}; pick one by uuid (--session UUID):{}", source,
+        session.empty() ? "the export holds several sessions" : fmt::format("no session {}", session), list));
   }
   RecordedTable t = table_from_store(mem, *id);
   t.source = fmt::format("{} session {}", source, t.source.substr(t.source.rfind(' ') + 1));
@@ -204,7 +204,8 @@ class T4Reader {
   json configuration(const json& c, const std::string& where) const {
     if (!c.is_object() || c.empty()) fail(where, "is not a non-empty object");
     for (const auto& [name, v] : c.items())
-      if (!(v.is_number() || v.is_boolean() || v.is_string())) fail(where + "." + name, "is not a number, bool or string");
+      if (!(v.is_number() || v.is_boolean() || v.is_string()))
+        fail(where + "." + name, "is not a number, bool or string");
     return c;
   }
 
@@ -214,7 +215,8 @@ class T4Reader {
     const json& rt = times.at("runtimes");
     if (!rt.is_array()) fail(where + ".runtimes", "is not an array");
     for (std::size_t k = 0; k < rt.size(); ++k) {
-      if (!rt[k].is_number() || rt[k].get<double>() < 0) fail(fmt::format("{}.runtimes[{}]", where, k), "is not a number ≥ 0");
+      if (!rt[k].is_number() || rt[k].get<double>() < 0)
+        fail(fmt::format("{}.runtimes[{}]", where, k), "is not a number ≥ 0");
       ms.push_back(rt[k].get<double>() * scale_);
     }
     return ms;
@@ -242,7 +244,9 @@ class T4Reader {
 
 }  // namespace
 
-RecordedTable table_from_t4(const json& doc, const std::string& source) { return T4Reader(doc, source).read(); }
+RecordedTable table_from_t4(const json& doc, const std::string& source) {
+  return T4Reader(doc, source).read();
+}
 
 RecordedTable load_table(const std::string& path, std::string_view session) {
   std::ifstream in(path);
@@ -251,13 +255,17 @@ RecordedTable load_table(const std::string& path, std::string_view session) {
   try {
     doc = json::parse(in);
   } catch (const json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON ({}); a table is a 'wstune export' file or a T4 results file "
-                                 "(gunzip a compressed one first)", path, e.what()));
+    throw UsageError(
+        fmt::format("{}: not JSON ({}); a table is a 'wstune export' file or a T4 results file "
+                    "(gunzip a compressed one first)",
+                    path, e.what()));
   }
   if (doc.is_object() && doc.contains("format")) return table_from_export(doc, path, session);
   if (doc.is_object() && doc.contains("results")) return table_from_t4(doc, path);
-  throw UsageError(fmt::format("{}: neither a 'wstune export' file (\"format\": \"wstune-store-export\") nor a T4 "
-                               "results file (\"results\": [...])", path));
+  throw UsageError(
+      fmt::format("{}: neither a 'wstune export' file (\"format\": \"wstune-store-export\") nor a T4 "
+                  "results file (\"results\": [...])",
+                  path));
 }
 
 SearchSpace table_space(const RecordedTable& table) {
@@ -294,9 +302,12 @@ std::string python_str(const json& v) {
 
 const char* kernel_tuner_error(TrialStatus s) {
   switch (s) {
-    case TrialStatus::compile: return "CompilationFailedConfig";
-    case TrialStatus::constraints: return "InvalidConfig";
-    default: return "RuntimeFailedConfig";
+    case TrialStatus::compile:
+      return "CompilationFailedConfig";
+    case TrialStatus::constraints:
+      return "InvalidConfig";
+    default:
+      return "RuntimeFailedConfig";
   }
 }
 
@@ -345,12 +356,12 @@ nlohmann::ordered_json kernel_tuner_cache(const RecordedTable& table) {
   for (unsigned d = 0; d < std::max(1u, table.target.global.dims); ++d) problem.push_back(table.target.global[d]);
   // "cache" last: Kernel Tuner reads a file ending in "}}}" as closed.
   return ojson{{"device_name", table.target.device_name.empty() ? "wstune table" : table.target.device_name},
-              {"kernel_name", table.target.kernel},
-              {"problem_size", problem},
-              {"tune_params_keys", keys},
-              {"tune_params", tune_params},
-              {"objective", "time"},
-              {"cache", cache}};
+               {"kernel_name", table.target.kernel},
+               {"problem_size", problem},
+               {"tune_params_keys", keys},
+               {"tune_params", tune_params},
+               {"objective", "time"},
+               {"cache", cache}};
 }
 
 SimulatedEvaluator::SimulatedEvaluator(RecordedTable table) : SimulatedEvaluator(table, table_space(table)) {}
@@ -360,8 +371,12 @@ SimulatedEvaluator::SimulatedEvaluator(RecordedTable table, SearchSpace space)
   for (std::size_t i = 0; i < table_.trials.size(); ++i) index_.emplace(table_.trials[i].configuration().key(), i);
 }
 
-const TuneTarget& SimulatedEvaluator::target() const { return table_.target; }
-const SearchSpace& SimulatedEvaluator::space() const { return space_; }
+const TuneTarget& SimulatedEvaluator::target() const {
+  return table_.target;
+}
+const SearchSpace& SimulatedEvaluator::space() const {
+  return space_;
+}
 
 Trial SimulatedEvaluator::evaluate(const Configuration& config, const TimingOptions&) {
   ++calls_;

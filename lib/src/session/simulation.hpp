@@ -19,10 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wstune/configuration.hpp"
-#include "space/search_space.hpp"
-#include "wstune/store.hpp"
 #include "evaluate/trial.hpp"
+#include "space/search_space.hpp"
+#include "wstune/configuration.hpp"
+#include "wstune/store.hpp"
 
 namespace wstune {
 
@@ -106,9 +106,9 @@ struct SyntheticSpec {
   /// Amplitude of the per-configuration term of ln(time) (uniform in ±this):
   /// 0 is a smooth landscape, 0.1 varies neighbours by up to ±10 %.
   double ruggedness = 0.1;
-  unsigned basins = 3;         ///< local minima; the first is the deepest
-  double failures = 0.02;      ///< fraction of configurations that fail (status runtime)
-  std::uint64_t seed = 1;      ///< the landscape's seed
+  unsigned basins = 3;     ///< local minima; the first is the deepest
+  double failures = 0.02;  ///< fraction of configurations that fail (status runtime)
+  std::uint64_t seed = 1;  ///< the landscape's seed
 };
 
 /// A table of every configuration of a synthetic kernel (kernel "synthetic",

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "session/simulation.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 namespace {
@@ -23,7 +23,8 @@ class Landscape {
     std::uniform_real_distribution<double> w(0.3, 1.5), depth(0.05, 0.35);
     for (std::size_t k = 0; k < s.parameters; ++k) weight_.push_back(w(rng_));
     interaction_ = w(rng_);
-    for (unsigned b = 0; b < std::max(1u, s.basins); ++b) basins_.push_back(Basin{feasible_point(), b ? depth(rng_) : 0.0});
+    for (unsigned b = 0; b < std::max(1u, s.basins); ++b)
+      basins_.push_back(Basin{feasible_point(), b ? depth(rng_) : 0.0});
   }
 
   bool feasible(const std::vector<std::size_t>& idx) const { return idx[0] + idx[1] < s_.values; }
@@ -39,8 +40,9 @@ class Landscape {
         v += 4.0 * weight_[k] * d * d;
       }
       const std::size_t last = idx.size() - 1;
-      v += interaction_ * std::abs((static_cast<double>(idx[0]) - b.centre[0]) *
-                                   (static_cast<double>(idx[last]) - b.centre[last])) / (span * span);
+      v += interaction_ *
+           std::abs((static_cast<double>(idx[0]) - b.centre[0]) * (static_cast<double>(idx[last]) - b.centre[last])) /
+           (span * span);
       best = std::min(best, v);
     }
     return best + s_.ruggedness * std::uniform_real_distribution<double>(-1, 1)(rng_);

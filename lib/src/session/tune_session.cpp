@@ -1,8 +1,8 @@
-#include "store/trial_rows.hpp"
 #include "session/tune_session.hpp"
+#include "store/trial_rows.hpp"
 
-#include "wstune/tuner.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/tuner.hpp"
 
 namespace wstune {
 

@@ -42,8 +42,7 @@ LocalSize rule_2d(const std::vector<Extent>& space, Priority priority) {
   return Extent{it->x, it->y, 2};
 }
 
-LocalSize paper_rule(const Extent& global, const std::vector<Extent>& space, Priority priority,
-                     std::size_t pe_per_cu) {
+LocalSize paper_rule(const Extent& global, const std::vector<Extent>& space, Priority priority, std::size_t pe_per_cu) {
   if (global.dims == 3) return std::nullopt;  // the paper's rules are 1-D and 2-D
   return global.dims == 1 ? rule_1d(space, pe_per_cu) : rule_2d(space, priority);
 }

@@ -33,7 +33,6 @@ LocalSize rule_2d(const std::vector<Extent>& space, Priority priority);
 
 /// rule_1d() for a 1-D `global`, rule_2d() for a 2-D one; nullopt for a 3-D
 /// one (the paper has no 3-D rule).
-LocalSize paper_rule(const Extent& global, const std::vector<Extent>& space, Priority priority,
-                     std::size_t pe_per_cu);
+LocalSize paper_rule(const Extent& global, const std::vector<Extent>& space, Priority priority, std::size_t pe_per_cu);
 
 }  // namespace wstune

@@ -137,8 +137,10 @@ SearchSpace::SearchSpace(std::vector<TuningParameter> parameters, const LocalSiz
         entries_.push_back(Entry{set, l});
       }
       if (entries_.size() > max_size) {
-        throw UsageError(fmt::format("the search space has more than {} configurations; narrow the parameters' "
-                                     "values or add constraints (Conditions)", max_size));
+        throw UsageError(
+            fmt::format("the search space has more than {} configurations; narrow the parameters' "
+                        "values or add constraints (Conditions)",
+                        max_size));
       }
     }
     std::size_t k = n;  // odometer: the last parameter varies fastest

@@ -29,11 +29,11 @@ namespace wstune {
 
 /// The device and kernel limits that bound a local work size.
 struct SpaceLimits {
-  std::size_t max_work_group_size = 0;      ///< CL_DEVICE_MAX_WORK_GROUP_SIZE (work-items); 0 = no limit
-  std::size_t kernel_work_group_size = 0;   ///< CL_KERNEL_WORK_GROUP_SIZE of the built kernel; 0 = unknown
+  std::size_t max_work_group_size = 0;           ///< CL_DEVICE_MAX_WORK_GROUP_SIZE (work-items); 0 = no limit
+  std::size_t kernel_work_group_size = 0;        ///< CL_KERNEL_WORK_GROUP_SIZE of the built kernel; 0 = unknown
   std::vector<std::size_t> max_work_item_sizes;  ///< CL_DEVICE_MAX_WORK_ITEM_SIZES per dimension; missing = no limit
-  std::uint64_t local_mem_bytes = 0;        ///< CL_DEVICE_LOCAL_MEM_SIZE (bytes); 0 = not checked
-  std::uint64_t kernel_local_mem_bytes = 0; ///< CL_KERNEL_LOCAL_MEM_SIZE: fixed local memory of one work-group (bytes)
+  std::uint64_t local_mem_bytes = 0;             ///< CL_DEVICE_LOCAL_MEM_SIZE (bytes); 0 = not checked
+  std::uint64_t kernel_local_mem_bytes = 0;  ///< CL_KERNEL_LOCAL_MEM_SIZE: fixed local memory of one work-group (bytes)
   std::uint64_t local_mem_per_item_bytes = 0;  ///< local memory one work-item adds (bytes; 0 for wstune's kernels)
   /// Local sizes need not divide the NDRange: the kernel guards its bounds
   /// (the NDRange is rounded up to a multiple of the local size) or the
@@ -140,8 +140,8 @@ class SearchSpace {
   /// Appends `i`'s neighbours in the parameter sets one value index away in one parameter.
   void parameter_neighbours(std::size_t i, std::vector<std::size_t>& out) const;
   std::vector<TuningParameter> parameters_;
-  std::vector<std::uint32_t> set_values_;       // parameter_sets() × parameters_.size()
-  std::vector<std::size_t> set_first_;          // first entry of each set (entries are grouped)
+  std::vector<std::uint32_t> set_values_;                     // parameter_sets() × parameters_.size()
+  std::vector<std::size_t> set_first_;                        // first entry of each set (entries are grouped)
   std::unordered_map<std::string, std::uint32_t> set_index_;  // set_key → set
   std::vector<Entry> entries_;
   Configuration baseline_;

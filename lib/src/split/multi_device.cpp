@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "device/pinned_memory.hpp"
 #include "space/rules.hpp"
 #include "space/search_space.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -63,25 +63,41 @@ MultiDeviceRunner::MultiDeviceRunner(std::vector<Device> devices, const KernelSp
 
 MultiDeviceRunner::~MultiDeviceRunner() = default;
 
-double SliceResult::h2d_gbps() const noexcept { return gbps(h2d_bytes, h2d); }
-double SliceResult::d2h_gbps() const noexcept { return gbps(d2h_bytes, d2h); }
+double SliceResult::h2d_gbps() const noexcept {
+  return gbps(h2d_bytes, h2d);
+}
+double SliceResult::d2h_gbps() const noexcept {
+  return gbps(d2h_bytes, d2h);
+}
 
 void MultiDeviceRunner::set_overlap(std::size_t chunks) {
   if (chunks == 0) throw UsageError("--overlap 0: give the chunks per block, 1 or more (1: no overlap)");
   impl_->overlap = chunks;
 }
-std::size_t MultiDeviceRunner::overlap() const noexcept { return impl_->overlap; }
+std::size_t MultiDeviceRunner::overlap() const noexcept {
+  return impl_->overlap;
+}
 
-std::size_t MultiDeviceRunner::size() const noexcept { return impl_->runners.size(); }
-DeviceRunner& MultiDeviceRunner::runner(std::size_t i) { return *impl_->runners.at(i); }
-const KernelSpec& MultiDeviceRunner::spec() const noexcept { return *impl_->spec; }
-const Problem& MultiDeviceRunner::problem() const noexcept { return impl_->problem; }
+std::size_t MultiDeviceRunner::size() const noexcept {
+  return impl_->runners.size();
+}
+DeviceRunner& MultiDeviceRunner::runner(std::size_t i) {
+  return *impl_->runners.at(i);
+}
+const KernelSpec& MultiDeviceRunner::spec() const noexcept {
+  return *impl_->spec;
+}
+const Problem& MultiDeviceRunner::problem() const noexcept {
+  return impl_->problem;
+}
 
 void MultiDeviceRunner::set_params(std::size_t i, const nlohmann::json& params) {
   impl_->device_problems.at(i) = with_params(impl_->problem, params);
 }
 
-const Problem& MultiDeviceRunner::problem(std::size_t i) const { return impl_->device_problems.at(i); }
+const Problem& MultiDeviceRunner::problem(std::size_t i) const {
+  return impl_->device_problems.at(i);
+}
 
 double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
   if (units == 0) return 0;
@@ -100,8 +116,10 @@ void check_blocks(const KernelSpec& k, const Problem& p, std::size_t n, const st
   }
   const unsigned dim = blocks.front().dim;
   if (!blocks_tile(blocks, dim, k.split_units(p, dim))) {
-    throw UsageError(fmt::format("split run: blocks must be contiguous along one dimension, in device order, and "
-                                 "cover the {} split units", k.split_units(p, dim)));
+    throw UsageError(
+        fmt::format("split run: blocks must be contiguous along one dimension, in device order, and "
+                    "cover the {} split units",
+                    k.split_units(p, dim)));
   }
 }
 
@@ -155,8 +173,8 @@ std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, con
     const auto place = k.output_place(p, b, o);
     if (!place || o >= full.size() || !fits(*place, outs[o], full[o])) return {};
     const std::size_t eb = outs[o].type.bytes();
-    targets.push_back(ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb,
-                                 place->pitch * eb});
+    targets.push_back(
+        ReadTarget{full[o].data() + place->offset * eb, outs[o].read_count * eb, place->row * eb, place->pitch * eb});
   }
   return targets;
 }
@@ -169,7 +187,7 @@ std::vector<ReadTarget> place_targets(const KernelSpec& k, const Problem& p, con
 struct MultiDeviceRunner::Impl::Path {
   std::vector<HostBuffer> inputs;
   bool direct = false;
-  std::vector<HostBuffer> outputs;  // the last round's read-back (empty when direct)
+  std::vector<HostBuffer> outputs;   // the last round's read-back (empty when direct)
   std::vector<OverlapChunk> chunks;  // set_overlap(): the block's sub-blocks (empty: it runs whole)
   // Without `direct`: each chunk's read-back, placed after the last round.
   std::vector<std::vector<HostBuffer>> chunk_outputs;
@@ -378,7 +396,8 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
       last_error = why;
       return -1;
     }
-    dr.upload(m.device_problems[i], b, copy_into(m.spec->block_inputs(m.device_problems[i], m.inputs, b), m.pinned[i].get()));
+    dr.upload(m.device_problems[i], b,
+              copy_into(m.spec->block_inputs(m.device_problems[i], m.inputs, b), m.pinned[i].get()));
     TimingOptions first = timing;
     if (budget.capped()) {
       first.repetitions = 1;
@@ -408,7 +427,8 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
     c.points.push_back(point());
     return c.points.back().total_ms();
   };
-  capped_calibration_sizes(total, split_granularity(*m.spec, m.device_problems[i], dim, local), budget.max_slice_ms, measure);
+  capped_calibration_sizes(total, split_granularity(*m.spec, m.device_problems[i], dim, local), budget.max_slice_ms,
+                           measure);
   if (c.points.empty()) {
     throw Error(fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", m.spec->name(), info.name, info.id(),
                             last_error));
@@ -535,8 +555,9 @@ const SweepPoint* best_point(const std::vector<SweepPoint>& sweep) {
 }
 
 std::string sweep_csv(const std::vector<SweepPoint>& sweep) {
-  std::string out = "percent_first,units_first,units_second,status,makespan_median_ms,makespan_min_ms,"
-                    "kernel_first_ms,kernel_second_ms\n";
+  std::string out =
+      "percent_first,units_first,units_second,status,makespan_median_ms,makespan_min_ms,"
+      "kernel_first_ms,kernel_second_ms\n";
   auto kernel = [](const SliceResult& s) {
     return s.kernel.size() ? fmt::format("{:.4f}", s.kernel.median()) : std::string{};
   };
@@ -549,8 +570,8 @@ std::string sweep_csv(const std::vector<SweepPoint>& sweep) {
   return out;
 }
 
-svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title,
-                         const std::string& first_name, const std::string& second_name) {
+svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title, const std::string& first_name,
+                         const std::string& second_name) {
   svg::LinePlot plot;
   plot.title = title;
   plot.x_label = "share of " + first_name + " (%)";

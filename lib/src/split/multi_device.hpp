@@ -14,27 +14,27 @@
 #include <string>
 #include <vector>
 
-#include "wstune/device.hpp"
 #include "kernel/kernel.hpp"
+#include "report/svg.hpp"
 #include "runner/runner.hpp"
 #include "split/split.hpp"
-#include "report/svg.hpp"
+#include "wstune/device.hpp"
 #include "wstune/timing.hpp"
 
 namespace wstune {
 
 /// One device's part of a split run. Times in ms, one sample per repetition.
 struct SliceResult {
-  std::string device_id;    ///< "P:D"
-  std::string device_name;  ///< CL_DEVICE_NAME
-  Block block;              ///< its slice (empty: the device was not used)
-  LocalSize local;          ///< its local size
+  std::string device_id;                      ///< "P:D"
+  std::string device_name;                    ///< CL_DEVICE_NAME
+  Block block;                                ///< its slice (empty: the device was not used)
+  LocalSize local;                            ///< its local size
   TrialStatus status = TrialStatus::correct;  ///< correct unless it failed
-  std::string error;        ///< why it failed
-  Samples kernel;           ///< kernel time (profiling events)
-  Samples h2d;              ///< upload of the slice's inputs (profiling events)
-  Samples d2h;              ///< read-back of the slice's output (profiling events)
-  Samples wall;             ///< the device thread's wall clock: upload + kernel + read-back
+  std::string error;                          ///< why it failed
+  Samples kernel;                             ///< kernel time (profiling events)
+  Samples h2d;                                ///< upload of the slice's inputs (profiling events)
+  Samples d2h;                                ///< read-back of the slice's output (profiling events)
+  Samples wall;                               ///< the device thread's wall clock: upload + kernel + read-back
   std::size_t chunks = 1;     ///< sub-blocks the block ran as per round (MultiDeviceRunner::set_overlap; 1: whole)
   std::size_t h2d_bytes = 0;  ///< bytes uploaded per round
   std::size_t d2h_bytes = 0;  ///< bytes read back per round
@@ -48,11 +48,12 @@ struct SliceResult {
 /// The outcome of a split run.
 struct SplitRunResult {
   TrialStatus status = TrialStatus::correct;  ///< first failure of any slice, or correctness
-  std::string error;                 ///< why it failed
-  std::vector<SliceResult> slices;   ///< one per device, in device order
-  Samples makespan;                  ///< wall clock from starting all devices to the last read-back (ms)
-  double host_finish_ms = 0;         ///< gathering (place_block of outputs not read in place) + KernelSpec::finish on the host (ms; sort merges)
-  Verdict verdict;                   ///< the whole output against the CPU reference
+  std::string error;                          ///< why it failed
+  std::vector<SliceResult> slices;            ///< one per device, in device order
+  Samples makespan;                           ///< wall clock from starting all devices to the last read-back (ms)
+  double host_finish_ms =
+      0;  ///< gathering (place_block of outputs not read in place) + KernelSpec::finish on the host (ms; sort merges)
+  Verdict verdict;  ///< the whole output against the CPU reference
   /// True when status is TrialStatus::correct.
   [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
 };
@@ -168,9 +169,9 @@ std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, uns
 
 /// One point of a two-device sweep.
 struct SweepPoint {
-  double percent_first = 0;  ///< share of the first device (%), as asked
-  std::vector<Block> blocks; ///< the aligned blocks
-  SplitRunResult result;     ///< the run
+  double percent_first = 0;   ///< share of the first device (%), as asked
+  std::vector<Block> blocks;  ///< the aligned blocks
+  SplitRunResult result;      ///< the run
 };
 
 /// Makespan of two devices over split ratios: the first device's share from
@@ -193,8 +194,8 @@ std::string sweep_csv(const std::vector<SweepPoint>& sweep);
 /// The sweep as a line plot in the style of the paper's Figs. 2–4: median
 /// makespan (ms) over the first device's share (%), with each device's
 /// kernel time as a second and third line, the best share marked.
-svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title,
-                         const std::string& first_name, const std::string& second_name);
+svg::LinePlot sweep_plot(const std::vector<SweepPoint>& sweep, const std::string& title, const std::string& first_name,
+                         const std::string& second_name);
 
 /// The paper's §3.2.3 rule as a LocalRule: the settable local sizes of the
 /// block's NDRange on the runner's device (enumerate_local_sizes), then

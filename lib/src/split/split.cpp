@@ -7,16 +7,19 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "kernel/kernel.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
 std::string_view to_string(SplitModel m) noexcept {
   switch (m) {
-    case SplitModel::pe_ratio: return "pe-ratio";
-    case SplitModel::proportional: return "proportional";
-    case SplitModel::measured: return "measured";
+    case SplitModel::pe_ratio:
+      return "pe-ratio";
+    case SplitModel::proportional:
+      return "proportional";
+    case SplitModel::measured:
+      return "measured";
   }
   return "?";
 }
@@ -30,9 +33,12 @@ SplitModel parse_split_model(std::string_view text) {
 
 std::string_view to_string(SplitDirection d) noexcept {
   switch (d) {
-    case SplitDirection::x: return "x";
-    case SplitDirection::y: return "y";
-    case SplitDirection::auto_: return "auto";
+    case SplitDirection::x:
+      return "x";
+    case SplitDirection::y:
+      return "y";
+    case SplitDirection::auto_:
+      return "auto";
   }
   return "?";
 }
@@ -46,7 +52,8 @@ SplitDirection parse_split_direction(std::string_view text, std::string_view wha
 
 unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direction) {
   switch (direction) {
-    case SplitDirection::x: return 0;
+    case SplitDirection::x:
+      return 0;
     case SplitDirection::y:
       if (dims < 2) throw UsageError("--direction y needs a 2-D kernel: 1-D kernels split along x (or use auto)");
       return 1;
@@ -60,9 +67,12 @@ unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direct
 
 std::string_view to_string(ComputeClass c) noexcept {
   switch (c) {
-    case ComputeClass::small: return "small";
-    case ComputeClass::medium: return "medium";
-    case ComputeClass::large: return "large";
+    case ComputeClass::small:
+      return "small";
+    case ComputeClass::medium:
+      return "medium";
+    case ComputeClass::large:
+      return "large";
   }
   return "?";
 }
@@ -75,9 +85,12 @@ ComputeClass compute_class(double c) noexcept {
 
 double correction_k(ComputeClass c) noexcept {
   switch (c) {
-    case ComputeClass::small: return 1.25;
-    case ComputeClass::medium: return 0.75;
-    case ComputeClass::large: return 0.25;
+    case ComputeClass::small:
+      return 1.25;
+    case ComputeClass::medium:
+      return 0.75;
+    case ComputeClass::large:
+      return 0.25;
   }
   return 1.0;
 }
@@ -87,8 +100,10 @@ void require_pe(const std::vector<std::uint64_t>& pe) {
   if (pe.empty()) throw UsageError("split: no devices given; name at least one with --devices");
   for (std::size_t i = 0; i < pe.size(); ++i) {
     if (pe[i] == 0) {
-      throw UsageError(fmt::format("split: device {} reports 0 processing elements; set its PEs per CU "
-                                   "with WSTUNE_PE_PER_CU or the pe.conf override file", i));
+      throw UsageError(
+          fmt::format("split: device {} reports 0 processing elements; set its PEs per CU "
+                      "with WSTUNE_PE_PER_CU or the pe.conf override file",
+                      i));
     }
   }
 }
@@ -97,8 +112,8 @@ void require_pe(const std::vector<std::uint64_t>& pe) {
 double pe_ratio_small_fraction(std::uint64_t pe_small, std::uint64_t pe_large, ComputeClass c) {
   require_pe({pe_small, pe_large});
   if (pe_small > pe_large) {
-    throw UsageError(fmt::format("pe_ratio_small_fraction: pe_small {} > pe_large {}; pass the smaller first",
-                                 pe_small, pe_large));
+    throw UsageError(
+        fmt::format("pe_ratio_small_fraction: pe_small {} > pe_large {}; pass the smaller first", pe_small, pe_large));
   }
   // Closer than 2:3 ⇔ PE_S / (PE_S + PE_L) > 2/5 ⇔ 3·PE_S > 2·PE_L (integers, no rounding).
   if (3 * pe_small > 2 * pe_large) return 0.5;
@@ -126,9 +141,8 @@ std::vector<double> pe_ratio_fractions(const std::vector<std::uint64_t>& pe, dou
 
 std::vector<double> proportional_fractions(const std::vector<std::uint64_t>& pe) {
   require_pe(pe);
-  const double sum = std::accumulate(pe.begin(), pe.end(), 0.0, [](double s, std::uint64_t v) {
-    return s + static_cast<double>(v);
-  });
+  const double sum =
+      std::accumulate(pe.begin(), pe.end(), 0.0, [](double s, std::uint64_t v) { return s + static_cast<double>(v); });
   std::vector<double> out;
   for (auto v : pe) out.push_back(static_cast<double>(v) / sum);
   return out;
@@ -137,8 +151,8 @@ std::vector<double> proportional_fractions(const std::vector<std::uint64_t>& pe)
 std::vector<Block> align_blocks(const std::vector<double>& fractions, std::size_t total, unsigned dim,
                                 const std::vector<std::size_t>& gran) {
   if (fractions.size() != gran.size() || fractions.empty()) {
-    throw UsageError(fmt::format("split: {} fractions but {} granularities; give one per device",
-                                 fractions.size(), gran.size()));
+    throw UsageError(
+        fmt::format("split: {} fractions but {} granularities; give one per device", fractions.size(), gran.size()));
   }
   const std::size_t n = fractions.size();
   std::vector<std::size_t> units(n, 0);
@@ -267,7 +281,8 @@ std::vector<std::size_t> split_granularities(const KernelSpec& spec, const Probl
     if (e) cap = std::min(cap, e & (~e + 1));
   }
   std::vector<std::size_t> g;
-  for (const auto& l : locals) g.push_back(l ? split_granularity(spec, p, dim, l) : driver_granularity(spec, p, dim, cap));
+  for (const auto& l : locals)
+    g.push_back(l ? split_granularity(spec, p, dim, l) : driver_granularity(spec, p, dim, cap));
   return g;
 }
 
@@ -465,8 +480,7 @@ double DeviceCalibration::points_ms(double w) const {
     if (slope <= 0) slope = curve.back().second / curve.back().first;
     t = curve.back().second + slope * (w - curve.back().first);
   } else {
-    auto hi = std::lower_bound(curve.begin(), curve.end(), w,
-                               [](const auto& pt, double v) { return pt.first < v; });
+    auto hi = std::lower_bound(curve.begin(), curve.end(), w, [](const auto& pt, double v) { return pt.first < v; });
     auto lo = hi - 1;
     t = lo->second + (hi->second - lo->second) * (w - lo->first) / (hi->first - lo->first);
   }
@@ -497,23 +511,29 @@ void observe_job(DeviceCalibration& d, double work_items, double observed_ms) {
 }
 
 nlohmann::json to_json(const CalibrationPoint& p) {
-  return {{"units", p.units}, {"work_items", p.work_items}, {"kernel_ms", p.kernel_ms},
-          {"h2d_ms", p.h2d_ms}, {"d2h_ms", p.d2h_ms}};
+  return {{"units", p.units},
+          {"work_items", p.work_items},
+          {"kernel_ms", p.kernel_ms},
+          {"h2d_ms", p.h2d_ms},
+          {"d2h_ms", p.d2h_ms}};
 }
 
 CalibrationPoint calibration_point_from_json(const nlohmann::json& j) {
   return CalibrationPoint{j.at("units").get<std::size_t>(), j.at("work_items").get<double>(),
-                          j.at("kernel_ms").get<double>(), j.at("h2d_ms").get<double>(),
-                          j.at("d2h_ms").get<double>()};
+                          j.at("kernel_ms").get<double>(), j.at("h2d_ms").get<double>(), j.at("d2h_ms").get<double>()};
 }
 
 nlohmann::json to_json(const DeviceCalibration& d) {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : d.points) pts.push_back(to_json(p));
-  return {{"device_id", d.device_id}, {"device_name", d.device_name}, {"fingerprint", d.fingerprint},
-          {"local", d.local}, {"points", pts},
+  return {{"device_id", d.device_id},
+          {"device_name", d.device_name},
+          {"fingerprint", d.fingerprint},
+          {"local", d.local},
+          {"points", pts},
           {"fit", {{"a_ms", d.fit.a_ms}, {"b_ms_per_item", d.fit.b_ms_per_item}}},
-          {"concurrency_scale", d.concurrency_scale}, {"fixed_ms", d.fixed_ms}};
+          {"concurrency_scale", d.concurrency_scale},
+          {"fixed_ms", d.fixed_ms}};
 }
 
 DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
@@ -597,8 +617,10 @@ std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total, un
                                    const std::function<double(std::size_t, std::size_t)>& work_items) {
   const std::size_t n = cal.devices.size();
   if (n == 0 || gran.size() != n) {
-    throw UsageError(fmt::format("measured split: {} calibrated devices but {} granularities; calibrate "
-                                 "every device of the split", n, gran.size()));
+    throw UsageError(
+        fmt::format("measured split: {} calibrated devices but {} granularities; calibrate "
+                    "every device of the split",
+                    n, gran.size()));
   }
   for (auto g : gran) {
     if (g == 0) throw UsageError("measured split: a granularity is 0");
@@ -611,7 +633,10 @@ std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total, un
     std::size_t lo = 0, hi = total / gran[i];
     while (lo < hi) {
       const std::size_t mid = (lo + hi + 1) / 2;
-      if (predict(i, mid * gran[i]) <= T) lo = mid; else hi = mid - 1;
+      if (predict(i, mid * gran[i]) <= T)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     return lo * gran[i];
   };
@@ -629,7 +654,10 @@ std::vector<Block> measured_blocks(const Calibration& cal, std::size_t total, un
   }
   for (int it = 0; it < 200 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
     const double mid = (lo + hi) / 2;
-    if (covered(mid) >= total) hi = mid; else lo = mid;
+    if (covered(mid) >= total)
+      hi = mid;
+    else
+      lo = mid;
   }
   std::vector<std::size_t> units(n);
   std::size_t sum = 0;

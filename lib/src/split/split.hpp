@@ -194,8 +194,8 @@ using Shares = std::vector<std::size_t>;
 /// multiple of granularity[i] (split units; see split_granularity()) and the
 /// slices sum to total_units. A device may get nothing.
 struct SplitLattice {
-  std::size_t total_units = 0;          ///< the whole range (split units)
-  std::vector<std::size_t> granularity; ///< per device; each ≥ 1
+  std::size_t total_units = 0;           ///< the whole range (split units)
+  std::vector<std::size_t> granularity;  ///< per device; each ≥ 1
 
   /// Number of devices.
   [[nodiscard]] std::size_t size() const noexcept { return granularity.size(); }
@@ -232,11 +232,11 @@ std::string percent_text(const Shares& units, std::size_t total_units);
 /// one device. Times in ms (kernel: median of the repetitions; transfers: one
 /// upload and one read-back).
 struct CalibrationPoint {
-  std::size_t units = 0;      ///< slice size (split units)
-  double work_items = 0;      ///< the slice's NDRange size (KernelSpec::block_global count)
-  double kernel_ms = 0;       ///< kernel time (profiling events, median)
-  double h2d_ms = 0;          ///< host→device transfer of the slice's inputs
-  double d2h_ms = 0;          ///< device→host transfer of the slice's output
+  std::size_t units = 0;  ///< slice size (split units)
+  double work_items = 0;  ///< the slice's NDRange size (KernelSpec::block_global count)
+  double kernel_ms = 0;   ///< kernel time (profiling events, median)
+  double h2d_ms = 0;      ///< host→device transfer of the slice's inputs
+  double d2h_ms = 0;      ///< device→host transfer of the slice's output
   /// kernel + transfers: the time the device needs for the slice.
   [[nodiscard]] double total_ms() const noexcept { return kernel_ms + h2d_ms + d2h_ms; }
   friend bool operator==(const CalibrationPoint&, const CalibrationPoint&) = default;
@@ -245,8 +245,8 @@ struct CalibrationPoint {
 /// t = a + b·w, w in work-items (least squares over the points, with a ≥ 0 and
 /// b ≥ 0 so the prediction never falls as the slice grows).
 struct LinearFit {
-  double a_ms = 0;          ///< fixed cost (ms)
-  double b_ms_per_item = 0; ///< cost per work-item (ms)
+  double a_ms = 0;           ///< fixed cost (ms)
+  double b_ms_per_item = 0;  ///< cost per work-item (ms)
   /// a + b·w (ms).
   [[nodiscard]] double operator()(double w) const noexcept { return a_ms + b_ms_per_item * w; }
   friend bool operator==(const LinearFit&, const LinearFit&) = default;
@@ -260,12 +260,12 @@ LinearFit fit_linear(const std::vector<CalibrationPoint>& points);
 /// The calibration of one device for one kernel, problem and split dimension.
 /// A plain value: stored as JSON (to_json / calibration_from_json), reused.
 struct DeviceCalibration {
-  std::string device_id;       ///< "P:D" at calibration time
-  std::string device_name;     ///< CL_DEVICE_NAME
-  std::string fingerprint;     ///< DeviceInfo::fingerprint(), the key for reuse
-  std::string local;           ///< local size used, to_string(LocalSize)
+  std::string device_id;                 ///< "P:D" at calibration time
+  std::string device_name;               ///< CL_DEVICE_NAME
+  std::string fingerprint;               ///< DeviceInfo::fingerprint(), the key for reuse
+  std::string local;                     ///< local size used, to_string(LocalSize)
   std::vector<CalibrationPoint> points;  ///< measurements, any order
-  LinearFit fit;               ///< fit_linear(points)
+  LinearFit fit;                         ///< fit_linear(points)
   /// Correction from concurrent runs: observed ÷ predicted time of this
   /// device while all devices ran together (1 = none). See observe_concurrent().
   double concurrency_scale = 1.0;
@@ -286,9 +286,9 @@ struct DeviceCalibration {
 
 /// Calibrations of all devices for one kernel, problem and split dimension.
 struct Calibration {
-  std::string kernel;        ///< kernel name
-  std::string size;          ///< Problem::text
-  unsigned dim = 0;          ///< split dimension (0 = x, 1 = y)
+  std::string kernel;                      ///< kernel name
+  std::string size;                        ///< Problem::text
+  unsigned dim = 0;                        ///< split dimension (0 = x, 1 = y)
   std::vector<DeviceCalibration> devices;  ///< in the order of the split's devices
   friend bool operator==(const Calibration&, const Calibration&) = default;
 };
@@ -349,8 +349,7 @@ std::vector<std::size_t> calibration_ladder(std::size_t total_units, std::size_t
 /// (DeviceCalibration::predict_ms extrapolates). A device so slow that even
 /// the 1/64 slice exceeds the cap gets the two smallest slices. Returns the
 /// sizes measured, ascending.
-std::vector<std::size_t> capped_calibration_sizes(std::size_t total_units, std::size_t granularity,
-                                                  double max_slice_ms,
+std::vector<std::size_t> capped_calibration_sizes(std::size_t total_units, std::size_t granularity, double max_slice_ms,
                                                   const std::function<double(std::size_t units)>& measure);
 
 /// The measured model: blocks that minimise the predicted makespan

@@ -63,8 +63,10 @@ std::vector<Shares> aligned(const SplitLattice& lattice, std::size_t sum, const 
 void check_grid(const SplitLattice& lattice, unsigned divisions, unsigned subdivisions) {
   if (lattice.size() == 0) throw UsageError("split grid: no devices; name two or more with --devices");
   if (divisions == 0 || subdivisions == 0) {
-    throw UsageError(fmt::format("split grid: {} divisions and {} subdivisions; give at least 1 each (e.g. a 10 % "
-                                 "grid is 10 divisions)", divisions, subdivisions));
+    throw UsageError(
+        fmt::format("split grid: {} divisions and {} subdivisions; give at least 1 each (e.g. a 10 % "
+                    "grid is 10 divisions)",
+                    divisions, subdivisions));
   }
 }
 
@@ -75,10 +77,9 @@ Composition nearest_composition(const SplitLattice& lattice, const Shares& cente
   std::vector<std::pair<double, std::size_t>> rest;  // (fractional part, device)
   std::size_t used = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double exact = lattice.total_units
-                             ? static_cast<double>(center[i]) * static_cast<double>(sum) /
-                                   static_cast<double>(lattice.total_units)
-                             : 0.0;
+    const double exact = lattice.total_units ? static_cast<double>(center[i]) * static_cast<double>(sum) /
+                                                   static_cast<double>(lattice.total_units)
+                                             : 0.0;
     k[i] = static_cast<std::size_t>(std::floor(exact));
     used += k[i];
     rest.emplace_back(exact - std::floor(exact), i);
@@ -118,8 +119,13 @@ class GridWalk {
  public:
   GridWalk(MultiDeviceRunner& runner, unsigned dim, const std::vector<LocalSize>& locals, const TimingOptions& timing,
            const GridOptions& grid)
-      : runner_(runner), dim_(dim), locals_(locals), timing_(timing), grid_(grid),
-        total_(runner.spec().split_units(runner.problem(), dim)), seen_(runner.size()) {}
+      : runner_(runner),
+        dim_(dim),
+        locals_(locals),
+        timing_(timing),
+        grid_(grid),
+        total_(runner.spec().split_units(runner.problem(), dim)),
+        seen_(runner.size()) {}
 
   void measure(const Shares& u) {
     if (points_.count(u)) return;
@@ -150,8 +156,10 @@ class GridWalk {
     for (std::size_t i = 0; i < u.size(); ++i) {
       for (const auto& [units, ms] : seen_[i]) {
         if (units > u[i] || ms <= factor * best_) continue;
-        return fmt::format("not run: device {} took {:.4g} ms with {} units (> {} x the best makespan {:.4g} ms); "
-                           "this split gives it {} units", i, ms, units, factor, best_, u[i]);
+        return fmt::format(
+            "not run: device {} took {:.4g} ms with {} units (> {} x the best makespan {:.4g} ms); "
+            "this split gives it {} units",
+            i, ms, units, factor, best_, u[i]);
       }
     }
     return std::nullopt;

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "split/multi_device.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -41,14 +41,17 @@ std::size_t RefineDomain::count() const {
   return off > total_units ? 0 : (total_units - off) / step() + 1;
 }
 
-std::size_t RefineDomain::units(std::size_t k) const { return offset() + k * step(); }
+std::size_t RefineDomain::units(std::size_t k) const {
+  return offset() + k * step();
+}
 
 std::size_t RefineDomain::nearest(std::size_t units_first) const {
   const std::size_t n = count();
   if (n == 0) {
-    throw UsageError(fmt::format("split refinement: no split of {} units aligns with granularities {} and {}; give "
-                                 "local sizes dividing the problem, or --local null",
-                                 total_units, granularity_first, granularity_second));
+    throw UsageError(
+        fmt::format("split refinement: no split of {} units aligns with granularities {} and {}; give "
+                    "local sizes dividing the problem, or --local null",
+                    total_units, granularity_first, granularity_second));
   }
   const std::size_t off = offset();
   if (units_first <= off) return 0;
@@ -61,7 +64,9 @@ unsigned refine_points(std::size_t devices) noexcept {
   return devices <= 2 ? 8u : 8u + 10u * static_cast<unsigned>(devices - 2);
 }
 
-bool RefineOutcome::found() const noexcept { return std::isfinite(makespan_ms); }
+bool RefineOutcome::found() const noexcept {
+  return std::isfinite(makespan_ms);
+}
 
 // ---- lines through a split ------------------------------------------------------------------
 
@@ -206,7 +211,7 @@ Line window(const Line& line, std::size_t center, std::size_t half) {
 struct LineView {
   std::map<std::size_t, double> value;  // k → median makespan (inf: failed or not settable)
   std::size_t count = 0;
-  std::size_t first_step = 1;           // first bracketing step (points)
+  std::size_t first_step = 1;              // first bracketing step (points)
   std::function<bool(std::size_t)> alone;  // point k uses one device
 
   std::optional<std::size_t> best() const {
@@ -378,9 +383,9 @@ class Search {
   const SplitLattice& lattice_;
   const Measure& measure_;
   const RefineOptions& o_;
-  std::map<Shares, std::vector<double>> seen_;  // split → every measurement (inf: failed)
+  std::map<Shares, std::vector<double>> seen_;                // split → every measurement (inf: failed)
   std::map<Shares, std::vector<std::vector<double>>> times_;  // split → each run's device times
-  std::optional<Shares> chosen_;                // set by confirm()
+  std::optional<Shares> chosen_;                              // set by confirm()
   unsigned distinct_ = 0;
   RefineOutcome out_;
 };
@@ -450,7 +455,8 @@ void Search::balance() {
     const auto target = t ? balanced(*b, *t, lattice_.total_units) : std::nullopt;
     if (!target) return;
     double move = 0;
-    for (std::size_t i = 0; i < b->size(); ++i) move = std::max(move, std::abs((*target)[i] - static_cast<double>((*b)[i])));
+    for (std::size_t i = 0; i < b->size(); ++i)
+      move = std::max(move, std::abs((*target)[i] - static_cast<double>((*b)[i])));
     if (move < o_.balance_tolerance * static_cast<double>(lattice_.total_units)) return;
     const Line line = segment_line(lattice_, *b, *target);
     const auto end = line.at(line.count - 1);
@@ -510,8 +516,8 @@ void Search::lines() {
       }
       // Three or more: a window of ±step of the line around the best, its
       // first probes halfway to the window's edges.
-      const auto half = std::max<std::size_t>(
-          1, static_cast<std::size_t>(std::llround(step * static_cast<double>(line.count - 1))));
+      const auto half =
+          std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(step * static_cast<double>(line.count - 1))));
       if (const auto at = line.index(*b)) measured += search_line(window(line, *at, half), 0.5, o_.line_points);
     }
     if (measured == 0) return;  // every line is done
@@ -575,8 +581,8 @@ RefineOutcome refine_split_search(const SplitLattice& lattice, const Shares& sta
                                   const RefineOptions& o, std::optional<std::vector<double>> predicted_alone) {
   check_options(o);
   if (predicted_alone && predicted_alone->size() != lattice.size()) {
-    throw UsageError(fmt::format("split refinement: {} solo predictions for {} devices", predicted_alone->size(),
-                                 lattice.size()));
+    throw UsageError(
+        fmt::format("split refinement: {} solo predictions for {} devices", predicted_alone->size(), lattice.size()));
   }
   const Shares first = lattice.snap(start);  // throws when no split aligns
   Search s(lattice, measure, o);
@@ -597,10 +603,10 @@ nlohmann::json to_json(const RefineOutcome& o) {
   for (const auto& p : o.probes) {
     probes.push_back({{"units", p.units}, {"makespan_ms", number(p.makespan_ms)}, {"role", p.role}});
   }
-  return {{"units", o.units}, {"makespan_ms", number(o.makespan_ms)},
+  return {{"units", o.units},
+          {"makespan_ms", number(o.makespan_ms)},
           {"best_alone_ms", o.best_alone_ms ? nlohmann::json(*o.best_alone_ms) : nlohmann::json(nullptr)},
-          {"best_alone_device",
-           o.best_alone_device ? nlohmann::json(*o.best_alone_device) : nlohmann::json(nullptr)},
+          {"best_alone_device", o.best_alone_device ? nlohmann::json(*o.best_alone_device) : nlohmann::json(nullptr)},
           {"probes", probes}};
 }
 
@@ -624,9 +630,10 @@ SplitRefinement refine_split(MultiDeviceRunner& runner, Calibration& cal, const 
                              const TimingOptions& timing, const RefineOptions& options) {
   const std::size_t n = runner.size();
   if (n < 2 || cal.devices.size() != n || locals.size() != n) {
-    throw UsageError(fmt::format("split refinement needs two or more devices, each calibrated and with a local "
-                                 "size (got {} devices, {} calibrated, {} local sizes)",
-                                 n, cal.devices.size(), locals.size()));
+    throw UsageError(
+        fmt::format("split refinement needs two or more devices, each calibrated and with a local "
+                    "size (got {} devices, {} calibrated, {} local sizes)",
+                    n, cal.devices.size(), locals.size()));
   }
   const auto t0 = std::chrono::steady_clock::now();
   const unsigned dim = cal.dim;
@@ -664,8 +671,8 @@ SplitRefinement refine_split(MultiDeviceRunner& runner, Calibration& cal, const 
       res.blocks = res.model_blocks;  // no budget: the model's prediction as it is
       return res;
     }
-    throw Error(fmt::format("split refinement of {} {}: no split ran correctly; last failure: {}",
-                            runner.spec().name(), runner.problem().text, last_error));
+    throw Error(fmt::format("split refinement of {} {}: no split ran correctly; last failure: {}", runner.spec().name(),
+                            runner.problem().text, last_error));
   }
   res.blocks = shares_blocks(dim, res.search.units);
   if (res.search.devices().size() >= 2) {

@@ -136,7 +136,8 @@ struct SplitMeasurement {
   /// A makespan alone (implicit, so a measuring step may return a double).
   SplitMeasurement(double makespan) : makespan_ms(makespan) {}  // NOLINT(google-explicit-constructor)
   /// A makespan and each device's time.
-  SplitMeasurement(double makespan, std::vector<double> devices) : makespan_ms(makespan), device_ms(std::move(devices)) {}
+  SplitMeasurement(double makespan, std::vector<double> devices)
+      : makespan_ms(makespan), device_ms(std::move(devices)) {}
 };
 
 /// One measured split.

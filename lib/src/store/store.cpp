@@ -4,26 +4,26 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <random>
 #include <set>
-#include <array>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "store/store_impl.hpp"
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "store/store_impl.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/version.hpp"
 
@@ -48,7 +48,11 @@ std::string utc_now() {
 std::string new_uuid() {
   thread_local std::mt19937_64 rng = [] {
     std::random_device rd;
-    std::seed_seq seq{rd(), rd(), rd(), rd(), static_cast<unsigned>(getpid()),
+    std::seed_seq seq{rd(),
+                      rd(),
+                      rd(),
+                      rd(),
+                      static_cast<unsigned>(getpid()),
                       static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
     return std::mt19937_64(seq);
   }();
@@ -122,22 +126,27 @@ void Store::Impl::fail(const char* what, const SQLite::Exception& e) const {
   switch (code) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      throw StoreError(fmt::format("database {} is locked by another process ({} waited {} ms: {}); retry when "
-                                   "the other wstune finishes, or raise the busy timeout",
-                                   path, what, options.busy_timeout_ms, e.what()));
+      throw StoreError(
+          fmt::format("database {} is locked by another process ({} waited {} ms: {}); retry when "
+                      "the other wstune finishes, or raise the busy timeout",
+                      path, what, options.busy_timeout_ms, e.what()));
     case SQLITE_READONLY:
     case SQLITE_PERM:
-      throw StoreError(fmt::format("database {} is read-only ({}: {}); make the file and its directory "
-                                   "writable or pass --db / WSTUNE_DB with a writable path",
-                                   path, what, e.what()));
+      throw StoreError(
+          fmt::format("database {} is read-only ({}: {}); make the file and its directory "
+                      "writable or pass --db / WSTUNE_DB with a writable path",
+                      path, what, e.what()));
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-      throw StoreError(fmt::format("database {} is corrupt or not an SQLite database ({}: {}); it was left "
-                                   "untouched: move it aside (or restore a backup) or pass --db another file",
-                                   path, what, e.what()));
+      throw StoreError(
+          fmt::format("database {} is corrupt or not an SQLite database ({}: {}); it was left "
+                      "untouched: move it aside (or restore a backup) or pass --db another file",
+                      path, what, e.what()));
     case SQLITE_CANTOPEN:
-      throw StoreError(fmt::format("cannot open database {} ({}: {}); check the path and its permissions or "
-                                   "pass --db another file", path, what, e.what()));
+      throw StoreError(
+          fmt::format("cannot open database {} ({}: {}); check the path and its permissions or "
+                      "pass --db another file",
+                      path, what, e.what()));
     case SQLITE_FULL:
       throw StoreError(fmt::format("database {}: disk full ({}: {}); free space and retry", path, what, e.what()));
     default:
@@ -149,18 +158,26 @@ json Store::Impl::stored_json(const std::string& text, const char* what) const {
   try {
     return parse_json_input(text, what);
   } catch (const UsageError& e) {
-    throw StoreError(fmt::format("database {} holds {} that wstune cannot read ({}); it was written by another "
-                                 "tool: repair or remove that row", path, what, e.what()));
+    throw StoreError(
+        fmt::format("database {} holds {} that wstune cannot read ({}); it was written by another "
+                    "tool: repair or remove that row",
+                    path, what, e.what()));
   }
 }
 
 namespace {
 
 void bind_opt(SQLite::Statement& s, int i, const std::optional<double>& v) {
-  if (v) s.bind(i, *v); else s.bind(i);
+  if (v)
+    s.bind(i, *v);
+  else
+    s.bind(i);
 }
 void bind_opt(SQLite::Statement& s, int i, const std::optional<std::int64_t>& v) {
-  if (v) s.bind(i, static_cast<std::int64_t>(*v)); else s.bind(i);
+  if (v)
+    s.bind(i, static_cast<std::int64_t>(*v));
+  else
+    s.bind(i);
 }
 std::optional<double> col_opt_double(const SQLite::Column& c) {
   if (c.isNull()) return std::nullopt;
@@ -177,7 +194,9 @@ std::vector<std::string_view> migrations() {
   return steps;
 }
 
-bool is_memory(const std::string& path) { return path == ":memory:" || path.empty() || path.rfind("file:", 0) == 0; }
+bool is_memory(const std::string& path) {
+  return path == ":memory:" || path.empty() || path.rfind("file:", 0) == 0;
+}
 
 }  // namespace
 
@@ -186,7 +205,9 @@ void bind_local(SQLite::Statement& s, int i, const LocalSize& l) {
   if (l && l->dims < 3) s.bind(i + 3);  // local_z is NULL below three dimensions (schema v1 rows)
 }
 
-LocalSize col_local(const SQLite::Statement& s, int i) { return col_extent(s, i); }
+LocalSize col_local(const SQLite::Statement& s, int i) {
+  return col_extent(s, i);
+}
 
 void bind_extent(SQLite::Statement& s, int i, const std::optional<Extent>& e) {
   if (!e) {
@@ -276,8 +297,9 @@ std::int64_t Store::Impl::problem_id(const ProblemKey& p) {
   }
   const std::size_t y = p.global.dims < 2 ? 1 : p.global.y;
   const std::size_t z = p.global.dims < 3 ? 1 : p.global.z;
-  auto& ins = stmt("INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(?,?,?,?,?) "
-                   "ON CONFLICT DO NOTHING");
+  auto& ins = stmt(
+      "INSERT INTO problems(dims,global_x,global_y,global_z,size_text) VALUES(?,?,?,?,?) "
+      "ON CONFLICT DO NOTHING");
   ins.bind(1, static_cast<int>(p.global.dims));
   ins.bind(2, static_cast<std::int64_t>(p.global.x));
   ins.bind(3, static_cast<std::int64_t>(y));
@@ -303,15 +325,16 @@ namespace {
 bool existing_file(const std::string& path, std::error_code& ec) {
   const fs::path p(path);
   if (fs::is_directory(p, ec)) {
-    throw StoreError(fmt::format("database path {} is a directory; pass a file, e.g. --db {}/wstune.db", path,
-                                 path));
+    throw StoreError(fmt::format("database path {} is a directory; pass a file, e.g. --db {}/wstune.db", path, path));
   }
   const bool exists = fs::exists(p, ec);
   if (exists && !fs::is_regular_file(p, ec)) {
     // A device, FIFO or socket (--db /dev/null): SQLite would put its
     // journal beside it (/dev/null-journal). Nothing is created.
-    throw StoreError(fmt::format("database path {} is not a regular file (a device, FIFO or socket); pass a file, "
-                                 "e.g. --db ./wstune.db", path));
+    throw StoreError(
+        fmt::format("database path {} is not a regular file (a device, FIFO or socket); pass a file, "
+                    "e.g. --db ./wstune.db",
+                    path));
   }
   return exists;
 }
@@ -322,8 +345,10 @@ void create_parent(const std::string& path, std::error_code& ec) {
   if (!p.has_parent_path() || fs::exists(p.parent_path(), ec)) return;
   fs::create_directories(p.parent_path(), ec);
   if (ec) {
-    throw StoreError(fmt::format("cannot create directory {} for database {}: {}; create it or pass --db / "
-                                 "WSTUNE_DB with a writable path", p.parent_path().string(), path, ec.message()));
+    throw StoreError(
+        fmt::format("cannot create directory {} for database {}: {}; create it or pass --db / "
+                    "WSTUNE_DB with a writable path",
+                    p.parent_path().string(), path, ec.message()));
   }
 }
 
@@ -333,13 +358,17 @@ void check_path(const std::string& path, const StoreOptions& options) {
   std::error_code ec;
   const bool exists = existing_file(path, ec);
   if (options.read_only && !exists) {
-    throw StoreError(fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
-                                 "naming an existing database", path));
+    throw StoreError(
+        fmt::format("database {} does not exist; run 'wstune tune' first or pass --db / WSTUNE_DB "
+                    "naming an existing database",
+                    path));
   }
   if (!options.read_only && !exists) create_parent(path, ec);
   if (!options.read_only && exists && access(path.c_str(), W_OK) != 0) {
-    throw StoreError(fmt::format("database {} is read-only; make it writable (chmod u+w) or pass --db / "
-                                 "WSTUNE_DB with a writable copy", path));
+    throw StoreError(
+        fmt::format("database {} is read-only; make it writable (chmod u+w) or pass --db / "
+                    "WSTUNE_DB with a writable copy",
+                    path));
   }
 }
 
@@ -347,8 +376,10 @@ void check_path(const std::string& path, const StoreOptions& options) {
 std::string file_uri(const std::string& path) {
   std::string uri = "file:";
   for (const char c : path) {
-    if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    else uri += c;
+    if (c == '%' || c == '?' || c == '#')
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else
+      uri += c;
   }
   return uri;
 }
@@ -370,8 +401,8 @@ int read_version(Store::Impl& m, int flags) {
     // even be queried.
     const std::string uri = file_uri(m.path);
     m.guard("open read-only", [&] {
-      m.db = std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI,
-                                                m.options.busy_timeout_ms);
+      m.db =
+          std::make_unique<SQLite::Database>(uri + "?immutable=1", flags | SQLITE_OPEN_URI, m.options.busy_timeout_ms);
     });
     return m.guard("read the schema version", [&] { return m.db->execAndGet("PRAGMA user_version").getInt(); });
   }
@@ -380,9 +411,11 @@ int read_version(Store::Impl& m, int flags) {
 // Refuses a schema version newer than this wstune knows.
 void refuse_newer(const Store::Impl& m, int version) {
   if (version <= kSchemaVersion) return;
-  throw StoreError(fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
-                               "knows up to {}); use that newer wstune or pass --db another file; the database "
-                               "was not changed", m.path, version, wstune::version(), kSchemaVersion));
+  throw StoreError(
+      fmt::format("database {} has schema version {}, written by a newer wstune (this one, {}, "
+                  "knows up to {}); use that newer wstune or pass --db another file; the database "
+                  "was not changed",
+                  m.path, version, wstune::version(), kSchemaVersion));
 }
 
 // Foreign keys on; a writable database also in WAL mode (files only) with
@@ -393,7 +426,8 @@ void set_pragmas(Store::Impl& m) {
     if (!m.options.read_only) {
       if (!is_memory(m.path)) {
         const std::string mode = m.db->execAndGet("PRAGMA journal_mode=WAL").getString();
-        if (mode != "wal") throw StoreError(fmt::format("database {}: cannot switch to WAL mode (got {})", m.path, mode));
+        if (mode != "wal")
+          throw StoreError(fmt::format("database {}: cannot switch to WAL mode (got {})", m.path, mode));
       }
       m.db->exec("PRAGMA synchronous=NORMAL");
     }
@@ -404,15 +438,19 @@ void set_pragmas(Store::Impl& m) {
 // transaction; refuses a read-only database and an SQLite one not wstune's.
 void migrate(Store::Impl& m, int version) {
   if (m.options.read_only) {
-    throw StoreError(fmt::format("database {} has schema version {} and needs migrating to {}; open it once "
-                                 "writable (e.g. 'wstune db check --db {}')", m.path, version, kSchemaVersion, m.path));
+    throw StoreError(
+        fmt::format("database {} has schema version {} and needs migrating to {}; open it once "
+                    "writable (e.g. 'wstune db check --db {}')",
+                    m.path, version, kSchemaVersion, m.path));
   }
   m.guard("migrate the schema", [&] {
     SQLite::Transaction tx(*m.db, SQLite::TransactionBehavior::IMMEDIATE);
     version = m.db->execAndGet("PRAGMA user_version").getInt();  // another process may have migrated
     if (version == 0 && m.db->execAndGet("SELECT count(*) FROM sqlite_master").getInt() > 0) {
-      throw StoreError(fmt::format("{} is an SQLite database but not a wstune one (it has tables and schema version "
-                                   "0); it was left untouched: pass --db another file", m.path));
+      throw StoreError(
+          fmt::format("{} is an SQLite database but not a wstune one (it has tables and schema version "
+                      "0); it was left untouched: pass --db another file",
+                      m.path));
     }
     const auto steps = migrations();
     for (int v = version; v < kSchemaVersion; ++v) m.db->exec(std::string(steps.at(static_cast<std::size_t>(v))));
@@ -429,9 +467,8 @@ Store::Store(const std::string& path, StoreOptions options) : impl_(std::make_un
   m.options = options;
   if (!is_memory(m.path)) check_path(m.path, options);
   const int flags = options.read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  m.guard("open", [&] {
-    m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms);
-  });
+  m.guard("open",
+          [&] { m.db = std::make_unique<SQLite::Database>(m.path, flags | SQLITE_OPEN_URI, options.busy_timeout_ms); });
   const int version = read_version(m, flags);
   refuse_newer(m, version);
   set_pragmas(m);
@@ -442,8 +479,12 @@ Store::~Store() = default;
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 
-const std::string& Store::path() const noexcept { return impl_->path; }
-std::uint64_t Store::generation() const noexcept { return impl_->generation; }
+const std::string& Store::path() const noexcept {
+  return impl_->path;
+}
+std::uint64_t Store::generation() const noexcept {
+  return impl_->generation;
+}
 
 int Store::schema_version() const {
   return impl_->guard("read the schema version", [&] { return impl_->db->execAndGet("PRAGMA user_version").getInt(); });
@@ -491,7 +532,8 @@ std::vector<KernelKey> Store::kernels(std::string_view name) const {
     auto& q = impl_->stmt("SELECT name,source_hash,build_options FROM kernels WHERE name=? ORDER BY id");
     q.bind(1, std::string(name));
     std::vector<KernelKey> out;
-    while (q.executeStep()) out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString()});
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString()});
     return out;
   });
 }
@@ -598,7 +640,8 @@ ProcessState process_state(std::int64_t pid) {
   return st;
 }
 
-bool writer_live(const std::string& host, std::optional<std::int64_t> pid, const std::optional<std::string>& heartbeat) {
+bool writer_live(const std::string& host, std::optional<std::int64_t> pid,
+                 const std::optional<std::string>& heartbeat) {
   if (!pid) return false;  // no recorded writer: imported, or schema version 1
   const auto beat = heartbeat ? parse_utc(*heartbeat) : std::nullopt;
   if (host != host_name()) return beat && now_utc() - *beat < kLiveHeartbeatSeconds;
@@ -648,8 +691,9 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
       // The newest unfinished session whose writer is gone (or is this
       // process); a live one belongs to its writer (issue 17: five processes
       // resumed one live session and wrote five best rows).
-      auto& q = m.stmt("SELECT id,host,pid,heartbeat_at FROM sessions WHERE device_id=? AND kernel_id=? AND "
-                       "problem_id=? AND strategy=? AND ended_at IS NULL ORDER BY id DESC");
+      auto& q = m.stmt(
+          "SELECT id,host,pid,heartbeat_at FROM sessions WHERE device_id=? AND kernel_id=? AND "
+          "problem_id=? AND strategy=? AND ended_at IS NULL ORDER BY id DESC");
       q.bind(1, static_cast<std::int64_t>(dev));
       q.bind(2, static_cast<std::int64_t>(ker));
       q.bind(3, static_cast<std::int64_t>(pro));
@@ -677,9 +721,10 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
       }
     }
     if (!id) {
-      auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-                         "budget_seconds,started_at,ended_at,wstune_version,host,pid,heartbeat_at) "
-                         "VALUES(?,?,?,?,?,?,?,?,NULL,?,?,?,?)");
+      auto& ins = m.stmt(
+          "INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
+          "budget_seconds,started_at,ended_at,wstune_version,host,pid,heartbeat_at) "
+          "VALUES(?,?,?,?,?,?,?,?,NULL,?,?,?,?)");
       ins.bind(1, new_uuid());
       ins.bind(2, static_cast<std::int64_t>(dev));
       ins.bind(3, static_cast<std::int64_t>(ker));
@@ -707,8 +752,9 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
 
 void Store::end_session(std::int64_t session_id) {
   impl_->guard("end a session", [&] {
-    auto& u = impl_->stmt("UPDATE sessions SET ended_at=? WHERE id=? AND ended_at IS NULL AND "
-                          "(pid IS NULL OR (pid=? AND host=?))");
+    auto& u = impl_->stmt(
+        "UPDATE sessions SET ended_at=? WHERE id=? AND ended_at IS NULL AND "
+        "(pid IS NULL OR (pid=? AND host=?))");
     u.bind(1, utc_now());
     u.bind(2, static_cast<std::int64_t>(session_id));
     u.bind(3, static_cast<std::int64_t>(getpid()));
@@ -793,9 +839,10 @@ bool Store::measured(std::int64_t session_id, const LocalSize& local, const json
 std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
   return impl_->guard("read trials", [&] {
     std::vector<TrialRecord> out;
-    auto& q = impl_->stmt("SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,run_ms,"
-                          "verify_ms,id,created_at,params,global_dims,global_x,global_y,global_z FROM trials "
-                          "WHERE session_id=? ORDER BY id");
+    auto& q = impl_->stmt(
+        "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,run_ms,"
+        "verify_ms,id,created_at,params,global_dims,global_x,global_y,global_z FROM trials "
+        "WHERE session_id=? ORDER BY id");
     q.bind(1, static_cast<std::int64_t>(session_id));
     while (q.executeStep()) {
       TrialRecord t;
@@ -818,7 +865,8 @@ std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
 
 std::int64_t Store::trial_count(std::optional<std::int64_t> session_id) const {
   return impl_->guard("count trials", [&] {
-    auto& q = impl_->stmt(session_id ? "SELECT count(*) FROM trials WHERE session_id=?" : "SELECT count(*) FROM trials");
+    auto& q =
+        impl_->stmt(session_id ? "SELECT count(*) FROM trials WHERE session_id=?" : "SELECT count(*) FROM trials");
     if (session_id) q.bind(1, static_cast<std::int64_t>(*session_id));
     q.executeStep();
     return q.getColumn(0).getInt64();
@@ -907,9 +955,10 @@ std::int64_t Store::record_best(const BestConfig& b) {
       q.bind(1, static_cast<std::int64_t>(*b.session_id));
       if (q.executeStep() && !q.getColumn(1).isNull() &&
           (q.getColumn(1).getInt64() != getpid() || q.getColumn(0).getString() != host_name())) {
-        throw StoreError(fmt::format("database {}: session {} is written by process {} on {}, not by this one; "
-                                     "only its writer records its best configuration", impl_->path,
-                                     *b.session_id, q.getColumn(1).getInt64(), q.getColumn(0).getString()));
+        throw StoreError(
+            fmt::format("database {}: session {} is written by process {} on {}, not by this one; "
+                        "only its writer records its best configuration",
+                        impl_->path, *b.session_id, q.getColumn(1).getInt64(), q.getColumn(0).getString()));
       }
       q.reset();
     }
@@ -998,20 +1047,26 @@ std::vector<BestCandidate> Store::candidates(const KernelKey& kernel, unsigned d
     // best_key; the newest row per (device, kernel, problem) is kept in C++.
     std::string sql =
         "SELECT b.device_id,b.kernel_id,b.problem_id,b.id,p.dims,p.global_x,p.global_y,p.global_z,b.local_dims,"
-        "b.local_x,b.local_y,b.local_z,b.median_ms,b.null_ms FROM devices d CROSS JOIN kernels k CROSS JOIN best_configs b "
+        "b.local_x,b.local_y,b.local_z,b.median_ms,b.null_ms FROM devices d CROSS JOIN kernels k CROSS JOIN "
+        "best_configs b "
         "ON b.device_id=d.id AND b.kernel_id=k.id CROSS JOIN problems p ON p.id=b.problem_id WHERE k.name=:kernel "
         "AND k.source_hash=:hash AND k.build_options=:opts AND p.dims=:dims ";
-    if (!fingerprint.empty()) sql += "AND d.fingerprint=:fp ";
-    else if (!architecture.empty()) sql += "AND d.architecture=:arch ";
-    else sql += "AND d.vendor=:vendor AND d.type=:type ";
+    if (!fingerprint.empty())
+      sql += "AND d.fingerprint=:fp ";
+    else if (!architecture.empty())
+      sql += "AND d.architecture=:arch ";
+    else
+      sql += "AND d.vendor=:vendor AND d.type=:type ";
     sql += "ORDER BY b.id DESC";
     auto& q = impl_->stmt(sql);
     q.bind(":kernel", kernel.name);
     q.bind(":hash", kernel.source_hash);
     q.bind(":opts", kernel.build_options);
     q.bind(":dims", static_cast<int>(dims));
-    if (!fingerprint.empty()) q.bind(":fp", std::string(fingerprint));
-    else if (!architecture.empty()) q.bind(":arch", std::string(architecture));
+    if (!fingerprint.empty())
+      q.bind(":fp", std::string(fingerprint));
+    else if (!architecture.empty())
+      q.bind(":arch", std::string(architecture));
     else {
       q.bind(":vendor", std::string(vendor));
       q.bind(":type", std::string(type));
@@ -1022,8 +1077,8 @@ std::vector<BestCandidate> Store::candidates(const KernelKey& kernel, unsigned d
       if (!seen.insert({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}).second) {
         continue;  // an older history row of a key already seen
       }
-      BestCandidate c{q.getColumn(3).getInt64(), col_problem_extent(q, 4), col_local(q, 8),
-                      q.getColumn(12).getDouble(), std::nullopt};
+      BestCandidate c{q.getColumn(3).getInt64(), col_problem_extent(q, 4), col_local(q, 8), q.getColumn(12).getDouble(),
+                      std::nullopt};
       if (!q.getColumn(13).isNull()) c.null_ms = q.getColumn(13).getDouble();
       out.push_back(c);
     }
@@ -1044,8 +1099,9 @@ std::optional<BestConfig> Store::best_by_id(std::int64_t id) const {
 
 std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& uuid) {
   check_json_depth(run.detail, "a split run's detail");
-  auto& ins = stmt("INSERT INTO split_runs(uuid,kernel_id,problem_id,model,makespan_ms,detail,created_at,host) "
-                   "VALUES(?,?,?,?,?,?,?,?)");
+  auto& ins = stmt(
+      "INSERT INTO split_runs(uuid,kernel_id,problem_id,model,makespan_ms,detail,created_at,host) "
+      "VALUES(?,?,?,?,?,?,?,?)");
   ins.bind(1, uuid);
   ins.bind(2, kernel_id(run.kernel));
   ins.bind(3, problem_id(run.problem));
@@ -1071,8 +1127,9 @@ std::int64_t Store::Impl::insert_split(const SplitRun& run, const std::string& u
 
 std::int64_t Store::Impl::insert_calibration(const StoredCalibration& c, const std::string& uuid) {
   check_json_depth(c.params, "a calibration's params");
-  auto& ins = stmt("INSERT INTO split_calibrations(uuid,device_id,kernel_id,model,params,created_at) "
-                   "VALUES(?,?,?,?,?,?)");
+  auto& ins = stmt(
+      "INSERT INTO split_calibrations(uuid,device_id,kernel_id,model,params,created_at) "
+      "VALUES(?,?,?,?,?,?)");
   ins.bind(1, uuid);
   ins.bind(2, device_id(c.device_fingerprint));
   ins.bind(3, kernel_id(c.kernel));
@@ -1097,10 +1154,11 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
   return m.guard("read split runs", [&] {
     std::vector<SplitRun> out;
     std::vector<std::int64_t> ids;
-    auto& q = m.stmt("SELECT r.id,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,"
-                     "p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r "
-                     "JOIN kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id "
-                     "WHERE ?='' OR k.name=? ORDER BY r.id");
+    auto& q = m.stmt(
+        "SELECT r.id,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,p.global_z,"
+        "p.size_text,r.model,r.makespan_ms,r.detail,r.created_at,r.host FROM split_runs r "
+        "JOIN kernels k ON k.id=r.kernel_id JOIN problems p ON p.id=r.problem_id "
+        "WHERE ?='' OR k.name=? ORDER BY r.id");
     q.bind(1, std::string(kernel));
     q.bind(2, std::string(kernel));
     while (q.executeStep()) {
@@ -1117,8 +1175,9 @@ std::vector<SplitRun> Store::split_runs(std::string_view kernel) const {
       out.push_back(std::move(r));
     }
     for (std::size_t i = 0; i < out.size(); ++i) {
-      auto& d = m.stmt("SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
-                       "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
+      auto& d = m.stmt(
+          "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
+          "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
       d.bind(1, static_cast<std::int64_t>(ids[i]));
       while (d.executeStep()) {
         out[i].devices.push_back({d.getColumn(0).getString(), d.getColumn(1).getDouble(), d.getColumn(2).getDouble()});
@@ -1138,20 +1197,22 @@ std::int64_t Store::put_calibration(const StoredCalibration& c) {
 }
 
 std::optional<StoredCalibration> Store::calibration(std::string_view fingerprint, std::string_view kernel,
-                                              std::string_view model) const {
+                                                    std::string_view model) const {
   return impl_->guard("read a calibration", [&]() -> std::optional<StoredCalibration> {
-    auto& q = impl_->stmt("SELECT d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,c.created_at "
-                          "FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
-                          "ON k.id=c.kernel_id WHERE d.fingerprint=? AND k.name=? AND c.model=? "
-                          "ORDER BY c.id DESC LIMIT 1");
+    auto& q = impl_->stmt(
+        "SELECT d.fingerprint,k.name,k.source_hash,k.build_options,c.model,c.params,c.created_at "
+        "FROM split_calibrations c JOIN devices d ON d.id=c.device_id JOIN kernels k "
+        "ON k.id=c.kernel_id WHERE d.fingerprint=? AND k.name=? AND c.model=? "
+        "ORDER BY c.id DESC LIMIT 1");
     q.bind(1, std::string(fingerprint));
     q.bind(2, std::string(kernel));
     q.bind(3, std::string(model));
     if (!q.executeStep()) return std::nullopt;
     return StoredCalibration{q.getColumn(0).getString(),
-                       {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()},
-                       q.getColumn(4).getString(), impl_->stored_json(q.getColumn(5).getString(), "a calibration's params"),
-                       q.getColumn(6).getString()};
+                             {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString()},
+                             q.getColumn(4).getString(),
+                             impl_->stored_json(q.getColumn(5).getString(), "a calibration's params"),
+                             q.getColumn(6).getString()};
   });
 }
 

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "store/store_impl.hpp"
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "store/store_impl.hpp"
 #include "wstune/version.hpp"
 
 namespace wstune {
@@ -82,7 +82,8 @@ json export_header() {
 // Every device's stored info_json, in id order.
 json export_devices(const Store::Impl& m) {
   SQLite::Statement q(*m.db, "SELECT info_json FROM devices ORDER BY id");
-  return collect(q, [&](SQLite::Statement& r) { return m.stored_json(r.getColumn(0).getString(), "a device's info_json"); });
+  return collect(
+      q, [&](SQLite::Statement& r) { return m.stored_json(r.getColumn(0).getString(), "a device's info_json"); });
 }
 
 // One row of export_trials' statement as a trial object.
@@ -116,13 +117,15 @@ json session_json(SQLite::Statement& q) {
 
 // Every session with its trials, in id order.
 json export_sessions(const Store::Impl& m) {
-  SQLite::Statement q(*m.db, fmt::format("SELECT s.id,s.uuid,d.fingerprint,{},s.strategy,s.budget_trials,s.budget_seconds,"
-                                         "s.started_at,s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d "
-                                         "ON d.id=s.device_id {} ORDER BY s.id",
-                                         kKernelProblemColumns, kernel_problem_joins("s")));
-  SQLite::Statement t(*m.db, "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
-                             "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
-                             "FROM trials WHERE session_id=? ORDER BY id");
+  SQLite::Statement q(*m.db,
+                      fmt::format("SELECT s.id,s.uuid,d.fingerprint,{},s.strategy,s.budget_trials,s.budget_seconds,"
+                                  "s.started_at,s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d "
+                                  "ON d.id=s.device_id {} ORDER BY s.id",
+                                  kKernelProblemColumns, kernel_problem_joins("s")));
+  SQLite::Statement t(*m.db,
+                      "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
+                      "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
+                      "FROM trials WHERE session_id=? ORDER BY id");
   return collect(q, [&](SQLite::Statement& r) {
     json s = session_json(r);
     s["trials"] = children(t, r, [&](SQLite::Statement& tr) { return trial_json(m, tr); });
@@ -148,11 +151,12 @@ json best_json(const Store::Impl& m, SQLite::Statement& q) {
 
 // Every best configuration, in id order.
 json export_best_configs(const Store::Impl& m) {
-  SQLite::Statement q(*m.db, fmt::format("SELECT b.uuid,d.fingerprint,{},b.local_dims,b.local_x,b.local_y,b.local_z,"
-                                         "b.median_ms,b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,"
-                                         "b.global_x,b.global_y,b.global_z FROM best_configs b JOIN devices d "
-                                         "ON d.id=b.device_id {} LEFT JOIN sessions s ON s.id=b.session_id ORDER BY b.id",
-                                         kKernelProblemColumns, kernel_problem_joins("b")));
+  SQLite::Statement q(*m.db,
+                      fmt::format("SELECT b.uuid,d.fingerprint,{},b.local_dims,b.local_x,b.local_y,b.local_z,"
+                                  "b.median_ms,b.null_ms,b.rule_ms,s.uuid,b.recorded_at,b.params,b.global_dims,"
+                                  "b.global_x,b.global_y,b.global_z FROM best_configs b JOIN devices d "
+                                  "ON d.id=b.device_id {} LEFT JOIN sessions s ON s.id=b.session_id ORDER BY b.id",
+                                  kKernelProblemColumns, kernel_problem_joins("b")));
   return collect(q, [&](SQLite::Statement& r) { return best_json(m, r); });
 }
 
@@ -181,11 +185,10 @@ json export_split_runs(const Store::Impl& m) {
   SQLite::Statement q(*m.db, fmt::format("SELECT r.id,r.uuid,{},r.model,r.makespan_ms,r.detail,r.created_at,r.host "
                                          "FROM split_runs r {} ORDER BY r.id",
                                          kKernelProblemColumns, kernel_problem_joins("r")));
-  SQLite::Statement d(*m.db, "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
-                             "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
-  return collect(q, [&](SQLite::Statement& r) {
-    return split_run_json(m, r, children(d, r, split_device_json));
-  });
+  SQLite::Statement d(*m.db,
+                      "SELECT d.fingerprint,s.share,s.time_ms FROM split_run_devices s JOIN devices d "
+                      "ON d.id=s.device_id WHERE s.split_run_id=? ORDER BY s.position");
+  return collect(q, [&](SQLite::Statement& r) { return split_run_json(m, r, children(d, r, split_device_json)); });
 }
 
 // Every split-model calibration, in id order.
@@ -243,8 +246,10 @@ const json& member(const json& j, const char* key, const std::string& where) {
   if (!j.is_object()) bad(where, fmt::format("is {}, not an object", describe_json(j)));
   const auto it = j.find(key);
   if (it == j.end()) {
-    throw UsageError(fmt::format("import: {} has no field '{}'; the file is malformed or truncated (format: "
-                                 "docs/store.md)", where, key));
+    throw UsageError(
+        fmt::format("import: {} has no field '{}'; the file is malformed or truncated (format: "
+                    "docs/store.md)",
+                    where, key));
   }
   return *it;
 }
@@ -293,16 +298,16 @@ std::optional<std::int64_t> opt_whole(const json& j, const char* key, const std:
 std::string uuid(const json& j, const char* key, const std::string& where) {
   const std::string u = text(j, key, where);
   const bool ok = u.size() == 32 && std::all_of(u.begin(), u.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                  });
   if (!ok) bad(where + "." + key, fmt::format("is {}, not a wstune uuid (32 lowercase hex digits)", describe_json(u)));
   return u;
 }
 const json& array(const json& j, const char* key, const std::string& where) {
   const json& v = member(j, key, where);
   if (!v.is_array()) {
-    throw UsageError(fmt::format("import: {} has no array '{}' ({} instead); the file is malformed or truncated",
-                                 where, key, describe_json(v)));
+    throw UsageError(fmt::format("import: {} has no array '{}' ({} instead); the file is malformed or truncated", where,
+                                 key, describe_json(v)));
   }
   return v;
 }
@@ -342,8 +347,8 @@ std::optional<Extent> opt_extent(const json& j, const char* key, bool required, 
 void check_local(const LocalSize& local, const Extent& ndrange, bool ran, const std::string& where) {
   if (!local) return;
   if (local->dims != ndrange.dims) {
-    bad(where + ".local", fmt::format("has {} dimension(s) but its NDRange {} has {}", local->dims,
-                                      to_string(ndrange), ndrange.dims));
+    bad(where + ".local",
+        fmt::format("has {} dimension(s) but its NDRange {} has {}", local->dims, to_string(ndrange), ndrange.dims));
   }
   if (!ran) return;
   for (unsigned d = 0; d < local->dims; ++d) {
@@ -370,7 +375,8 @@ json params_of(const json& j, const std::string& where) {
   const json& p = j.at("params");
   if (!p.is_object()) bad(where + ".params", fmt::format("is {}, not an object", describe_json(p)));
   for (const auto& [name, v] : p.items()) {
-    if (!(v.is_number() || v.is_boolean() || v.is_string()) || (v.is_number_float() && !std::isfinite(v.get<double>()))) {
+    if (!(v.is_number() || v.is_boolean() || v.is_string()) ||
+        (v.is_number_float() && !std::isfinite(v.get<double>()))) {
       bad(where + ".params." + bounded(name, 32), fmt::format("is {}, not a number, bool or string", describe_json(v)));
     }
   }
@@ -382,12 +388,13 @@ std::vector<double> samples_of(const json& j, bool correct, const std::string& w
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (!s[i].is_number() || !std::isfinite(s[i].get<double>()) || s[i].get<double>() < 0) {
-      bad(fmt::format("{}.samples_ms[{}]", where, i), fmt::format("is {}; a kernel time is a finite number of ms ≥ 0",
-                                                                   describe_json(s[i])));
+      bad(fmt::format("{}.samples_ms[{}]", where, i),
+          fmt::format("is {}; a kernel time is a finite number of ms ≥ 0", describe_json(s[i])));
     }
     out.push_back(s[i].get<double>());
   }
-  if (correct && out.empty()) bad(where + ".samples_ms", "is empty, but the trial is correct: it must have its samples");
+  if (correct && out.empty())
+    bad(where + ".samples_ms", "is empty, but the trial is correct: it must have its samples");
   return out;
 }
 TrialStatus status_of(const json& j, const std::string& where) {
@@ -395,13 +402,13 @@ TrialStatus status_of(const json& j, const std::string& where) {
   for (auto st : {TrialStatus::correct, TrialStatus::compile, TrialStatus::runtime, TrialStatus::constraints,
                   TrialStatus::correctness, TrialStatus::timeout})
     if (to_string(st) == s) return st;
-  bad(where + ".status", fmt::format("is {}; use correct, compile, runtime, constraints, correctness or timeout",
-                                     describe_json(s)));
+  bad(where + ".status",
+      fmt::format("is {}; use correct, compile, runtime, constraints, correctness or timeout", describe_json(s)));
 }
 DeviceInfo device_of(const json& j, const std::string& where) {
   if (!j.is_object()) bad(where, fmt::format("is {}, not a device object", describe_json(j)));
-  for (const char* key : {"platform_index", "device_index", "compute_units", "pe_per_cu", "max_clock_mhz",
-                          "native_float_width"}) {
+  for (const char* key :
+       {"platform_index", "device_index", "compute_units", "pe_per_cu", "max_clock_mhz", "native_float_width"}) {
     if (j.contains(key)) whole(j.at(key), where + "." + key, 0, 0xffffffffu);
   }
   for (const char* key : {"max_work_group_size", "local_mem_bytes", "global_mem_bytes", "preferred_wg_multiple"}) {
@@ -434,8 +441,10 @@ DeviceInfo device_of(const json& j, const std::string& where) {
   }
   const std::string fp = text(j, "fingerprint", where);
   if (fp != d.fingerprint()) {
-    throw UsageError(fmt::format("import: {} has fingerprint {} but its fields give {}; the file was edited or "
-                                 "is corrupt", where, describe_json(fp), d.fingerprint()));
+    throw UsageError(
+        fmt::format("import: {} has fingerprint {} but its fields give {}; the file was edited or "
+                    "is corrupt",
+                    where, describe_json(fp), d.fingerprint()));
   }
   return d;
 }
@@ -482,8 +491,10 @@ bool exists_uuid(Store::Impl& m, const char* table, const std::string& uuid) {
 // Refuses a document that is not a wstune export of a format and schema version this wstune reads.
 void check_header(const json& doc) {
   if (!doc.is_object() || !doc.contains("format") || doc.at("format") != kFormat) {
-    throw UsageError(fmt::format("import: not a wstune export (expected \"format\": \"{}\"); export one with "
-                                 "'wstune export FILE.json'", kFormat));
+    throw UsageError(
+        fmt::format("import: not a wstune export (expected \"format\": \"{}\"); export one with "
+                    "'wstune export FILE.json'",
+                    kFormat));
   }
   check_json_depth(doc, "import");
   const auto fv = whole(member(doc, "format_version", "document"), "format_version", 0, ~std::uint64_t{0});
@@ -512,8 +523,10 @@ struct ImportRefs {
   std::string device(const json& j, const std::string& where) const {
     const std::string fp = text(j, "device", where);
     if (!devices.count(fp) && !store.device(fp)) {
-      throw UsageError(fmt::format("import: {} refers to device {} that is neither in the file nor in the "
-                                   "database", where, describe_json(fp)));
+      throw UsageError(
+          fmt::format("import: {} refers to device {} that is neither in the file nor in the "
+                      "database",
+                      where, describe_json(fp)));
     }
     return fp;
   }
@@ -624,7 +637,8 @@ ImportBest read_best(const json& b, const ImportRefs& refs, std::set<std::string
 // The document's "best_configs".
 std::vector<ImportBest> read_bests(const json& jb, const ImportRefs& refs) {
   std::set<std::string> seen;
-  return read_each(jb, "best_configs", [&](const json& j, const std::string& where) { return read_best(j, refs, seen, where); });
+  return read_each(jb, "best_configs",
+                   [&](const json& j, const std::string& where) { return read_best(j, refs, seen, where); });
 }
 
 // One split run at `where` with its devices; its uuid must be new in `seen`.
@@ -651,7 +665,8 @@ ImportSplit read_split(const json& r, const ImportRefs& refs, std::set<std::stri
 // The document's "split_runs".
 std::vector<ImportSplit> read_splits(const json& jr, const ImportRefs& refs) {
   std::set<std::string> seen;
-  return read_each(jr, "split_runs", [&](const json& j, const std::string& where) { return read_split(j, refs, seen, where); });
+  return read_each(jr, "split_runs",
+                   [&](const json& j, const std::string& where) { return read_split(j, refs, seen, where); });
 }
 
 // The document's "calibrations".
@@ -716,17 +731,27 @@ void merge_devices(Store::Impl& m, const std::vector<DeviceInfo>& devices, Impor
 
 // Inserts a session row (without trials); returns its id.
 std::int64_t insert_session(Store::Impl& m, const SessionRecord& rec) {
-  auto& ins = m.stmt("INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-                     "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  auto& ins = m.stmt(
+      "INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
+      "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, rec.uuid);
   ins.bind(2, static_cast<std::int64_t>(m.device_id(rec.device_fingerprint)));
   ins.bind(3, static_cast<std::int64_t>(m.kernel_id(rec.kernel)));
   ins.bind(4, static_cast<std::int64_t>(m.problem_id(rec.problem)));
   ins.bind(5, rec.spec.strategy);
-  if (rec.spec.budget_trials) ins.bind(6, static_cast<std::int64_t>(*rec.spec.budget_trials)); else ins.bind(6);
-  if (rec.spec.budget_seconds) ins.bind(7, *rec.spec.budget_seconds); else ins.bind(7);
+  if (rec.spec.budget_trials)
+    ins.bind(6, static_cast<std::int64_t>(*rec.spec.budget_trials));
+  else
+    ins.bind(6);
+  if (rec.spec.budget_seconds)
+    ins.bind(7, *rec.spec.budget_seconds);
+  else
+    ins.bind(7);
   ins.bind(8, rec.started_at);
-  if (rec.ended_at) ins.bind(9, *rec.ended_at); else ins.bind(9);
+  if (rec.ended_at)
+    ins.bind(9, *rec.ended_at);
+  else
+    ins.bind(9);
   ins.bind(10, rec.wstune_version);
   ins.bind(11, rec.host);
   ins.exec();
@@ -743,8 +768,10 @@ void merge_session(const Store& store, const ImportSession& is, std::size_t i, I
     const auto held = store.session(*sid);
     if (!held || held->device_fingerprint != is.rec.device_fingerprint || held->kernel != is.rec.kernel ||
         held->problem != is.rec.problem || held->spec.strategy != is.rec.spec.strategy) {
-      throw UsageError(fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
-                                   "device, kernel, problem or strategy", i, is.rec.uuid));
+      throw UsageError(
+          fmt::format("import: sessions[{}] has uuid {}, which the database holds for another "
+                      "device, kernel, problem or strategy",
+                      i, is.rec.uuid));
     }
     ++st.skipped;
   } else {
@@ -752,14 +779,23 @@ void merge_session(const Store& store, const ImportSession& is, std::size_t i, I
     ++st.sessions;
   }
   for (const TrialRecord& t : is.trials) {
-    if (m.insert_trial(*sid, t, t.created_at)) ++st.trials; else ++st.skipped;
+    if (m.insert_trial(*sid, t, t.created_at))
+      ++st.trials;
+    else
+      ++st.skipped;
   }
 }
 
 // The uuid an imported record is stored under.
-const std::string& uuid_of(const ImportBest& b) { return b.best.uuid; }
-const std::string& uuid_of(const ImportSplit& sp) { return sp.uuid; }
-const std::string& uuid_of(const ImportCal& c) { return c.uuid; }
+const std::string& uuid_of(const ImportBest& b) {
+  return b.best.uuid;
+}
+const std::string& uuid_of(const ImportSplit& sp) {
+  return sp.uuid;
+}
+const std::string& uuid_of(const ImportCal& c) {
+  return c.uuid;
+}
 
 // Adds each record whose uuid `table` does not hold yet (`insert` it and
 // count it in `added`); one already held counts as skipped.
@@ -788,7 +824,8 @@ void merge_bests(Store::Impl& m, const std::vector<ImportBest>& bests, ImportSta
 
 // Adds the split runs not stored yet (by uuid).
 void merge_splits(Store::Impl& m, const std::vector<ImportSplit>& splits, ImportStats& st) {
-  merge_new(m, "split_runs", splits, st.split_runs, st, [&](const ImportSplit& sp) { m.insert_split(sp.run, sp.uuid); });
+  merge_new(m, "split_runs", splits, st.split_runs, st,
+            [&](const ImportSplit& sp) { m.insert_split(sp.run, sp.uuid); });
 }
 
 // Adds the calibrations not stored yet (by uuid).

@@ -37,20 +37,20 @@ nlohmann::json to_json_value(const expr::Value& v);
 struct CompiledFile {
   TuningFile file;
   std::vector<expr::Expression> conditions;
-  std::array<std::optional<expr::Expression>, 3> global, local;  // engaged below dims
-  std::vector<std::optional<expr::Expression>> sizes;             // per argument (vector, local)
-  std::vector<std::optional<expr::Expression>> generators;        // per argument
-  std::vector<std::optional<expr::Expression>> scalar_values;     // per argument (wstune.ScalarValues)
+  std::array<std::optional<expr::Expression>, 3> global, local;       // engaged below dims
+  std::vector<std::optional<expr::Expression>> sizes;                 // per argument (vector, local)
+  std::vector<std::optional<expr::Expression>> generators;            // per argument
+  std::vector<std::optional<expr::Expression>> scalar_values;         // per argument (wstune.ScalarValues)
   std::vector<std::optional<expr::Expression>> reference_generators;  // per reference
-  std::optional<expr::Expression> ops_per_work_item;              // wstune.OpsPerWorkItem
-  std::vector<bool> local_depends_on_local_size;                  // per argument
+  std::optional<expr::Expression> ops_per_work_item;                  // wstune.OpsPerWorkItem
+  std::vector<bool> local_depends_on_local_size;                      // per argument
   /// wstune.Split: how a slice of `units` split units starting at `first` maps
   /// to work-items and buffer ranges (docs/tuning-files.md).
   struct Split {
-    unsigned dim = 0;                                  // NDRange dimension the slices cut
-    std::optional<expr::Expression> units;             // split units of the whole problem (sizes)
-    std::optional<expr::Expression> granularity;       // slices are multiples of it (parameters)
-    std::optional<expr::Expression> work_items;        // work-items of a slice of `units` units
+    unsigned dim = 0;                                           // NDRange dimension the slices cut
+    std::optional<expr::Expression> units;                      // split units of the whole problem (sizes)
+    std::optional<expr::Expression> granularity;                // slices are multiples of it (parameters)
+    std::optional<expr::Expression> work_items;                 // work-items of a slice of `units` units
     std::vector<std::optional<expr::Expression>> first, count;  // per argument: element range of a slice
   };
   std::optional<Split> split;

@@ -17,9 +17,12 @@ namespace wstune {
 
 std::string_view to_string(ValidationMethod m) noexcept {
   switch (m) {
-    case ValidationMethod::absolute_difference: return "AbsoluteDifference";
-    case ValidationMethod::side_by_side: return "SideBySideComparison";
-    case ValidationMethod::side_by_side_relative: return "SideBySideRelativeComparison";
+    case ValidationMethod::absolute_difference:
+      return "AbsoluteDifference";
+    case ValidationMethod::side_by_side:
+      return "SideBySideComparison";
+    case ValidationMethod::side_by_side_relative:
+      return "SideBySideRelativeComparison";
   }
   return "SideBySideComparison";
 }
@@ -52,11 +55,16 @@ expr::Value to_value(const json& j) {
 
 json to_json_value(const expr::Value& v) {
   switch (v.kind()) {
-    case expr::Value::Kind::integer: return v.as_int();
-    case expr::Value::Kind::real: return v.as_double();
-    case expr::Value::Kind::boolean: return v.as_bool();
-    case expr::Value::Kind::string: return v.as_string();
-    case expr::Value::Kind::list: break;
+    case expr::Value::Kind::integer:
+      return v.as_int();
+    case expr::Value::Kind::real:
+      return v.as_double();
+    case expr::Value::Kind::boolean:
+      return v.as_bool();
+    case expr::Value::Kind::string:
+      return v.as_string();
+    case expr::Value::Kind::list:
+      break;
   }
   throw UsageError(fmt::format("{} is a list, not a parameter value", v.repr()));
 }
@@ -69,9 +77,9 @@ std::size_t positive_size(const expr::Expression& e, const expr::Env& env, const
   } catch (const expr::ExprError& err) {
     fail(file, what, err.what());
   }
-  const bool integral = v.kind() == expr::Value::Kind::integer ||
-                        (v.kind() == expr::Value::Kind::real && std::isfinite(v.as_double()) &&
-                         v.as_double() == std::floor(v.as_double()));
+  const bool integral =
+      v.kind() == expr::Value::Kind::integer || (v.kind() == expr::Value::Kind::real && std::isfinite(v.as_double()) &&
+                                                 v.as_double() == std::floor(v.as_double()));
   if (!integral || v.as_double() < 1 || v.as_double() > 9.0e15)
     fail(file, what, fmt::format("'{}' gives {}, not a positive integer", e.text(), v.repr()));
   return static_cast<std::size_t>(v.as_double());
@@ -207,8 +215,9 @@ void fill_binary(HostBuffer& b, const std::string& source, const std::string& fi
   if (!in) fail(file, what, fmt::format("cannot read {}", source));
   const auto size = static_cast<std::size_t>(in.tellg());
   if (size != b.bytes()) {
-    fail(file, what, fmt::format("{} has {} bytes, but {} elements of {} for this problem size need {}", source, size,
-                                 b.size(), b.type().name(), b.bytes()));
+    fail(file, what,
+         fmt::format("{} has {} bytes, but {} elements of {} for this problem size need {}", source, size, b.size(),
+                     b.type().name(), b.bytes()));
   }
   in.seekg(0);
   in.read(reinterpret_cast<char*>(b.data()), static_cast<std::streamsize>(size));
@@ -255,11 +264,16 @@ double load_as(const HostBuffer& b, std::size_t k) {
 Comparison compare_chunk(const HostBuffer& out, const HostBuffer& ref, ValidationMethod m, std::size_t lo,
                          std::size_t hi) {
   switch (ref.type().scalar) {
-    case ScalarType::f32: return compare_range(out, ref, m, lo, hi, load_as<float>);
-    case ScalarType::f64: return compare_range(out, ref, m, lo, hi, load_as<double>);
-    case ScalarType::i32: return compare_range(out, ref, m, lo, hi, load_as<std::int32_t>);
-    case ScalarType::u32: return compare_range(out, ref, m, lo, hi, load_as<std::uint32_t>);
-    default: return compare_range(out, ref, m, lo, hi, [](const HostBuffer& b, std::size_t k) { return component(b, k); });
+    case ScalarType::f32:
+      return compare_range(out, ref, m, lo, hi, load_as<float>);
+    case ScalarType::f64:
+      return compare_range(out, ref, m, lo, hi, load_as<double>);
+    case ScalarType::i32:
+      return compare_range(out, ref, m, lo, hi, load_as<std::int32_t>);
+    case ScalarType::u32:
+      return compare_range(out, ref, m, lo, hi, load_as<std::uint32_t>);
+    default:
+      return compare_range(out, ref, m, lo, hi, [](const HostBuffer& b, std::size_t k) { return component(b, k); });
   }
 }
 
@@ -268,8 +282,10 @@ Comparison compare(const HostBuffer& out, const HostBuffer& ref, ValidationMetho
       components(ref), [&](std::size_t lo, std::size_t hi) { return compare_chunk(out, ref, m, lo, hi); });
   Comparison c;
   for (const Comparison& part : parts) {  // chunks in order: the sum adds left to right
-    if (m == ValidationMethod::absolute_difference) c.error += part.error;
-    else if (part.error > c.error) c = part;
+    if (m == ValidationMethod::absolute_difference)
+      c.error += part.error;
+    else if (part.error > c.error)
+      c = part;
   }
   return c;
 }
@@ -340,7 +356,8 @@ class DescribedKernel final : public KernelSpec {
   }
   Extent problem_extent(const Problem& p) const override {
     Extent e{1, 1, 1, 1};
-    const std::size_t k = std::min<std::size_t>(3, c_.file.problem_size.empty() ? p.n.size() : c_.file.problem_size.size());
+    const std::size_t k =
+        std::min<std::size_t>(3, c_.file.problem_size.empty() ? p.n.size() : c_.file.problem_size.size());
     for (std::size_t d = 0; d < k; ++d) e.at(static_cast<unsigned>(d)) = p.n.at(d);
     e.dims = static_cast<unsigned>(std::max<std::size_t>(1, k));
     return e;
@@ -396,8 +413,8 @@ class DescribedKernel final : public KernelSpec {
       v.tolerance = threshold;
       if (k >= outs.size() || outs[k].size() != refs[k].size() || !(outs[k].type() == refs[k].type())) {
         v.max_error = INFINITY;
-        v.detail = fmt::format("{}: {} elements, expected {}", arg.name, k < outs.size() ? outs[k].size() : 0,
-                               refs[k].size());
+        v.detail =
+            fmt::format("{}: {} elements, expected {}", arg.name, k < outs.size() ? outs[k].size() : 0, refs[k].size());
       } else {
         const Comparison c = compare(outs[k], refs[k], method);
         v.max_error = c.error;
@@ -447,8 +464,8 @@ class DescribedKernel final : public KernelSpec {
     for (const std::size_t a : written_) {
       const auto& arg = c_.file.arguments[a];
       const std::size_t n = c_.buffer_elements(a, p.n);
-      const auto input = static_cast<std::size_t>(std::find(vector_index_.begin(), vector_index_.end(), a) -
-                                                  vector_index_.begin());
+      const auto input =
+          static_cast<std::size_t>(std::find(vector_index_.begin(), vector_index_.end(), a) - vector_index_.begin());
       const auto [first, count] = whole ? std::pair<std::size_t, std::size_t>{0, n} : range(a, p, b, n);
       out.push_back(OutputBuffer{arg.type, n, count, input, arg.access == Access::read_write, first});
     }
@@ -492,7 +509,8 @@ class DescribedKernel final : public KernelSpec {
       const auto index = static_cast<cl_uint>(a);
       switch (arg.kind) {
         case ArgumentKind::vector:
-          WSTUNE_CL_CHECK(kernel.setArg(index, arg.access == Access::read_only ? in.at(next_in++) : out.at(next_out++)));
+          WSTUNE_CL_CHECK(
+              kernel.setArg(index, arg.access == Access::read_only ? in.at(next_in++) : out.at(next_out++)));
           break;
         case ArgumentKind::scalar: {
           HostBuffer v(arg.type, 1);
@@ -503,11 +521,11 @@ class DescribedKernel final : public KernelSpec {
         case ArgumentKind::local: {
           Bindings b = c_.config_bindings(p.n, params_of(p));
           const Extent l = local.value_or(Extent{0, 0, 0, 3});
-          b.set("LocalSize", expr::Value(std::vector<expr::Value>{static_cast<std::int64_t>(l.x),
-                                                                   static_cast<std::int64_t>(l.y),
-                                                                   static_cast<std::int64_t>(l.z)}));
-          const std::size_t n = positive_size(*c_.sizes[a], b, c_.file.path,
-                                              fmt::format("KernelSpecification.Arguments[{}].Size", a));
+          b.set("LocalSize",
+                expr::Value(std::vector<expr::Value>{static_cast<std::int64_t>(l.x), static_cast<std::int64_t>(l.y),
+                                                     static_cast<std::int64_t>(l.z)}));
+          const std::size_t n =
+              positive_size(*c_.sizes[a], b, c_.file.path, fmt::format("KernelSpecification.Arguments[{}].Size", a));
           WSTUNE_CL_CHECK(kernel.setArg(index, cl::Local(n * arg.type.bytes())));
           break;
         }
@@ -534,14 +552,17 @@ class DescribedKernel final : public KernelSpec {
   // A slice needs the split description, along its dimension.
   void check_slice(const Problem& p, const Block& b) const {
     if (!c_.split) {
-      throw UsageError(fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs "
-                                   "wstune.Split (the split dimension and each written buffer's range; "
-                                   "docs/tuning-files.md)", c_.file.path, b.begin, b.end));
+      throw UsageError(
+          fmt::format("{}: a block [{}, {}) of the problem: splitting a described kernel needs "
+                      "wstune.Split (the split dimension and each written buffer's range; "
+                      "docs/tuning-files.md)",
+                      c_.file.path, b.begin, b.end));
     }
     if (b.dim != c_.split->dim || b.begin >= b.end || b.end > split_units(p, b.dim)) {
-      throw UsageError(fmt::format("{}: block [{}, {}) along dimension {}: the kernel splits along dimension {} "
-                                   "into {} units", c_.file.path, b.begin, b.end, b.dim, c_.split->dim,
-                                   split_units(p, c_.split->dim)));
+      throw UsageError(
+          fmt::format("{}: block [{}, {}) along dimension {}: the kernel splits along dimension {} "
+                      "into {} units",
+                      c_.file.path, b.begin, b.end, b.dim, c_.split->dim, split_units(p, c_.split->dim)));
     }
   }
 
@@ -574,7 +595,9 @@ class DescribedKernel final : public KernelSpec {
     };
     const std::int64_t lo = eval(*c_.split->first[a], ".First");
     const std::int64_t hi = lo + eval(*c_.split->count[a], ".Count");
-    const auto clamp = [&](std::int64_t v) { return static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, static_cast<std::int64_t>(n))); };
+    const auto clamp = [&](std::int64_t v) {
+      return static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, static_cast<std::int64_t>(n)));
+    };
     return {clamp(lo), clamp(hi) - clamp(lo)};
   }
 
@@ -610,12 +633,18 @@ class DescribedKernel final : public KernelSpec {
   void fill(HostBuffer& b, const Fill& f, const std::optional<expr::Expression>& generator, const Problem& p,
             std::uint64_t derived_seed, const std::string& what) const {
     switch (f.type) {
-      case FillType::constant: fill_constant(b, f.value); break;
-      case FillType::random: fill_random(b, f.value, f.seed.value_or(derived_seed)); break;
+      case FillType::constant:
+        fill_constant(b, f.value);
+        break;
+      case FillType::random:
+        fill_random(b, f.value, f.seed.value_or(derived_seed));
+        break;
       case FillType::generator:
         fill_generator(b, *generator, c_.size_bindings(p.n), c_.file.path, what + ".DataSource");
         break;
-      case FillType::binary_raw: fill_binary(b, f.data_source, c_.file.path, what + ".DataSource"); break;
+      case FillType::binary_raw:
+        fill_binary(b, f.data_source, c_.file.path, what + ".DataSource");
+        break;
     }
   }
 
@@ -625,8 +654,7 @@ class DescribedKernel final : public KernelSpec {
   std::string description_;
 };
 
-std::size_t parse_count(std::string_view s, std::string_view whole, const std::string& file,
-                        std::string_view syntax) {
+std::size_t parse_count(std::string_view s, std::string_view whole, const std::string& file, std::string_view syntax) {
   std::size_t v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v == 0)
@@ -641,9 +669,11 @@ Problem DescribedKernel::parse_size(std::string_view text) const {
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const auto comma = text.find(',', pos);
-    const std::string_view part = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view part =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    if (part.empty()) throw UsageError(fmt::format("{}: --size '{}' has an empty part; write {}", c_.file.path, text, syntax));
+    if (part.empty())
+      throw UsageError(fmt::format("{}: --size '{}' has an empty part; write {}", c_.file.path, text, syntax));
     const auto eq = part.find('=');
     if (eq == std::string_view::npos) {
       std::vector<std::size_t> dims;
@@ -688,7 +718,9 @@ std::shared_ptr<const KernelSpec> load_tuning_file(const std::string& path) {
   return std::make_shared<const t1::DescribedKernel>(t1::compile_tuning_file(path));
 }
 
-TuningFile read_tuning_file(const std::string& path) { return t1::compile_tuning_file(path).file; }
+TuningFile read_tuning_file(const std::string& path) {
+  return t1::compile_tuning_file(path).file;
+}
 
 const TuningFile* tuning_file_of(const KernelSpec& spec) {
   const auto* d = dynamic_cast<const t1::DescribedKernel*>(&spec);

@@ -35,8 +35,8 @@ std::string read_text(const std::string& path, const std::string& what_for, std:
     throw UsageError(fmt::format("{} {} does not exist or is not a file; check the path", what_for, path));
   }
   if (fs::file_size(path, ec) > max_bytes) {
-    throw UsageError(fmt::format("{} {} is larger than {} MiB; is it the right file?", what_for, path,
-                                 max_bytes >> 20));
+    throw UsageError(
+        fmt::format("{} {} is larger than {} MiB; is it the right file?", what_for, path, max_bytes >> 20));
   }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
@@ -51,18 +51,26 @@ json parse_json(const std::string& path, const std::string& text) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') max = std::max(max, ++depth);
-    else if (c == ']' || c == '}') --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      max = std::max(max, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
   }
   if (max > kMaxDepth) {
-    fail(path, "", fmt::format("JSON nested {} levels deep (at most {}); a tuning file is a few levels deep — is "
-                               "it the right file?", max, kMaxDepth));
+    fail(path, "",
+         fmt::format("JSON nested {} levels deep (at most {}); a tuning file is a few levels deep — is "
+                     "it the right file?",
+                     max, kMaxDepth));
   }
   try {
     return json::parse(text);
@@ -75,7 +83,8 @@ json parse_json(const std::string& path, const std::string& text) {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 std::string join(const std::set<std::string>& s) {
@@ -95,7 +104,10 @@ class Reader {
   explicit Reader(const std::string& path) : path_(path) {
     c_.file.path = path;
     doc_ = parse_json(path, read_text(path, "tuning file", kMaxFileBytes));
-    if (!doc_.is_object()) fail(path_, "", "the top level is not a JSON object; a T1 file is {\"ConfigurationSpace\": ..., \"KernelSpecification\": ...}");
+    if (!doc_.is_object())
+      fail(path_, "",
+           "the top level is not a JSON object; a T1 file is {\"ConfigurationSpace\": ..., \"KernelSpecification\": "
+           "...}");
   }
 
   CompiledFile run() {
@@ -166,9 +178,12 @@ class Reader {
   expr::Expression parse(const json& node, const std::string& at, const std::set<std::string>& allowed,
                          const std::string& allowed_what) {
     std::string text;
-    if (node.is_string()) text = node.get<std::string>();
-    else if (node.is_number_integer()) text = node.dump();
-    else fail(path_, at, fmt::format("is {}, not an expression string", node.type_name()));
+    if (node.is_string())
+      text = node.get<std::string>();
+    else if (node.is_number_integer())
+      text = node.dump();
+    else
+      fail(path_, at, fmt::format("is {}, not an expression string", node.type_name()));
     std::optional<expr::Expression> parsed;
     try {
       parsed = expr::Expression::parse(text);
@@ -178,8 +193,9 @@ class Reader {
     const expr::Expression& e = *parsed;
     for (const std::string& n : e.names()) {
       if (!allowed.count(n)) {
-        fail(path_, at, fmt::format("'{}' names '{}', which is not {}; use one of: {}", text, n, allowed_what,
-                                    allowed.empty() ? std::string("(none)") : join(allowed)));
+        fail(path_, at,
+             fmt::format("'{}' names '{}', which is not {}; use one of: {}", text, n, allowed_what,
+                         allowed.empty() ? std::string("(none)") : join(allowed)));
       }
     }
     return e;
@@ -204,26 +220,33 @@ class Reader {
     if (lang != "OpenCL") {
       fail(path_, "KernelSpecification.Language",
            fmt::format("is '{}'; wstune tunes OpenCL kernels only (CUDA, Vulkan and Hypertuner files are for other "
-                       "tools): write the kernel in OpenCL C and set \"Language\": \"OpenCL\"", lang));
+                       "tools): write the kernel in OpenCL C and set \"Language\": \"OpenCL\"",
+                       lang));
     }
   }
 
   void extension() {
     const json& w = object(doc_, "wstune", false);
-    static const std::set<std::string> known{"Priority", "LocalSize", "GuardsBounds", "ReferenceConfiguration",
-                                             "Sizes", "Validation", "Split", "OpsPerWorkItem", "ScalarValues"};
+    static const std::set<std::string> known{"Priority",    "LocalSize",  "GuardsBounds", "ReferenceConfiguration",
+                                             "Sizes",       "Validation", "Split",        "OpsPerWorkItem",
+                                             "ScalarValues"};
     for (const auto& [k, v] : w.items())
-      if (!known.count(k)) fail(path_, "wstune." + k, fmt::format("unknown wstune setting; use one of: {}", join(known)));
+      if (!known.count(k))
+        fail(path_, "wstune." + k, fmt::format("unknown wstune setting; use one of: {}", join(known)));
     if (w.contains("Priority")) {
       const std::string p = string(w, "Priority", "wstune");
-      if (p == "x") c_.file.priority = Priority::x;
-      else if (p == "y") c_.file.priority = Priority::y;
-      else if (p != "none") fail(path_, "wstune.Priority", fmt::format("is '{}'; use \"x\", \"y\" or \"none\"", p));
+      if (p == "x")
+        c_.file.priority = Priority::x;
+      else if (p == "y")
+        c_.file.priority = Priority::y;
+      else if (p != "none")
+        fail(path_, "wstune.Priority", fmt::format("is '{}'; use \"x\", \"y\" or \"none\"", p));
     }
     if (w.contains("LocalSize")) {
       const json& l = w.at("LocalSize");
       if (!(l.is_string() && l.get<std::string>() == "search"))
-        fail(path_, "wstune.LocalSize", "use \"search\" (search the group shapes for each parameter set) or leave it out");
+        fail(path_, "wstune.LocalSize",
+             "use \"search\" (search the group shapes for each parameter set) or leave it out");
       c_.file.search_local = true;
     }
     if (w.contains("GuardsBounds")) {
@@ -232,7 +255,8 @@ class Reader {
     }
     for (const auto& [name, v] : object(w, "Sizes", false, "wstune").items()) {
       if (!is_identifier(name) || name == "ProblemSize" || name == "LocalSize" || name == "i")
-        fail(path_, "wstune.Sizes." + name, "is not a usable name; use an identifier other than ProblemSize, LocalSize, i");
+        fail(path_, "wstune.Sizes." + name,
+             "is not a usable name; use an identifier other than ProblemSize, LocalSize, i");
       if (!v.is_number_unsigned() || v.get<std::size_t>() == 0)
         fail(path_, "wstune.Sizes." + name, "is not a positive integer (its default value)");
       c_.file.size_variables.emplace_back(name, v.get<std::size_t>());
@@ -258,7 +282,8 @@ class Reader {
   void kernel_source(const json& ks) {
     c_.file.kernel_name = string(ks, "KernelName", "KernelSpecification");
     if (!is_identifier(c_.file.kernel_name))
-      fail(path_, "KernelSpecification.KernelName", fmt::format("'{}' is not an OpenCL C identifier", c_.file.kernel_name));
+      fail(path_, "KernelSpecification.KernelName",
+           fmt::format("'{}' is not an OpenCL C identifier", c_.file.kernel_name));
     const std::string rel = string(ks, "KernelFile", "KernelSpecification");
     const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(path_).parent_path() / rel;
     c_.file.kernel_file = p.lexically_normal().string();
@@ -292,7 +317,8 @@ class Reader {
         if (n == p.name) fail(path_, at + ".Name", fmt::format("'{}' is also a wstune.Sizes variable", p.name));
       p.type = string(tps[i], "Type", at);
       static const std::set<std::string> types{"int", "uint", "float", "bool", "string"};
-      if (!types.count(p.type)) fail(path_, at + ".Type", fmt::format("'{}' is not a T1 type; use {}", p.type, join(types)));
+      if (!types.count(p.type))
+        fail(path_, at + ".Type", fmt::format("'{}' is not a T1 type; use {}", p.type, join(types)));
       if (!tps[i].contains("Values")) fail(path_, at + ".Values", "missing; give the values, e.g. \"[16, 32, 64]\"");
       p.values = values_of(tps[i].at("Values"), at + ".Values", p.type);
       if (p.values.empty()) fail(path_, at + ".Values", "gives no values; a parameter needs at least one");
@@ -303,7 +329,8 @@ class Reader {
     }
     // Kernel Tuner's "Default" on every parameter names the reference configuration.
     if (!defaults.empty() && std::all_of(defaults.begin(), defaults.end(), [](const auto& d) { return d.has_value(); }))
-      for (std::size_t i = 0; i < defaults.size(); ++i) c_.file.reference_params[c_.file.parameters[i].name] = *defaults[i];
+      for (std::size_t i = 0; i < defaults.size(); ++i)
+        c_.file.reference_params[c_.file.parameters[i].name] = *defaults[i];
   }
 
   std::vector<json> values_of(const json& node, const std::string& at, const std::string& type) {
@@ -311,7 +338,8 @@ class Reader {
     if (node.is_array()) {  // a JSON list is accepted as well as T1's expression string
       std::vector<expr::Value> vs;
       for (const auto& v : node) {
-        if (!(v.is_number() || v.is_boolean() || v.is_string())) fail(path_, at, "holds a value that is not a number, bool or string");
+        if (!(v.is_number() || v.is_boolean() || v.is_string()))
+          fail(path_, at, "holds a value that is not a number, bool or string");
         vs.push_back(to_value(v));
       }
       list = expr::Value(std::move(vs));
@@ -334,11 +362,14 @@ class Reader {
                       (type == "bool" && k == expr::Value::Kind::boolean) ||
                       (type == "string" && k == expr::Value::Kind::string);
       if (!ok) fail(path_, at, fmt::format("{} is not a value of type {}", v.repr(), type));
-      if (k == expr::Value::Kind::string &&
-          std::any_of(v.as_string().begin(), v.as_string().end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\''; }))
-        fail(path_, at, fmt::format("{} has blanks or quotes; it is passed as -D NAME=VALUE, so use a single token", v.repr()));
+      if (k == expr::Value::Kind::string && std::any_of(v.as_string().begin(), v.as_string().end(), [](char c) {
+            return std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'';
+          }))
+        fail(path_, at,
+             fmt::format("{} has blanks or quotes; it is passed as -D NAME=VALUE, so use a single token", v.repr()));
       json j = type == "float" ? json(v.as_double()) : to_json_value(v);
-      if (std::find(out.begin(), out.end(), j) != out.end()) fail(path_, at, fmt::format("{} is given twice", v.repr()));
+      if (std::find(out.begin(), out.end(), j) != out.end())
+        fail(path_, at, fmt::format("{} is given twice", v.repr()));
       out.push_back(std::move(j));
     }
     return out;
@@ -351,11 +382,13 @@ class Reader {
     for (const auto& p : c_.file.parameters) params.insert(p.name);
     for (std::size_t i = 0; i < conds.size(); ++i) {
       const std::string at = fmt::format("ConfigurationSpace.Conditions[{}]", i);
-      if (!conds[i].is_object() || !conds[i].contains("Expression")) fail(path_, at, "needs an Expression (and Parameters)");
+      if (!conds[i].is_object() || !conds[i].contains("Expression"))
+        fail(path_, at, "needs an Expression (and Parameters)");
       const json& ps = array(conds[i], "Parameters", at);
       for (std::size_t k = 0; k < ps.size(); ++k)
         if (!ps[k].is_string() || !params.count(ps[k].get<std::string>()))
-          fail(path_, fmt::format("{}.Parameters[{}]", at, k), fmt::format("{} is not a tuning parameter", ps[k].dump()));
+          fail(path_, fmt::format("{}.Parameters[{}]", at, k),
+               fmt::format("{} is not a tuning parameter", ps[k].dump()));
       c_.conditions.push_back(parse(conds[i].at("Expression"), at + ".Expression", config_names(),
                                     "a tuning parameter, ProblemSize or a wstune.Sizes variable"));
       c_.file.conditions.push_back(conds[i].at("Expression").is_string() ? conds[i].at("Expression").get<std::string>()
@@ -366,7 +399,8 @@ class Reader {
   void ndrange(const json& ks) {
     static constexpr const char* axes[3] = {"X", "Y", "Z"};
     const json& g = object(ks, "GlobalSize", true, "KernelSpecification");
-    if (!g.contains("X")) fail(path_, "KernelSpecification.GlobalSize.X", "missing; give the NDRange, e.g. \"ProblemSize[0]\"");
+    if (!g.contains("X"))
+      fail(path_, "KernelSpecification.GlobalSize.X", "missing; give the NDRange, e.g. \"ProblemSize[0]\"");
     if (g.contains("Z") && !g.contains("Y")) fail(path_, "KernelSpecification.GlobalSize", "has Z but no Y");
     // A "1" in Y or Z is one work-item (Kernel Tuner writes all three); trailing ones do not add dimensions.
     c_.file.dims = 1;
@@ -392,7 +426,8 @@ class Reader {
     for (unsigned d = 0; d < 3; ++d) {
       const std::string at = std::string("KernelSpecification.LocalSize.") + axes[d];
       if (d < c_.file.dims) {
-        if (!l.contains(axes[d])) fail(path_, at, "missing; the NDRange has this dimension (or set wstune.LocalSize \"search\")");
+        if (!l.contains(axes[d]))
+          fail(path_, at, "missing; the NDRange has this dimension (or set wstune.LocalSize \"search\")");
         c_.local[d] = parse(l.at(axes[d]), at, names, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
         c_.file.local[d] = c_.local[d]->text();
       } else {
@@ -404,18 +439,27 @@ class Reader {
   Fill fill_of(const json& a, const std::string& at, const ElementType& type, bool reference) {
     Fill f;
     const std::string t = a.contains("FillType") ? string(a, "FillType", at) : std::string("Constant");
-    if (t == "Constant") f.type = FillType::constant;
-    else if (t == "Random") f.type = FillType::random;
-    else if (t == "Generator") f.type = FillType::generator;
-    else if (t == "BinaryRaw") f.type = FillType::binary_raw;
-    else fail(path_, at + ".FillType", fmt::format("'{}' is not supported; use Constant, Random, Generator or BinaryRaw (Script and BinaryHDF are not)", t));
+    if (t == "Constant")
+      f.type = FillType::constant;
+    else if (t == "Random")
+      f.type = FillType::random;
+    else if (t == "Generator")
+      f.type = FillType::generator;
+    else if (t == "BinaryRaw")
+      f.type = FillType::binary_raw;
+    else
+      fail(
+          path_, at + ".FillType",
+          fmt::format(
+              "'{}' is not supported; use Constant, Random, Generator or BinaryRaw (Script and BinaryHDF are not)", t));
     f.value = number(a, "FillValue", at, f.type == FillType::random ? 1.0 : 0.0);
     if (a.contains("RandomSeed")) {
       if (!a.at("RandomSeed").is_number_unsigned()) fail(path_, at + ".RandomSeed", "is not a non-negative integer");
       f.seed = a.at("RandomSeed").get<std::uint64_t>();
     }
     if (f.type == FillType::generator) {
-      if (!a.contains("DataSource")) fail(path_, at + ".DataSource", "missing; a Generator's DataSource is an expression of i, e.g. \"i % 7\"");
+      if (!a.contains("DataSource"))
+        fail(path_, at + ".DataSource", "missing; a Generator's DataSource is an expression of i, e.g. \"i % 7\"");
       auto names = size_names();
       names.insert("i");
       generator_ = parse(a.at("DataSource"), at + ".DataSource", names, "i, ProblemSize or a wstune.Sizes variable");
@@ -458,8 +502,10 @@ class Reader {
     TuningFileArgument arg = declaration(a, at, i, names);
     generator_.reset();
     std::optional<expr::Expression> size, scalar;
-    if (arg.kind == ArgumentKind::scalar) scalar = scalar_argument(a, at, arg);
-    else size = sized_argument(a, at, arg);
+    if (arg.kind == ArgumentKind::scalar)
+      scalar = scalar_argument(a, at, arg);
+    else
+      size = sized_argument(a, at, arg);
     c_.sizes.push_back(size);
     c_.generators.push_back(generator_);
     c_.scalar_values.push_back(scalar);
@@ -479,16 +525,24 @@ class Reader {
       fail(path_, at + ".Type", e.what());
     }
     const std::string mem = string(a, "MemoryType", at);
-    if (mem == "Scalar") arg.kind = ArgumentKind::scalar;
-    else if (mem == "Vector") arg.kind = ArgumentKind::vector;
-    else if (mem == "Local") arg.kind = ArgumentKind::local;
-    else fail(path_, at + ".MemoryType", fmt::format("'{}' is not supported; use Scalar, Vector or Local", mem));
+    if (mem == "Scalar")
+      arg.kind = ArgumentKind::scalar;
+    else if (mem == "Vector")
+      arg.kind = ArgumentKind::vector;
+    else if (mem == "Local")
+      arg.kind = ArgumentKind::local;
+    else
+      fail(path_, at + ".MemoryType", fmt::format("'{}' is not supported; use Scalar, Vector or Local", mem));
     if (a.contains("AccessType")) {
       const std::string acc = string(a, "AccessType", at);
-      if (acc == "ReadOnly") arg.access = Access::read_only;
-      else if (acc == "WriteOnly") arg.access = Access::write_only;
-      else if (acc == "ReadWrite") arg.access = Access::read_write;
-      else fail(path_, at + ".AccessType", fmt::format("'{}' is not ReadOnly, WriteOnly or ReadWrite", acc));
+      if (acc == "ReadOnly")
+        arg.access = Access::read_only;
+      else if (acc == "WriteOnly")
+        arg.access = Access::write_only;
+      else if (acc == "ReadWrite")
+        arg.access = Access::read_write;
+      else
+        fail(path_, at + ".AccessType", fmt::format("'{}' is not ReadOnly, WriteOnly or ReadWrite", acc));
     }
     return arg;
   }
@@ -514,8 +568,9 @@ class Reader {
     const bool local = arg.kind == ArgumentKind::local;
     auto allowed = config_names();
     if (local) allowed.insert("LocalSize");
-    const char* what = local ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
-                             : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable";
+    const char* what = local
+                           ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
+                           : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable";
     expr::Expression size = parse(a.at("Size"), at + ".Size", allowed, what);
     arg.size = size.text();
     if (arg.kind == ArgumentKind::vector) arg.fill = fill_of(a, at, arg.type, false);
@@ -549,8 +604,10 @@ class Reader {
       const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
                                    [&](const TuningFileArgument& a) { return a.name == r.target; });
       if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector || it->access == Access::read_only)
-        fail(path_, at + ".TargetName", fmt::format("'{}' is not a Vector argument the kernel writes (WriteOnly or ReadWrite)", r.target));
-      if (!targets.insert(r.target).second) fail(path_, at + ".TargetName", fmt::format("'{}' has two references", r.target));
+        fail(path_, at + ".TargetName",
+             fmt::format("'{}' is not a Vector argument the kernel writes (WriteOnly or ReadWrite)", r.target));
+      if (!targets.insert(r.target).second)
+        fail(path_, at + ".TargetName", fmt::format("'{}' has two references", r.target));
       if (!refs[i].contains("FillType")) fail(path_, at + ".FillType", "missing; T1 requires it");
       generator_.reset();
       r.fill = fill_of(refs[i], at, it->type, true);
@@ -563,9 +620,9 @@ class Reader {
         std::error_code ec;
         const auto have = fs::file_size(r.fill.data_source, ec);
         if (have != want)
-          fail(path_, at + ".DataSource", fmt::format("{} has {} bytes, but {} ({} elements of {}) needs {}",
-                                                      r.fill.data_source, have, r.target, c_.buffer_elements(a, n),
-                                                      it->type.name(), want));
+          fail(path_, at + ".DataSource",
+               fmt::format("{} has {} bytes, but {} ({} elements of {}) needs {}", r.fill.data_source, have, r.target,
+                           c_.buffer_elements(a, n), it->type.name(), want));
       }
       c_.reference_generators.push_back(generator_);
       c_.file.references.push_back(std::move(r));
@@ -580,12 +637,16 @@ class Reader {
       const std::string t = string(b[i], "Type", at);
       const double v = number(b[i], "BudgetValue", at, -1);
       if (!(v > 0)) fail(path_, at + ".BudgetValue", "missing or not positive");
-      if (t == "ConfigurationCount") c_.file.budget_count = static_cast<unsigned>(std::min(v, 4e9));
+      if (t == "ConfigurationCount")
+        c_.file.budget_count = static_cast<unsigned>(std::min(v, 4e9));
       else if (t == "ConfigurationFraction") {
         if (v > 1) fail(path_, at + ".BudgetValue", "a fraction of the space is at most 1");
         c_.file.budget_fraction = v;
-      } else if (t == "TuningDuration") c_.file.budget_seconds = v;
-      else fail(path_, at + ".Type", fmt::format("'{}' is not TuningDuration, ConfigurationCount or ConfigurationFraction", t));
+      } else if (t == "TuningDuration")
+        c_.file.budget_seconds = v;
+      else
+        fail(path_, at + ".Type",
+             fmt::format("'{}' is not TuningDuration, ConfigurationCount or ConfigurationFraction", t));
     }
   }
 
@@ -594,15 +655,32 @@ class Reader {
     if (s.empty()) return;
     const std::string name = string(s, "Name", "Search");
     // T1/KTT and Kernel Tuner names → wstune's strategies.
-    static const std::map<std::string, std::string, std::less<>> names{
-        {"Deterministic", "exhaustive"}, {"FullSearch", "exhaustive"}, {"Exhaustive", "exhaustive"},
-        {"BruteForce", "exhaustive"}, {"brute_force", "exhaustive"}, {"Random", "random"},
-        {"RandomSearch", "random"}, {"random_sample", "random"}, {"Guided", "guided"},
-        {"greedy_ils", "guided"}, {"greedy_mls", "guided"}, {"basinhopping", "guided"},
-        {"firefly_algorithm", "guided"}, {"pso", "guided"}, {"genetic_algorithm", "genetic"},
-        {"simulated_annealing", "annealing"}, {"dual_annealing", "annealing"}, {"bayes_opt", "bayes"},
-        {"mls", "guided"}, {"ordered_greedy_mls", "guided"}, {"diff_evo", "differential"}, {"minimize", "guided"},
-        {"Annealing", "annealing"}, {"MCMC", "guided"}, {"ProfileBased", "guided"}, {"Auto", "auto"}};
+    static const std::map<std::string, std::string, std::less<>> names{{"Deterministic", "exhaustive"},
+                                                                       {"FullSearch", "exhaustive"},
+                                                                       {"Exhaustive", "exhaustive"},
+                                                                       {"BruteForce", "exhaustive"},
+                                                                       {"brute_force", "exhaustive"},
+                                                                       {"Random", "random"},
+                                                                       {"RandomSearch", "random"},
+                                                                       {"random_sample", "random"},
+                                                                       {"Guided", "guided"},
+                                                                       {"greedy_ils", "guided"},
+                                                                       {"greedy_mls", "guided"},
+                                                                       {"basinhopping", "guided"},
+                                                                       {"firefly_algorithm", "guided"},
+                                                                       {"pso", "guided"},
+                                                                       {"genetic_algorithm", "genetic"},
+                                                                       {"simulated_annealing", "annealing"},
+                                                                       {"dual_annealing", "annealing"},
+                                                                       {"bayes_opt", "bayes"},
+                                                                       {"mls", "guided"},
+                                                                       {"ordered_greedy_mls", "guided"},
+                                                                       {"diff_evo", "differential"},
+                                                                       {"minimize", "guided"},
+                                                                       {"Annealing", "annealing"},
+                                                                       {"MCMC", "guided"},
+                                                                       {"ProfileBased", "guided"},
+                                                                       {"Auto", "auto"}};
     const auto it = names.find(name);
     if (it == names.end()) {
       std::set<std::string> all;
@@ -624,7 +702,8 @@ class Reader {
 
   void device(const json& ks) {
     const json& d = object(ks, "Device", false, "KernelSpecification");
-    if (d.contains("Name")) c_.file.device = string(d, "Name", "KernelSpecification.Device");
+    if (d.contains("Name"))
+      c_.file.device = string(d, "Name", "KernelSpecification.Device");
     else if (d.contains("PlatformId") || d.contains("DeviceId"))
       c_.file.device = fmt::format("{}:{}", static_cast<int>(number(d, "PlatformId", "KernelSpecification.Device", 0)),
                                    static_cast<int>(number(d, "DeviceId", "KernelSpecification.Device", 0)));
@@ -641,19 +720,23 @@ class Reader {
     const auto& args = c_.file.arguments;
     if (params->size() != args.size()) {
       fail(path_, "KernelSpecification.Arguments",
-           fmt::format("lists {} arguments but __kernel {} in {} takes {}; list every parameter in order",
-                       args.size(), c_.file.kernel_name, c_.file.kernel_file, params->size()));
+           fmt::format("lists {} arguments but __kernel {} in {} takes {}; list every parameter in order", args.size(),
+                       c_.file.kernel_name, c_.file.kernel_file, params->size()));
     }
     for (std::size_t i = 0; i < args.size(); ++i) {
       const AddressSpace s = (*params)[i].space;
-      const bool ok = (args[i].kind == ArgumentKind::vector && (s == AddressSpace::global || s == AddressSpace::constant)) ||
-                      (args[i].kind == ArgumentKind::local && s == AddressSpace::local) ||
-                      (args[i].kind == ArgumentKind::scalar && s == AddressSpace::none);
+      const bool ok =
+          (args[i].kind == ArgumentKind::vector && (s == AddressSpace::global || s == AddressSpace::constant)) ||
+          (args[i].kind == ArgumentKind::local && s == AddressSpace::local) ||
+          (args[i].kind == ArgumentKind::scalar && s == AddressSpace::none);
       if (!ok) {
         fail(path_, fmt::format("KernelSpecification.Arguments[{}]", i),
              fmt::format("'{}' is a {} argument but the kernel's parameter {} is '{}'; Vector is __global (or "
                          "__constant), Local is __local, Scalar is a value",
-                         args[i].name, args[i].kind == ArgumentKind::vector ? "Vector" : args[i].kind == ArgumentKind::local ? "Local" : "Scalar",
+                         args[i].name,
+                         args[i].kind == ArgumentKind::vector  ? "Vector"
+                         : args[i].kind == ArgumentKind::local ? "Local"
+                                                               : "Scalar",
                          i, (*params)[i].text));
       }
       if (args[i].kind == ArgumentKind::vector && s == AddressSpace::constant && args[i].access != Access::read_only)
@@ -675,17 +758,21 @@ class Reader {
     s.units = split_units(sp, s.dim);
     const auto config = config_names();
     if (sp.contains("Granularity"))
-      s.granularity = parse(sp.at("Granularity"), "wstune.Split.Granularity", config, "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.granularity = parse(sp.at("Granularity"), "wstune.Split.Granularity", config,
+                            "a tuning parameter, ProblemSize or a wstune.Sizes variable");
     auto with_units = config;
     with_units.insert("units");
     if (sp.contains("WorkItems"))
-      s.work_items = parse(sp.at("WorkItems"), "wstune.Split.WorkItems", with_units, "units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.work_items = parse(sp.at("WorkItems"), "wstune.Split.WorkItems", with_units,
+                           "units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
     split_buffers(sp, with_units, s);
     for (std::size_t a = 0; a < c_.file.arguments.size(); ++a) {
       const auto& arg = c_.file.arguments[a];
       if (arg.kind == ArgumentKind::vector && arg.access != Access::read_only && !s.first[a])
-        fail(path_, "wstune.Split.Buffers", fmt::format("has no range for '{}', which the kernel writes: give its "
-                                                        "First and Count (each device returns only its slice)", arg.name));
+        fail(path_, "wstune.Split.Buffers",
+             fmt::format("has no range for '{}', which the kernel writes: give its "
+                         "First and Count (each device returns only its slice)",
+                         arg.name));
     }
     c_.split = std::move(s);
   }
@@ -695,8 +782,9 @@ class Reader {
     const std::string dim = sp.contains("Dimension") ? string(sp, "Dimension", "wstune.Split") : std::string("X");
     const unsigned d = dim == "X" ? 0 : dim == "Y" ? 1 : dim == "Z" ? 2 : 3;
     if (d >= c_.file.dims)
-      fail(path_, "wstune.Split.Dimension", fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim,
-                                                        c_.file.dims, c_.file.dims > 1 ? ", Y" : ""));
+      fail(path_, "wstune.Split.Dimension",
+           fmt::format("'{}' is not a dimension of the {}-D NDRange; use X{}", dim, c_.file.dims,
+                       c_.file.dims > 1 ? ", Y" : ""));
     return d;
   }
 
@@ -720,12 +808,15 @@ class Reader {
       const std::string at = "wstune.Split.Buffers." + name;
       const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
                                    [&, n = name](const TuningFileArgument& a) { return a.name == n; });
-      if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector) fail(path_, at, "is not a Vector argument's Name");
+      if (it == c_.file.arguments.end() || it->kind != ArgumentKind::vector)
+        fail(path_, at, "is not a Vector argument's Name");
       if (!r.is_object() || !r.contains("First") || !r.contains("Count"))
         fail(path_, at, "needs First and Count: the element range a slice reads or writes");
       const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
-      s.first[a] = parse(r.at("First"), at + ".First", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
-      s.count[a] = parse(r.at("Count"), at + ".Count", range_names, "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.first[a] = parse(r.at("First"), at + ".First", range_names,
+                         "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
+      s.count[a] = parse(r.at("Count"), at + ".Count", range_names,
+                         "first, units, a tuning parameter, ProblemSize or a wstune.Sizes variable");
     }
   }
 
@@ -738,17 +829,22 @@ class Reader {
       const json& rc = object(w, "ReferenceConfiguration", true, "wstune");
       json params = json::object();
       for (const auto& p : c_.file.parameters) {
-        if (!rc.contains(p.name)) fail(path_, "wstune.ReferenceConfiguration", fmt::format("misses parameter {}", p.name));
+        if (!rc.contains(p.name))
+          fail(path_, "wstune.ReferenceConfiguration", fmt::format("misses parameter {}", p.name));
         if (std::find(p.values.begin(), p.values.end(), rc.at(p.name)) == p.values.end())
-          fail(path_, "wstune.ReferenceConfiguration." + p.name, fmt::format("{} is not one of its Values", rc.at(p.name).dump()));
+          fail(path_, "wstune.ReferenceConfiguration." + p.name,
+               fmt::format("{} is not one of its Values", rc.at(p.name).dump()));
         params[p.name] = rc.at(p.name);
       }
-      if (rc.size() != c_.file.parameters.size()) fail(path_, "wstune.ReferenceConfiguration", "names something that is not a tuning parameter");
+      if (rc.size() != c_.file.parameters.size())
+        fail(path_, "wstune.ReferenceConfiguration", "names something that is not a tuning parameter");
       c_.file.reference_params = params;
     }
     if (!c_.file.reference_params.empty() || c_.file.parameters.empty()) {
       if (!satisfies(c_.file.reference_params))
-        fail(path_, w.contains("ReferenceConfiguration") ? "wstune.ReferenceConfiguration" : "ConfigurationSpace.TuningParameters",
+        fail(path_,
+             w.contains("ReferenceConfiguration") ? "wstune.ReferenceConfiguration"
+                                                  : "ConfigurationSpace.TuningParameters",
              fmt::format("the reference configuration ({}) violates the Conditions; name one that satisfies them",
                          c_.file.reference_params.dump()));
       (void)c_.global_size(n, c_.file.reference_params);
@@ -758,7 +854,8 @@ class Reader {
     std::vector<std::size_t> idx(c_.file.parameters.size(), 0);
     for (;;) {
       json params = json::object();
-      for (std::size_t k = 0; k < idx.size(); ++k) params[c_.file.parameters[k].name] = c_.file.parameters[k].values[idx[k]];
+      for (std::size_t k = 0; k < idx.size(); ++k)
+        params[c_.file.parameters[k].name] = c_.file.parameters[k].values[idx[k]];
       if (satisfies(params)) {
         c_.file.reference_params = params;
         (void)c_.global_size(n, params);
@@ -783,6 +880,8 @@ class Reader {
 
 }  // namespace
 
-CompiledFile compile_tuning_file(const std::string& path) { return Reader(path).run(); }
+CompiledFile compile_tuning_file(const std::string& path) {
+  return Reader(path).run();
+}
 
 }  // namespace wstune::t1

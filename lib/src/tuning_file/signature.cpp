@@ -28,7 +28,9 @@ std::string strip_comments(std::string_view s) {
   return out;
 }
 
-bool ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // Positions of `word` as a whole word.
 std::vector<std::size_t> words(const std::string& s, std::string_view word) {
@@ -41,7 +43,9 @@ std::vector<std::size_t> words(const std::string& s, std::string_view word) {
   return at;
 }
 
-bool has_word(const std::string& s, std::string_view w) { return !words(s, w).empty(); }
+bool has_word(const std::string& s, std::string_view w) {
+  return !words(s, w).empty();
+}
 
 std::string collapse(std::string_view s) {
   std::string out;
@@ -67,23 +71,29 @@ std::optional<std::vector<KernelParameter>> kernel_parameters(std::string_view s
     while (open < s.size() && std::isspace(static_cast<unsigned char>(s[open]))) ++open;
     if (open >= s.size() || s[open] != '(') continue;
     const std::size_t decl = s.find_last_of(";}", at);
-    const std::string head = s.substr(decl == std::string::npos ? 0 : decl + 1, at - (decl == std::string::npos ? 0 : decl + 1));
+    const std::string head =
+        s.substr(decl == std::string::npos ? 0 : decl + 1, at - (decl == std::string::npos ? 0 : decl + 1));
     if (!(has_word(head, "__kernel") || has_word(head, "kernel")) || !has_word(head, "void")) continue;
     std::vector<KernelParameter> params;
     int depth = 0;
     std::size_t start = open + 1, i = open + 1;
     for (; i < s.size(); ++i) {
       const char c = s[i];
-      if (c == '(' || c == '[') ++depth;
-      else if ((c == ')' || c == ']') && depth > 0) --depth;
+      if (c == '(' || c == '[')
+        ++depth;
+      else if ((c == ')' || c == ']') && depth > 0)
+        --depth;
       else if ((c == ',' && depth == 0) || (c == ')' && depth == 0)) {
         const std::string text = collapse(s.substr(start, i - start));
         if (!text.empty() && text != "void") {
           KernelParameter p;
           p.text = text;
-          if (has_word(text, "__global") || has_word(text, "global")) p.space = AddressSpace::global;
-          else if (has_word(text, "__constant") || has_word(text, "constant")) p.space = AddressSpace::constant;
-          else if (has_word(text, "__local") || has_word(text, "local")) p.space = AddressSpace::local;
+          if (has_word(text, "__global") || has_word(text, "global"))
+            p.space = AddressSpace::global;
+          else if (has_word(text, "__constant") || has_word(text, "constant"))
+            p.space = AddressSpace::constant;
+          else if (has_word(text, "__local") || has_word(text, "local"))
+            p.space = AddressSpace::local;
           params.push_back(std::move(p));
         }
         start = i + 1;

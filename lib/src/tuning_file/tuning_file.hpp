@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wstune/configuration.hpp"
 #include "kernel/host_buffer.hpp"
 #include "kernel/kernel.hpp"
+#include "wstune/configuration.hpp"
 #include "wstune/types.hpp"
 
 namespace wstune {
@@ -65,12 +65,12 @@ struct Fill {
 
 /// One kernel argument (T1 `KernelSpecification.Arguments[]`), in kernel order.
 struct TuningFileArgument {
-  std::string name;                       ///< its name (for references and messages)
+  std::string name;                          ///< its name (for references and messages)
   ArgumentKind kind = ArgumentKind::vector;  ///< scalar, vector or local
-  ElementType type = kFloat32;            ///< element type
-  Access access = Access::read_write;     ///< vector: how the kernel uses it
-  std::string size;                       ///< vector/local: element count, an expression
-  Fill fill;                              ///< scalar: its value (FillValue); vector: its initial contents
+  ElementType type = kFloat32;               ///< element type
+  Access access = Access::read_write;        ///< vector: how the kernel uses it
+  std::string size;                          ///< vector/local: element count, an expression
+  Fill fill;                                 ///< scalar: its value (FillValue); vector: its initial contents
   /// scalar: wstune.ScalarValues' expression for it (of the sizes and the
   /// parameters, e.g. "ProblemSize[0]"), used instead of FillValue; "" for none.
   std::string value_expression;
@@ -78,50 +78,50 @@ struct TuningFileArgument {
 
 /// One expected output (T1 `ReferenceArguments[]`).
 struct TuningFileReference {
-  std::string name;        ///< its name
-  std::string target;      ///< the written vector argument it checks (TargetName)
-  Fill fill;               ///< the expected contents
+  std::string name;    ///< its name
+  std::string target;  ///< the written vector argument it checks (TargetName)
+  Fill fill;           ///< the expected contents
   ValidationMethod method = ValidationMethod::side_by_side_relative;  ///< the comparison
-  double threshold = 1e-4; ///< ValidationThreshold
+  double threshold = 1e-4;                                            ///< ValidationThreshold
 };
 
 /// A read and validated tuning file. Every expression parsed, every name
 /// checked, every file found; sizes and values are evaluated for a problem.
 struct TuningFile {
-  std::string path;                        ///< the file as given
-  std::string kernel_name;                 ///< KernelName: the __kernel function
-  std::string kernel_file;                 ///< KernelFile resolved against the file's directory
-  std::string source;                      ///< the kernel file's text
+  std::string path;                           ///< the file as given
+  std::string kernel_name;                    ///< KernelName: the __kernel function
+  std::string kernel_file;                    ///< KernelFile resolved against the file's directory
+  std::string source;                         ///< the kernel file's text
   std::vector<std::string> compiler_options;  ///< CompilerOptions
-  std::vector<TuningParameter> parameters; ///< TuningParameters with their values evaluated
-  std::vector<std::string> conditions;     ///< Conditions' expressions
-  unsigned dims = 1;                       ///< NDRange dimensions: 1 + Y given + Z given
-  std::array<std::string, 3> global;       ///< GlobalSize X, Y, Z (work-items; "1" beyond dims)
-  std::array<std::string, 3> local;        ///< LocalSize X, Y, Z (ignored when the local size is searched)
-  bool search_local = false;               ///< wstune.LocalSize = "search": group shapes are searched per parameter set
-  bool guards_bounds = false;              ///< wstune.GuardsBounds: the kernel checks its NDRange bounds
-  Priority priority = Priority::none;      ///< wstune.Priority ("x", "y"; paper §3.2.3)
-  std::vector<TuningFileArgument> arguments;   ///< Arguments, kernel order
-  std::vector<TuningFileReference> references; ///< ReferenceArguments
+  std::vector<TuningParameter> parameters;    ///< TuningParameters with their values evaluated
+  std::vector<std::string> conditions;        ///< Conditions' expressions
+  unsigned dims = 1;                          ///< NDRange dimensions: 1 + Y given + Z given
+  std::array<std::string, 3> global;          ///< GlobalSize X, Y, Z (work-items; "1" beyond dims)
+  std::array<std::string, 3> local;           ///< LocalSize X, Y, Z (ignored when the local size is searched)
+  bool search_local = false;           ///< wstune.LocalSize = "search": group shapes are searched per parameter set
+  bool guards_bounds = false;          ///< wstune.GuardsBounds: the kernel checks its NDRange bounds
+  Priority priority = Priority::none;  ///< wstune.Priority ("x", "y"; paper §3.2.3)
+  std::vector<TuningFileArgument> arguments;    ///< Arguments, kernel order
+  std::vector<TuningFileReference> references;  ///< ReferenceArguments
   /// Comparison of written buffers without a reference of their own, against
   /// the reference configuration's (wstune.Validation; by default
   /// SideBySideRelativeComparison 1e-4 for floats, exact for integers).
   std::optional<ValidationMethod> default_method;
-  double default_threshold = 1e-4;         ///< with default_method
-  std::vector<std::size_t> problem_size;   ///< ProblemSize (Kernel Tuner's KernelSpecification field), 1–3 entries
+  double default_threshold = 1e-4;        ///< with default_method
+  std::vector<std::size_t> problem_size;  ///< ProblemSize (Kernel Tuner's KernelSpecification field), 1–3 entries
   /// wstune.Sizes: named size variables and their default values, usable in
   /// every expression and bound with --size NAME=V.
   std::vector<std::pair<std::string, std::size_t>> size_variables;
   /// wstune.ReferenceConfiguration, else each parameter's "Default" when
   /// every one has it, else empty (the first valid configuration).
   nlohmann::json reference_params = nlohmann::json::object();
-  std::string strategy;                    ///< Search.Name as a wstune strategy ("" when absent)
-  std::optional<std::uint64_t> search_seed;    ///< Search.Attributes "Seed"
-  std::optional<unsigned> budget_count;    ///< Budget ConfigurationCount
-  std::optional<double> budget_fraction;   ///< Budget ConfigurationFraction (of the space)
-  std::optional<double> budget_seconds;    ///< Budget TuningDuration (s)
-  std::string device;                      ///< KernelSpecification.Device as a selector ("" when absent)
-  nlohmann::json split = nlohmann::json();     ///< wstune.Split, raw (how the kernel splits across devices)
+  std::string strategy;                      ///< Search.Name as a wstune strategy ("" when absent)
+  std::optional<std::uint64_t> search_seed;  ///< Search.Attributes "Seed"
+  std::optional<unsigned> budget_count;      ///< Budget ConfigurationCount
+  std::optional<double> budget_fraction;     ///< Budget ConfigurationFraction (of the space)
+  std::optional<double> budget_seconds;      ///< Budget TuningDuration (s)
+  std::string device;                        ///< KernelSpecification.Device as a selector ("" when absent)
+  nlohmann::json split = nlohmann::json();   ///< wstune.Split, raw (how the kernel splits across devices)
 };
 
 /// Reads and validates a tuning file: required fields and their types, every

@@ -10,7 +10,9 @@ using wstune::test::fake_device;
 
 namespace {
 
-KernelKey key(const std::string& name) { return {name, "0123456789abcdef", ""}; }
+KernelKey key(const std::string& name) {
+  return {name, "0123456789abcdef", ""};
+}
 
 // A best that beat NULL by `speedup` (null_ms / median_ms).
 void store_best(Store& s, const DeviceInfo& d, const KernelKey& kernel, Extent global, LocalSize local,
@@ -54,7 +56,7 @@ TEST(Lookup, ExactThenNearestValidShape) {
   const DeviceInfo d = fake_device("H100");
   store_best(s, d, "matmul", k1024, Extent{32, 8, 2});
   store_best(s, d, "matmul", {4096, 4096, 2}, Extent{64, 4, 2});
-  store_best(s, d, "matmul", {1000, 1000, 2}, Extent{8, 8, 2});  // nearest to 1024 but 8 divides 1024: valid
+  store_best(s, d, "matmul", {1000, 1000, 2}, Extent{8, 8, 2});    // nearest to 1024 but 8 divides 1024: valid
   store_best(s, d, "matmul", {1200, 1200, 2}, Extent{48, 16, 2});  // 48 does not divide 2048
   Lookup l(s, no_rule());
   auto r = l.find(d, key("matmul"), k1024);
@@ -243,8 +245,7 @@ TEST(Lookup, MatchesTheWholeKernelIdentity) {
   EXPECT_EQ(l.find(d, a, k1024).level, LookupLevel::exact);
   EXPECT_EQ(l.find(d, a, {1024, 512, 2}).level, LookupLevel::nearest);
   for (const KernelKey& other : {KernelKey{"stencil", "00000000000000aa", "-DN=8"},
-                                 KernelKey{"stencil", "00000000000000bb", "-DN=4"},
-                                 KernelKey{"stencil", "", ""}}) {
+                                 KernelKey{"stencil", "00000000000000bb", "-DN=4"}, KernelKey{"stencil", "", ""}}) {
     EXPECT_EQ(l.find(d, other, k1024).level, LookupLevel::null_) << other.source_hash << " " << other.build_options;
     EXPECT_EQ(l.find(d, other, {1024, 512, 2}).level, LookupLevel::null_);
   }

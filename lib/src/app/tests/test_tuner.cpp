@@ -134,9 +134,9 @@ TEST(Tuner, DocExampleRuns) {
   kernel.setArg(1, out);
   auto& queue = cl.queue;
   setenv("WSTUNE_DB", ":memory:", 1);
-  wstune::Tuner tuner;                                        // default database
+  wstune::Tuner tuner;  // default database
   auto local = tuner.local_size(queue, kernel, cl::NDRange(1024, 1024));
-  tuner.launch(queue, kernel, cl::NDRange(1024, 1024));      // enqueues with it
+  tuner.launch(queue, kernel, cl::NDRange(1024, 1024));  // enqueues with it
   unsetenv("WSTUNE_DB");
   queue.finish();
   EXPECT_TRUE(local_fits(local, {1024, 1024, 2}, tuner.device_info(queue())));
@@ -235,7 +235,8 @@ TEST(Tuner, DynamicTuningSpreadsTrialsOverLaunches) {
   EXPECT_LE(trials.size(), 2 * online_launches + 2);
   EXPECT_GE(online_launches, 2u) << "the search was spread over launches";
   std::set<std::string> shapes;
-  for (const auto& t : trials) EXPECT_TRUE(shapes.insert(to_string(t.local)).second) << "measured twice: " << to_string(t.local);
+  for (const auto& t : trials)
+    EXPECT_TRUE(shapes.insert(to_string(t.local)).second) << "measured twice: " << to_string(t.local);
   EXPECT_EQ(store.best_configs({}).size(), 1u);
 }
 
@@ -319,8 +320,10 @@ __kernel void groupsum(__global const float* in, __global float* out, __local fl
   EXPECT_EQ(cl.read(bout, n), in);
   bool null_refused = false;
   for (const auto& t : store.trials(store.sessions().at(0).id)) {
-    if (!t.local) null_refused = t.status == TrialStatus::constraints;
-    else EXPECT_EQ(t.status, TrialStatus::correct) << to_string(t.local) << " " << t.error;
+    if (!t.local)
+      null_refused = t.status == TrialStatus::constraints;
+    else
+      EXPECT_EQ(t.status, TrialStatus::correct) << to_string(t.local) << " " << t.error;
   }
   EXPECT_TRUE(null_refused);
 }

@@ -2,19 +2,19 @@
 // tuning parameters (no OpenCL).
 #include <gtest/gtest.h>
 
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 #include <cstdlib>
 #include <cstring>
 #include <memory_resource>
-#include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
 
 #include <cmath>
 #include <set>
 
-#include "wstune/configuration.hpp"
-#include "wstune/error.hpp"
 #include "kernel/host_buffer.hpp"
 #include "space/search_space.hpp"
+#include "wstune/configuration.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 using nlohmann::json;
@@ -204,7 +204,7 @@ TEST(HostBuffer, ConversionsSaturateAndHalfRoundsToNearestEven) {
   EXPECT_EQ(component(h, 2), 65504.0);  // the largest half
   EXPECT_TRUE(std::isinf(component(h, 3)));
   EXPECT_EQ(component(h, 4), 5.960464477539063e-08);  // the smallest subnormal half
-  EXPECT_EQ(component(h, 5), 1.0);  // halfway: ties to even
+  EXPECT_EQ(component(h, 5), 1.0);                    // halfway: ties to even
 }
 
 RC_GTEST_PROP(HostBuffer, HalfRoundTripsEveryFiniteHalf, ()) {

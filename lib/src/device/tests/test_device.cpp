@@ -24,7 +24,7 @@ TEST(NvidiaTable, KnownComputeCapabilities) {
   EXPECT_EQ(nvidia_fp32_cores_per_sm(3, 5), 192u);  // Tesla K20 (paper Table 2)
   EXPECT_EQ(nvidia_fp32_cores_per_sm(2, 1), 48u);   // Quadro 2000D (paper Table 2)
   EXPECT_EQ(nvidia_fp32_cores_per_sm(2, 0), 32u);
-  EXPECT_EQ(nvidia_fp32_cores_per_sm(1, 0), 8u);    // GeForce 8800GTS (paper Table 2)
+  EXPECT_EQ(nvidia_fp32_cores_per_sm(1, 0), 8u);  // GeForce 8800GTS (paper Table 2)
   EXPECT_FALSE(nvidia_fp32_cores_per_sm(4, 0).has_value());
   EXPECT_FALSE(nvidia_fp32_cores_per_sm(99, 0).has_value());
 }
@@ -37,11 +37,12 @@ TEST(AmdQuery, SimdProduct) {
 }
 
 TEST(PeOverrides, FileFormatAndLongestMatch) {
-  auto o = PeOverrides::parse_file_text("# comment\n[pe_per_cu]\nNVIDIA H100 = 128\nNVIDIA = 64\npthread=8\n", "test.conf");
+  auto o =
+      PeOverrides::parse_file_text("# comment\n[pe_per_cu]\nNVIDIA H100 = 128\nNVIDIA = 64\npthread=8\n", "test.conf");
   EXPECT_EQ(o.size(), 3u);
   EXPECT_EQ(o.lookup("NVIDIA H100 80GB HBM3"), 128u);  // longest key wins
   EXPECT_EQ(o.lookup("NVIDIA A100"), 64u);
-  EXPECT_EQ(o.lookup("PTHREAD-skylake"), 8u);          // case-insensitive
+  EXPECT_EQ(o.lookup("PTHREAD-skylake"), 8u);  // case-insensitive
   EXPECT_FALSE(o.lookup("gfx90a").has_value());
 }
 

@@ -8,11 +8,11 @@
 
 #include <fmt/format.h>
 
-#include "test_pocl_util.hpp"
 #include "device/bandwidth.hpp"
-#include "wstune/error.hpp"
-#include "split/multi_device.hpp"
 #include "device/pinned_memory.hpp"
+#include "split/multi_device.hpp"
+#include "test_pocl_util.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 using wstune::test::pocl_devices;
@@ -129,8 +129,8 @@ TEST(SplitTransfers, BytesPerDeviceAndVerifiedGather) {
   }
   const KernelSpec& tr = kernel_spec("trapezoid");
   MultiDeviceRunner mt(devices, tr, tr.parse_size("10000:8"));
-  const SplitRunResult t = mt.run({Block{0, 0, 3000}, Block{0, 3000, 10000}}, {LocalSize{Extent{10, 1, 1}}, std::nullopt},
-                                  quick);
+  const SplitRunResult t =
+      mt.run({Block{0, 0, 3000}, Block{0, 3000, 10000}}, {LocalSize{Extent{10, 1, 1}}, std::nullopt}, quick);
   ASSERT_TRUE(t.ok()) << t.error;
   EXPECT_EQ(t.slices[0].d2h_bytes, 12u * 4);  // chunks 0..11
   EXPECT_EQ(t.slices[1].d2h_bytes, 29u * 4);  // chunks 11..39
@@ -155,10 +155,10 @@ TEST(Overlap, ChunksVerifyAndMoveTheBlocksBytes) {
     std::size_t chunks;  // expected on each device
   };
   const LocalSize l4{Extent{4, 4, 1, 2}};
-  for (const Case& c : {Case{"matmul", "64x48x32", 1, std::nullopt, 3}, Case{"matmul", "64x48x32", 0, l4, 3},
-                        Case{"bilinear", "37x29:150x130", 1, std::nullopt, 3},
-                        Case{"trapezoid", "10000:8", 0, LocalSize{Extent{10, 1, 1}}, 3},
-                        Case{"sort", "1000", 0, std::nullopt, 1}}) {
+  for (const Case& c :
+       {Case{"matmul", "64x48x32", 1, std::nullopt, 3}, Case{"matmul", "64x48x32", 0, l4, 3},
+        Case{"bilinear", "37x29:150x130", 1, std::nullopt, 3},
+        Case{"trapezoid", "10000:8", 0, LocalSize{Extent{10, 1, 1}}, 3}, Case{"sort", "1000", 0, std::nullopt, 1}}) {
     SCOPED_TRACE(fmt::format("{} {} dim {}", c.kernel, c.size, c.dim));
     const KernelSpec& k = kernel_spec(c.kernel);
     MultiDeviceRunner mr(devices, k, k.parse_size(c.size));
@@ -266,8 +266,8 @@ TEST(Overlap, RefusesWhatCannotRunAsData) {
   auto chunk = [&](std::size_t a, std::size_t b) {
     const Block sub{1, a, b};
     const std::size_t row = 16 * 4;
-    return OverlapChunk{sub, mm.block_inputs(p, inputs, sub),
-                        {ReadTarget{full[0].data() + a * row, (b - a) * row, 0, 0}}};
+    return OverlapChunk{
+        sub, mm.block_inputs(p, inputs, sub), {ReadTarget{full[0].data() + a * row, (b - a) * row, 0, 0}}};
   };
   // Moved in: a copy of a chunk copies its input views to the heap, and B
   // would no longer be one buffer that both chunks share.

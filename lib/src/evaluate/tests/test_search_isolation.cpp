@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "wstune/error.hpp"
-#include "search/search.hpp"
 #include "evaluate/trial.hpp"
+#include "search/search.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
@@ -39,10 +39,13 @@ class HangSpec final : public KernelSpec {
   std::vector<HostBuffer> reference(const Problem& p, const std::vector<HostBuffer>&) const override {
     return {HostBuffer::floats(p.n[0])};
   }
-  Verdict verify(const Problem&, const std::vector<HostBuffer>& out, const std::vector<HostBuffer>& ref) const override {
+  Verdict verify(const Problem&, const std::vector<HostBuffer>& out,
+                 const std::vector<HostBuffer>& ref) const override {
     return Verdict{out.at(0).size() == ref.at(0).size(), 0, 0, "size"};
   }
-  std::vector<HostBuffer> block_inputs(const Problem&, const std::vector<HostBuffer>&, const Block&) const override { return {}; }
+  std::vector<HostBuffer> block_inputs(const Problem&, const std::vector<HostBuffer>&, const Block&) const override {
+    return {};
+  }
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
     return {OutputBuffer{kFloat32, b.size(), b.size(), std::nullopt, false}};
   }
@@ -72,7 +75,9 @@ class HangSpec final : public KernelSpec {
 };
 
 // A configuration of a kernel without tuning parameters: its local size.
-Configuration local(LocalSize l) { return Configuration{nlohmann::json::object(), l}; }
+Configuration local(LocalSize l) {
+  return Configuration{nlohmann::json::object(), l};
+}
 
 EvaluatorConfig config(int timeout_ms) {
   EvaluatorConfig c;

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -34,13 +34,19 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 #pragma GCC diagnostic pop
 
 namespace wstune::expr {
 // Prints Values in GoogleTest messages as Python would.
-void PrintTo(const Value& v, std::ostream* os) { *os << v.repr(); }
+void PrintTo(const Value& v, std::ostream* os) {
+  *os << v.repr();
+}
 }  // namespace wstune::expr
 
 using namespace wstune::expr;
@@ -72,8 +78,12 @@ const MapEnv& env() {
   return e;
 }
 
-Value ev(std::string_view text, const Env& in = env()) { return Expression::parse(text).eval(in); }
-std::string rep(std::string_view text, const Env& in = env()) { return ev(text, in).repr(); }
+Value ev(std::string_view text, const Env& in = env()) {
+  return Expression::parse(text).eval(in);
+}
+std::string rep(std::string_view text, const Env& in = env()) {
+  return ev(text, in).repr();
+}
 
 // The ExprError that parsing and evaluating `text` throws (nullopt if none).
 std::optional<ExprError> error_of(std::string_view text, const Env& in = env()) {
@@ -140,8 +150,8 @@ TEST(ExpressionLiterals, Floats) {
   EXPECT_EQ(rep("1e-3"), "0.001");
   EXPECT_EQ(rep("1E3"), "1000.0");
   EXPECT_EQ(rep("1_000.5"), "1000.5");
-  EXPECT_EQ(rep("1e309"), "inf");     // beyond double: inf, as CPython
-  EXPECT_EQ(rep("1e-400"), "0.0");    // below the subnormals: 0.0
+  EXPECT_EQ(rep("1e309"), "inf");   // beyond double: inf, as CPython
+  EXPECT_EQ(rep("1e-400"), "0.0");  // below the subnormals: 0.0
   // Exponents beyond int64 (fuzz target expression, fuzz/regressions).
   EXPECT_EQ(rep("1e09223372036854775807"), "inf");
   EXPECT_EQ(rep("1e-9223372036854775808"), "0.0");
@@ -282,7 +292,7 @@ TEST(ExpressionArithmetic, Powers) {
   EXPECT_EQ(rep("2 ** -1"), "0.5");
   EXPECT_EQ(rep("0 ** 0"), "1");
   EXPECT_EQ(rep("(-2) ** 3"), "-8");
-  EXPECT_EQ(rep("-2 ** 2"), "-4");      // ** binds tighter than unary minus on its left
+  EXPECT_EQ(rep("-2 ** 2"), "-4");        // ** binds tighter than unary minus on its left
   EXPECT_EQ(rep("2 ** -1 ** 2"), "0.5");  // ... and takes a unary operand on its right
   EXPECT_EQ(rep("2 ** 3 ** 2"), "512");   // right-associative
   EXPECT_EQ(rep("(-2) ** 63"), "-9223372036854775808");
@@ -526,7 +536,8 @@ TEST(ExpressionBuiltins, OnlyTheSubsetsBuiltinsCanBeCalled) {
   expect_error("L[0](2)", Kind::unsupported, "call of a computed value", 4);
   MapEnv shadow = corpus_env();
   shadow.set("max", 3);
-  expect_error("max(1, 2)", Kind::type, "call of 'max', a int here", 0, shadow);  // Python: 'int' object is not callable
+  expect_error("max(1, 2)", Kind::type, "call of 'max', a int here", 0,
+               shadow);  // Python: 'int' object is not callable
   shadow.set("range", 1);
   expect_error("[i for i in range(3)]", Kind::type, "call of 'range'", 12, shadow);
   EXPECT_EQ(rep("[max(i, 1) for i in L]"), "[1, 2, 3]");
@@ -637,11 +648,16 @@ TEST(ExpressionErrors, MessagesNameClassPositionConstructAndTheSubset) {
 }
 
 TEST(ExpressionErrors, PythonClassNames) {
-  const std::map<std::string, std::string> expected = {
-      {"1 +", "SyntaxError"},     {"foo", "NameError"},         {"1 + 's'", "TypeError"},
-      {"max([])", "ValueError"},  {"1 // 0", "ZeroDivisionError"}, {"L[9]", "IndexError"},
-      {"int(1e309)", "OverflowError"}, {"lambda: 1", ""},       {"2 ** 64", ""},
-      {"range(10 ** 9)", ""}};
+  const std::map<std::string, std::string> expected = {{"1 +", "SyntaxError"},
+                                                       {"foo", "NameError"},
+                                                       {"1 + 's'", "TypeError"},
+                                                       {"max([])", "ValueError"},
+                                                       {"1 // 0", "ZeroDivisionError"},
+                                                       {"L[9]", "IndexError"},
+                                                       {"int(1e309)", "OverflowError"},
+                                                       {"lambda: 1", ""},
+                                                       {"2 ** 64", ""},
+                                                       {"range(10 ** 9)", ""}};
   for (const auto& [text, cls] : expected) {
     const auto e = error_of(text);
     ASSERT_TRUE(e) << text;
@@ -670,8 +686,11 @@ TEST(ExpressionLimits, NestingDepth) {
 TEST(ExpressionLimits, HostileDeepInputsFailCleanly) {
   constexpr std::size_t n = 100000;
   const std::vector<std::string> inputs = {
-      std::string(n, '(') + "1" + std::string(n, ')'), std::string(n, '-') + "1", std::string(n, '['),
-      std::string(n, '~') + "1", [] {
+      std::string(n, '(') + "1" + std::string(n, ')'),
+      std::string(n, '-') + "1",
+      std::string(n, '['),
+      std::string(n, '~') + "1",
+      [] {
         std::string s;
         for (std::size_t k = 0; k < n / 4; ++k) s += "not ";
         return s + "1";
@@ -1003,8 +1022,9 @@ TEST(ExpressionCorpus, MatchesCPython) {
   }
   EXPECT_EQ(failures, 0u);
   EXPECT_GE(values + errors, 3000u);
-  std::cout << "[ corpus   ] " << values << " values, " << errors << " errors (CPython " << doc.at("python").get<std::string>()
-            << "), " << by_ulp << " within one ulp of libm pow, " << failures << " mismatches\n";
+  std::cout << "[ corpus   ] " << values << " values, " << errors << " errors (CPython "
+            << doc.at("python").get<std::string>() << "), " << by_ulp << " within one ulp of libm pow, " << failures
+            << " mismatches\n";
 }
 
 // ---- properties -------------------------------------------------------------------
@@ -1013,16 +1033,19 @@ namespace {
 
 // An int in [lo, hi), uniform at every size (rapidcheck's inRange narrows
 // towards lo at small sizes, which would hide most operators).
-rc::Gen<int> uniform(int lo, int hi) { return rc::gen::resize(100, rc::gen::inRange(lo, hi)); }
+rc::Gen<int> uniform(int lo, int hi) {
+  return rc::gen::resize(100, rc::gen::inRange(lo, hi));
+}
 
 // Random expression text of the whole subset, every operator application in
 // parentheses (so the text fixes the tree), over the corpus environment.
 rc::Gen<std::string> gen_expr(int depth, bool in_comprehension = false);
 
 rc::Gen<std::string> gen_leaf(bool in_comprehension) {
-  std::vector<std::string> leaves = {"0", "1", "2", "7", "-3", "4096", "0.5", "2.5", "1e-05", "1e16", "1e309",
-                                     "True", "False", "'ab'", "\"it's\"", "'\\n'", "a", "b", "c", "e", "z", "t",
-                                     "f", "s", "L", "M", "F", "ProblemSize", "[]", "9223372036854775807"};
+  std::vector<std::string> leaves = {
+      "0",     "1",    "2",     "7",    "-3",       "4096",  "0.5", "2.5",         "1e-05", "1e16",
+      "1e309", "True", "False", "'ab'", "\"it's\"", "'\\n'", "a",   "b",           "c",     "e",
+      "z",     "t",    "f",     "s",    "L",        "M",     "F",   "ProblemSize", "[]",    "9223372036854775807"};
   if (in_comprehension) leaves.push_back("v");
   return rc::gen::elementOf(leaves);
 }
@@ -1040,8 +1063,8 @@ rc::Gen<std::string> gen_expr(int depth, bool in_comprehension) {
                    [paren](const auto& p) { return "(" + std::get<0>(p) + paren(std::get<1>(p)) + ")"; }),
       rc::gen::map(rc::gen::tuple(sub(),
                                   rc::gen::elementOf(std::vector<std::string>{
-                                      "+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "==", "!=", "<",
-                                      "<=", ">", ">=", "in", "not in", "and", "or"}),
+                                      "+",  "-",  "*",  "/", "//", "%", "**", "&",  "|",      "^",   "<<",
+                                      ">>", "==", "!=", "<", "<=", ">", ">=", "in", "not in", "and", "or"}),
                                   sub()),
                    [paren](const auto& p) {
                      return paren(paren(std::get<0>(p)) + " " + std::get<1>(p) + " " + paren(std::get<2>(p)));
@@ -1060,22 +1083,20 @@ rc::Gen<std::string> gen_expr(int depth, bool in_comprehension) {
                      for (const auto& i : items) out += (out.size() > 1 ? ", " : "") + i;
                      return out + "]";
                    }),
-      rc::gen::map(rc::gen::tuple(rc::gen::elementOf(std::vector<std::string>{"abs", "int", "float", "bool", "str",
-                                                                              "len", "list", "sum", "round", "min",
-                                                                              "max", "range"}),
-                                  rc::gen::mapcat(uniform(1, 3), [sub](int n) {
-                                    return rc::gen::container<std::vector<std::string>>(n, sub());
-                                  })),
-                   [](const auto& p) {
-                     std::string out = std::get<0>(p) + "(";
-                     for (std::size_t k = 0; k < std::get<1>(p).size(); ++k) out += (k ? ", " : "") + std::get<1>(p)[k];
-                     return out + ")";
-                   }),
-      rc::gen::map(rc::gen::tuple(sub_v(), sub(), sub_v()),
-                   [paren](const auto& p) {
-                     return "[" + std::get<0>(p) + " for v in " + paren(std::get<1>(p)) + " if " +
-                            paren(std::get<2>(p)) + "]";
-                   }));
+      rc::gen::map(
+          rc::gen::tuple(
+              rc::gen::elementOf(std::vector<std::string>{"abs", "int", "float", "bool", "str", "len", "list", "sum",
+                                                          "round", "min", "max", "range"}),
+              rc::gen::mapcat(uniform(1, 3),
+                              [sub](int n) { return rc::gen::container<std::vector<std::string>>(n, sub()); })),
+          [](const auto& p) {
+            std::string out = std::get<0>(p) + "(";
+            for (std::size_t k = 0; k < std::get<1>(p).size(); ++k) out += (k ? ", " : "") + std::get<1>(p)[k];
+            return out + ")";
+          }),
+      rc::gen::map(rc::gen::tuple(sub_v(), sub(), sub_v()), [paren](const auto& p) {
+        return "[" + std::get<0>(p) + " for v in " + paren(std::get<1>(p)) + " if " + paren(std::get<2>(p)) + "]";
+      }));
 }
 
 // The outcome of evaluating: the repr, or the error's kind and construct.
@@ -1112,19 +1133,27 @@ struct IntTree {
   std::optional<std::int64_t> value;  // nullopt: ZeroDivisionError
 };
 
-IntTree int_leaf(int v) { return IntTree{v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v), v}; }
+IntTree int_leaf(int v) {
+  return IntTree{v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v), v};
+}
 
 IntTree int_node(int op, const IntTree& l, const IntTree& r, const IntTree& x, int cmp1, int cmp2) {
   static const char* ops[] = {"+", "-", "*", "//", "%"};
   static const char* cmps[] = {"<", "<=", "==", "!=", ">", ">="};
   const auto compare = [](int c, std::int64_t a, std::int64_t b) {
     switch (c) {
-      case 0: return a < b;
-      case 1: return a <= b;
-      case 2: return a == b;
-      case 3: return a != b;
-      case 4: return a > b;
-      default: return a >= b;
+      case 0:
+        return a < b;
+      case 1:
+        return a <= b;
+      case 2:
+        return a == b;
+      case 3:
+        return a != b;
+      case 4:
+        return a > b;
+      default:
+        return a >= b;
     }
   };
   IntTree out;
@@ -1151,7 +1180,8 @@ IntTree int_node(int op, const IntTree& l, const IntTree& r, const IntTree& x, i
       if (!r.value) return out;
       out.value = *r.value != 0 ? l.value : x.value;
       return out;
-    default: break;
+    default:
+      break;
   }
   out.text = "(" + l.text + " " + ops[op] + " " + r.text + ")";
   if (!l.value || !r.value) return out;
@@ -1163,11 +1193,21 @@ IntTree int_node(int op, const IntTree& l, const IntTree& r, const IntTree& x, i
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   }
   switch (op) {
-    case 0: out.value = a + b; break;
-    case 1: out.value = a - b; break;
-    case 2: out.value = a * b; break;
-    case 3: out.value = q; break;
-    default: out.value = a - q * b; break;
+    case 0:
+      out.value = a + b;
+      break;
+    case 1:
+      out.value = a - b;
+      break;
+    case 2:
+      out.value = a * b;
+      break;
+    case 3:
+      out.value = q;
+      break;
+    default:
+      out.value = a - q * b;
+      break;
   }
   return out;
 }
@@ -1176,11 +1216,12 @@ rc::Gen<IntTree> gen_int_tree(int depth) {
   const auto leaf = rc::gen::map(uniform(-9, 10), int_leaf);
   if (depth <= 0) return leaf;
   const auto sub = [depth] { return rc::gen::lazy([depth] { return gen_int_tree(depth - 1); }); };
-  return rc::gen::oneOf(leaf, rc::gen::map(rc::gen::tuple(uniform(0, 10), sub(), sub(), sub(), uniform(0, 6), uniform(0, 6)),
-                                           [](const auto& p) {
-                                             const auto& [op, l, r, x, c1, c2] = p;
-                                             return int_node(op, l, r, x, c1, c2);
-                                           }));
+  return rc::gen::oneOf(leaf,
+                        rc::gen::map(rc::gen::tuple(uniform(0, 10), sub(), sub(), sub(), uniform(0, 6), uniform(0, 6)),
+                                     [](const auto& p) {
+                                       const auto& [op, l, r, x, c1, c2] = p;
+                                       return int_node(op, l, r, x, c1, c2);
+                                     }));
 }
 
 }  // namespace
@@ -1210,12 +1251,11 @@ RC_GTEST_PROP(ExpressionProperty, ParserNeverCrashesOnRandomBytes, (const std::s
 
 RC_GTEST_PROP(ExpressionProperty, ParserNeverCrashesOnTokenSoup, ()) {
   // Tokens of Python, in random order: deeper into the parser than random bytes get.
-  const auto tokens = *rc::gen::container<std::vector<std::string>>(
-      rc::gen::elementOf(std::vector<std::string>{
-          "(", ")", "[", "]", "{", "}", ",", ":", ".", "-", "+", "*", "**", "/", "//", "%", "~", "<", "<=", "==",
-          "!=", "in", "not", "is", "and", "or", "if", "else", "for", "lambda", "a", "L", "s", "v", "1", "0", "2.5",
-          "1e309", "'x'", "True", "None", "max", "range", "len", "=", ":=", "@", ";", "\n", "\\\n", "#", "'", "0x",
-          "1_", " "}));
+  const auto tokens = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(std::vector<std::string>{
+      "(",     ")",      "[", "]",  "{",  "}",  ",",  ":",    ".",   "-",     "+",   "*",    "**",   "/",
+      "//",    "%",      "~", "<",  "<=", "==", "!=", "in",   "not", "is",    "and", "or",   "if",   "else",
+      "for",   "lambda", "a", "L",  "s",  "v",  "1",  "0",    "2.5", "1e309", "'x'", "True", "None", "max",
+      "range", "len",    "=", ":=", "@",  ";",  "\n", "\\\n", "#",   "'",     "0x",  "1_",   " "}));
   std::string text;
   for (const auto& t : tokens) text += t + (*rc::gen::arbitrary<bool>() ? " " : "");
   try {

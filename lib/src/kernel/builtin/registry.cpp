@@ -1,8 +1,8 @@
 // The kernel registry: name -> descriptor, in the paper's Table 3 order.
 #include <fmt/format.h>
 
-#include "wstune/error.hpp"
 #include "kernel/kernel.hpp"
+#include "wstune/error.hpp"
 
 namespace wstune {
 
@@ -13,8 +13,7 @@ const KernelSpec& trapezoid_spec();
 
 namespace {
 const std::vector<const KernelSpec*>& all_specs() {
-  static const std::vector<const KernelSpec*> specs{&matmul_spec(), &bilinear_spec(), &sort_spec(),
-                                                    &trapezoid_spec()};
+  static const std::vector<const KernelSpec*> specs{&matmul_spec(), &bilinear_spec(), &sort_spec(), &trapezoid_spec()};
   return specs;
 }
 }  // namespace

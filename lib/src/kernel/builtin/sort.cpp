@@ -8,15 +8,17 @@
 
 #include <fmt/format.h>
 
-#include "kernel/kernel_util.hpp"
 #include "core/parallel.hpp"
+#include "kernel/kernel_util.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
 namespace {
 
 /// The padded length of a block of m elements: a power of two, at least 2.
-std::size_t padded(std::size_t m) { return std::max<std::size_t>(2, std::bit_ceil(m)); }
+std::size_t padded(std::size_t m) {
+  return std::max<std::size_t>(2, std::bit_ceil(m));
+}
 
 // Fills elements [m, padded(m)) of `keys` with +inf, the sentinel that
 // sorts last (clEnqueueFillBuffer, OpenCL 1.2 §5.2.2); its event, or none
@@ -37,8 +39,10 @@ std::size_t merge_split(std::span<const float> a, std::span<const float> b, std:
   std::size_t lo = k > b.size() ? k - b.size() : 0, hi = std::min(k, a.size());
   while (lo < hi) {
     const std::size_t i = lo + (hi - lo) / 2;
-    if (a[i] <= b[k - i - 1]) lo = i + 1;  // a[i] comes before b[k-i-1]: more of a
-    else hi = i;
+    if (a[i] <= b[k - i - 1])
+      lo = i + 1;  // a[i] comes before b[k-i-1]: more of a
+    else
+      hi = i;
   }
   return lo;
 }
@@ -149,7 +153,9 @@ class Sort final : public KernelSpec {
   std::vector<OutputBuffer> outputs(const Problem&, const Block& b) const override {
     return {OutputBuffer{kFloat32, padded(b.size()), b.size(), 0, false}};
   }
-  std::vector<HostBuffer> empty_outputs(const Problem& p) const override { return detail::buffers(HostBuffer::floats(p.n[0])); }
+  std::vector<HostBuffer> empty_outputs(const Problem& p) const override {
+    return detail::buffers(HostBuffer::floats(p.n[0]));
+  }
 
   // The pad of the uploaded keys, then the network's launches: the kernel
   // time spans both (the fill is the block's own device work, as its upload

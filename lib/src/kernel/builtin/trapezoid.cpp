@@ -11,7 +11,9 @@
 namespace wstune {
 namespace {
 
-double f(double x) { return 4.0 / (1.0 + x * x); }
+double f(double x) {
+  return 4.0 / (1.0 + x * x);
+}
 
 class Trapezoid final : public KernelSpec {
  public:
@@ -42,7 +44,8 @@ class Trapezoid final : public KernelSpec {
       throw UsageError(fmt::format("trapezoid size '{}' has {} numbers: write {}", text, v.size(), size_syntax()));
     }
     detail::require_at_most(v[0], 0xffffffffu, name(), text, "N (work-items)");
-    detail::require_at_most(v[1], 0xffffffffu / v[0], name(), text, "S for this N (N*S sub-intervals must fit 32 bits)");
+    detail::require_at_most(v[1], 0xffffffffu / v[0], name(), text,
+                            "S for this N (N*S sub-intervals must fit 32 bits)");
     return Problem{std::string(name()), v,
                    v[1] == default_steps ? fmt::format("{}", v[0]) : fmt::format("{}:{}", v[0], v[1])};
   }
@@ -107,12 +110,15 @@ class Trapezoid final : public KernelSpec {
     const double rel_pi = std::fabs(total - std::numbers::pi) / std::numbers::pi;
     v.max_error = std::max(worst / 1e-4, rel_rule / 1e-5);
     v.ok = v.max_error <= v.tolerance;
-    v.detail = fmt::format("integral {:.9f} vs the rule's {:.9f} (rel. error {:.2e}, bound 1e-5; {:.2e} from pi); "
-                           "worst chunk sum rel. error {:.2e} (bound 1e-4)", total, rule, rel_rule, rel_pi, worst);
+    v.detail = fmt::format(
+        "integral {:.9f} vs the rule's {:.9f} (rel. error {:.2e}, bound 1e-5; {:.2e} from pi); "
+        "worst chunk sum rel. error {:.2e} (bound 1e-4)",
+        total, rule, rel_rule, rel_pi, worst);
     return v;
   }
 
-  std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>&, const Block& b) const override {
+  std::vector<HostBuffer> block_inputs(const Problem& p, const std::vector<HostBuffer>&,
+                                       const Block& b) const override {
     detail::check_block(*this, p, b);
     return {};
   }

@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "wstune/error.hpp"
 #include "runner/runner.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
 #include "wstune_config.hpp"
 
 using namespace wstune;
@@ -297,8 +297,10 @@ TEST(LocalSizes, RefusedShapesAreConstraintsNotCrashes) {
     DeviceRunner sr(cpu_device(), sort);
     const Problem sp = sort.parse_size("4096");
     const std::string why = sr.check_local(sp, sort.whole(sp), LocalSize{Extent{3, 1, 1}});
-    if (cpu_device().info.non_uniform_work_groups) EXPECT_EQ(why, "");
-    else EXPECT_NE(why.find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos) << why;
+    if (cpu_device().info.non_uniform_work_groups)
+      EXPECT_EQ(why, "");
+    else
+      EXPECT_NE(why.find("CL_INVALID_WORK_GROUP_SIZE"), std::string::npos) << why;
   }
   // 128 x 64 = 8192 work-items: above any PoCL work-group limit (4096).
   EXPECT_NE(runner.check_local(p, whole, LocalSize{Extent{128, 64, 2}}).find("work-items"), std::string::npos);
@@ -343,8 +345,8 @@ TEST(Blocks, SortFinishMergesLargeRunsInParallel) {
   const auto v = full.at(0).as<float>();
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 1000);  // values repeat
   const std::vector<Block> blocks{Block{0, 0, 300000}, Block{0, 300000, 700001}, Block{0, 700001, 1000001}};
-  for (const auto& b : blocks) std::sort(v.begin() + static_cast<std::ptrdiff_t>(b.begin),
-                                         v.begin() + static_cast<std::ptrdiff_t>(b.end));
+  for (const auto& b : blocks)
+    std::sort(v.begin() + static_cast<std::ptrdiff_t>(b.begin), v.begin() + static_cast<std::ptrdiff_t>(b.end));
   std::vector<float> expected(v.begin(), v.end());
   std::sort(expected.begin(), expected.end());
   k.finish(p, {blocks[2], blocks[0], blocks[1]}, full);  // any order

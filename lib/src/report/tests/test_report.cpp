@@ -10,9 +10,9 @@
 #include <regex>
 #include <sstream>
 
+#include "report/report.hpp"
 #include "test_store_util.hpp"
 #include "wstune/error.hpp"
-#include "report/report.hpp"
 #include "wstune/store.hpp"
 
 namespace wstune {

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <map>
 
-#include "wstune/error.hpp"
 #include "search/search.hpp"
 #include "space/rules.hpp"
 #include "space/search_space.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
@@ -66,10 +66,10 @@ class FakeEvaluator final : public Evaluator {
   }
 
   double best_lx = 5, best_ly = 1;
-  std::map<std::string, double> table;                        // explicit costs
-  std::map<std::string, std::pair<double, double>> script;    // first call, later calls
+  std::map<std::string, double> table;                      // explicit costs
+  std::map<std::string, std::pair<double, double>> script;  // first call, later calls
   std::map<std::string, TrialStatus> fail;
-  std::map<std::string, double> spread;                       // samples spread ±this fraction
+  std::map<std::string, double> spread;  // samples spread ±this fraction
   std::map<std::string, int> calls;
 
  private:
@@ -214,7 +214,7 @@ TEST(Tune, AFailedReMeasurementOfNullKeepsTheBaseline) {
   const TuneResult r = tune(ev, *s, *never_stop(), o);
   EXPECT_GT(ev.calls["null"], 1);  // it was re-measured, and that failed
   EXPECT_TRUE(r.baseline.ok());
-  EXPECT_FALSE(r.best.local);      // NULL is still the answer
+  EXPECT_FALSE(r.best.local);  // NULL is still the answer
   ASSERT_TRUE(r.ratio_to_baseline());
   // A shape whose re-measurement fails is not an answer.
   FakeEvaluator ev2(Extent{4, 1, 1}, 256, 5.0);
@@ -268,8 +268,8 @@ TEST(Tune, ExtraTrialsTakeAsManySamplesAsTheFirstTrial) {
   const TuneResult r = tune(ev, *s, *never_stop(), o);
   std::map<std::string, std::size_t> n;
   for (const auto& t : r.trials) n[to_string(t.local)] = t.kernel.size();
-  EXPECT_EQ(n["2"], 21u);     // 7 stored + 2 confirmations of 7
-  EXPECT_EQ(n["1"], 9u);      // 3 + 2 x 3
+  EXPECT_EQ(n["2"], 21u);  // 7 stored + 2 confirmations of 7
+  EXPECT_EQ(n["1"], 9u);   // 3 + 2 x 3
   EXPECT_EQ(n["null"], 9u);
 }
 
@@ -337,24 +337,24 @@ TEST(Timing, AdaptiveRepetitionsStopAtTheTimeTargetOrTheCap) {
   EXPECT_TRUE(plain.more(4, 1e9));
   EXPECT_FALSE(plain.more(5, 0));
   const TimingOptions adaptive{1, 5, 2.0, 100};
-  EXPECT_TRUE(adaptive.more(3, 10.0));   // the minimum count first
-  EXPECT_TRUE(adaptive.more(5, 1.99));   // below 2 ms: more
-  EXPECT_FALSE(adaptive.more(5, 2.0));   // reached
-  EXPECT_FALSE(adaptive.more(100, 0.5)); // the cap
+  EXPECT_TRUE(adaptive.more(3, 10.0));    // the minimum count first
+  EXPECT_TRUE(adaptive.more(5, 1.99));    // below 2 ms: more
+  EXPECT_FALSE(adaptive.more(5, 2.0));    // reached
+  EXPECT_FALSE(adaptive.more(100, 0.5));  // the cap
 }
 
 TEST(Timing, NoisySamplesGetMoreRepetitionsUntilTheMedianIsPreciseOrTheCap) {
   const TimingOptions noisy{1, 5, 2.0, 100, 0.01};
   EXPECT_NEAR(TimingOptions::median_error(0.4, 16), 0.093, 1e-12);
   EXPECT_EQ(TimingOptions::median_error(0.4, 0), 0);
-  EXPECT_TRUE(noisy.more(5, 3.0, 0.40));     // 2 ms reached, but 40 % spread: error 17 %
-  EXPECT_TRUE(noisy.more(99, 40.0, 0.40));   // still 3.7 %
-  EXPECT_FALSE(noisy.more(100, 40.0, 0.40)); // the cap
-  EXPECT_FALSE(noisy.more(5, 3.0, 0.02));    // quiet: 0.93 * 2 % / sqrt(5) = 0.8 %
-  EXPECT_TRUE(noisy.more(5, 1.0, 0.0));      // the time target still applies
-  EXPECT_TRUE(noisy.more(4, 9.0, 0.0));      // and the minimum count
+  EXPECT_TRUE(noisy.more(5, 3.0, 0.40));      // 2 ms reached, but 40 % spread: error 17 %
+  EXPECT_TRUE(noisy.more(99, 40.0, 0.40));    // still 3.7 %
+  EXPECT_FALSE(noisy.more(100, 40.0, 0.40));  // the cap
+  EXPECT_FALSE(noisy.more(5, 3.0, 0.02));     // quiet: 0.93 * 2 % / sqrt(5) = 0.8 %
+  EXPECT_TRUE(noisy.more(5, 1.0, 0.0));       // the time target still applies
+  EXPECT_TRUE(noisy.more(4, 9.0, 0.0));       // and the minimum count
   const TimingOptions off{1, 5, 2.0, 100};
-  EXPECT_FALSE(off.more(5, 3.0, 0.40));      // 0 turns the noise criterion off
+  EXPECT_FALSE(off.more(5, 3.0, 0.40));  // 0 turns the noise criterion off
   const TimingOptions bounded{1, 5, 2.0, 100, 0.01, 50.0};
   EXPECT_TRUE(bounded.more(20, 49.0, 0.40));   // noisy, below 50 ms: more
   EXPECT_FALSE(bounded.more(20, 50.0, 0.40));  // noisy, but the time bound is reached
@@ -452,7 +452,8 @@ TEST(Searchers, UnknownNameIsAUsageError) {
 }
 
 RC_GTEST_PROP(TuneProperty, NeverSlowerThanNullAndNoShapeMeasuredTwice, ()) {
-  const Extent g{*rc::gen::element<std::size_t>(1, 7, 12, 60, 64, 97, 360), *rc::gen::element<std::size_t>(1, 2, 9, 16, 30), 2};
+  const Extent g{*rc::gen::element<std::size_t>(1, 7, 12, 60, 64, 97, 360),
+                 *rc::gen::element<std::size_t>(1, 2, 9, 16, 30), 2};
   FakeEvaluator ev(g, *rc::gen::element<std::size_t>(64, 256, 1024), *rc::gen::inRange(1, 40) / 10.0);
   for (const auto& e : enumerate_local_sizes(g, ev.target().limits))
     ev.table[to_string(LocalSize(e))] = *rc::gen::inRange(5, 50) / 10.0;

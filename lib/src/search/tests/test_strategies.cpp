@@ -14,10 +14,10 @@
 #include <span>
 
 #include "search/encoding.hpp"
-#include "wstune/error.hpp"
 #include "search/search.hpp"
-#include "session/simulation.hpp"
 #include "search/strategies.hpp"
+#include "session/simulation.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
@@ -214,8 +214,8 @@ TEST(Strategies, AnnealingDescendsFromTheFastestOfItsStartAndFourScouts) {
 // offers many more moves than each parameter; annealing's pick draws the
 // gene first, so each of the three genes gets about a third of its moves.
 TEST(Strategies, AnnealingMovesAreFairToEachGene) {
-  const RecordedTable t = w_v_local_table(
-      [](int w, int v, const Extent& e) { return 1.0 + w + v + static_cast<double>(e.count()) / 256; });
+  const RecordedTable t =
+      w_v_local_table([](int w, int v, const Extent& e) { return 1.0 + w + v + static_cast<double>(e.count()) / 256; });
   const SearchSpace space = table_space(t);
   const strategy::Encoding enc(space);
   const auto from = *space.find(Configuration{{{"W", 2}, {"V", 2}}, Extent{4, 4, 4, 3}});
@@ -265,10 +265,11 @@ TEST(Strategies, BayesInitialDesignAlternatesTheFastestSetsShapesAndRandomSets) 
       const auto [first, last] = space.entries_of_set(set);
       std::vector<Extent> open;
       for (std::size_t j = first; j < last; ++j)
-        if (space.local(j) && std::find(before.begin(), before.end(), j) == before.end()) open.push_back(*space.local(j));
+        if (space.local(j) && std::find(before.begin(), before.end(), j) == before.end())
+          open.push_back(*space.local(j));
       EXPECT_EQ(space.local(i), prior_order(open, ev.target()).front()) << "seed " << seed << ", proposal " << k + 1;
-      const std::size_t fastest =
-          *std::min_element(before.begin(), before.end(), [&](auto a, auto b) { return rec.median.at(a) < rec.median.at(b); });
+      const std::size_t fastest = *std::min_element(
+          before.begin(), before.end(), [&](auto a, auto b) { return rec.median.at(a) < rec.median.at(b); });
       const bool in_fastest = set == space.parameter_set(fastest);
       if (k % 2 == 1) {
         EXPECT_TRUE(in_fastest) << "seed " << seed << ", proposal " << k + 1;
@@ -278,7 +279,7 @@ TEST(Strategies, BayesInitialDesignAlternatesTheFastestSetsShapesAndRandomSets) 
       }
     }
   }
-  EXPECT_LT(random_in_fastest, 10);  // of 30 random sets (1 in 9 expected)
+  EXPECT_LT(random_in_fastest, 10);   // of 30 random sets (1 in 9 expected)
   EXPECT_GE(random_sets.size(), 6u);  // of the 9 sets
 }
 
@@ -401,8 +402,9 @@ TEST(Strategies, ThePortfolioMeetsTheCornerOptimumMoreOftenThanAnnealing) {
 }
 
 TEST(Strategies, AutoPicksByTheSizeOfTheSpace) {
-  const std::vector<Extent> ten = {Extent{1, 1, 1}, Extent{2, 1, 1}, Extent{4, 1, 1}, Extent{8, 1, 1}, Extent{16, 1, 1},
-                                   Extent{32, 1, 1}, Extent{64, 1, 1}, Extent{128, 1, 1}, Extent{256, 1, 1}, Extent{512, 1, 1}};
+  const std::vector<Extent> ten = {Extent{1, 1, 1},   Extent{2, 1, 1},  Extent{4, 1, 1},  Extent{8, 1, 1},
+                                   Extent{16, 1, 1},  Extent{32, 1, 1}, Extent{64, 1, 1}, Extent{128, 1, 1},
+                                   Extent{256, 1, 1}, Extent{512, 1, 1}};
   EXPECT_EQ(auto_strategy(SearchSpace(ten, std::nullopt)), "exhaustive");
   SpaceLimits lim;
   lim.max_work_group_size = 1024;

@@ -3,16 +3,16 @@
 // Tuner's cache format, and clear errors for malformed tables.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <bit>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 
-#include "wstune/error.hpp"
+#include "format/t4.hpp"
 #include "search/search.hpp"
 #include "session/simulation.hpp"
+#include "wstune/error.hpp"
 #include "wstune/store.hpp"
-#include "format/t4.hpp"
 #include "wstune/tuner.hpp"
 
 using namespace wstune;
@@ -88,8 +88,8 @@ TEST(Simulation, AStoreSessionReplaysItsRecordedMediansExactly) {
   EXPECT_GT(r.tiebreak_trials, 0u);
   ASSERT_EQ(r.trials.size(), table.trials.size());
   for (const auto& t : r.trials) {
-    const auto& rec = *std::find_if(table.trials.begin(), table.trials.end(),
-                                    [&](const Trial& x) { return x.local == t.local; });
+    const auto& rec =
+        *std::find_if(table.trials.begin(), table.trials.end(), [&](const Trial& x) { return x.local == t.local; });
     EXPECT_EQ(t.status, rec.status) << to_string(t.local);
     if (t.ok()) {
       EXPECT_DOUBLE_EQ(t.median_ms(), rec.median_ms()) << to_string(t.local);
@@ -171,7 +171,8 @@ TEST(Simulation, T4TimeUnitsAndTheTimeMeasurementAreRead) {
 
 TEST(Simulation, MalformedT4FilesAreRejectedNamingTheJsonPath) {
   auto msg = [](json doc) { return message_of([&] { (void)table_from_t4(doc, "bad.json"); }); };
-  EXPECT_NE(msg(json{{"schema_version", "1.0.0"}}).find("bad.json: document has no array 'results'"), std::string::npos);
+  EXPECT_NE(msg(json{{"schema_version", "1.0.0"}}).find("bad.json: document has no array 'results'"),
+            std::string::npos);
   json d = t4_doc(3);
   d["results"][1]["times"]["runtimes"][0] = "fast";
   EXPECT_NE(msg(d).find("bad.json: results[1].times.runtimes[0] is not a number"), std::string::npos) << msg(d);
@@ -211,14 +212,16 @@ TEST(Simulation, MalformedExportFilesAreRejectedNamingTheJsonPath) {
 TEST(Simulation, LoadTableReadsBothFormatsAndNamesABadFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("wstune-sim-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string t4 = (dir / "t4.json").string(), bad = (dir / "bad.json").string(), other = (dir / "o.json").string();
+  const std::string t4 = (dir / "t4.json").string(), bad = (dir / "bad.json").string(),
+                    other = (dir / "o.json").string();
   std::ofstream(t4) << t4_doc(4).dump();
   std::ofstream(bad) << "{ not json";
   std::ofstream(other) << R"({"hello": 1})";
   EXPECT_EQ(load_table(t4).trials.size(), 4u);
   EXPECT_NE(message_of([&] { (void)load_table(bad); }).find(bad + ": not JSON"), std::string::npos);
   EXPECT_NE(message_of([&] { (void)load_table(other); }).find("neither"), std::string::npos);
-  EXPECT_NE(message_of([&] { (void)load_table((dir / "missing.json").string()); }).find("cannot read"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)load_table((dir / "missing.json").string()); }).find("cannot read"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

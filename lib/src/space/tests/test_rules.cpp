@@ -21,10 +21,16 @@ SpaceLimits device_limits(std::size_t max_wg, std::size_t max_item = 1024) {
   return l;
 }
 
-Extent g2(std::size_t x, std::size_t y) { return Extent{x, y, 2}; }
-Extent g1(std::size_t x) { return Extent{x, 1, 1}; }
+Extent g2(std::size_t x, std::size_t y) {
+  return Extent{x, y, 2};
+}
+Extent g1(std::size_t x) {
+  return Extent{x, 1, 1};
+}
 
-LocalSize rule2(Extent g, const SpaceLimits& l, Priority p) { return rule_2d(enumerate_local_sizes(g, l), p); }
+LocalSize rule2(Extent g, const SpaceLimits& l, Priority p) {
+  return rule_2d(enumerate_local_sizes(g, l), p);
+}
 LocalSize rule1(std::size_t g, const SpaceLimits& l, std::size_t pe) {
   return rule_1d(enumerate_local_sizes(g1(g), l), pe);
 }
@@ -91,7 +97,7 @@ TEST(SearchSpace, ThreeDimensionsAgainstBruteForce) {  // OpenCL 1.2 §3.2: up t
     got.emplace(e.x, e.y, e.z);
   }
   EXPECT_EQ(got, want);
-  EXPECT_FALSE(fits(Extent{4, 2, 1}, g, l));  // a 2-D shape cannot run a 3-D NDRange
+  EXPECT_FALSE(fits(Extent{4, 2, 1}, g, l));     // a 2-D shape cannot run a 3-D NDRange
   EXPECT_FALSE(fits(Extent{4, 2, 5, 3}, g, l));  // 5 does not divide 6
 }
 
@@ -140,7 +146,7 @@ TEST(Rule2D, PrimeGlobalSizes) {
 
 TEST(Rule1D, SmallestSettableAtLeastPePerCu) {
   EXPECT_EQ(rule1(1 << 18, device_limits(1024), 8), g1(8));
-  EXPECT_EQ(rule1(1 << 18, device_limits(1024), 48), g1(64));   // Quadro 2000D: 48 PEs per CU
+  EXPECT_EQ(rule1(1 << 18, device_limits(1024), 48), g1(64));  // Quadro 2000D: 48 PEs per CU
   EXPECT_EQ(rule1(1000, device_limits(1024), 48), g1(50));
   EXPECT_EQ(rule1(1000, device_limits(1024), 128), g1(200));
 }

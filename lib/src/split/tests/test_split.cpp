@@ -8,9 +8,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "wstune/error.hpp"
 #include "kernel/kernel.hpp"
 #include "split/split.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
@@ -39,8 +39,7 @@ TEST(PeRatio, Table4AtTwoToThree) {
             (std::vector<std::size_t>{100, 900}));
   EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 5e11), 1000, 1, g)),
             (std::vector<std::size_t>{300, 700}));
-  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 4e8), 1000, 1, g)),
-            (std::vector<std::size_t>{500, 500}));
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({200, 300}, 4e8), 1000, 1, g)), (std::vector<std::size_t>{500, 500}));
   // Device order does not matter: the larger one listed first gets the rest.
   EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({300, 200}, 1e12), 1000, 1, g)),
             (std::vector<std::size_t>{900, 100}));
@@ -72,8 +71,7 @@ TEST(PeRatio, FloorOfEquationThreeWhenTheFractionIsAboveOneHalf) {
   // the larger device gets the rest, 871 (eq. 4) — never 154 / 870.
   EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({2, 8}, 1e9), 1024, 1, {1, 1})),
             (std::vector<std::size_t>{153, 871}));
-  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({2, 8}, 1e9), 13, 1, {1, 1})),
-            (std::vector<std::size_t>{1, 12}));
+  EXPECT_EQ(sizes(align_blocks(pe_ratio_fractions({2, 8}, 1e9), 13, 1, {1, 1})), (std::vector<std::size_t>{1, 12}));
 }
 
 TEST(PeRatio, ThreeDevicesContinuedRatio) {
@@ -131,7 +129,7 @@ TEST(Blocks, TileTheRangeInOrder) {
   EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 40, 90}}, 1, 100));   // short of the end
   EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{0, 40, 100}}, 1, 100));  // another dimension
   EXPECT_FALSE(blocks_tile({Block{1, 0, 40}, Block{1, 40, 100}}, 0, 100));
-  EXPECT_FALSE(blocks_tile({Block{1, 10, 100}}, 1, 100));                   // not from 0
+  EXPECT_FALSE(blocks_tile({Block{1, 10, 100}}, 1, 100));  // not from 0
 }
 
 // chunk_blocks(): consecutive sub-blocks covering the block, every one but

@@ -8,21 +8,23 @@
 
 #include <fmt/format.h>
 
-#include "test_pocl_util.hpp"
-#include "wstune/error.hpp"
 #include "split/multi_device.hpp"
+#include "test_pocl_util.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
 #include "wstune_config.hpp"
 
 using namespace wstune;
-using wstune::test::pocl_devices;
 using nlohmann::json;
+using wstune::test::pocl_devices;
 
 namespace {
 
 const bool env_set = test::use_pocl_pthread_devices(3, true);
 
-std::string example(const std::string& name) { return std::string(WSTUNE_SOURCE_SHARE_DIR) + "/examples/kernels/" + name; }
+std::string example(const std::string& name) {
+  return std::string(WSTUNE_SOURCE_SHARE_DIR) + "/examples/kernels/" + name;
+}
 
 }  // namespace
 

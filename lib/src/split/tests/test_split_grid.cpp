@@ -9,14 +9,16 @@
 #include <numeric>
 #include <set>
 
-#include "wstune/error.hpp"
 #include "split/split_grid.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
 namespace {
 
-std::size_t sum(const Shares& u) { return std::accumulate(u.begin(), u.end(), std::size_t{0}); }
+std::size_t sum(const Shares& u) {
+  return std::accumulate(u.begin(), u.end(), std::size_t{0});
+}
 
 std::size_t binomial(std::size_t n, std::size_t k) {
   std::size_t r = 1;
@@ -61,7 +63,7 @@ TEST(SimplexGrid, SplitsAreAlignedToEachDevicesGranularity) {
 
 TEST(SimplexGrid, FinerGridStaysWithinOneCoarseStep) {
   const SplitLattice l{200, {1, 1, 1}};
-  const Shares center{60, 80, 60};  // 30/40/30 %
+  const Shares center{60, 80, 60};                          // 30/40/30 %
   const auto fine = simplex_grid_around(l, center, 10, 2);  // 5 % steps within ±10 %
   EXPECT_NE(std::find(fine.begin(), fine.end(), center), fine.end());
   for (const auto& u : fine) {

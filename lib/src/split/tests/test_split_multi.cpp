@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <set>
 
-#include "test_pocl_util.hpp"
-#include "wstune/error.hpp"
 #include "split/multi_device.hpp"
 #include "split/split_grid.hpp"
 #include "split/split_refine.hpp"
+#include "test_pocl_util.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 using wstune::test::pocl_devices;
@@ -40,10 +40,15 @@ class SplitMulti : public ::testing::Test {
 };
 
 TEST_F(SplitMulti, EveryKernelSplitsAndVerifies) {
-  struct Case { const char* kernel; const char* size; SplitDirection dir; };
-  for (const Case& c : {Case{"matmul", "96x80x64", SplitDirection::y}, Case{"matmul", "96x80x64", SplitDirection::x},
-                        Case{"bilinear", "100", SplitDirection::auto_}, Case{"bilinear", "100", SplitDirection::y},
-                        Case{"sort", "1000", SplitDirection::auto_}, Case{"trapezoid", "4096", SplitDirection::auto_}}) {
+  struct Case {
+    const char* kernel;
+    const char* size;
+    SplitDirection dir;
+  };
+  for (const Case& c :
+       {Case{"matmul", "96x80x64", SplitDirection::y}, Case{"matmul", "96x80x64", SplitDirection::x},
+        Case{"bilinear", "100", SplitDirection::auto_}, Case{"bilinear", "100", SplitDirection::y},
+        Case{"sort", "1000", SplitDirection::auto_}, Case{"trapezoid", "4096", SplitDirection::auto_}}) {
     SCOPED_TRACE(std::string(c.kernel) + " " + c.size + " along " + std::string(to_string(c.dir)));
     const KernelSpec& k = kernel_spec(c.kernel);
     MultiDeviceRunner mr(devices, k, k.parse_size(c.size));

@@ -15,8 +15,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "wstune/error.hpp"
 #include "split/split_refine.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 
@@ -39,16 +39,18 @@ struct Curve {
 
 // The search on two devices, by the first device's slice.
 RefineOutcome search2(const RefineDomain& d, std::size_t start_first, const std::function<double(std::size_t)>& f,
-                      const RefineOptions& o = {},
-                      std::optional<std::pair<double, double>> predicted = std::nullopt) {
+                      const RefineOptions& o = {}, std::optional<std::pair<double, double>> predicted = std::nullopt) {
   std::optional<std::vector<double>> p;
   if (predicted) p = std::vector<double>{predicted->first, predicted->second};
-  return refine_split_search(SplitLattice{d.total_units, {d.granularity_first, d.granularity_second}},
-                             {start_first, d.total_units - std::min(start_first, d.total_units)},
-                             [&](const Shares& u) { return SplitMeasurement{f(u.at(0))}; }, o, p);
+  return refine_split_search(
+      SplitLattice{d.total_units, {d.granularity_first, d.granularity_second}},
+      {start_first, d.total_units - std::min(start_first, d.total_units)},
+      [&](const Shares& u) { return SplitMeasurement{f(u.at(0))}; }, o, p);
 }
 
-std::size_t first(const RefineOutcome& o) { return o.units.empty() ? 0 : o.units[0]; }
+std::size_t first(const RefineOutcome& o) {
+  return o.units.empty() ? 0 : o.units[0];
+}
 
 // The result is the best probe, or the better device alone when no split
 // beats it by the margin.
@@ -105,11 +107,13 @@ TEST(RefineDomain, AlignedSplitsForBothDevices) {
 // concurrent transfers share the host's memory bus, and the best split is
 // 50/50. The search must get within 5 % of the optimum with 8 splits.
 TEST(RefineSearch, FindsTheMinimumFarFromThePrediction) {
-  Curve c{1024, [](double s) {
+  Curve c{1024,
+          [](double s) {
             const double first = 0.2 + 1.6 * s, second = 0.2 + 1.6 * (1 - s);
             const double bus = 0.3 * std::min(s, 1 - s);  // interference while both transfer
             return std::max(s > 0 ? first : 0.0, s < 1 ? second : 0.0) + bus;
-          }, {}};
+          },
+          {}};
   const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 850, c.measure());
   expect_best_of_probes(o);
   const unsigned confirm = RefineOptions{}.confirm, candidates = RefineOptions{}.rivals + 1;
@@ -141,13 +145,14 @@ TEST(RefineSearch, FindsTheMinimumFarFromThePrediction) {
 // next to the leading endpoint would miss it; while a device alone leads,
 // the widest gap is bisected.
 TEST(RefineSearch, ExploresBeyondAHillWhenADeviceAloneLeads) {
-  Curve c{1024, [](double s) {
+  Curve c{1024,
+          [](double s) {
             if (s <= 0 || s >= 1) return 1.8;
             return 1.2 + 2.4 * (s - 0.5) * (s - 0.5) + 0.5 * std::exp(-std::pow((s - 0.85) / 0.06, 2));
-          }, {}};
+          },
+          {}};
   ASSERT_GT(c.f(850.0 / 1024), 1.8);
-  const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 850, c.measure(), {},
-                                              std::make_pair(1.7, 1.8));
+  const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 850, c.measure(), {}, std::make_pair(1.7, 1.8));
   expect_best_of_probes(o);
   EXPECT_LE(o.makespan_ms, 1.05 * 1.2);
   EXPECT_NE(std::find_if(o.probes.begin(), o.probes.end(), [](const RefineProbe& p) { return p.role == "explore"; }),
@@ -158,8 +163,7 @@ TEST(RefineSearch, ExploresBeyondAHillWhenADeviceAloneLeads) {
 // search must keep 100 % and never measure the hopeless CPU alone.
 TEST(RefineSearch, KeepsTheBetterDeviceAloneAndSkipsAHopelessEndpoint) {
   Curve c{1024, [](double s) { return s >= 1 ? 2.5 : std::max(2.5 * s, 320.0 * (1 - s)) + 0.4; }, {}};
-  const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 1024, c.measure(), {},
-                                              std::make_pair(2.5, 320.0));
+  const RefineOutcome o = search2(RefineDomain{1024, 1, 1}, 1024, c.measure(), {}, std::make_pair(2.5, 320.0));
   expect_best_of_probes(o);
   EXPECT_EQ(first(o), 1024u);
   EXPECT_DOUBLE_EQ(o.makespan_ms, 2.5);
@@ -227,7 +231,7 @@ TEST(RefineSearch, BudgetIsAHardLimit) {
 TEST(RefineSearch, ConfirmationUndoesALuckySample) {
   int calls_at_half = 0;
   auto measure = [&](std::size_t u) {
-    if (u == 0) return 1.0;              // the second device alone
+    if (u == 0) return 1.0;                                 // the second device alone
     if (u == 500) return ++calls_at_half == 1 ? 0.5 : 1.2;  // lucky once, really 1.2
     return 1.5;
   };
@@ -249,10 +253,12 @@ TEST(RefineSearch, ConfirmationUndoesALuckySample) {
 TEST(RefineSearch, FailedSplitsAreNeverChosen) {
   // Splits below 30 % fail (NaN), the first device alone throws a wstune
   // error (e.g. a local size it cannot run): both are skipped, not fatal.
-  Curve c{1000, [](double s) {
+  Curve c{1000,
+          [](double s) {
             if (s >= 1) throw Error("constraints");
             return s < 0.3 ? std::nan("") : 1 + std::abs(s - 0.45);
-          }, {}};
+          },
+          {}};
   const RefineOutcome o = search2(RefineDomain{1000, 1, 1}, 800, c.measure());
   expect_best_of_probes(o);
   EXPECT_GE(first(o), 300u);
@@ -263,8 +269,7 @@ TEST(RefineSearch, FailedSplitsAreNeverChosen) {
   // Only the endpoints that ran count as "alone": the second device alone failed (NaN).
   EXPECT_FALSE(o.best_alone_ms.has_value());
   // Other exceptions are bugs and propagate.
-  EXPECT_THROW((void)search2(RefineDomain{10, 1, 1}, 5,
-                                         [](std::size_t) -> double { throw std::logic_error("bug"); }),
+  EXPECT_THROW((void)search2(RefineDomain{10, 1, 1}, 5, [](std::size_t) -> double { throw std::logic_error("bug"); }),
                std::logic_error);
   // Nothing runs: nothing found.
   EXPECT_FALSE(search2(RefineDomain{10, 1, 1}, 5, [](std::size_t) { return -1.0; }).found());
@@ -304,10 +309,14 @@ TEST(RefineSearch, RobustToModerateNoise) {
 TEST(RefineSearch, OptionsOutOfRangeAreUsageErrors) {
   RefineOptions bad;
   bad.initial_step = 0;
-  EXPECT_THROW((void)search2(RefineDomain{10, 1, 1}, 5, [](std::size_t) { return 1.0; }, bad), UsageError);
+  EXPECT_THROW((void)search2(
+                   RefineDomain{10, 1, 1}, 5, [](std::size_t) { return 1.0; }, bad),
+               UsageError);
   bad = {};
   bad.endpoint_margin = 0.5;
-  EXPECT_THROW((void)search2(RefineDomain{10, 1, 1}, 5, [](std::size_t) { return 1.0; }, bad), UsageError);
+  EXPECT_THROW((void)search2(
+                   RefineDomain{10, 1, 1}, 5, [](std::size_t) { return 1.0; }, bad),
+               UsageError);
 }
 
 TEST(RefineSearch, JsonRoundTrip) {
@@ -349,10 +358,13 @@ RC_GTEST_PROP(RefineSearch, InvariantsHoldOnRandomCurves, ()) {
   RefineOptions opt;
   opt.max_points = budget;
   const auto start = *rc::gen::inRange<std::size_t>(0, total + 1);
-  const RefineOutcome o = search2(d, start, [&](std::size_t u) {
-    calls.push_back(u);
-    return f(static_cast<double>(u) / static_cast<double>(total));
-  }, opt);
+  const RefineOutcome o = search2(
+      d, start,
+      [&](std::size_t u) {
+        calls.push_back(u);
+        return f(static_cast<double>(u) / static_cast<double>(total));
+      },
+      opt);
   RC_ASSERT(o.probes.size() <= budget + 2 * opt.rivals * opt.confirm);
   RC_ASSERT(calls.size() == o.probes.size());
   std::set<std::size_t> distinct;
@@ -381,12 +393,12 @@ TEST(SplitLattice, ContainsSnapsAndAlone) {
   const SplitLattice l{100, {1, 4, 6}};
   EXPECT_EQ(l.size(), 3u);
   EXPECT_TRUE(l.contains({10, 48, 42}));
-  EXPECT_FALSE(l.contains({10, 47, 43}));    // 47 is no multiple of 4
-  EXPECT_FALSE(l.contains({10, 48, 36}));    // sums to 94
-  EXPECT_FALSE(l.contains({52, 48}));        // two slices for three devices
+  EXPECT_FALSE(l.contains({10, 47, 43}));  // 47 is no multiple of 4
+  EXPECT_FALSE(l.contains({10, 48, 36}));  // sums to 94
+  EXPECT_FALSE(l.contains({52, 48}));      // two slices for three devices
   EXPECT_EQ(l.alone(2), (Shares{0, 0, 100}));
-  EXPECT_TRUE(l.contains(l.alone(1)));       // 100 is a multiple of 4 ...
-  EXPECT_FALSE(l.contains(l.alone(2)));      // ... but not of 6
+  EXPECT_TRUE(l.contains(l.alone(1)));   // 100 is a multiple of 4 ...
+  EXPECT_FALSE(l.contains(l.alone(2)));  // ... but not of 6
   EXPECT_TRUE(SplitLattice({100, {1, 4}}).contains({0, 100}));
   const Shares s = l.snap({33, 33, 34});
   EXPECT_TRUE(l.contains(s));
@@ -395,7 +407,7 @@ TEST(SplitLattice, ContainsSnapsAndAlone) {
   // the pair fallback finds 76 + 24.
   EXPECT_EQ(SplitLattice({100, {4, 6}}).snap({77, 23}), (Shares{76, 24}));
   EXPECT_THROW((void)SplitLattice({5, {2, 2}}).snap({2, 3}), UsageError);  // odd range, even slices
-  EXPECT_THROW((void)l.snap({50, 50}), UsageError);                           // wrong size
+  EXPECT_THROW((void)l.snap({50, 50}), UsageError);                        // wrong size
   EXPECT_EQ(device_set({0, 5, 0, 7}), (std::vector<std::size_t>{1, 3}));
   const auto blocks = shares_blocks(1, {3, 0, 7});
   ASSERT_EQ(blocks.size(), 3u);
@@ -464,12 +476,15 @@ struct Machine {
     const std::size_t n = time.size();
     Shares start(n, total / n);
     start[0] += total - start[0] * n;
-    return refine_split_search(SplitLattice{total, std::vector<std::size_t>(n, 1)}, start, [&](const Shares& u) {
-      auto t = times(u);
-      for (auto& v : t) v *= noise();
-      const double m = makespan(u) * noise();
-      return with_times ? SplitMeasurement{m, t} : SplitMeasurement{m};
-    }, o);
+    return refine_split_search(
+        SplitLattice{total, std::vector<std::size_t>(n, 1)}, start,
+        [&](const Shares& u) {
+          auto t = times(u);
+          for (auto& v : t) v *= noise();
+          const double m = makespan(u) * noise();
+          return with_times ? SplitMeasurement{m, t} : SplitMeasurement{m};
+        },
+        o);
   }
 };
 

@@ -2,19 +2,19 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <sys/stat.h>
+#include <functional>
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "test_store_util.hpp"
 #include "format/json.hpp"
-#include "kernel/kernel.hpp"
-#include "wstune/store.hpp"
 #include "format/t4.hpp"
+#include "kernel/kernel.hpp"
 #include "session/tune_session.hpp"
+#include "test_store_util.hpp"
+#include "wstune/store.hpp"
 #include "wstune_config.hpp"
 
 using namespace wstune;
@@ -211,13 +211,15 @@ TEST(Store, VersionOneDatabaseMigrates) {
     SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     raw.exec(std::string(schema_sql()));
     raw.exec("PRAGMA user_version=1");
-    raw.exec("INSERT INTO devices VALUES(1,'fp','n','v','gpu','p','d','o','a',1,1,'table','',1,1,'[1]',1,1,1,1,"
-             "'[]','{\"name\":\"n\",\"compute_units\":1,\"pe_per_cu\":1}','t')");
+    raw.exec(
+        "INSERT INTO devices VALUES(1,'fp','n','v','gpu','p','d','o','a',1,1,'table','',1,1,'[1]',1,1,1,1,"
+        "'[]','{\"name\":\"n\",\"compute_units\":1,\"pe_per_cu\":1}','t')");
     raw.exec("INSERT INTO kernels VALUES(1,'matmul','h','')");
     raw.exec("INSERT INTO problems VALUES(1,2,64,64,1,'64')");
     raw.exec("INSERT INTO sessions VALUES(1,'u',1,1,1,'random',NULL,NULL,'t',NULL,'v','h')");
-    raw.exec("INSERT INTO trials(id,session_id,config,local_dims,local_x,local_y,status,error,samples_ms,median_ms,"
-             "created_at) VALUES(1,1,'8x8',2,8,8,'correct','','[1.0]',1.0,'t')");
+    raw.exec(
+        "INSERT INTO trials(id,session_id,config,local_dims,local_x,local_y,status,error,samples_ms,median_ms,"
+        "created_at) VALUES(1,1,'8x8',2,8,8,'correct','','[1.0]',1.0,'t')");
   }
   Store s(path);
   EXPECT_EQ(s.schema_version(), 2);
@@ -276,7 +278,8 @@ TEST(Store, BestIsDerivedFromTrialsAndKeepsHistory) {
   ASSERT_EQ(cur.size(), 1u);
   EXPECT_EQ(cur[0].local, newer.local);
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.history = true; })).size(), 2u) << "the older best is kept";
-  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.device = "h10"; })).size(), 1u) << "name substring, case-insensitive";
+  EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.device = "h10"; })).size(), 1u)
+      << "name substring, case-insensitive";
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.kernel = "sort"; })).size(), 0u);
   EXPECT_EQ(s.best_configs(filter([](BestFilter& f) { f.global = Extent{1024, 1024, 2}; })).size(), 1u);
   EXPECT_EQ(s.exact_best(d.fingerprint(), kMatmul, Extent{1024, 1024, 2})->local, newer.local);
@@ -294,8 +297,9 @@ TEST(Store, SplitRunsAndCalibrations) {
   const DeviceInfo gpu = fake_device("H100"), cpu = fake_device("EPYC", "", "AMD", "cpu", 16);
   s.put_device(gpu);
   s.put_device(cpu);
-  SplitRun run{kMatmul, kP1024, "pe-ratio", 12.5,
-               {{gpu.fingerprint(), 0.9, 12.5}, {cpu.fingerprint(), 0.1, 11.0}}, {{"note", "x"}}, {}, {}};
+  SplitRun run{
+      kMatmul,         kP1024, "pe-ratio", 12.5, {{gpu.fingerprint(), 0.9, 12.5}, {cpu.fingerprint(), 0.1, 11.0}},
+      {{"note", "x"}}, {},     {}};
   s.record_split_run(run);
   const auto runs = s.split_runs("matmul");
   ASSERT_EQ(runs.size(), 1u);
@@ -406,11 +410,14 @@ TEST(Store, ImportRefusesWhatTheStoreCannotHold) {
       {"local size that does not divide", [](auto& j) { j["sessions"][0]["trials"][1]["local"]["x"] = 48; },
        "sessions[0].trials[1].local"},
       {"mismatched dimensions",
-       [](auto& j) { j["sessions"][0]["trials"][0]["local"] = {{"x", 64}, {"y", 2}, {"dims", 2}}; },
+       [](auto& j) {
+         j["sessions"][0]["trials"][0]["local"] = {{"x", 64}, {"y", 2}, {"dims", 2}};
+       },
        "sessions[0].trials[0].local"},
       {"bad session uuid", [](auto& j) { j["sessions"][0]["uuid"] = "s1"; }, "sessions[0].uuid"},
       {"bad best uuid", [](auto& j) { j["best_configs"][0]["uuid"] = "ZZ"; }, "best_configs[0].uuid"},
-      {"empty samples of a correct trial", [](auto& j) { j["sessions"][0]["trials"][0]["samples_ms"] = nlohmann::json::array(); },
+      {"empty samples of a correct trial",
+       [](auto& j) { j["sessions"][0]["trials"][0]["samples_ms"] = nlohmann::json::array(); },
        "sessions[0].trials[0].samples_ms"},
       {"negative sample", [](auto& j) { j["sessions"][0]["trials"][1]["samples_ms"][2] = -1.5; },
        "sessions[0].trials[1].samples_ms[2]"},
@@ -426,10 +433,8 @@ TEST(Store, ImportRefusesWhatTheStoreCannotHold) {
        "sessions[0].trials[3]"},
       {"share over 1", [](auto& j) { j["split_runs"][0]["devices"][0]["share"] = 1.5; },
        "split_runs[0].devices[0].share"},
-      {"negative compute units", [](auto& j) { j["devices"][0]["compute_units"] = -132; },
-       "devices[0].compute_units"},
-      {"deep calibration params", [&](auto& j) { j["calibrations"][0]["params"] = deep; },
-       "calibrations[0].params"},
+      {"negative compute units", [](auto& j) { j["devices"][0]["compute_units"] = -132; }, "devices[0].compute_units"},
+      {"deep calibration params", [&](auto& j) { j["calibrations"][0]["params"] = deep; }, "calibrations[0].params"},
       {"problem of 4 dimensions", [](auto& j) { j["sessions"][0]["problem"]["global"]["dims"] = 4; },
        "sessions[0].problem.global.dims"},
   };

@@ -51,8 +51,8 @@ int child_main(const std::string& role) {
   if (std::string(mode) == "hold") {
     // Opens (resuming if it can) the session of the "resume" key, says its
     // id, and stays alive, writing nothing, until killed.
-    const auto sess = s.open_session(fake_device("H100"), kKernel, {Extent{4096, 1, 1}, ""}, {"exhaustive", {}, {}},
-                                     index == 0);
+    const auto sess =
+        s.open_session(fake_device("H100"), kKernel, {Extent{4096, 1, 1}, ""}, {"exhaustive", {}, {}}, index == 0);
     std::printf("%lld %d\n", static_cast<long long>(sess.id), sess.resumed ? 1 : 0);
     std::fflush(stdout);
     for (;;) pause();
@@ -111,7 +111,7 @@ int wait_exit(pid_t pid) {
 TEST(StoreProcesses, SigkilledSessionResumesWithoutDuplicatesOrLosses) {
   TempDir tmp;
   const std::string db = tmp.file("resume.db");
-  { Store init(db); }  // create it before the children race for it
+  { Store init(db); }                  // create it before the children race for it
   std::set<std::size_t> acknowledged;  // configurations the child said were committed
   Child c = spawn("resume " + db);
   char line[64];
@@ -156,7 +156,8 @@ TEST(StoreProcesses, FourConcurrentWritersLoseNothing) {
   { Store init(db); }
   constexpr unsigned kWriters = 4, kEach = 150;
   std::vector<Child> kids;
-  for (unsigned i = 0; i < kWriters; ++i) kids.push_back(spawn("writer " + db + " " + std::to_string(i) + " " + std::to_string(kEach)));
+  for (unsigned i = 0; i < kWriters; ++i)
+    kids.push_back(spawn("writer " + db + " " + std::to_string(i) + " " + std::to_string(kEach)));
   for (Child& c : kids) {
     std::fclose(c.out);
     EXPECT_EQ(wait_exit(c.pid), 0);
@@ -181,7 +182,8 @@ Held hold(const std::string& db, bool no_resume = false) {
   Held h{spawn("hold " + db + (no_resume ? " 1" : " 0")), 0, false};
   long long id = 0;
   int resumed = 0;
-  if (std::fscanf(h.child.out, "%lld %d", &id, &resumed) != 2) throw std::runtime_error("the holding child said nothing");
+  if (std::fscanf(h.child.out, "%lld %d", &id, &resumed) != 2)
+    throw std::runtime_error("the holding child said nothing");
   h.id = id;
   h.resumed = resumed != 0;
   return h;

@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "test_store_util.hpp"
-#include "wstune/error.hpp"
-#include "search/search.hpp"
 #include "evaluate/trial.hpp"
+#include "search/search.hpp"
+#include "test_store_util.hpp"
 #include "tuning_file/tuning_file.hpp"
+#include "wstune/error.hpp"
 
 using namespace wstune;
 using nlohmann::json;
@@ -146,9 +146,8 @@ TEST(TuningFile, SizesBindFromTheCommandLine) {
   for (const char* bad : {"0", "12x4", "M=3", "64,,N=2", "ProblemSize[1]=4", "N=-1", ""})
     EXPECT_THROW((void)k->parse_size(bad), UsageError) << bad;
   // The constraints see the sizes: WPT <= N.
-  EXPECT_FALSE(k->satisfies_constraints(with_params(k->parse_size("4096,N=2"), json{{"WPT", 4}, {"BUG", 0},
-                                                                                     {"SCALE", 1.0}, {"FAST", true},
-                                                                                     {"MODE", "plain"}})));
+  EXPECT_FALSE(k->satisfies_constraints(with_params(
+      k->parse_size("4096,N=2"), json{{"WPT", 4}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}})));
   EXPECT_EQ(k->build_options(with_params(p, json{{"WPT", 2}, {"BUG", 0}})), "-cl-fast-relaxed-math -D BUG=0 -D WPT=2");
 }
 
@@ -161,8 +160,8 @@ TEST(TuningFile, ThreeDimensionsAndLocalSizesFromParameters) {
   j["wstune"] = {{"Sizes", {{"N", 4}}}, {"ScalarValues", {{"n", "ProblemSize[0]"}}}};
   const auto k = load_tuning_file(f.tuning(j));
   EXPECT_EQ(k->dims(), 3u);
-  const Problem p = with_params(k->paper_size(), json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true},
-                                                      {"MODE", "plain"}});
+  const Problem p =
+      with_params(k->paper_size(), json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}});
   EXPECT_EQ(k->global_size(p), (Extent{2048, 2, 4, 3}));
   EXPECT_EQ(k->parameter_local(p), LocalSize(Extent{2, 1, 2, 3}));
 }
@@ -184,39 +183,55 @@ TEST(TuningFile, BadInputNamesTheFileThePathAndTheFix) {
        "Arguments[1].Type: unknown argument type 'float3'"},
       {"bad expression", [](json& j) { j["KernelSpecification"]["GlobalSize"]["X"] = "ProblemSize[0] // lambda: 2"; },
        "GlobalSize.X"},
-      {"unsupported construct", [](json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "WPT.real > 0"; },
-       "attribute access"},
+      {"unsupported construct",
+       [](json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "WPT.real > 0"; }, "attribute access"},
       {"unknown name", [](json& j) { j["KernelSpecification"]["GlobalSize"]["X"] = "ProblemSize[0] // TILE"; },
        "names 'TILE', which is not"},
       {"parameter with no values", [](json& j) { j["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[]"; },
        "TuningParameters[1].Values: gives no values"},
-      {"value of the wrong type", [](json& j) { j["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[0, 1.5]"; },
+      {"value of the wrong type",
+       [](json& j) { j["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[0, 1.5]"; },
        "1.5 is not a value of type int"},
-      {"conditions leave nothing", [](json& j) {
+      {"conditions leave nothing",
+       [](json& j) {
          j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "WPT > 100";
          j["ConfigurationSpace"]["TuningParameters"][0].erase("Default");
-       }, "leave no configuration"},
+       },
+       "leave no configuration"},
       {"missing kernel file", [](json& j) { j["KernelSpecification"]["KernelFile"] = "nope.cl"; },
        "KernelFile: 'nope.cl' does not exist"},
       {"kernel not in the source", [](json& j) { j["KernelSpecification"]["KernelName"] = "daxpy"; },
        "no '__kernel void daxpy(...)'"},
       {"too few arguments", [](json& j) { j["KernelSpecification"]["Arguments"].erase(0); },
        "lists 3 arguments but __kernel saxpy"},
-      {"argument kind mismatch", [](json& j) { j["KernelSpecification"]["Arguments"][0]["MemoryType"] = "Vector";
-                                              j["KernelSpecification"]["Arguments"][0]["Size"] = 4; },
+      {"argument kind mismatch",
+       [](json& j) {
+         j["KernelSpecification"]["Arguments"][0]["MemoryType"] = "Vector";
+         j["KernelSpecification"]["Arguments"][0]["Size"] = 4;
+       },
        "Arguments[0]: 'a' is a Vector argument but the kernel's parameter 0 is 'const float a'"},
-      {"reference of a read-only buffer", [](json& j) { j["KernelSpecification"]["ReferenceArguments"][0]["TargetName"] = "x"; },
+      {"reference of a read-only buffer",
+       [](json& j) { j["KernelSpecification"]["ReferenceArguments"][0]["TargetName"] = "x"; },
        "ReferenceArguments[0].TargetName: 'x' is not a Vector argument the kernel writes"},
       {"unknown wstune key", [](json& j) { j["wstune"]["LocalSizes"] = "search"; }, "wstune.LocalSizes: unknown"},
       {"Script fill", [](json& j) { j["KernelSpecification"]["Arguments"][1]["FillType"] = "Script"; },
        "'Script' is not supported"},
       {"bad budget", [](json& j) { j["Budget"][0]["Type"] = "Iterations"; }, "Budget[0].Type"},
       {"unknown search", [](json& j) { j["Search"]["Name"] = "Oracle"; }, "Search.Name: 'Oracle' is not a search"},
-      {"reference violates conditions", [](json& j) {
-         j["wstune"]["ReferenceConfiguration"] = {{"WPT", 4}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}};
-         j["wstune"]["Sizes"]["N"] = 2; }, "violates the Conditions"},
-      {"deep nesting", [](json& j) { json deep = 1; for (int i = 0; i < 100; ++i) deep = json::array({deep});
-                                    j["General"]["x"] = deep; }, "nested"},
+      {"reference violates conditions",
+       [](json& j) {
+         j["wstune"]["ReferenceConfiguration"] = {
+             {"WPT", 4}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}};
+         j["wstune"]["Sizes"]["N"] = 2;
+       },
+       "violates the Conditions"},
+      {"deep nesting",
+       [](json& j) {
+         json deep = 1;
+         for (int i = 0; i < 100; ++i) deep = json::array({deep});
+         j["General"]["x"] = deep;
+       },
+       "nested"},
   };
   for (const Case& c : cases) {
     json j = saxpy_file();
@@ -267,7 +282,8 @@ TEST(TuningFile, FillsAndValidationMethods) {
       json jm = saxpy_file();
       jm["KernelSpecification"]["ProblemSize"] = {3};
       jm["KernelSpecification"]["ReferenceArguments"][0]["ValidationMethod"] = methods[m];
-      jm["KernelSpecification"]["ReferenceArguments"][0]["ValidationThreshold"] = pass ? thresholds_ok[m] : thresholds_bad[m];
+      jm["KernelSpecification"]["ReferenceArguments"][0]["ValidationThreshold"] =
+          pass ? thresholds_ok[m] : thresholds_bad[m];
       jm["ConfigurationSpace"]["Conditions"] = json::array();
       const auto km = load_tuning_file(f.tuning(jm, fmt::format("m{}{}.json", m, pass)));
       EXPECT_EQ(km->verify(km->paper_size(), {out}, {ref}).ok, pass == 1) << methods[m] << " " << pass;
@@ -287,19 +303,22 @@ TEST(TuningFile, ConfigurationsRunAndVerifyOnPoCL) {
   EXPECT_FALSE(space.baseline().local);
   const TimingOptions t{1, 3};
   // ReadWrite y is restored before every run: after warm-up + 3 runs it still equals one run's output.
-  const Trial good = ev.evaluate(Configuration{json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}},
-                                               Extent{8, 1, 1}}, t);
+  const Trial good = ev.evaluate(
+      Configuration{json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}}, Extent{8, 1, 1}},
+      t);
   EXPECT_TRUE(good.ok()) << good.error;
   EXPECT_TRUE(good.verified);
   EXPECT_GT(good.compile_ms, 0) << "the first run of a parameter set builds its program";
   // A configuration made wrong on purpose is recorded as correctness.
-  const Trial wrong = ev.evaluate(Configuration{json{{"WPT", 2}, {"BUG", 1}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}},
-                                                Extent{8, 1, 1}}, t);
+  const Trial wrong = ev.evaluate(
+      Configuration{json{{"WPT", 2}, {"BUG", 1}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}}, Extent{8, 1, 1}},
+      t);
   EXPECT_EQ(wrong.status, TrialStatus::correctness) << wrong.error;
   EXPECT_NE(wrong.error.find("SideBySideComparison of y"), std::string::npos) << wrong.error;
   // Same parameters again: no rebuild.
-  const Trial again = ev.evaluate(Configuration{json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}},
-                                                Extent{16, 1, 1}}, t);
+  const Trial again = ev.evaluate(
+      Configuration{json{{"WPT", 2}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}}, Extent{16, 1, 1}},
+      t);
   EXPECT_TRUE(again.ok()) << again.error;
   EXPECT_EQ(again.compile_ms, 0);
   // A whole tune never answers the wrong configuration.
