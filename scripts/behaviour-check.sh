@@ -2,10 +2,10 @@
 # behaviour-check.sh: proves that a change such as a refactor leaves the
 # observable behaviour of `wstune` and `wstuned` alone.
 #
-# It runs a fixed set of about 150 commands (every CLI command, its --help and
+# It runs a fixed set of about 190 commands (every CLI command, its --help and
 # usage errors with their exit statuses, devices, run, tune, simulate, split,
 # the store commands, report, and wstuned under mpiexec) against one build,
-# and writes one text file. Each command there is a heading line
+# and writes one text file (about 200 KB, 2 minutes on 2 cores). Each command there is a heading line
 # `### <command as written below>`, then its stdout, `--- stderr`, its
 # stderr, and `--- exit N`. Files a command writes (exports, T4, CSV,
 # reports) follow it the same way. Everything that depends on the machine's
@@ -49,21 +49,38 @@
 # the baseline's commit, so a refactor that moves them does not change the
 # record; without that commit, from the working tree). Set
 # BEHAVIOUR_POCL_CACHE_DIR to reuse a PoCL kernel cache between records
-# (faster; the record does not depend on it).
+# (faster; the record does not depend on it); BEHAVIOUR_VERBOSE=1 prints
+# each command with the seconds since the start on stderr.
+#
+# When a check fails: read the diff; a difference in a masked-only place
+# (e.g. a new number format next to a time) may need the filter adjusted,
+# anything else is a change in behaviour. Run `record` twice on one build
+# and `compare` the two to see that the set stays deterministic.
 #
 # Left out, because their output depends on timing even after masking:
 #   - `wstune split --model measured`: the calibration, the refinement and
 #     the shares it picks are measured; kept: exit status, "status:" lines,
 #     and that the second run reuses the stored calibration;
 #   - `wstuned ... --split measured`: reduced to status, model and verified;
-#   - `wstune split --sweep`: the best share is measured (masked) and every
-#     makespan is masked; the CSV's shares and statuses are kept;
+#   - `wstune split --sweep`: the sweep adds 1 % steps around the measured
+#     best share, so only the STEP % rows (0, 50, 100) of its CSV are kept,
+#     the best line is masked and of the SVG only the kinds of elements;
+#   - `wstune split --sweep 7` with two devices: accepted, and a full 1 %
+#     sweep (10 s): not run (the 3-device refusal and --sweep 0 are);
 #   - the guided, genetic, annealing, differential, portfolio and bayes
 #     strategies on real devices (which configurations they try depends on
 #     the times measured): they are recorded through `wstune simulate` on
 #     recorded tables instead; real tunes use exhaustive, random and rule;
 #   - wstuned's hang and stall faults, signals and kills (tests/daemon.cmake
 #     and tests/daemon_*_test.sh: they wait on timeouts and races);
+#   - `wstuned tune` with two workers of one fingerprint: which rank measures
+#     which configuration, the order the sessions are stored in and the
+#     best are timing: masked or sorted; wstuned calibrate: reduced to its
+#     status lines (the calibration's points are capped by measured times);
+#   - wstuned's run_key of a --kernel-file job hashes the file's path (the
+#     scratch directory): masked for those jobs only;
+#   - stderr lines of different ranks (registrations, refusals) arrive in
+#     any order: sorted;
 #   - `wstune query` of a store filled by real tunes lists timing-chosen
 #     best configurations: recorded as JSON with those masked; the look-up
 #     chain is recorded on a synthetic store (fixed numbers) instead.
@@ -74,7 +91,7 @@ ROOT=$(cd "$(dirname "$SELF")/.." && pwd)
 BASELINE_REV=44f89b78f39b532557e32d06421bca77fadc87b7
 
 usage() {
-  sed -n '/^# Usage/,/^#       record into/p' "$SELF" | sed 's/^# \{0,1\}//' >&2
+  sed -n '/^# Usage/,/^#       record is kept/p' "$SELF" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
