@@ -26,7 +26,7 @@ def progress(path, target_ms):
             builds.append(trial["compile_ms"])
         if trial.get("status") != "correct":
             continue
-        ms = trial["kernel"]["median_ms"]
+        ms = trial["median_ms"]
         if first is None and target_ms is not None and ms <= target_ms:
             first = (i, elapsed_s)
         if best is None or ms < best[0]:

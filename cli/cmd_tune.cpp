@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 #include "report/svg.hpp"
 #include "session/autotune.hpp"
 #include "table.hpp"
@@ -21,20 +22,6 @@ namespace po = boost::program_options;
 
 namespace wstune::cli {
 namespace {
-
-nlohmann::json trial_json(const Trial& t) {
-  return {{"params", t.params},
-          {"local", to_json(t.local)},
-          {"global", t.global ? to_json(*t.global) : nlohmann::json()},
-          {"status", std::string(to_string(t.status))},
-          {"error", t.error},
-          {"kernel", to_json(t.kernel)},
-          {"wall_ms", t.wall_ms},
-          {"compile_ms", t.compile_ms},
-          {"verify_ms", t.verify_ms},
-          {"verified", t.verified},
-          {"from_store", t.from_store}};
-}
 
 // Median kernel times over the x × y group shapes of the best's parameters.
 svg::Heatmap heatmap(const TuneResult& r) {
@@ -171,13 +158,13 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["overhead_ms_per_trial"] = overhead.per_trial();
   for (const auto& [key, name, ms] : overhead.parts()) j["overhead_breakdown_ms_per_trial"][key] = ms;
   j["stop_reason"] = r.stop_reason;
-  j["best"] = trial_json(r.best);
-  j["baseline"] = trial_json(r.baseline);
-  j["rule"] = r.rule ? trial_json(*r.rule) : nlohmann::json();
+  j["best"] = trial_report_json(r.best);
+  j["baseline"] = trial_report_json(r.baseline);
+  j["rule"] = r.rule ? trial_report_json(*r.rule) : nlohmann::json();
   j["ratio_to_null"] = r.ratio_to_baseline() ? nlohmann::json(*r.ratio_to_baseline()) : nlohmann::json();
   j["ratio_to_rule"] = r.ratio_to_rule() ? nlohmann::json(*r.ratio_to_rule()) : nlohmann::json();
   j["trials"] = nlohmann::json::array();
-  for (const auto& t : r.trials) j["trials"].push_back(trial_json(t));
+  for (const auto& t : r.trials) j["trials"].push_back(trial_report_json(t));
   std::cout << j.dump(2) << "\n";
 }
 

@@ -293,8 +293,9 @@ Rows run_rows(const std::vector<JobReport>& reports) {
 // as the summary's result cell.
 std::string work_result(const json& res, Mode mode) {
   if (mode == Mode::tune) {
-    return fmt::format("best {} {:.4f} ms over {} trials", res["best"].value("local", "?"),
-                       res["best"].value("median_ms", 0.0), res["trials"].size());
+    const json& best = res["best"];
+    const std::string local = best.contains("local") ? to_string(local_from_json(best["local"])) : "?";
+    return fmt::format("best {} {:.4f} ms over {} trials", local, best.value("median_ms", 0.0), res["trials"].size());
   }
   const auto& pts = res.value("points", json::array());
   return fmt::format("{} points up to {} of {} units, full {:.3f} ms, took {:.0f} ms", pts.size(),

@@ -88,6 +88,8 @@ python3 - "$raw" "$outdir" "$wall_one" "$wall_two" "$size" "$strategy" "$max_tri
 import json, sqlite3, sys
 raw, outdir, wall_one, wall_two, size, strategy, max_trials, reps, gpus, flavor = sys.argv[1:]
 wall = {"one": float(wall_one), "two": float(wall_two)}
+# A local size as the reports' trials write it ({"x":..,"dims":..} or null) in words: "16x8", "null".
+local_text = lambda l: "null" if l is None else "x".join(str(l[k]) for k in "xyz"[: l["dims"]])
 rows = {}
 for name in ("one", "two"):
     text = open(f"{raw}/{name}.json").read()
@@ -105,7 +107,7 @@ for name in ("one", "two"):
     rows[name] = dict(workers=len(job["workers"]), devices=", ".join(sorted({w["device"] for w in job["workers"]})),
                       wall_s=wall[name], search_s=res["wall_ms"] / 1000, space=res["space_size"] + 1,
                       measured=measured, stored=trials, by_rank=res["measured_by_rank"],
-                      best_ms=best["median_ms"], best=json.dumps(best["params"], sort_keys=True) + " " + best["local"])
+                      best_ms=best["median_ms"], best=json.dumps(best["params"], sort_keys=True) + " " + local_text(best["local"]))
 one, two = rows["one"], rows["two"]
 ratio = two["wall_s"] / one["wall_s"]
 search_ratio = two["search_s"] / one["search_s"]

@@ -57,7 +57,7 @@ for f in sorted(glob.glob(os.path.join(raw, "*.json"))):
     d = json.load(open(f))
     null = json.load(open(f[:-5] + "-null.json"))
     best, base = d["best"], d["baseline"]
-    med = lambda t: t["kernel"]["median_ms"] if t and t.get("status") == "correct" else None
+    med = lambda t: t["median_ms"] if t and t.get("status") == "correct" else None
     null_ms = null.get("kernel", {}).get("median_ms") if null.get("status") == "correct" else None
     evals = d["evaluations"] + d["tiebreak_trials"]
     compile_ms = [t["compile_ms"] for t in d["trials"] if t["compile_ms"] > 0]

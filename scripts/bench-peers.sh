@@ -81,7 +81,7 @@ import json, sys
 b = json.load(sys.stdin)["best"]
 l = b.get("local")  # {x, y, dims} or null (NULL)
 if l: l = "%d,%d" % (l["x"], l["y"]) if l.get("dims", 1) == 2 else str(l["x"])
-print(l or "", b["kernel"]["median_ms"])')
+print(l or "", b["median_ms"])')
       echo "matmul $n tuned: local ${best% *} (${best#* } ms; empty = NULL)" | tee -a "$raw/clblast/tuned.txt" >&2
       [[ -n "${best% *}" ]] && cb+=(--local "$n=${best% *}")
     done

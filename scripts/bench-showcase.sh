@@ -96,13 +96,13 @@ for f in sorted(glob.glob(os.path.join(raw, "*-*-*.json")), key=lambda p: int(os
     n = int(d["size"].split("x")[0])
     frac = os.path.basename(f)[:-5].split("-", 2)[2]
     best = d["best"]
-    ms = best["kernel"]["median_ms"] if best.get("status") == "correct" else None
+    ms = best["median_ms"] if best.get("status") == "correct" else None
     tflops = 2 * n**3 / (ms * 1e-3) / 1e12 if ms else None
     cb = clblast.get(n)
     rows.append(dict(n=n, fraction=frac, strategy=d["strategy"], space=d["space_size"], evaluations=d["evaluations"],
                      stop=d["stop_reason"], clblast_timing=clblast_how.get(n, "-"), best=" ".join(f"{k}={v}" for k, v in best["params"].items()), best_ms=ms,
                      tflops=tflops, clblast_ms=cb, clblast_tflops=2 * n**3 / (cb * 1e-3) / 1e12 if cb else None,
-                     wall_s=d["wall_ms"] / 1000, baseline_ms=d["baseline"]["kernel"]["median_ms"]
+                     wall_s=d["wall_ms"] / 1000, baseline_ms=d["baseline"]["median_ms"]
                      if d["baseline"].get("status") == "correct" else None))
 f4 = lambda v, s="{:.4f}": "-" if v is None else s.format(v)
 with open(stem + ".csv", "w") as c:

@@ -118,8 +118,8 @@ print("| intervals | best local | best ms | NULL ms | global |\n|---|---|---|---
 for f in sys.argv[1:]:
     d = json.load(open(f)); b = d["best"]; l = b["local"]
     loc = "null" if l is None else "x".join(str(l[k]) for k in "xyz"[: l["dims"]])
-    null = d["baseline"]["kernel"]["median_ms"] if d["baseline"].get("status") == "correct" else None
-    print(f"| {d['size']} | {loc} | {b['kernel']['median_ms']:.4f} | {null if null is None else round(null, 4)} | {d.get('global')} |")
+    null = d["baseline"]["median_ms"] if d["baseline"].get("status") == "correct" else None
+    print(f"| {d['size']} | {loc} | {b['median_ms']:.4f} | {null if null is None else round(null, 4)} | {d.get('global')} |")
 PY
       ;;
     tunecost)

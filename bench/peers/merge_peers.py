@@ -58,8 +58,8 @@ def wstune_run(raw, kernel, strategy):
     best = j.get("best") or {}
     return {
         "best_local": local_text(best.get("local")),
-        "best_ms": (best.get("kernel") or {}).get("median_ms"),
-        "null_ms": ((j.get("baseline") or {}).get("kernel") or {}).get("median_ms"),
+        "best_ms": best.get("median_ms"),
+        "null_ms": (j.get("baseline") or {}).get("median_ms"),
         "evaluations": j.get("evaluations"),
         "tiebreak_trials": j.get("tiebreak_trials"),
         "space_size": j.get("space_size"),

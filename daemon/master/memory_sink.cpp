@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 #include "master/router.hpp"
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
@@ -54,7 +55,7 @@ class MemoryLog final : public TrialLog {
   bool record(const Trial& t) override {
     if (!mine_.insert(t.configuration().key()).second) return false;
     json e = base_;
-    e["trial"] = trial_to_json(t);
+    e["trial"] = to_json(t);
     list_.push_back(std::move(e));
     return true;
   }

@@ -25,7 +25,7 @@ class MemorySink : public ResultSink {
   std::vector<JobReport> runs;                            ///< from run()
   nlohmann::json tune_results = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, result}
   nlohmann::json calibrations = nlohmann::json::array();  ///< {rank, fingerprint, kernel, size, calibration}
-  /// Every committed trial: {fingerprint, kernel, size, trial (trial_to_json)}.
+  /// Every committed trial: {fingerprint, kernel, size, trial (to_json(Trial), format/trial_json.hpp)}.
   nlohmann::json trials = nlohmann::json::array();
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 #include "protocol/kernel_source.hpp"
 #include "session/autotune.hpp"
 #include "session/tune_session.hpp"
@@ -14,11 +15,6 @@ namespace wstune::daemon {
 using nlohmann::json;
 
 namespace {
-
-std::optional<double> opt_number(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
-  return j[key].get<double>();
-}
 
 // One group's search in the store: StoredTuneSession (resumes an unfinished
 // session whose writer is gone; one trial row per configuration).
@@ -156,13 +152,14 @@ class StoreSink final : public ResultSink {
     SessionSpec sspec{result.value("strategy", "daemon"), static_cast<std::int64_t>(trials.size()), std::nullopt};
     const SessionRecord s = store_.open_session(device, kernel_key(spec), problem, sspec, false);
     std::vector<TrialRecord> records;
-    for (const auto& t : trials) {
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const Trial t = trial_from_json(trials[i], fmt::format("the tune result's trials[{}]", i));
       TrialRecord rec;
-      rec.local = parse_local_size(t.at("local").get<std::string>(), "trial local size");
-      rec.status = parse_trial_status(t.at("status").get<std::string>());
-      rec.error = t.value("error", "");
-      rec.samples_ms = t.value("samples_ms", std::vector<double>{});
-      rec.run_ms = opt_number(t, "run_ms");
+      rec.local = t.local;
+      rec.status = t.status;
+      rec.error = t.error;
+      rec.samples_ms = t.kernel.ms;
+      rec.run_ms = t.run_wall_ms;
       records.push_back(std::move(rec));
     }
     store_.add_trials(s.id, records);

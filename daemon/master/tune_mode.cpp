@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 #include "master/router.hpp"
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
@@ -33,15 +34,9 @@ std::string tune_strategy(const Job& job, const KernelSpec& spec) {
   return job.max_trials ? "guided" : "exhaustive";
 }
 
+// A trial in the job report: its one JSON form with its median (format/trial_json.hpp).
 json trial_summary(const Trial& t) {
-  return json{{"params", t.params},
-              {"local", to_string(t.local)},
-              {"status", std::string(to_string(t.status))},
-              {"error", t.error},
-              {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
-              {"samples_ms", t.kernel.ms},
-              {"verified", t.verified},
-              {"from_store", t.from_store}};
+  return trial_report_json(t);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 
 namespace wstune::daemon {
 
@@ -405,42 +406,6 @@ WorkRequest WorkRequest::from(const Message& m) {
   });
 }
 
-json trial_to_json(const Trial& t) {
-  return json{{"params", t.params},
-              {"local", to_json(t.local)},
-              {"global", t.global ? to_json(*t.global) : json()},
-              {"status", std::string(wstune::to_string(t.status))},
-              {"error", t.error},
-              {"samples_ms", t.kernel.ms},
-              {"run_ms", t.run_wall_ms},
-              {"compile_ms", t.compile_ms},
-              {"verify_ms", t.verify_ms},
-              {"verified", t.verified},
-              {"wall_ms", t.wall_ms}};
-}
-
-Trial trial_from_json(const json& j) {
-  try {
-    Trial t;
-    t.params = j.at("params");
-    t.local = local_from_json(j.at("local"));
-    if (!j.at("global").is_null()) t.global = extent_from_json(j.at("global"));
-    t.status = parse_trial_status(j.at("status").get<std::string>());
-    t.error = j.value("error", "");
-    t.kernel.ms = j.at("samples_ms").get<std::vector<double>>();
-    t.run_wall_ms = j.value("run_ms", 0.0);
-    t.compile_ms = j.value("compile_ms", 0.0);
-    t.verify_ms = j.value("verify_ms", 0.0);
-    t.verified = j.value("verified", false);
-    t.wall_ms = j.value("wall_ms", 0.0);
-    return t;
-  } catch (const json::exception& e) {
-    throw ProtocolError(fmt::format("malformed trial: {}", e.what()));
-  } catch (const UsageError& e) {
-    throw ProtocolError(fmt::format("malformed trial: {}", e.what()));
-  }
-}
-
 Message TrialRequest::to_message() const {
   return Message{Tag::trial,
                  json{{"job", job},
@@ -471,12 +436,16 @@ TrialRequest TrialRequest::from(const Message& m) {
 }
 
 Message TrialAnswer::to_message() const {
-  return Message{Tag::trial_result, json{{"job", job}, {"trial", trial_to_json(trial)}}, {}};
+  return Message{Tag::trial_result, json{{"job", job}, {"trial", to_json(trial)}}, {}};
 }
 
 TrialAnswer TrialAnswer::from(const Message& m) {
   return parse_body(m, Tag::trial_result, [](const json& j) {
-    return TrialAnswer{j.at("job").get<std::uint64_t>(), trial_from_json(j.at("trial"))};
+    try {
+      return TrialAnswer{j.at("job").get<std::uint64_t>(), trial_from_json(j.at("trial"), "trial_result.trial")};
+    } catch (const UsageError& e) {
+      throw ProtocolError(fmt::format("malformed trial: {}", e.what()));
+    }
   });
 }
 

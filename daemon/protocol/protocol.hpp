@@ -213,7 +213,9 @@ struct TrialRequest {
   static TrialRequest from(const Message& m);
 };
 
-/// Tag::trial_result: the trial (failures as data, Trial::status).
+/// Tag::trial_result: the trial (failures as data, Trial::status) in its
+/// one JSON form (format/trial_json.hpp) under "trial"; from() throws
+/// ProtocolError naming the malformed field.
 struct TrialAnswer {
   std::uint64_t job = 0;  ///< job id
   Trial trial;            ///< the measurement
@@ -234,10 +236,5 @@ struct WorkResult {
 nlohmann::json to_json(const Block& b);
 /// Inverse of to_json(Block).
 Block block_from_json(const nlohmann::json& j);
-/// A trial as it travels: {"params","local","global","status","error",
-/// "samples_ms","run_ms","compile_ms","verify_ms","verified","wall_ms"}.
-nlohmann::json trial_to_json(const Trial& t);
-/// Inverse of trial_to_json(); throws ProtocolError when malformed.
-Trial trial_from_json(const nlohmann::json& j);
 
 }  // namespace wstune::daemon

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
+#include "format/trial_json.hpp"
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "master/split_plan.hpp"
@@ -384,7 +385,7 @@ TEST(Daemon, WorkersWithOneFingerprintShareOneSearch) {
   EXPECT_GT(by["2"].get<unsigned>(), 0u);
   std::set<std::string> keys;
   for (const auto& e : w.sink.trials) {
-    const Trial t = trial_from_json(e["trial"]);
+    const Trial t = trial_from_json(e["trial"], "trial");
     EXPECT_TRUE(keys.insert(t.configuration().key()).second) << "measured twice: " << t.configuration().key();
   }
   EXPECT_EQ(keys.size(), by["1"].get<std::size_t>() + by["2"].get<std::size_t>());

@@ -107,7 +107,21 @@ TEST(Protocol, TrialsRoundTrip) {
   EXPECT_EQ(t3.status, TrialStatus::timeout);
   EXPECT_EQ(t3.error, "hung");
   EXPECT_FALSE(t3.local.has_value());
-  EXPECT_THROW(trial_from_json(json{{"params", json::object()}}), ProtocolError);
+  // A trial without its status, or with samples that are not numbers: a
+  // protocol error naming the field.
+  const auto answer = [](json trial) {
+    return TrialAnswer::from(Message{Tag::trial_result, json{{"job", 12}, {"trial", std::move(trial)}}, {}});
+  };
+  EXPECT_THROW(answer(json{{"params", json::object()}, {"local", nullptr}, {"samples_ms", json::array()}}),
+               ProtocolError);
+  json bad = TrialAnswer{12, t}.to_message().body["trial"];
+  bad["samples_ms"] = json{"fast"};
+  try {
+    answer(bad);
+    ADD_FAILURE() << "a trial with a sample \"fast\" was read";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("trial_result.trial.samples_ms[0]"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Protocol, TagsHaveNamesAndKnownRange) {

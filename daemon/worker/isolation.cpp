@@ -1,16 +1,12 @@
 // A worker rank's OpenCL work in a child process (isolation.hpp).
 #include "worker/isolation.hpp"
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -30,47 +26,35 @@ constexpr char kBytesFollow = 'B';
 constexpr char kMemoryFile = 'F';
 
 void write_all(int fd, const void* data, std::size_t n) {
-  const auto* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw ProtocolError(fmt::format("the peer process is gone (send: {})", std::strerror(errno)));
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  if (!send_all(fd, data, n))
+    throw ProtocolError(fmt::format("the peer process is gone (send: {})", std::strerror(errno)));
 }
 
 // Waits until `fd` is readable or `deadline` passes; false on timeout.
-bool wait_readable(int fd, clock_type::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
-    pollfd pfd{fd, POLLIN, 0};
-    const int r = ::poll(&pfd, 1, static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw ProtocolError(fmt::format("poll on the peer's socket failed: {}", std::strerror(errno)));
-    return r > 0;
-  }
+bool readable(int fd, clock_type::time_point deadline) {
+  const SocketRead r = wait_readable(fd, deadline);
+  if (r == SocketRead::failed)
+    throw ProtocolError(fmt::format("poll on the peer's socket failed: {}", std::strerror(errno)));
+  return r == SocketRead::ok;
 }
 
 void read_all(int fd, void* data, std::size_t n) {
-  auto* p = static_cast<char*>(data);
-  const auto deadline = clock_type::now() + kMidMessage;
-  while (n > 0) {
-    if (!wait_readable(fd, deadline)) throw ProtocolError("the peer process stopped in the middle of a message");
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) throw ProtocolError("the peer process is gone (its end of the socket closed)");
-    if (r < 0) throw ProtocolError(fmt::format("the peer process is gone (recv: {})", std::strerror(errno)));
-    p += r;
-    n -= static_cast<std::size_t>(r);
+  switch (recv_all(fd, data, n, clock_type::now() + kMidMessage)) {
+    case SocketRead::ok:
+      return;
+    case SocketRead::timeout:
+      throw ProtocolError("the peer process stopped in the middle of a message");
+    case SocketRead::closed:
+      throw ProtocolError("the peer process is gone (its end of the socket closed)");
+    default:
+      throw ProtocolError(fmt::format("the peer process is gone (recv: {})", std::strerror(errno)));
   }
 }
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status))
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return "ended";
+// How a child's end reads in this file's messages: "was killed by signal
+// 11 (...)", "exited with status 3".
+std::string exit_words(const std::string& described) {
+  return described.rfind("killed", 0) == 0 ? "was " + described : described;
 }
 
 // The child's view of the parent, with the child-only faults: on a work
@@ -98,15 +82,12 @@ class FaultyPipe final : public ForwardingCommunicator {
 };
 
 // The child: opens the device and serves the parent as a Worker would serve
-// the master. Never returns into the parent's code (copied by fork).
-[[noreturn]] void child_main(int fd, pid_t parent, const IsolationOptions& o) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the rank
-  if (::getppid() != parent) ::_exit(0);
+// the master; its exit status (ChildProcess::Body).
+int child_main(int fd, const IsolationOptions& o) {
   // The rank decides when this process ends; signals meant for the job
   // (hydra forwards SIGINT) are the rank's to handle.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_IGN);
-  ::signal(SIGPIPE, SIG_IGN);
   int code = 3;
   try {
     // Block results are read back into memory files the rank maps: no
@@ -129,7 +110,7 @@ class FaultyPipe final : public ForwardingCommunicator {
   } catch (...) {
     // The parent closed its end (it is shutting down or gone): nothing to say.
   }
-  ::_exit(code);
+  return code;
 }
 
 }  // namespace
@@ -169,7 +150,7 @@ void PipeCommunicator::send_buffer(const HostBuffer& b) {
 }
 
 HostBuffer PipeCommunicator::recv_buffer(const BufferShape& shape) {
-  if (!wait_readable(fd_, clock_type::now() + kMidMessage))
+  if (!readable(fd_, clock_type::now() + kMidMessage))
     throw ProtocolError("the peer process stopped in the middle of a message");
   const auto [mark, memfd] = recv_marked(fd_);
   if (mark == kBytesFollow && memfd < 0) {
@@ -219,7 +200,7 @@ void PipeCommunicator::recv_releases() {
 }
 
 std::optional<std::pair<int, Tag>> PipeCommunicator::probe(int) {
-  if (!wait_readable(fd_, clock_type::now())) return std::nullopt;
+  if (!readable(fd_, clock_type::now())) return std::nullopt;
   std::uint32_t tag = 0;
   const ssize_t r = ::recv(fd_, &tag, sizeof tag, MSG_PEEK | MSG_DONTWAIT);
   if (r != static_cast<ssize_t>(sizeof tag)) return std::nullopt;
@@ -227,7 +208,7 @@ std::optional<std::pair<int, Tag>> PipeCommunicator::probe(int) {
 }
 
 std::optional<Received> PipeCommunicator::recv(int, std::chrono::milliseconds timeout) {
-  if (!wait_readable(fd_, clock_type::now() + timeout)) return std::nullopt;
+  if (!readable(fd_, clock_type::now() + timeout)) return std::nullopt;
   const auto t0 = clock_type::now();
   std::uint32_t tag = 0;
   std::uint64_t len = 0;
@@ -262,7 +243,7 @@ IsolatedDevice::IsolatedDevice(IsolationOptions options) : opt_(std::move(option
 }
 
 IsolatedDevice::~IsolatedDevice() {
-  if (pid_ < 0) return;
+  if (!child_.running()) return;
   try {
     pipe_->send(1, Message{Tag::shutdown, nlohmann::json::object(), {}});
   } catch (...) {
@@ -272,43 +253,26 @@ IsolatedDevice::~IsolatedDevice() {
 
 std::string IsolatedDevice::stop(std::chrono::milliseconds grace) {
   pipe_.reset();  // closes our end: the child's next read fails
-  if (pid_ < 0) return "ended";
-  int status = 0;
-  const auto deadline = clock_type::now() + grace;
-  pid_t r = 0;
-  while ((r = ::waitpid(pid_, &status, WNOHANG)) == 0 && clock_type::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  if (r == 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-  }
-  pid_ = -1;
-  return describe_exit(status);
+  if (!child_.running()) return "ended";
+  return exit_words(child_.stop(grace));
+}
+
+std::string IsolatedDevice::kill() {
+  pipe_.reset();
+  if (!child_.running()) return "ended";
+  return exit_words(child_.kill());
 }
 
 // Forks a child on a new socket pair (the child runs child_main()) and keeps
-// its pid and our end; false, with error_ saying why, when that fails.
+// it and our end; false, with error_ saying why, when that fails.
 bool IsolatedDevice::fork_child() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    error_ = fmt::format("socketpair for the isolated OpenCL process failed: {}", std::strerror(errno));
+  try {
+    child_ = ChildProcess::start([this](int fd) { return child_main(fd, opt_); }, "the isolated OpenCL process");
+  } catch (const Error& e) {
+    error_ = e.what();
     return false;
   }
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    error_ = fmt::format("fork of the isolated OpenCL process failed: {}", std::strerror(errno));
-    return false;
-  }
-  if (child == 0) {
-    ::close(sv[0]);
-    child_main(sv[1], parent, opt_);
-  }
-  ::close(sv[1]);
-  pid_ = child;
-  pipe_.emplace(sv[0], 0);
+  pipe_.emplace(child_.take_fd(), 0);
   ++started_;
   return true;
 }
@@ -328,7 +292,7 @@ bool IsolatedDevice::start() {
   } catch (const ProtocolError& e) {
     why = fmt::format("failed while starting ({})", e.what());
   }
-  const pid_t was = pid_;
+  const pid_t was = child_.pid();
   const std::string exit = stop(std::chrono::milliseconds(0));
   device_.reset();
   error_ = fmt::format("the isolated OpenCL process (pid {}) {}; it {}", was, why, exit);
@@ -399,14 +363,13 @@ std::optional<Message> await_answer(PipeCommunicator& pipe, double recv_ms, cloc
 Message IsolatedDevice::handle(Received& request) {
   const auto t0 = clock_type::now();
   const RequestId id = request_id(request.message);
-  if (pid_ < 0 && !start())
+  if (!child_.running() && !start())
     return id.fail(TrialStatus::runtime, "the isolated OpenCL process could not start: " + error_);
-  const pid_t child = pid_;
+  const pid_t child = child_.pid();
   try {
     pipe_->send(1, std::move(request.message));
     if (auto answer = await_answer(*pipe_, request.recv_ms, t0, t0 + opt_.request_timeout)) return std::move(*answer);
-    ::kill(child, SIGKILL);
-    stop(std::chrono::milliseconds(2000));
+    kill();
     return id.fail(TrialStatus::timeout,
                    fmt::format("no answer from the isolated OpenCL process (pid {}) within {} s on job {}; it was "
                                "killed and a new one starts for the next request",
@@ -420,8 +383,7 @@ Message IsolatedDevice::handle(Received& request) {
   } catch (const std::exception& e) {
     // This side could not take the answer (e.g. std::bad_alloc): the stream
     // is out of step, so the process goes.
-    ::kill(child, SIGKILL);
-    stop(std::chrono::milliseconds(2000));
+    kill();
     return id.fail(TrialStatus::runtime, fmt::format("the answer of the isolated OpenCL process (pid {}) to job {} "
                                                      "could not be received ({}); a new one starts for the next "
                                                      "request",

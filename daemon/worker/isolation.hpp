@@ -6,8 +6,9 @@
 /// socket pair. A kernel or driver that crashes the child (SIGSEGV), or
 /// hangs it past the job's time, costs that job on that rank only: the rank
 /// answers the master with a worker_error naming the signal or the timeout,
-/// and starts a fresh child for its next request. After lib/src/evaluate/trial.cpp's
-/// IsolatedEvaluator (the CLI's trial worker). docs/daemon.md "Faults".
+/// and starts a fresh child for its next request. The fork, the socket pair
+/// and the reaping are lib/src/evaluate/child_process.hpp's, as for the
+/// CLI's trial worker (IsolatedEvaluator). docs/daemon.md "Faults".
 
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "evaluate/child_process.hpp"
 #include "transport/communicator.hpp"
 #include "transport/shared_memory.hpp"
 #include "worker/worker.hpp"
@@ -107,17 +109,18 @@ class IsolatedDevice final : public WorkDelegate {
   /// Children started so far (1 + restarts).
   [[nodiscard]] unsigned children_started() const noexcept { return started_; }
   /// The current child's pid, or -1.
-  [[nodiscard]] pid_t child_pid() const noexcept { return pid_; }
+  [[nodiscard]] pid_t child_pid() const noexcept { return child_.pid(); }
 
  private:
   bool start();
   bool fork_child();
   bool take_hello(const Hello& h);
   std::string stop(std::chrono::milliseconds grace);
+  std::string kill();
   IsolationOptions opt_;
   std::optional<Device> device_;
   std::string error_;
-  pid_t pid_ = -1;
+  ChildProcess child_;
   std::optional<PipeCommunicator> pipe_;
   unsigned started_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "format/trial_json.hpp"
 #include "search/search.hpp"
 #include "split/multi_device.hpp"
 #include "split/split.hpp"
@@ -62,14 +63,9 @@ class BlockEvaluator final : public Evaluator {
   SearchSpace space_;
 };
 
+// A trial in the tune result: its one JSON form with its median (format/trial_json.hpp).
 json trial_json(const Trial& t) {
-  return json{{"local", to_string(t.local)},
-              {"status", std::string(to_string(t.status))},
-              {"error", t.error},
-              {"samples_ms", t.kernel.ms},
-              {"median_ms", t.ok() ? json(t.median_ms()) : json(nullptr)},
-              {"run_ms", t.run_wall_ms},
-              {"verified", t.verified}};
+  return trial_report_json(t);
 }
 
 json search(Evaluator& ev, unsigned repetitions, unsigned max_trials) {

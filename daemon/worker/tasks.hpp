@@ -24,10 +24,10 @@ LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& 
 /// The library's measured search (search.hpp tune(): NULL, the rule, then a
 /// searcher: exhaustive, or guided with `max_trials` > 0) over the block `b`
 /// already uploaded to `runner`. No verification (the master verifies the
-/// gathered result). Returns {"strategy":..,"global":..,"trials":[{"local":
-/// "32x8","status":..,"error":..,"samples_ms":[..],"median_ms":..,"run_ms":..,
-/// "verified":..}],"best":{trial},"null_ms":..,"rule":"..","rule_ms":..,
-/// "evaluations":..,"stop_reason":..,"wall_ms":..}.
+/// gathered result). Returns {"strategy":..,"global":..,"trials":[trial..],
+/// "best":trial,"null_ms":..,"rule":"..","rule_ms":..,"evaluations":..,
+/// "stop_reason":..,"wall_ms":..}, each trial in its one JSON form with
+/// "median_ms" (format/trial_json.hpp trial_report_json()).
 nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions,
                           unsigned max_trials);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "format/json.hpp"
 #include "master/split_plan.hpp"
 #include "protocol/kernel_source.hpp"
 #include "split/split.hpp"
@@ -181,7 +182,7 @@ LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunB
     case LocalPolicy::tune: {
       runner.upload(p, job.block, inputs);
       res.trials = tune_block(runner, p, job.block, std::max(1u, job.repetitions), 0);
-      local = parse_local_size(res.trials["best"]["local"].get<std::string>());
+      local = local_from_json(res.trials["best"]["local"]);
       res.local_source = "tune";
       break;
     }

@@ -6,7 +6,9 @@
 /// in-process, and isolated in a forked worker process with a per-trial
 /// timeout (a kernel that hangs or crashes the driver cannot take the tuner
 /// down). Failures are data (TrialStatus), after Kernel Tuner's T4 format.
-/// See docs/tuning.md for the isolation mechanism.
+/// Sources: target.cpp, space_of.cpp, in_process.cpp (with trial_runner.hpp),
+/// isolated.cpp (with child_process.hpp); the JSON form is
+/// format/trial_json.hpp. See docs/tuning.md for the isolation mechanism.
 
 #include <chrono>
 #include <cstdint>

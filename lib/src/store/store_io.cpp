@@ -9,6 +9,7 @@
 
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "format/trial_json.hpp"
 #include "store/store_impl.hpp"
 #include "wstune/version.hpp"
 
@@ -86,18 +87,24 @@ json export_devices(const Store::Impl& m) {
       q, [&](SQLite::Statement& r) { return m.stored_json(r.getColumn(0).getString(), "a device's info_json"); });
 }
 
-// One row of export_trials' statement as a trial object.
+// One row of export_trials' statement as a trial object: the stored
+// trial's one JSON form (format/trial_json.hpp).
 json trial_json(const Store::Impl& m, SQLite::Statement& t) {
-  return json{{"params", m.stored_json(t.getColumn(11).getString(), "a trial's params")},
-              {"local", extent_json(t, 0)},
-              {"global", extent_json(t, 12)},
-              {"status", t.getColumn(4).getString()},
-              {"error", t.getColumn(5).getString()},
-              {"samples_ms", m.stored_json(t.getColumn(6).getString(), "a trial's samples_ms")},
-              {"compile_ms", opt_json(t.getColumn(7))},
-              {"run_ms", opt_json(t.getColumn(8))},
-              {"verify_ms", opt_json(t.getColumn(9))},
-              {"created_at", t.getColumn(10).getString()}};
+  TrialRecord r;
+  r.params = m.stored_json(t.getColumn(11).getString(), "a trial's params");
+  r.local = col_extent(t, 0);
+  r.global = col_extent(t, 12);
+  r.status = parse_trial_status(t.getColumn(4).getString());
+  r.error = t.getColumn(5).getString();
+  r.samples_ms = m.stored_json(t.getColumn(6).getString(), "a trial's samples_ms").get<std::vector<double>>();
+  const auto ms = [&](int i) {
+    return t.getColumn(i).isNull() ? std::nullopt : std::optional(t.getColumn(i).getDouble());
+  };
+  r.compile_ms = ms(7);
+  r.run_ms = ms(8);
+  r.verify_ms = ms(9);
+  r.created_at = t.getColumn(10).getString();
+  return to_json(r);
 }
 
 // One row of export_sessions' statement as a session object, without its trials.

@@ -1,0 +1,55 @@
+// The part of an evaluator that owns OpenCL (trial_runner.hpp).
+#include "evaluate/trial_runner.hpp"
+
+#include <chrono>
+
+namespace wstune {
+
+TrialRunner::TrialRunner(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& cfg)
+    : spec_(spec),
+      p_(problem.params.empty() ? with_params(problem, spec.reference_params()) : problem),
+      whole_(spec.whole(p_)),
+      runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
+  const auto inputs = spec.generate_inputs(p_, cfg.seed);
+  ref_ = reference_outputs(runner_, p_, inputs);
+  runner_.upload(p_, whole_, spec.block_inputs(p_, inputs, whole_));
+  target_ = make_tune_target(runner_, p_, whole_);
+}
+
+void TrialRunner::prepare(const std::vector<Configuration>& upcoming) {
+  std::vector<Problem> ps;
+  for (const auto& c : upcoming) ps.push_back(with_params(p_, c.params));
+  runner_.prebuild(ps);
+}
+
+Trial TrialRunner::run(const Configuration& config, const TimingOptions& timing) {
+  const Problem p = with_params(p_, config.params);
+  const std::string key = config.key();
+  const bool verify = !verified_.count(key);  // outputs are read back only to verify them
+  RunResult r = runner_.run(p, whole_, config.local, timing, verify);
+  Trial t;
+  t.params = config.params;
+  t.local = config.local;
+  if (r.ok() && !(r.global == target_.global)) t.global = r.global;
+  t.status = r.status;
+  t.error = r.error;
+  t.kernel = r.kernel;
+  t.run_wall_ms = r.wall_ms;
+  t.compile_ms = r.compile_ms;
+  if (r.ok() && verify) {
+    const auto tv = std::chrono::steady_clock::now();
+    const Verdict v = verify_outputs(spec_, p, whole_, r.outputs, ref_);
+    runner_.recycle(std::move(r.outputs));
+    t.verify_ms = ms_since(tv);
+    t.verified = true;
+    if (v.ok) {
+      verified_.insert(key);
+    } else {
+      t.status = TrialStatus::correctness;
+      t.error = verification_error(v);
+    }
+  }
+  return t;
+}
+
+}  // namespace wstune
