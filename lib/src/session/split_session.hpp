@@ -93,8 +93,11 @@ class SplitSession {
   /// Throws UsageError unless `options.locals` has one entry per device.
   /// The store is opened by plan() only.
   SplitSession(const KernelSpec& spec, Problem problem, std::vector<Device> devices, SplitSessionOptions options);
+  /// Releases the devices' runner and closes the store.
   ~SplitSession();
+  /// Not copyable: it owns the devices' runner.
   SplitSession(const SplitSession&) = delete;
+  /// Not copyable: it owns the devices' runner.
   SplitSession& operator=(const SplitSession&) = delete;
 
   /// The kernel.
