@@ -1,14 +1,13 @@
 // wstune split: split one kernel's NDRange across several devices by a model
 // (pe-ratio, proportional, measured), optionally run it concurrently, or
 // sweep the shares for the oracle (two devices: the first device's share;
-// three or more: a grid over the simplex).
-#include <unistd.h>
+// three or more: a grid over the simplex). The plan, the measured model's
+// calibration and refinement, the run and what is stored are the library's
+// split session (session/split_session.hpp); this file parses and prints.
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -18,6 +17,7 @@
 #include "format/json.hpp"
 #include "format/json_input.hpp"
 #include "session/autotune.hpp"
+#include "session/split_session.hpp"
 #include "session/tune_session.hpp"
 #include "split/multi_device.hpp"
 #include "split/split_grid.hpp"
@@ -56,98 +56,6 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   if (!(f << text))
     throw UsageError(fmt::format("cannot write '{}': check the directory exists and is writable", path));
-}
-
-// The devices with a slice, as their ids "P:D".
-nlohmann::json device_ids(const std::vector<Device>& devices, const std::vector<Block>& blocks) {
-  nlohmann::json ids = nlohmann::json::array();
-  for (std::size_t i : device_set(block_units(blocks))) ids.push_back(devices[i].info.id());
-  return ids;
-}
-
-// ---- the measured model's calibration and refinement, stored and reused ----------------
-
-// Where the measured model's numbers came from, for the output.
-struct MeasuredPlan {
-  Calibration cal;
-  std::vector<Block> blocks;
-  std::string cal_source = "measured";  // "measured", "stored" or "file"
-  std::string refine_source = "off";    // "off", "measured", "stored" or "rounds"
-  std::optional<RefineOutcome> refinement;
-  std::vector<Block> model_blocks;  // the model's prediction before refinement
-  unsigned concurrent_rounds = 0;
-  double refine_ms = 0;
-  std::string stored_at;  // created_at of the reused calibration
-  bool stored = false;    // written to the database now
-};
-
-// A calibration stored by an earlier `wstune split --model measured`: every
-// device's newest "measured" calibration row for this kernel must come from
-// the same split (one key) over the same devices, size, direction and local
-// sizes; then its whole Calibration and refinement are reused.
-std::optional<std::pair<nlohmann::json, std::string>> stored_split(const Store& store, const KernelSpec& spec,
-                                                                   const Calibration& want) {
-  const KernelKey key = kernel_key(spec);
-  std::optional<nlohmann::json> split;
-  std::string created;
-  std::set<std::string> seen;
-  for (const auto& d : want.devices) {
-    if (!seen.insert(d.fingerprint).second) continue;
-    const auto row = store.calibration(d.fingerprint, key.name, "measured");
-    if (!row || !(row->kernel == key) || !row->params.contains("split")) return std::nullopt;
-    const nlohmann::json& s = row->params["split"];
-    if (split && s.value("key", "") != split->value("key", "")) return std::nullopt;
-    split = s;
-    created = row->created_at;
-  }
-  if (!split) return std::nullopt;
-  try {
-    const Calibration got = calibration_from_json(split->at("calibration"));
-    if (got.kernel != want.kernel || got.size != want.size || got.dim != want.dim ||
-        got.devices.size() != want.devices.size())
-      return std::nullopt;
-    for (std::size_t i = 0; i < got.devices.size(); ++i) {
-      if (got.devices[i].fingerprint != want.devices[i].fingerprint || got.devices[i].local != want.devices[i].local) {
-        return std::nullopt;
-      }
-    }
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // another writer's format: calibrate anew
-  }
-  return std::make_pair(*split, created);
-}
-
-// One row per device (the daemon's format: the device's DeviceCalibration
-// JSON, plus "size"), each also carrying the whole split under "split".
-void store_split(Store& store, const KernelSpec& spec, const std::vector<Device>& devices, const MeasuredPlan& plan,
-                 std::size_t total_units) {
-  nlohmann::json split{
-      {"key", fmt::format("{:x}-{}", std::chrono::system_clock::now().time_since_epoch().count(), ::getpid())},
-      {"calibration", to_json(plan.cal)},
-      {"total_units", total_units},
-      {"refinement", plan.refinement ? to_json(*plan.refinement) : nlohmann::json(nullptr)}};
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    store.put_device(devices[i].info);
-    nlohmann::json params = to_json(plan.cal.devices[i]);
-    params["size"] = plan.cal.size;
-    params["dim"] = plan.cal.dim;
-    params["split"] = split;
-    params["split"]["position"] = i;
-    store.put_calibration(StoredCalibration{devices[i].info.fingerprint(), kernel_key(spec), "measured", params, ""});
-  }
-}
-
-// A stored refinement, if its chosen split still fits the range and the local sizes.
-std::optional<RefineOutcome> stored_refinement(const nlohmann::json& split, const SplitLattice& lattice) {
-  if (!split.contains("refinement") || split["refinement"].is_null()) return std::nullopt;
-  if (split.value("total_units", std::size_t{0}) != lattice.total_units) return std::nullopt;
-  try {
-    RefineOutcome o = refine_outcome_from_json(split["refinement"]);
-    if (!o.found() || !lattice.contains(o.units)) return std::nullopt;
-    return o;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // an older format: refine anew
-  }
 }
 
 // The refinement as one line for people.
@@ -256,7 +164,7 @@ int sweep_shares(SplitContext& c, double step, const std::string& csv_path, cons
     if (best) {
       c.out["best_percent_first"] = best->percent_first;
       c.out["best_units"] = block_units(best->blocks);
-      c.out["device_set"] = device_ids(c.devices, best->blocks);
+      c.out["device_set"] = used_device_ids(c.devices, best->blocks);
     }
     std::cout << c.out.dump(2) << "\n";
   } else {
@@ -279,88 +187,6 @@ struct MeasuredOptions {
   double cal_cap_ms = 250;
 };
 
-// The calibration: from --calibration FILE, the database or measured now.
-// Returns the stored split when the database's was reused.
-std::optional<nlohmann::json> calibrate(SplitContext& c, const MeasuredOptions& mo, Store* store, MeasuredPlan& plan) {
-  Calibration want{std::string(c.spec.name()), c.problem.text, c.dim, {}};
-  for (std::size_t i = 0; i < c.devices.size(); ++i) {
-    const auto& info = c.devices[i].info;
-    want.devices.push_back(
-        DeviceCalibration{info.id(), info.name, info.fingerprint(), to_string(c.locals[i]), {}, {}, 1.0});
-  }
-  auto matches = [&](const Calibration& got) {
-    bool ok = got.kernel == want.kernel && got.size == want.size && got.dim == want.dim &&
-              got.devices.size() == want.devices.size();
-    for (std::size_t i = 0; ok && i < got.devices.size(); ++i) {
-      ok = got.devices[i].fingerprint == want.devices[i].fingerprint && got.devices[i].local == want.devices[i].local;
-    }
-    return ok;
-  };
-  if (!mo.recalibrate && !mo.cal_path.empty()) {
-    if (std::ifstream f(mo.cal_path); f) {
-      std::stringstream text;
-      text << f.rdbuf();
-      try {
-        plan.cal = calibration_from_json(parse_json_input(text.str(), "--calibration " + mo.cal_path));
-      } catch (const nlohmann::json::exception& e) {
-        throw UsageError(fmt::format("--calibration '{}' is not a calibration ({}); delete it to recalibrate",
-                                     mo.cal_path, bounded(e.what())));
-      }
-      if (matches(plan.cal)) {
-        plan.cal_source = "file";
-        return std::nullopt;
-      }
-    }
-  }
-  if (!mo.recalibrate && store) {
-    if (auto got = stored_split(*store, c.spec, want)) {
-      plan.cal = calibration_from_json(got->first.at("calibration"));
-      plan.stored_at = got->second;
-      plan.cal_source = "stored";
-      return std::move(got->first);
-    }
-  }
-  if (!c.json) std::cerr << "calibrating each device alone (a few slice sizes)...\n";
-  plan.cal = c.runner.calibrate_all(c.dim, c.locals, c.timing, CalibrationBudget{mo.cal_cap_ms});
-  plan.cal_source = "measured";
-  return std::nullopt;
-}
-
-// The measured model: calibration, prediction, refinement (or the stored
-// refinement), stored for the next run.
-MeasuredPlan plan_measured(SplitContext& c, const MeasuredOptions& mo, Store* store) {
-  MeasuredPlan plan;
-  const std::optional<nlohmann::json> split = calibrate(c, mo, store, plan);
-  bool fresh = plan.cal_source != "stored";  // something to store
-  plan.model_blocks = model_blocks(SplitModel::measured, c.runner, c.dim, c.locals, &plan.cal);
-  plan.blocks = plan.model_blocks;
-  if (mo.refine > 0 && c.devices.size() >= 2) {
-    const SplitLattice lattice{c.total(), split_granularities(c.spec, c.problem, c.dim, c.locals)};
-    if (auto prev = split ? stored_refinement(*split, lattice) : std::nullopt) {
-      plan.blocks = shares_blocks(c.dim, prev->units);
-      plan.refinement = std::move(prev);
-      plan.refine_source = "stored";
-    } else {
-      if (!c.json) std::cerr << "refining: measuring a few splits on the devices at once...\n";
-      RefineOptions ro;
-      ro.max_points = mo.refine;
-      const SplitRefinement r = refine_split(c.runner, plan.cal, c.locals, mo.refine_timing, ro);
-      plan.blocks = r.blocks;
-      plan.refinement = r.search;
-      plan.concurrent_rounds = r.concurrent_rounds;
-      plan.refine_ms = r.elapsed_ms;
-      plan.refine_source = "measured";
-      fresh = true;
-    }
-  }
-  if (store && fresh) {
-    store_split(*store, c.spec, c.devices, plan, c.total());
-    plan.stored = true;
-  }
-  if (!mo.cal_path.empty()) write_file(mo.cal_path, to_json(plan.cal).dump(2) + "\n");
-  return plan;
-}
-
 // Each device's share, as a table and as JSON; the devices used.
 void print_shares(SplitContext& c, SplitModel model, const std::vector<Block>& blocks) {
   nlohmann::json shares = nlohmann::json::array();
@@ -377,7 +203,7 @@ void print_shares(SplitContext& c, SplitModel model, const std::vector<Block>& b
                       {"end", blocks[i].end},
                       {"local", to_json(c.locals[i])}});
   }
-  const nlohmann::json used = device_ids(c.devices, blocks);
+  const nlohmann::json used = used_device_ids(c.devices, blocks);
   c.out["model"] = std::string(to_string(model));
   c.out["shares"] = shares;
   c.out["device_set"] = used;
@@ -390,34 +216,6 @@ void print_shares(SplitContext& c, SplitModel model, const std::vector<Block>& b
     std::cout << fmt::format("devices used: {} of {} ({})\n", used.size(), c.devices.size(),
                              fmt::join(used.get<std::vector<std::string>>(), ", "));
   }
-}
-
-// A run of the split, as the store's split run: the shares and times, with
-// the devices used and the measured model's refinement in the detail.
-void record_run(Store& store, const SplitContext& c, SplitModel model, const std::vector<Block>& blocks,
-                const SplitRunResult& r, const MeasuredPlan& plan) {
-  SplitRun run;
-  run.kernel = kernel_key(c.spec);
-  run.problem = ProblemKey{c.spec.global_size(c.problem), c.problem.text};
-  run.model = std::string(to_string(model));
-  run.makespan_ms = r.makespan.median();
-  for (std::size_t i = 0; i < c.devices.size(); ++i) {
-    store.put_device(c.devices[i].info);
-    const auto& s = r.slices[i];
-    run.devices.push_back(SplitShare{c.devices[i].info.fingerprint(),
-                                     static_cast<double>(blocks[i].size()) / static_cast<double>(c.total()),
-                                     s.wall.size() ? s.wall.median() : 0.0});
-  }
-  nlohmann::json fingerprints = nlohmann::json::array();
-  for (std::size_t i : device_set(block_units(blocks))) fingerprints.push_back(c.devices[i].info.fingerprint());
-  run.detail = {{"source", "wstune split"},
-                {"dim", c.dim},
-                {"units", block_units(blocks)},
-                {"device_set", device_ids(c.devices, blocks)},
-                {"device_set_fingerprints", fingerprints},
-                {"host_finish_ms", r.host_finish_ms},
-                {"refinement", plan.refinement ? to_json(*plan.refinement) : nlohmann::json(nullptr)}};
-  store.record_split_run(run);
 }
 
 // The measured pinned bandwidth (GB/s) of device `id` for `kind`
@@ -460,11 +258,9 @@ void print_transfers(SplitContext& c, const SplitRunResult& r) {
 }
 
 // --run: the split on all devices at once, verified, with its times.
-int run_split(SplitContext& c, const std::vector<Block>& blocks,
-              const std::function<void(const SplitRunResult&)>& keep) {
-  const SplitRunResult r = c.runner.run(blocks, c.locals, c.timing);
+int run_split(SplitContext& c, SplitSession& session, const SplitSessionPlan& plan, std::size_t overlap) {
+  const SplitRunResult r = session.run(plan, overlap);
   c.out["run"] = run_json(r);
-  if (r.ok() && keep) keep(r);
   print_transfers(c, r);
   if (!c.json) {
     Table rt({"device", "chunks", "kernel ms", "h2d ms", "d2h ms", "wall ms"});
@@ -634,31 +430,44 @@ nlohmann::json bandwidth_option(const std::string& path) {
 // The split's blocks by the model (measured: calibrated and refined, and
 // reported), the shares printed, rule devices given the rule's local size for
 // their block; then, with --run, the run. Returns the exit status.
-int plan_and_run(SplitContext& c, SplitModel model, const SplitArgs& a, const po::variables_map& vm,
-                 const std::vector<std::optional<LocalSize>>& fixed, bool any_rule) {
-  MeasuredPlan plan;
-  std::optional<Store> store;
-  if (model == SplitModel::measured) {
-    if (a.mo.store) store.emplace(database_path(a.mo.db));
-    plan = plan_measured(c, a.mo, store ? &*store : nullptr);
+int plan_and_run(SplitContext& c, SplitSession& session, SplitModel model, const SplitArgs& a,
+                 const po::variables_map& vm) {
+  SplitProgress progress;
+  if (!c.json) progress = [](std::string_view line) { std::cerr << line << "\n"; };
+  const SplitSessionPlan plan = session.plan(progress);
+  c.locals = plan.locals;
+  print_shares(c, model, plan.blocks);
+  if (plan.measured) {
+    c.out["calibration"] = to_json(plan.measured->cal);
+    report_measured(*plan.measured, session.store(), a.mo.cal_path, c.total(), c.json, c.out);
   }
-  const std::vector<Block> blocks =
-      model == SplitModel::measured ? plan.blocks : model_blocks(model, c.runner, c.dim, c.locals, nullptr);
-  if (any_rule) c.locals = resolve_locals(c.runner, blocks, fixed, paper_local_rule);
-  print_shares(c, model, blocks);
-  if (model == SplitModel::measured) {
-    c.out["calibration"] = to_json(plan.cal);
-    report_measured(plan, store ? &*store : nullptr, a.mo.cal_path, c.total(), c.json, c.out);
-  }
-  int status = 0;
-  c.runner.set_overlap(a.overlap);  // the run only: calibration and refinement time whole blocks
-  if (vm.count("run")) {
-    status = run_split(c, blocks, [&](const SplitRunResult& r) {
-      if (store) record_run(*store, c, model, blocks, r, plan);
-    });
-  }
+  const int status = vm.count("run") ? run_split(c, session, plan, a.overlap) : 0;
   if (c.json) std::cout << c.out.dump(2) << "\n";
   return status;
+}
+
+// The session's options from `wstune split`'s: the model, dimension, local
+// sizes, each device's stored parameters (a kernel with tuning parameters
+// and no --config) and the measured model's.
+SplitSessionOptions session_options(const SplitArgs& a, SplitModel model, unsigned dim, const KernelSpec& spec,
+                                    const std::vector<std::optional<StoredConfiguration>>& stored,
+                                    std::vector<std::optional<LocalSize>> fixed) {
+  SplitSessionOptions o;
+  o.model = model;
+  o.dim = dim;
+  o.locals = std::move(fixed);
+  if (!spec.tuning_parameters().empty() && a.config_text.empty()) {
+    for (const auto& s : stored) o.params.push_back(s ? s->config.params : nlohmann::json(nullptr));
+  }
+  o.seed = a.seed;
+  o.timing = TimingOptions{a.warmup, a.repeat};
+  if (model == SplitModel::measured && a.mo.store) o.db = database_path(a.mo.db);
+  o.calibration_path = a.mo.cal_path;
+  o.recalibrate = a.mo.recalibrate;
+  o.refine = a.mo.refine;
+  o.refine_timing = a.mo.refine_timing;
+  o.calibration_cap_ms = a.mo.cal_cap_ms;
+  return o;
 }
 
 int split_main(int argc, char** argv) {
@@ -685,26 +494,27 @@ int split_main(int argc, char** argv) {
   // then rule devices get the rule's local size for their block.
   const auto fixed = local_option(a.local_text, stored);
   const bool any_rule = std::any_of(fixed.begin(), fixed.end(), [](const auto& f) { return !f.has_value(); });
-  std::vector<LocalSize> locals;
-  for (const auto& f : fixed) locals.push_back(f ? *f : LocalSize{});
-  MultiDeviceRunner runner(devices, spec, p, a.seed);
-  if (!spec.tuning_parameters().empty() && a.config_text.empty()) {
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      if (stored[i]) runner.set_params(i, stored[i]->config.params);
-    }
-  }
+  SplitSession session(spec, p, devices, session_options(a, model, dim, spec, stored, fixed));
   nlohmann::json out{{"kernel_name", a.kernel},
                      {"size", p.text},
                      {"dim", dim == 0 ? "x" : "y"},
                      {"compute_amount", spec.compute_amount(p)},
                      {"compute_class", std::string(to_string(compute_class(spec.compute_amount(p))))}};
-  SplitContext c{spec, p, dim, devices, locals, runner, TimingOptions{a.warmup, a.repeat}, vm.count("json") > 0, out};
+  SplitContext c{spec,
+                 p,
+                 dim,
+                 devices,
+                 session.planning_locals(),
+                 session.runner(),
+                 TimingOptions{a.warmup, a.repeat},
+                 vm.count("json") > 0,
+                 out};
   if (vm.count("bandwidth")) c.bandwidth = bandwidth_option(vm["bandwidth"].as<std::string>());
   if (vm.count("sweep")) {
     if (any_rule) throw UsageError("--sweep with --local rule is not supported: give X,Y or null per device");
     return sweep_shares(c, a.sweep, a.csv_path, a.svg_path);
   }
-  return plan_and_run(c, model, a, vm, fixed, any_rule);
+  return plan_and_run(c, session, model, a, vm);
 }
 
 WSTUNE_COMMAND("split", "split one kernel across several devices (pe-ratio, proportional, measured), run or sweep it",

@@ -12,17 +12,6 @@
 
 namespace wstune::daemon {
 
-unsigned split_dim(const KernelSpec& spec, const std::string& direction) {
-  if (direction == "x") return 0;
-  if (direction == "y") {
-    if (spec.dims() < 2) {
-      throw UsageError(fmt::format("split direction y on the 1-D kernel {}: use auto or x", spec.name()));
-    }
-    return 1;
-  }
-  return spec.dims() == 2 ? 1 : 0;
-}
-
 std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p, unsigned,
                                     const std::vector<SplitWorker>& workers) {
   const std::size_t n = workers.size();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernel/kernel.hpp"
+#include "split/split.hpp"
 #include "wstune/device.hpp"
 
 namespace wstune::daemon {
@@ -182,11 +183,6 @@ struct SplitPlan {
   /// worker's fixed cost).
   std::vector<std::size_t> held_by_move;
 };
-
-/// The split dimension of `spec` for direction "auto" (rows, dim 1, for 2-D
-/// kernels as the paper does; dim 0 for 1-D), "x" or "y" (y on a 1-D kernel
-/// throws UsageError).
-unsigned split_dim(const KernelSpec& spec, const std::string& direction);
 
 /// Fractions of the split model `model` over `workers` for problem `p`:
 /// even (1/n each), proportional (to total PEs, the paper's §4 baseline),

@@ -5,8 +5,10 @@
 #include "format/json.hpp"
 #include "format/trial_json.hpp"
 #include "protocol/kernel_source.hpp"
+#include "protocol/protocol.hpp"
 #include "session/autotune.hpp"
 #include "session/tune_session.hpp"
+#include "store/calibration_row.hpp"
 #include "wstune/lookup.hpp"
 #include "wstune/store.hpp"
 
@@ -88,10 +90,14 @@ class StoreSink final : public ResultSink {
 
   void calibrated(const WorkerState& w, const Job& job, const std::string& size, const json& cal) override {
     const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
-    const KernelSpec& spec = *spec_ptr;
-    json params = cal;
-    params["size"] = size;
-    store_.put_calibration(StoredCalibration{w.device->fingerprint(), kernel_key(spec), "measured", params, ""});
+    CalibrationRow row;
+    try {
+      row = calibration_row_from_json(cal);
+    } catch (const json::exception& e) {
+      throw ProtocolError(fmt::format("a calibration that is not one ({})", e.what()));
+    }
+    row.size = size;
+    put_calibration_row(store_, w.device->fingerprint(), kernel_key(*spec_ptr), row);
   }
 
   std::optional<LocalSize> stored_local(const DeviceInfo& d, const KernelSpec& spec, const Extent& block,
@@ -122,8 +128,8 @@ class StoreSink final : public ResultSink {
     if (!w || !w->device) return false;
     const std::string fp = w->device->fingerprint();
     if (mode == Mode::calibrate) {
-      const auto c = store_.calibration(fp, spec.entry_point(), "measured");
-      return c && c->params.value("size", "") == size;
+      const auto c = newest_calibration_row(store_, fp, spec.entry_point());
+      return c && c->row.size == size;
     }
     const Problem p = spec.parse_size(size);
     const ProblemKey problem{spec.global_size(p), p.text};
@@ -135,8 +141,8 @@ class StoreSink final : public ResultSink {
   }
 
   json calibration(const DeviceInfo& d, const KernelSpec& spec) override {
-    const auto c = store_.calibration(d.fingerprint(), spec.entry_point(), "measured");
-    return c ? c->params : json(nullptr);
+    const auto c = newest_calibration_row(store_, d.fingerprint(), spec.entry_point());
+    return c ? to_json(c->row) : json(nullptr);
   }
 
  private:

@@ -425,7 +425,8 @@ TEST(Daemon, CappedCalibrationStopsEarlyAndPredictsTheWholeProblem) {
   };
   run_whole();
   const CalibrationBudget budget{full.median() / 6};
-  const auto cal = calibrate_device(*device, k, p, dim, 3, 42, budget);
+  DeviceRunner alone(*device, k);
+  const auto cal = calibrate_device(alone, p, k.generate_inputs(p, 42), dim, 3, budget);
   run_whole();
   const double full_ms = full.median();
   const auto points = device_calibration_from_json(cal).points;
@@ -439,7 +440,9 @@ TEST(Daemon, CappedCalibrationStopsEarlyAndPredictsTheWholeProblem) {
   // is a timing figure, for the benchmarks: on 2 shared cores it is noise).
   EXPECT_TRUE(std::isfinite(predicted) && predicted > 0) << "measured " << full_ms << " ms; " << cal.dump();
   // No cap: the classic five slices up to the whole range.
-  const auto uncapped = device_calibration_from_json(calibrate_device(*device, k, k.parse_size("64"), dim, 1, 42));
+  const Problem small = k.parse_size("64");
+  const auto uncapped =
+      device_calibration_from_json(calibrate_device(alone, small, k.generate_inputs(small, 42), dim, 1));
   ASSERT_EQ(uncapped.points.size(), calibration_sizes(64, 1).size());
   EXPECT_EQ(uncapped.points.back().units, 64u);
 }

@@ -6,6 +6,7 @@
 #include "search/search.hpp"
 #include "split/multi_device.hpp"
 #include "split/split.hpp"
+#include "store/calibration_row.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune::daemon {
@@ -108,21 +109,16 @@ std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& 
   return std::make_unique<BlockEvaluator>(runner, p, whole, std::move(reference));
 }
 
-json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
-                      unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget) {
+json calibrate_device(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs, unsigned dim,
+                      unsigned repetitions, const CalibrationBudget& budget) {
   const auto t0 = std::chrono::steady_clock::now();
-  MultiDeviceRunner runner({device}, spec, p, seed);
-  const DeviceCalibration cal =
-      runner.calibrate(0, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)}, budget);
-  json j = to_json(cal);
-  const std::size_t total = spec.split_units(p, dim);
-  const double full = runner.work_items(dim, total);
-  j["budget_ms"] = budget.max_slice_ms;
-  j["total_units"] = total;
-  j["full_work_items"] = full;
-  j["full_ms"] = cal.predict_ms(full);
-  j["wall_ms"] = ms_since(t0);
-  return j;
+  CalibrationRow row;
+  row.device =
+      calibrate_alone(runner, p, inputs, dim, std::nullopt, TimingOptions{1, std::max(1u, repetitions)}, budget);
+  const std::size_t total = runner.spec().split_units(p, dim);
+  const double full = slice_work_items(runner.spec(), p, dim, total);
+  row.summary = CalibrationSummary{budget.max_slice_ms, total, full, row.device.predict_ms(full), ms_since(t0)};
+  return to_json(row);
 }
 
 }  // namespace wstune::daemon

@@ -38,14 +38,16 @@ nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b
 /// space() is what make_search_space() gives on this device.
 std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed);
 
-/// Calibration for the `measured` split model on one device:
-/// MultiDeviceRunner::calibrate (driver default local size; the slices of
+/// Calibration for the `measured` split model on the worker's one device:
+/// calibrate_alone() on `runner` (driver default local size; the slices of
 /// calibration_sizes(), or under a capped `budget` those
-/// capped_calibration_sizes() picks). Returns to_json(DeviceCalibration)
-/// (split.hpp) plus "budget_ms", "total_units", "full_work_items", "full_ms"
-/// (predict_ms of the whole problem) and "wall_ms" (the calibration's wall
-/// clock). Throws BuildError/ClError/Error as MultiDeviceRunner does.
-nlohmann::json calibrate_device(const Device& device, const KernelSpec& spec, const Problem& p, unsigned dim,
-                                unsigned repetitions, std::uint64_t seed, const CalibrationBudget& budget = {});
+/// capped_calibration_sizes() picks; `inputs` the whole problem's, copied
+/// per slice from the heap as the worker's runs are). Returns the
+/// calibrate answer, to_json(CalibrationRow) (store/calibration_row.hpp)
+/// with its CalibrationSummary: the budget, the whole range, its
+/// work-items, the prediction of the whole problem and the calibration's
+/// wall clock. Throws ClError/Error as calibrate_alone() does.
+nlohmann::json calibrate_device(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                unsigned dim, unsigned repetitions, const CalibrationBudget& budget = {});
 
 }  // namespace wstune::daemon

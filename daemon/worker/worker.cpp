@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
-#include "master/split_plan.hpp"
 #include "protocol/kernel_source.hpp"
 #include "split/split.hpp"
 #include "worker/tasks.hpp"
@@ -335,7 +334,8 @@ void Worker::handle_work(const Received& got) {
     const auto spec_ptr = worker_kernel(req.kernel, req.kernel_file);
     const KernelSpec& spec = *spec_ptr;
     const Problem p = job_problem(spec, req.size, req.params);
-    DeviceRunner& runner = runner_for(spec, kernel_key_of(req.kernel, req.kernel_file), nullptr);
+    const std::string key = kernel_key_of(req.kernel, req.kernel_file);
+    DeviceRunner& runner = runner_for(spec, key, nullptr);
     if (opt_.fault == FaultKind::kernel) {
       comm_.send(0,
                  WorkerError{req.job, 0, TrialStatus::runtime, "injected kernel fault (--inject-fault)"}.to_message());
@@ -352,8 +352,9 @@ void Worker::handle_work(const Received& got) {
                   {"space_size", prepared_->space().size()},
                   {"setup_ms", ms_since(t0)}};
     } else {
-      data = calibrate_device(*device_, spec, p, split_dim(spec, "auto"), req.repetitions, req.seed,
-                              CalibrationBudget{req.calibrate_budget_ms});
+      prepared_.reset();  // the calibration's slices replace what a prepared search uploaded
+      data = calibrate_device(runner, p, inputs_for(spec, key, p, req.seed, nullptr), split_dim(spec, "auto"),
+                              req.repetitions, CalibrationBudget{req.calibrate_budget_ms});
     }
     comm_.send(0, WorkResult{req.job, data}.to_message(answer));
   } catch (const std::exception& e) {

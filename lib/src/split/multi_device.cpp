@@ -99,9 +99,13 @@ const Problem& MultiDeviceRunner::problem(std::size_t i) const {
   return impl_->device_problems.at(i);
 }
 
-double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
+double slice_work_items(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t units) {
   if (units == 0) return 0;
-  return static_cast<double>(impl_->spec->block_global(impl_->problem, Block{dim, 0, units}).count());
+  return static_cast<double>(spec.block_global(p, Block{dim, 0, units}).count());
+}
+
+double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
+  return slice_work_items(*impl_->spec, impl_->problem, dim, units);
 }
 
 namespace {
@@ -380,37 +384,36 @@ void MultiDeviceRunner::Impl::verify(const std::vector<HostBuffer>& full, SplitR
   }
 }
 
-DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, const LocalSize& local,
-                                               const TimingOptions& timing, const CalibrationBudget& budget) {
-  auto& m = *impl_;
-  DeviceRunner& dr = runner(i);
+DeviceCalibration calibrate_alone(DeviceRunner& dr, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                  unsigned dim, const LocalSize& local, const TimingOptions& timing,
+                                  const CalibrationBudget& budget, std::pmr::memory_resource* memory,
+                                  const std::function<double(std::size_t units)>& work_items) {
+  const KernelSpec& spec = dr.spec();
   const auto& info = dr.device().info;
   DeviceCalibration c{info.id(), info.name, info.fingerprint(), to_string(local), {}, {}, 1.0};
-  const std::size_t total = m.spec->split_units(m.device_problems[i], dim);
+  const std::size_t total = spec.split_units(p, dim);
+  const auto items = [&](std::size_t u) { return work_items ? work_items(u) : slice_work_items(spec, p, dim, u); };
   std::string last_error;
   // One slice: uploaded, run, read back; its time, or -1 when it cannot run.
   // Under a cap the first timed run decides whether the others are worth it.
   auto measure = [&](std::size_t u) -> double {
     const Block b{dim, 0, u};
-    if (std::string why = dr.check_local(m.device_problems[i], b, local); !why.empty()) {
+    if (std::string why = dr.check_local(p, b, local); !why.empty()) {
       last_error = why;
       return -1;
     }
-    dr.upload(m.device_problems[i], b,
-              copy_into(m.spec->block_inputs(m.device_problems[i], m.inputs, b), m.pinned[i].get()));
+    dr.upload(p, b, copy_into(spec.block_inputs(p, inputs, b), memory));
     TimingOptions first = timing;
     if (budget.capped()) {
       first.repetitions = 1;
       first.min_timed_ms = 0;
     }
-    RunResult r = dr.run(m.device_problems[i], b, local, first);
+    RunResult r = dr.run(p, b, local, first);
     if (!r.ok()) {
       last_error = r.error;
       return -1;
     }
-    const auto point = [&] {
-      return CalibrationPoint{u, work_items(dim, u), r.kernel.median(), r.h2d.median(), r.d2h.median()};
-    };
+    const auto point = [&] { return CalibrationPoint{u, items(u), r.kernel.median(), r.h2d.median(), r.d2h.median()}; };
     if (budget.capped() && !r.kernel.ms.empty() && point().total_ms() <= budget.max_slice_ms &&
         timing.more(1, r.kernel.ms.front())) {
       TimingOptions rest = timing;
@@ -418,7 +421,7 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
       rest.repetitions = timing.repetitions > 1 ? timing.repetitions - 1 : 0;
       rest.min_timed_ms = std::max(0.0, timing.min_timed_ms - r.kernel.ms.front());
       if (rest.max_repetitions > 0) --rest.max_repetitions;
-      const RunResult more = dr.run(m.device_problems[i], b, local, rest);
+      const RunResult more = dr.run(p, b, local, rest);
       if (more.ok()) {
         r.kernel.ms.insert(r.kernel.ms.end(), more.kernel.ms.begin(), more.kernel.ms.end());
         r.d2h.ms.insert(r.d2h.ms.end(), more.d2h.ms.begin(), more.d2h.ms.end());
@@ -427,14 +430,20 @@ DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, cons
     c.points.push_back(point());
     return c.points.back().total_ms();
   };
-  capped_calibration_sizes(total, split_granularity(*m.spec, m.device_problems[i], dim, local), budget.max_slice_ms,
-                           measure);
+  capped_calibration_sizes(total, split_granularity(spec, p, dim, local), budget.max_slice_ms, measure);
   if (c.points.empty()) {
-    throw Error(fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", m.spec->name(), info.name, info.id(),
-                            last_error));
+    throw Error(
+        fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", spec.name(), info.name, info.id(), last_error));
   }
   c.fit = fit_linear(c.points);
   return c;
+}
+
+DeviceCalibration MultiDeviceRunner::calibrate(std::size_t i, unsigned dim, const LocalSize& local,
+                                               const TimingOptions& timing, const CalibrationBudget& budget) {
+  auto& m = *impl_;
+  return calibrate_alone(runner(i), m.device_problems.at(i), m.inputs, dim, local, timing, budget, m.pinned[i].get(),
+                         [&](std::size_t u) { return work_items(dim, u); });
 }
 
 Calibration MultiDeviceRunner::calibrate_all(unsigned dim, const std::vector<LocalSize>& locals,

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <vector>
@@ -131,7 +132,8 @@ class MultiDeviceRunner {
   SplitRunResult run(const std::vector<Block>& blocks, const std::vector<LocalSize>& locals,
                      const TimingOptions& timing);
 
-  /// Calibrates device i alone along `dim` with `local`: each slice size
+  /// Calibrates device i alone along `dim` with `local` (calibrate_alone()
+  /// on its runner, problem and pinned memory): each slice size
   /// (granularity from split_granularity()) uploaded, run (kernel median of
   /// timing.repetitions after timing.warmup) and read back. The sizes are
   /// calibration_sizes(), or under a capped `budget` those
@@ -153,6 +155,28 @@ class MultiDeviceRunner {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The NDRange size (work-items) of an n-unit slice of `p` along `dim`
+/// (KernelSpec::block_global; 0 for 0 units), for measured_blocks().
+double slice_work_items(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t units);
+
+/// Calibrates one device alone on its own DeviceRunner (no other device,
+/// no MultiDeviceRunner; a wstuned worker's): each slice size along `dim`
+/// (granularity from split_granularity()) with local size `local` copied
+/// from `inputs` (the whole problem's, KernelSpec::generate_inputs) into
+/// `memory` (nullptr: the heap), uploaded, run (kernel median of
+/// timing.repetitions after timing.warmup) and read back. The sizes are
+/// calibration_sizes(), or under a capped `budget` those
+/// capped_calibration_sizes() picks (ascending from 1/64 of the range,
+/// stopping at the cap; a slice over the cap gets one timed run). Each
+/// point's work-items are `work_items(units)` (default: slice_work_items()
+/// of `p`). The runner's uploaded block is the last slice's afterwards.
+/// Slices the local size cannot run are left out; throws Error when none
+/// runs, ClError as DeviceRunner::upload does.
+DeviceCalibration calibrate_alone(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                  unsigned dim, const LocalSize& local, const TimingOptions& timing,
+                                  const CalibrationBudget& budget = {}, std::pmr::memory_resource* memory = nullptr,
+                                  const std::function<double(std::size_t units)>& work_items = {});
 
 /// The measured model end to end: blocks from `cal` (measured_blocks), then
 /// `rounds` concurrent runs, each folding every device's observed time into

@@ -170,6 +170,7 @@ struct RefineOutcome {
   [[nodiscard]] bool found() const noexcept;
   /// The chosen device set: device_set(units).
   [[nodiscard]] std::vector<std::size_t> devices() const { return device_set(units); }
+  friend bool operator==(const RefineOutcome&, const RefineOutcome&) = default;
 };
 
 /// The search. Measures `start` (snapped to the lattice), then each device

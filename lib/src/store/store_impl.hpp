@@ -81,6 +81,14 @@ LocalSize col_local(const SQLite::Statement& s, int i);
 void bind_extent(SQLite::Statement& s, int i, const std::optional<Extent>& e);
 /// Reads an optional NDRange from columns i … i + 3 (dims, x, y, z).
 std::optional<Extent> col_extent(const SQLite::Statement& s, int i);
+/// Binds an optional number at parameter i (NULL when absent).
+void bind_opt(SQLite::Statement& s, int i, const std::optional<double>& v);
+/// Binds an optional integer at parameter i (NULL when absent).
+void bind_opt(SQLite::Statement& s, int i, const std::optional<std::int64_t>& v);
+/// A nullable REAL column.
+std::optional<double> col_opt_double(const SQLite::Column& c);
+/// A nullable INTEGER column.
+std::optional<std::int64_t> col_opt_int(const SQLite::Column& c);
 /// Reads a problem's NDRange from columns i … i + 3 (dims, global_x, global_y, global_z).
 Extent col_problem_extent(const SQLite::Statement& s, int i);
 
