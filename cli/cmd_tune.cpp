@@ -90,7 +90,8 @@ std::string config_text(const Trial& t) {
 
 // The values of `wstune tune`'s options.
 struct TuneArgs {
-  std::string kernel, kernel_file, size, strategy, heatmap_file, db;
+  std::string kernel, kernel_file, heatmap_file, db;
+  TuneRequest request;  // size, strategy, seed, budget: resolved by resolve_tune()
   unsigned repeat = 5, warmup = 1, max_repeat = 100;
   double min_time_ms = 2.0, median_error = 0.01, max_time_ms = 50.0, trial_timeout_s = 60;
   AutotuneOptions opt;
@@ -108,11 +109,12 @@ void validate(const TuneArgs& a) {
   if (!std::isfinite(a.max_time_ms) || a.max_time_ms < 0 || a.max_time_ms > 600'000)
     throw UsageError(
         fmt::format("--max-time {}: give milliseconds between 0 and 600000, e.g. --max-time 50", a.max_time_ms));
-  if (!std::isfinite(a.opt.time_limit_s) || a.opt.time_limit_s < 0 || a.opt.time_limit_s > 1e7)
+  if (!std::isfinite(a.request.time_limit_s) || a.request.time_limit_s < 0 || a.request.time_limit_s > 1e7)
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(a.trial_timeout_s) || a.trial_timeout_s <= 0 || a.trial_timeout_s > 1e6)
     throw UsageError("--trial-timeout must be > 0 and at most 1e6 seconds, e.g. --trial-timeout 60");
-  if (!a.strategy.empty()) (void)make_searcher(a.strategy);  // a bad name is a usage error before anything starts
+  if (!a.request.strategy.empty())
+    (void)make_searcher(a.request.strategy);  // a bad name is a usage error before anything starts
 }
 
 // The progress line on a terminal: [n/budget] phase configuration time  best.
@@ -201,20 +203,21 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
 // `wstune tune`'s options, bound to `a`.
 void add_tune_options(po::options_description& desc, TuneArgs& a) {
   add_kernel_options(desc, a.kernel, a.kernel_file);
-  desc.add_options()("size,s", po::value(&a.size),
+  desc.add_options()("size,s", po::value(&a.request.size),
                      "problem size (kernel-specific; default: the paper's size or the file's ProblemSize)")(
       "device,d", po::value(&a.opt.device)->default_value("default"), "device: P:D, cpu, gpu or a name substring")(
-      "strategy", po::value(&a.strategy),
+      "strategy", po::value(&a.request.strategy),
       "auto (by the space: exhaustive up to 16 configurations, guided for local sizes below 1000, portfolio from 1000, "
       "else bayes), "
       "exhaustive, random, guided, rule, genetic, annealing, differential, portfolio or bayes (default: the file's "
       "Search, else auto; "
       "docs/tuning.md)")(
-      "max-evals", po::value(&a.opt.max_evals)->default_value(0),
+      "max-evals", po::value(&a.request.max_evals)->default_value(0),
       "stop after N measured configurations (0: the file's Budget, else the strategy's default: guided 20% of the "
       "space, at least 8; genetic, annealing, differential, portfolio and bayes 5%, at least 20; others no limit)")(
-      "time-limit", po::value(&a.opt.time_limit_s)->default_value(0), "stop searching after SEC seconds (0: no limit)")(
-      "repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions per trial")(
+      "time-limit", po::value(&a.request.time_limit_s)->default_value(0),
+      "stop searching after SEC seconds (0: no limit)")("repeat,r", po::value(&a.repeat)->default_value(5),
+                                                        "timed repetitions per trial")(
       "warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up runs per trial")(
       "min-time", po::value(&a.min_time_ms)->default_value(2.0),
       "keep repeating a trial until its samples sum to MS milliseconds (short kernels get stable medians; 0: off)")(
@@ -226,7 +229,7 @@ void add_tune_options(po::options_description& desc, TuneArgs& a) {
       "max-repeat", po::value(&a.max_repeat)->default_value(100),
       "at most this many timed repetitions with --min-time or --median-error")(
       "trial-timeout", po::value(&a.trial_timeout_s)->default_value(60),
-      "per-trial limit in seconds; the worker is killed past it")("seed", po::value(&a.opt.seed)->default_value(42),
+      "per-trial limit in seconds; the worker is killed past it")("seed", po::value(&a.request.seed)->default_value(42),
                                                                   "input and search seed")(
       "db", po::value(&a.db), db_option_help)("no-store", "do not store the trials (print only)")(
       "no-resume",
@@ -252,7 +255,6 @@ constexpr const char* kTuneUsage =
 
 // The autotune options completed from the rest, once they passed validate().
 void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
-  a.opt.strategy = a.strategy;
   validate(a);  // first: --trial-timeout nan must not reach the conversion (UBSan: float-cast-overflow)
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
@@ -268,7 +270,7 @@ void write_heatmap(const std::string& path, const TuneResult& r) {
 
 // The search, counting the overhead, with the progress line on a terminal and
 // the resumed and stored sessions named on stderr.
-AutotuneResult run_search(const KernelSpec& spec, const Problem& p, Store* store, AutotuneOptions opt,
+AutotuneResult run_search(const KernelSpec& spec, const ResolvedTune& request, Store* store, AutotuneOptions opt,
                           Overhead& overhead) {
   unsigned budget = 0;
   std::size_t space = 0;
@@ -284,7 +286,7 @@ AutotuneResult run_search(const KernelSpec& spec, const Problem& p, Store* store
       std::cerr << fmt::format("wstune tune: resuming session {} with {} stored trial(s) in {}\n", so_far.session->id,
                                so_far.resumed_trials, store->path());
   };
-  AutotuneResult res = autotune(spec, p, store, opt);
+  AutotuneResult res = autotune(spec, request, store, opt);
   if (stderr_is_tty()) std::cerr << "\r\033[K" << std::flush;
   if (res.session) std::cerr << fmt::format("wstune tune: stored session {} in {}\n", res.session->id, store->path());
   return res;
@@ -298,11 +300,12 @@ int tune_main(int argc, char** argv) {
   if (!parse_options(argc, argv, kTuneUsage, desc, vm, nullptr, {"device"})) return 0;
   finish_tune_options(a, vm);
   const auto spec = kernel_option(a.kernel, a.kernel_file);
-  const Problem p = problem_option(*spec, vm, a.size);
+  const ResolvedTune request = resolve_tune(*spec, a.request);
+  const Problem& p = request.problem;
   std::optional<Store> store;
   if (!vm.count("no-store")) store.emplace(database_path(a.db));
   Overhead overhead;
-  const AutotuneResult res = run_search(*spec, p, store ? &*store : nullptr, a.opt, overhead);
+  const AutotuneResult res = run_search(*spec, request, store ? &*store : nullptr, a.opt, overhead);
   if (vm.count("heatmap")) write_heatmap(a.heatmap_file, res.result);
   if (vm.count("json"))
     print_json(res, p, overhead);

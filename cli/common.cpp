@@ -9,6 +9,7 @@
 
 #include "command.hpp"
 
+#include "session/tune_request.hpp"
 #include "table.hpp"
 #include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
@@ -49,7 +50,7 @@ std::shared_ptr<const KernelSpec> kernel_option(const std::string& name, const s
 
 Problem problem_option(const KernelSpec& spec, const boost::program_options::variables_map& vm,
                        const std::string& size) {
-  return vm.count("size") ? spec.parse_size(size) : spec.paper_size();
+  return resolve_problem(spec, vm.count("size") ? size : std::string());
 }
 
 namespace {

@@ -78,9 +78,8 @@ po::options_description describe(Options& o) {
       "--kernel-file, run and calibrate: tuning parameter values as JSON, e.g. "
       "'{\"WPTY\": 2}' (default: the file's reference configuration)")(
       "strategy", po::value(&o.defaults.strategy),
-      "tune: search strategy (default: the file's Search, else "
-      "exhaustive, or guided with --max-trials)")("retune", po::bool_switch(&o.defaults.retune),
-                                                  "tune: search devices that are tuned for the job already")(
+      "tune: search strategy (default: the file's Search, else auto, as wstune tune)")(
+      "retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")(
       "repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")(
       "warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")(
       "overlap", po::value(&o.defaults.overlap)->default_value(2),
@@ -272,14 +271,15 @@ Rows run_rows(const std::vector<JobReport>& reports) {
   rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device", "share",
                   "local", "kernel ms", "transfer ms"});
   for (const auto& r : reports) {
+    const std::string status(to_string(r.status));
     if (r.parts.empty()) {
-      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, r.status, "-", "-", "-", "-", "-",
-                      "-", "-", "-"});
+      rows.push_back(
+          {fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, status, "-", "-", "-", "-", "-", "-", "-", "-"});
     }
     bool first = true;
     for (const auto& p : r.parts) {
       rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
-                      first ? r.plan.model : "", first ? r.status : "", first ? cell(r.makespan_ms) : "",
+                      first ? r.plan.model : "", first ? status : "", first ? cell(r.makespan_ms) : "",
                       first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
                       fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
                       cell(p.transfer_ms)});
@@ -309,10 +309,11 @@ Rows work_rows(const std::vector<JobReport>& reports, Mode mode) {
   Rows rows;
   rows.push_back({"job", "kernel", "size", "status", "worker", "device", "result"});
   for (const auto& r : reports) {
-    if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, "-", "-", "-"});
+    const std::string status(to_string(r.status));
+    if (r.data.empty()) rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, status, "-", "-", "-"});
     for (const auto& w : r.data) {
       const std::string what = work_result(w["result"], mode);
-      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, r.status, fmt::format("{}", w["rank"].get<int>()),
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, status, fmt::format("{}", w["rank"].get<int>()),
                       w["device"].get<std::string>(), what});
     }
   }

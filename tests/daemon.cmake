@@ -1,8 +1,12 @@
 # wstuned: protocol and daemon tests link the daemon's internal library;
 # end-to-end runs go through the real MPI launcher with 2-4 ranks.
+# The daemon's test doubles (daemon/tests/support/: the in-memory
+# Communicator) are a library of their own, linked by the tests only.
+add_library(wstuned_test_support STATIC ${PROJECT_SOURCE_DIR}/daemon/tests/support/in_memory_communicator.cpp)
+target_link_libraries(wstuned_test_support PUBLIC wstuned_core)
 foreach(t IN ITEMS test_protocol test_daemon test_isolation)
   if(TARGET ${t})
-    target_link_libraries(${t} PRIVATE wstuned_core)
+    target_link_libraries(${t} PRIVATE wstuned_core wstuned_test_support)
   endif()
 endforeach()
 
@@ -92,3 +96,12 @@ add_test(NAME daemon_mpi_tune_kill_master
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_tune_resume_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
           $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share)
 set_tests_properties(daemon_mpi_tune_kill_master PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+
+# Issue 35: one tuning request, two paths. Every example tuning file and a T1
+# file with fixed sizes (tests/data/fixed_scale.json) tuned by `wstune tune`
+# and by `wstuned tune` resolve the same problem size, strategy, space and
+# budget, and both store a session (tests/tune_paths_test.sh).
+add_test(NAME daemon_mpi_tune_paths_agree
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tune_paths_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+          $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${CMAKE_CURRENT_SOURCE_DIR}/data)
+set_tests_properties(daemon_mpi_tune_paths_agree PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)

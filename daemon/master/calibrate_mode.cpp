@@ -28,13 +28,13 @@ JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
   std::size_t stored = 0;
   std::set<int> pending = send_requests(r, request, stored);
   if (pending.empty()) {
-    r.status = stored ? "stored" : "failed";
+    r.status = stored ? JobStatus::stored : JobStatus::failed;
     r.error = stored ? "" : "no healthy worker";
     return r;
   }
   if (!gather_work(r, request, answer, pending)) return r;  // interrupted
   if (r.data.empty()) {
-    r.status = "failed";
+    r.status = JobStatus::failed;
     if (r.error.empty()) r.error = "no worker finished this job";
   }
   return r;
@@ -66,7 +66,7 @@ bool Master::gather_work(JobReport& r, Tag request, Tag answer, std::set<int>& p
   const auto deadline = clock_type::now() + opt_.job_timeout;
   while (!pending.empty()) {
     if (stopped()) {
-      r.status = "interrupted";
+      r.status = JobStatus::interrupted;
       r.error = "stop requested";
       return false;
     }

@@ -16,6 +16,7 @@
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
 #include "session/autotune.hpp"
+#include "session/tune_request.hpp"
 #include "tuning_file/tuning_file.hpp"
 #include "wstune/store.hpp"
 
@@ -57,7 +58,7 @@ json to_json(const JobReport& r) {
          {"mode", std::string(to_string(r.mode))},
          {"job", to_json(r.job)},
          {"size", r.size},
-         {"status", r.status},
+         {"status", std::string(to_string(r.status))},
          {"error", r.error},
          {"faults", r.faults},
          {"attempts", r.attempts},
@@ -173,6 +174,26 @@ void Master::mark_unregistered() {
   }
 }
 
+std::string_view to_string(JobStatus s) noexcept {
+  switch (s) {
+    case JobStatus::ok:
+      return "ok";
+    case JobStatus::failed:
+      return "failed";
+    case JobStatus::interrupted:
+      return "interrupted";
+    case JobStatus::stored:
+      return "stored";
+  }
+  return "?";
+}
+
+JobStatus parse_job_status(std::string_view text) {
+  for (JobStatus s : {JobStatus::ok, JobStatus::failed, JobStatus::interrupted, JobStatus::stored})
+    if (to_string(s) == text) return s;
+  throw UsageError(fmt::format("unknown job status '{}': use ok, failed, interrupted or stored", text));
+}
+
 std::string run_key(Mode mode, const std::vector<Job>& jobs) {
   json list = json::array();
   for (const Job& j : jobs) list.push_back(to_json(j));
@@ -188,9 +209,9 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
       break;
     }
     JobReport r = run_one(mode, jobs[i], key, i);
-    std::string line =
-        fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel, r.size, r.status);
-    if (r.status == "stored") {
+    std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel, r.size,
+                                   to_string(r.status));
+    if (r.status == JobStatus::stored) {
       line += " by an earlier run of this job list (--resume): not run again";
     } else if (mode == Mode::run && r.ok()) {
       std::vector<std::string> shares;
@@ -218,14 +239,14 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
   r.index = index;
   try {
     const auto spec = master_kernel(job.kernel, job.kernel_file);
-    r.size = (job.size.empty() ? spec->paper_size() : spec->parse_size(job.size)).text;
+    r.size = resolve_problem(*spec, job.size).text;
   } catch (const UsageError& e) {
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = e.what();
     return r;
   }
   if (opt_.resume && mode == Mode::run && sink_.stored(mode, run_key, index, job, r.size, nullptr)) {
-    r.status = "stored";
+    r.status = JobStatus::stored;
     return r;
   }
   // A job that fails on the master's side (host memory for a size the parser
@@ -244,14 +265,14 @@ JobReport Master::run_one(Mode mode, const Job& job, const std::string& run_key,
     }
   } catch (const std::bad_alloc&) {
     r = start;
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = fmt::format(
         "out of memory: the master could not allocate the host buffers of {} {} "
         "(std::bad_alloc); use a smaller size or more memory",
         r.job.kernel, r.size);
   } catch (const std::exception& e) {
     r = start;
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = fmt::format("the master failed on this job: {}", e.what());
   }
   return r;

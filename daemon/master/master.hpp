@@ -84,28 +84,39 @@ struct WorkerPart {
 };
 
 /// The outcome of one job.
+/// What became of a job (JobReport::status).
+enum class JobStatus {
+  ok,           ///< done: run gathered and verified its result; tune and calibrate have results from workers
+  failed,       ///< not done; JobReport::error says why
+  interrupted,  ///< a stop was requested (SIGINT, SIGTERM) before it was done
+  stored        ///< nothing ran: an earlier run stored its result (--resume), or every device is tuned for it
+};
+/// "ok", "failed", "interrupted" or "stored": the status's text in the JSON
+/// report, the table and the progress lines.
+std::string_view to_string(JobStatus s) noexcept;
+/// Inverse of to_string(JobStatus); throws UsageError naming the four.
+JobStatus parse_job_status(std::string_view text);
+
 struct JobReport {
-  std::uint64_t id = 0;   ///< job id (1-based)
-  Mode mode = Mode::run;  ///< mode
-  Job job;                ///< the job
-  std::string size;       ///< canonical size text
-  /// ok, failed, interrupted, or stored (--resume: an earlier run of the
-  /// same job list stored its result; nothing ran)
-  std::string status = "ok";
-  std::string run_key;              ///< run_key() of the job list it belongs to ("" when run alone)
-  std::size_t index = 0;            ///< its position in that job list (0-based)
-  std::string error;                ///< why it failed
-  std::vector<std::string> faults;  ///< worker faults met on the way (rank, host, class, text)
-  unsigned attempts = 0;            ///< splits tried
-  SplitPlan plan;                   ///< the split that succeeded (run)
-  std::vector<WorkerPart> parts;    ///< per worker (run)
-  double makespan_ms = 0;           ///< first send to last result (run)
-  double overhead_ms = 0;           ///< makespan − max over workers of WorkerPart::device_ms()
-  double verify_ms = 0;             ///< inputs and CPU reference on the master + comparison (outside the makespan)
-  Verdict verdict;                  ///< verification (run)
+  std::uint64_t id = 0;              ///< job id (1-based)
+  Mode mode = Mode::run;             ///< mode
+  Job job;                           ///< the job
+  std::string size;                  ///< canonical size text
+  JobStatus status = JobStatus::ok;  ///< what became of it
+  std::string run_key;               ///< run_key() of the job list it belongs to ("" when run alone)
+  std::size_t index = 0;             ///< its position in that job list (0-based)
+  std::string error;                 ///< why it failed
+  std::vector<std::string> faults;   ///< worker faults met on the way (rank, host, class, text)
+  unsigned attempts = 0;             ///< splits tried
+  SplitPlan plan;                    ///< the split that succeeded (run)
+  std::vector<WorkerPart> parts;     ///< per worker (run)
+  double makespan_ms = 0;            ///< first send to last result (run)
+  double overhead_ms = 0;            ///< makespan − max over workers of WorkerPart::device_ms()
+  double verify_ms = 0;              ///< inputs and CPU reference on the master + comparison (outside the makespan)
+  Verdict verdict;                   ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
   /// True when status is ok, or stored (done by an earlier run).
-  [[nodiscard]] bool ok() const noexcept { return status == "ok" || status == "stored"; }
+  [[nodiscard]] bool ok() const noexcept { return status == JobStatus::ok || status == JobStatus::stored; }
 };
 
 /// The identity of a job list in a mode: 16 hex digits (FNV-1a of the mode

@@ -82,8 +82,9 @@ bool MemorySink::tuned_before(const KernelSpec& spec, const Problem& p, const De
 bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, const Job& job, const std::string& size,
                         const WorkerState* w) {
   if (mode == Mode::run) {
-    return std::any_of(runs.begin(), runs.end(),
-                       [&](const JobReport& r) { return r.run_key == key && r.index == index && r.status == "ok"; });
+    return std::any_of(runs.begin(), runs.end(), [&](const JobReport& r) {
+      return r.run_key == key && r.index == index && r.status == JobStatus::ok;
+    });
   }
   const json& list = mode == Mode::tune ? tune_results : calibrations;
   const std::string fp = w && w->device ? w->device->fingerprint() : "";

@@ -223,14 +223,14 @@ JobReport Master::run_job(JobReport r) {
 // interrupted), false when a worker failed and it is split again.
 bool Master::run_attempt(JobReport& r, const KernelSpec& spec, const Problem& p, std::set<int>& excluded) {
   if (stopped()) {
-    r.status = "interrupted";
+    r.status = JobStatus::interrupted;
     r.error = "stop requested";
     return true;
   }
   RunAttempt a(spec, p, r.job, excluded);
   choose_workers(a, r.job);
   if (a.healthy.empty()) {
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = "no healthy worker left for this job";
     if (!r.faults.empty()) r.error += " (the last fault: " + r.faults.back() + ")";
     return true;
@@ -243,7 +243,7 @@ bool Master::run_attempt(JobReport& r, const KernelSpec& spec, const Problem& p,
   gather_blocks(r, a);
   r.makespan_ms = ms_since(a.t0);
   if (stopped() && !a.pending.empty()) {
-    r.status = "interrupted";
+    r.status = JobStatus::interrupted;
     r.error = "stop requested while workers were running";
     return true;
   }
@@ -274,7 +274,7 @@ bool Master::plan_attempt(JobReport& r, RunAttempt& a) {
     // Remembered; a left-out worker's cost decays.
     if (a.measured) costs_.planned(a.healthy, a.keys, r.plan.blocks, r.plan.held_by_move);
   } catch (const UsageError& e) {
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = e.what();
     return false;
   }
@@ -425,7 +425,7 @@ void Master::finish_run(JobReport& r, const RunAttempt& a) {
   r.verdict = a.spec.verify(a.p, full, reference(a.spec, a.p, r.job.seed));
   r.verify_ms = ms_since(v0);
   if (!r.verdict.ok) {
-    r.status = "failed";
+    r.status = JobStatus::failed;
     r.error = verification_error(r.verdict);
   }
 }

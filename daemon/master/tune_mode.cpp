@@ -17,6 +17,7 @@
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
 #include "session/autotune.hpp"
+#include "session/tune_request.hpp"
 #include "tuning_file/tuning_file.hpp"
 #include "wstune/store.hpp"
 
@@ -25,14 +26,6 @@
 namespace wstune::daemon {
 
 namespace {
-
-// The strategy of a job's search: the job's, else the tuning file's Search,
-// else exhaustive (guided under a max_trials budget), as before issue 14.
-std::string tune_strategy(const Job& job, const KernelSpec& spec) {
-  if (!job.strategy.empty()) return job.strategy;
-  if (const TuningFile* f = tuning_file_of(spec); f && !f->strategy.empty()) return f->strategy;
-  return job.max_trials ? "guided" : "exhaustive";
-}
 
 // A trial in the job report: its one JSON form with its median (format/trial_json.hpp).
 json trial_summary(const Trial& t) {
@@ -43,7 +36,7 @@ json trial_summary(const Trial& t) {
 
 JobReport Master::tune_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
-  const Problem p = spec_ptr->parse_size(r.size);
+  const Problem p = resolve_problem(*spec_ptr, r.job.size);
   // One search per device fingerprint, shared by the workers that have it.
   std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (const auto& w : workers_) {
@@ -69,11 +62,11 @@ JobReport Master::tune_job(JobReport r) {
   if (!todo.empty()) tune_groups(r, *spec_ptr, p, todo);
   std::sort(r.data.begin(), r.data.end(), [](const json& a, const json& b) { return a["rank"] < b["rank"]; });
   if (stopped()) {
-    r.status = "interrupted";
+    r.status = JobStatus::interrupted;
     r.error = "stop requested";
   } else if (r.data.empty()) {
-    r.status = !groups.empty() && todo.empty() ? "stored" : "failed";
-    if (r.status == "failed") r.error = groups.empty() ? "no healthy worker" : "no worker finished this job";
+    r.status = !groups.empty() && todo.empty() ? JobStatus::stored : JobStatus::failed;
+    if (r.status == JobStatus::failed) r.error = groups.empty() ? "no healthy worker" : "no worker finished this job";
   }
   return r;
 }
@@ -202,12 +195,12 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
                     "wstuned build on every node",
                     space.size(), first["space_size"].dump()));
   }
-  const std::string strategy = tune_strategy(r.job, spec);
-  auto searcher = make_searcher(strategy, 1);
-  const unsigned budget = evaluation_budget(r.job.max_trials, spec, strategy, space);
-  auto stop = budget ? max_evaluations(budget) : never_stop();
-  const SessionSpec session_spec{std::string(searcher->name()),
-                                 budget ? std::optional<std::int64_t>(budget) : std::nullopt, std::nullopt};
+  // The job's search resolved as `wstune tune` resolves its options.
+  const ResolvedSearch search = resolve_search(spec, tune_request(r.job));
+  auto searcher = search.searcher();
+  const TuneBudget budget = search.budget(spec, space);
+  auto stop = budget.stop();
+  const SessionSpec session_spec = budget.session(searcher->name());
   std::unique_ptr<TrialLog> log;
   {
     const auto held = ctx.hold();

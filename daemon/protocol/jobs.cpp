@@ -80,9 +80,8 @@ void check_config(const KernelSpec& spec, const json& config, const std::string&
 void check_job(const Job& job, const std::string& where) {
   const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
-  if (!job.size.empty()) (void)spec.parse_size(job.size);
+  (void)resolve_tune(spec, tune_request(job));  // its size and strategy
   check_config(spec, job.config, where);
-  if (!job.strategy.empty()) (void)make_searcher(job.strategy);
   if (job.repetitions == 0) throw UsageError(fmt::format("{}: repetitions 0: give at least 1", where));
   if (job.overlap == 0) {
     throw UsageError(
@@ -199,6 +198,15 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
   }
 }
 }  // namespace
+
+TuneRequest tune_request(const Job& job) {
+  TuneRequest r;
+  r.size = job.size;
+  r.strategy = job.strategy;
+  r.seed = job.seed;
+  r.max_evals = job.max_trials;
+  return r;
+}
 
 Job job_from_json(const json& j, const Job& defaults, const std::string& where) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: a job must be a JSON object, got {}", where, describe_json(j)));

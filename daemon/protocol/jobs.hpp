@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/protocol.hpp"
+#include "session/tune_request.hpp"
 
 namespace wstune::daemon {
 
@@ -58,9 +59,14 @@ struct Job {
   /// kernel and size (otherwise such a device is skipped).
   bool retune = false;
   /// tune: search strategy (make_searcher()); "" = the file's Search, else
-  /// exhaustive, or guided with max_trials.
+  /// auto (resolve_tune(), as `wstune tune`).
   std::string strategy;
 };
+
+/// What `job` asks of a search, for resolve_tune() (tune_request.hpp): its
+/// size, strategy, seed (input and search) and max_trials as the evaluation
+/// budget; no time limit of its own (a tuning file's TuningDuration applies).
+TuneRequest tune_request(const Job& job);
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
 /// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}, and

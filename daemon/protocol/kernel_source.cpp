@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "protocol/protocol.hpp"
+#include "session/tune_request.hpp"
 #include "tuning_file/tuning_file.hpp"
 #include "wstune/store.hpp"
 
@@ -136,7 +137,7 @@ std::shared_ptr<const KernelSpec> master_kernel(const std::string& name, const s
 }
 
 Problem job_problem(const KernelSpec& spec, const std::string& size, const json& params) {
-  const Problem p = size.empty() ? spec.paper_size() : spec.parse_size(size);
+  const Problem p = resolve_problem(spec, size);
   if (params.empty()) return p;
   json all = spec.reference_params();
   for (const auto& [k, v] : params.items()) all[k] = v;

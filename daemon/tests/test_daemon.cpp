@@ -19,6 +19,7 @@
 #include "master/split_plan.hpp"
 #include "protocol/kernel_source.hpp"
 #include "split/multi_device.hpp"
+#include "tests/support/in_memory_communicator.hpp"
 #include "transport/communicator.hpp"
 #include "worker/tasks.hpp"
 #include "worker/worker.hpp"
@@ -263,7 +264,7 @@ TEST(Daemon, KernelFaultOnEveryWorkerFailsEachJobCleanlyAndGoesOn) {
   const auto reports = w.master->run_all(Mode::run, jobs);
   ASSERT_EQ(reports.size(), 2u);
   for (const auto& r : reports) {
-    EXPECT_EQ(r.status, "failed");
+    EXPECT_EQ(r.status, JobStatus::failed);
     EXPECT_EQ(r.error.rfind("no healthy worker left for this job (the last fault: worker rank", 0), 0u) << r.error;
     EXPECT_EQ(r.faults.size(), 2u);
   }
@@ -303,7 +304,7 @@ TEST(Daemon, TuneModeStoresEveryWorkersTrialsAndCalibrationEnablesMeasuredSplit)
   }
   j.split = "measured";
   auto before = w.master->run_all(Mode::run, {j});
-  EXPECT_EQ(before[0].status, "failed");  // no calibration yet
+  EXPECT_EQ(before[0].status, JobStatus::failed);  // no calibration yet
   EXPECT_NE(before[0].error.find("calibrat"), std::string::npos) << before[0].error;
   auto cal = w.master->run_all(Mode::calibrate, {j});
   ASSERT_TRUE(cal[0].ok()) << cal[0].error;
@@ -392,7 +393,7 @@ TEST(Daemon, WorkersWithOneFingerprintShareOneSearch) {
   EXPECT_EQ(keys.size(), res["space_size"].get<std::size_t>() + 1);  // the whole space and the baseline
   EXPECT_EQ(res["best"]["status"], "correct");
 
-  EXPECT_EQ(w.master->run_all(Mode::tune, {j})[0].status, "stored");  // tuned: skipped
+  EXPECT_EQ(w.master->run_all(Mode::tune, {j})[0].status, JobStatus::stored);  // tuned: skipped
   EXPECT_EQ(w.sink.trials.size(), keys.size());
   j.retune = true;
   j.max_trials = 3;
@@ -514,9 +515,9 @@ TEST(Daemon, AMasterSideFailureFailsOneJobAndTheMasterGoesOn) {
   std::vector<JobReport> reports;
   ASSERT_NO_THROW(reports = master.run_all(Mode::run, jobs));
   ASSERT_EQ(reports.size(), 2u);
-  EXPECT_EQ(reports[0].status, "failed");
+  EXPECT_EQ(reports[0].status, JobStatus::failed);
   EXPECT_NE(reports[0].error.find("disk full"), std::string::npos) << reports[0].error;
-  EXPECT_EQ(reports[1].status, "failed");
+  EXPECT_EQ(reports[1].status, JobStatus::failed);
   EXPECT_EQ(reports[1].error.rfind("no healthy worker left for this job", 0), 0u) << reports[1].error;
   EXPECT_EQ(sink.runs.size(), 1u);
 }

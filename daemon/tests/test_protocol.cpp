@@ -9,6 +9,7 @@
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "protocol/protocol.hpp"
+#include "tests/support/in_memory_communicator.hpp"
 #include "transport/communicator.hpp"
 
 using namespace wstune;
@@ -371,11 +372,11 @@ TEST(MasterRun, SilentWorkerTimesOutAndTheJobFailsCleanly) {
   job.size = "1024";
   const auto reports = master.run_all(Mode::run, {job, job});
   ASSERT_EQ(reports.size(), 2u);
-  EXPECT_EQ(reports[0].status, "failed");
+  EXPECT_EQ(reports[0].status, JobStatus::failed);
   ASSERT_EQ(reports[0].faults.size(), 1u);
   EXPECT_NE(reports[0].faults[0].find("rank 1 on quiet-node"), std::string::npos) << reports[0].faults[0];
   EXPECT_NE(reports[0].faults[0].find("did not answer"), std::string::npos);
-  EXPECT_EQ(reports[1].status, "failed");  // nobody left: fails at once, no wait
+  EXPECT_EQ(reports[1].status, JobStatus::failed);  // nobody left: fails at once, no wait
   EXPECT_FALSE(master.workers()[0].alive);
   EXPECT_FALSE(master.shutdown());  // the silent worker never says bye
   EXPECT_EQ(sink.runs.size(), 2u);
@@ -404,7 +405,21 @@ TEST(MasterRun, StopRequestInterruptsAndSkipsTheRest) {
   const auto reports = master.run_all(Mode::run, {job, job, job});
   stopper.join();
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_EQ(reports[0].status, "interrupted");
+  EXPECT_EQ(reports[0].status, JobStatus::interrupted);
   EXPECT_TRUE(master.stopped());
   EXPECT_EQ(sink.runs.size(), 1u);  // recorded even though interrupted
+}
+
+// A job's status is an enum; the report's text is what it always was.
+TEST(JobStatus, ReportTextRoundTrips) {
+  for (auto [s, text] : {std::pair{JobStatus::ok, "ok"}, std::pair{JobStatus::failed, "failed"},
+                         std::pair{JobStatus::interrupted, "interrupted"}, std::pair{JobStatus::stored, "stored"}}) {
+    EXPECT_EQ(to_string(s), text);
+    EXPECT_EQ(parse_job_status(text), s);
+    JobReport r;
+    r.status = s;
+    EXPECT_EQ(to_json(r)["status"], text);
+    EXPECT_EQ(r.ok(), s == JobStatus::ok || s == JobStatus::stored) << text;
+  }
+  EXPECT_THROW((void)parse_job_status("done"), UsageError);
 }

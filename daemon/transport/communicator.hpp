@@ -1,16 +1,13 @@
 #pragma once
 /// @file communicator.hpp
 /// The abstract Communicator through which wstuned's master and workers
-/// exchange typed messages (send, receive with a timeout, probe), and an
-/// in-memory implementation with one mailbox per rank so the protocol is
-/// tested with threads and without MPI. The MPI implementation is in
-/// mpi_communicator.hpp. After Pegasus MPI Cluster's injected Communicator.
+/// exchange typed messages (send, receive with a timeout, probe). The MPI
+/// implementation is in mpi_communicator.hpp; the tests' in-memory one in
+/// daemon/tests/support/in_memory_communicator.hpp. After Pegasus MPI
+/// Cluster's injected Communicator.
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -67,31 +64,6 @@ class ForwardingCommunicator : public Communicator {
 
  private:
   Communicator& inner_;
-};
-
-/// Shared mailboxes of an in-memory "world" of `size` ranks.
-class InMemoryWorld {
- public:
-  /// A world of `size` ranks.
-  explicit InMemoryWorld(int size);
-  /// The communicator for `rank` (owned by the world, valid while it lives).
-  Communicator& at(int rank);
-  /// Number of ranks.
-  [[nodiscard]] int size() const noexcept { return static_cast<int>(boxes_.size()); }
-  /// Messages sent so far from any rank, by tag (for tests).
-  [[nodiscard]] std::size_t sent_count(Tag tag) const;
-
- private:
-  friend class InMemoryCommunicator;
-  struct Box {
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::deque<std::pair<int, Message>> queue;
-  };
-  std::vector<std::unique_ptr<Box>> boxes_;
-  std::vector<std::unique_ptr<Communicator>> comms_;
-  mutable std::mutex stats_mutex_;
-  std::vector<std::size_t> sent_by_tag_;
 };
 
 }  // namespace wstune::daemon

@@ -4,6 +4,7 @@
 
 #include "format/trial_json.hpp"
 #include "search/search.hpp"
+#include "session/tune_request.hpp"
 #include "split/multi_device.hpp"
 #include "split/split.hpp"
 #include "store/calibration_row.hpp"
@@ -69,9 +70,16 @@ json trial_json(const Trial& t) {
   return trial_report_json(t);
 }
 
-json search(Evaluator& ev, unsigned repetitions, unsigned max_trials) {
-  auto searcher = make_searcher(max_trials ? "guided" : "exhaustive", 1);
-  auto stop = max_trials ? max_evaluations(max_trials) : never_stop();
+// The search of `spec` over `ev` resolved as `wstune tune` resolves it
+// without options but the budget (resolve_search(): a tuning file's Search
+// and Budget, else auto and its default): the block's size is resolved
+// already.
+json search(Evaluator& ev, const KernelSpec& spec, unsigned repetitions, unsigned max_trials) {
+  TuneRequest request;
+  request.max_evals = max_trials;
+  const ResolvedSearch resolved = resolve_search(spec, request);
+  auto searcher = resolved.searcher();
+  auto stop = resolved.budget(spec, ev.space()).stop();
   TuneOptions opt;
   opt.timing = TimingOptions{1, std::max(1u, repetitions)};
   const TuneResult res = tune(ev, *searcher, *stop, opt);
@@ -97,7 +105,7 @@ LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& 
 
 json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned repetitions, unsigned max_trials) {
   BlockEvaluator ev(runner, p, b, {});
-  return search(ev, repetitions, max_trials);
+  return search(ev, runner.spec(), repetitions, max_trials);
 }
 
 std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed) {

@@ -21,8 +21,10 @@ namespace wstune::daemon {
 /// driver default (std::nullopt) when the rule has no shape.
 LocalSize rule_local(const DeviceRunner& runner, const Problem& p, const Block& b);
 
-/// The library's measured search (search.hpp tune(): NULL, the rule, then a
-/// searcher: exhaustive, or guided with `max_trials` > 0) over the block `b`
+/// The library's measured search (search.hpp tune(): NULL, the rule, then the
+/// searcher resolve_search() picks for the runner's kernel: a tuning file's
+/// Search, else auto; `max_trials` evaluations, 0: the file's Budget, else
+/// the strategy's default) over the block `b`
 /// already uploaded to `runner`. No verification (the master verifies the
 /// gathered result). Returns {"strategy":..,"global":..,"trials":[trial..],
 /// "best":trial,"null_ms":..,"rule":"..","rule_ms":..,"evaluations":..,

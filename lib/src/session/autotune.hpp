@@ -10,9 +10,10 @@
 ///
 /// @code
 /// auto kernel = wstune::load_tuning_file("share/examples/kernels/matmul_tiled.json");
-/// const wstune::Problem p = kernel->parse_size("1024x1024x1024");
+/// const wstune::ResolvedTune request = wstune::resolve_tune(*kernel, {.size = "1024x1024x1024"});
+/// const wstune::Problem& p = request.problem;
 /// wstune::Store store(wstune::default_db_path());
-/// wstune::autotune(*kernel, p, &store, {});
+/// wstune::autotune(*kernel, request, &store, {});
 /// if (auto best = wstune::stored_configuration(store, *kernel, p, device_info))
 ///   program.build(best->build_options);   // -D values of the best parameters
 /// @endcode
@@ -27,24 +28,18 @@
 #include "evaluate/trial.hpp"
 #include "kernel/kernel.hpp"
 #include "search/search.hpp"
+#include "session/tune_request.hpp"
 #include "wstune/store.hpp"
 
 namespace wstune {
 
 struct AutotuneResult;
 
-/// How autotune() searches.
+/// How autotune() measures (what it searches, and for how long, is the
+/// ResolvedTune it is given: tune_request.hpp).
 struct AutotuneOptions {
   std::string device = "default";  ///< device selector (select_devices()); a tuning file's Device when "default"
-  /// Strategy name (make_searcher()); "" takes a tuning file's Search, else "auto".
-  std::string strategy;
-  std::uint64_t seed = 42;  ///< input and search seed
-  /// At most this many measured configurations (0: a tuning file's Budget,
-  /// else the strategy's default_evaluations(), strategies.hpp).
-  unsigned max_evals = 0;
-  /// Stop searching after this many seconds (0: a tuning file's TuningDuration, else none).
-  double time_limit_s = 0;
-  TuneOptions tune;  ///< timing, tie rounds and observer (on_trial) of tune()
+  TuneOptions tune;                ///< timing, tie rounds and observer (on_trial) of tune()
   /// Per-trial limit: the isolated worker is killed and the trial is a timeout past it.
   std::chrono::milliseconds trial_timeout{60'000};
   bool resume = true;  ///< reuse an unfinished session of the same device, kernel, problem, strategy
@@ -63,22 +58,15 @@ struct AutotuneResult {
   unsigned max_evals = 0;                ///< the evaluation budget applied (0: none)
 };
 
-/// Tunes `spec` for `p` on one device in an isolated worker process
+/// Tunes `spec` for `request` (its problem, strategy, seeds and budget:
+/// resolve_tune()) on one device in an isolated worker process
 /// (IsolatedEvaluator: a hanging or crashing configuration cannot take the
 /// caller down), storing every trial and the best in `store` when it is not
 /// null. The caller must not have initialised OpenCL before (the worker is
 /// forked). Throws UsageError for a bad device selector, strategy or space,
 /// StoreError when the database refuses.
-AutotuneResult autotune(const KernelSpec& spec, const Problem& p, Store* store, const AutotuneOptions& options);
-
-/// The evaluation budget of a search of `spec` with `strategy` over
-/// `space`: `max_evals` when not 0, else a tuning file's Budget (a
-/// ConfigurationCount, or a ConfigurationFraction of the space with the
-/// baseline), else the strategy's default (default_evaluations(): guided
-/// 20 % of the space, at least 8; genetic, annealing and bayes 5 %, at least
-/// 20; auto that of its pick; 0, no limit, for the others).
-unsigned evaluation_budget(unsigned max_evals, const KernelSpec& spec, std::string_view strategy,
-                           const SearchSpace& space);
+AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,
+                        const AutotuneOptions& options);
 
 /// A stored best configuration, ready to build with.
 struct StoredConfiguration {

@@ -547,6 +547,18 @@ class DescribedKernel final : public KernelSpec {
     return p;
   }
 
+  // A file without ProblemSize and wstune.Sizes has one problem, "fixed"
+  // (its paper_size()): the text "fixed" names it, any other contradicts it.
+  Problem fixed_size(std::string_view text) const {
+    if (text != "fixed") {
+      throw UsageError(fmt::format(
+          "{}: --size '{}': this file's sizes are fixed (it has no ProblemSize or wstune.Sizes); leave the size out "
+          "(or give 'fixed')",
+          c_.file.path, text));
+    }
+    return paper_size();
+  }
+
   bool is_whole(const Problem& p, const Block& b) const { return b.begin == 0 && b.end == split_units(p, b.dim); }
 
   // A slice needs the split description, along its dimension.
@@ -663,6 +675,7 @@ std::size_t parse_count(std::string_view s, std::string_view whole, const std::s
 }
 
 Problem DescribedKernel::parse_size(std::string_view text) const {
+  if (c_.file.problem_size.empty() && c_.file.size_variables.empty()) return fixed_size(text);
   std::vector<std::size_t> n = c_.default_numbers();
   const std::size_t ps = c_.file.problem_size.size();
   const std::string syntax(size_syntax());

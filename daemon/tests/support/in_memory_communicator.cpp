@@ -1,4 +1,5 @@
-#include "transport/communicator.hpp"
+// The in-memory Communicator of the daemon tests (in_memory_communicator.hpp).
+#include "tests/support/in_memory_communicator.hpp"
 
 #include <fmt/format.h>
 
