@@ -6,7 +6,9 @@ WSTUNE_DEBS=(g++ cmake make pkg-config libgtest-dev libgmock-dev libbenchmark-de
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo libclblast-dev
   mpich libmpich-dev libboost-program-options-dev libsqlitecpp-dev nlohmann-json3-dev libfmt-dev
   librapidcheck-dev
-  clang-14 libclang-rt-14-dev)  # the ASan + UBSan suite and the libFuzzer targets (scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev  # the ASan + UBSan suite and the libFuzzer targets (scripts/fuzz.sh)
+  clang-format-14 clang-tidy-14  # scripts/format.sh --check and scripts/tidy.sh (scripts/test.sh)
+  ccache)  # scripts/build.sh compiles through it: a clone on a machine that keeps ~/.ccache builds from it
 missing=()
 for p in "${WSTUNE_DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

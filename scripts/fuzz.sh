@@ -13,6 +13,8 @@
 #                            clang ASan + UBSan build scripts/test.sh tests in)
 #   WSTUNE_FUZZ_ONLY         space-separated target names (default: all)
 #   WSTUNE_JOBS              build parallelism (default: nproc)
+#   WSTUNE_FUZZ_JOBS         targets run at once (default 1; scripts/test.sh
+#                            runs one per core: each still runs SECS seconds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
@@ -31,8 +33,14 @@ findings=$BUILD/fuzz-findings
 status=0
 total_execs=0
 rows=()
-echo "fuzz: ${#targets[@]} target(s), ${SECS} s each, $(nproc) core(s)"
-for t in "${targets[@]}"; do
+FUZZ_JOBS=${WSTUNE_FUZZ_JOBS:-1}
+echo "fuzz: ${#targets[@]} target(s), ${SECS} s each, $(nproc) core(s), $FUZZ_JOBS at a time"
+results=$(mktemp -d "${TMPDIR:-/tmp}/wstune-fuzz-results.XXXXXX")
+# One target for SECS seconds on a scratch copy of its corpus; writes its
+# report to $results/NAME.log, its table row to $results/NAME.row and its
+# executions and status to $results/NAME.sum.
+fuzz_one() {
+  local t=$1 work seeds start rc took execs rate crashes corpus bad=0
   work=$(mktemp -d "${TMPDIR:-/tmp}/wstune-fuzz-$t.XXXXXX")
   cp -r "fuzz/corpus/$t" "$work/corpus"
   cat fuzz/dict/json.dict > "$work/dict"
@@ -47,7 +55,7 @@ for t in "${targets[@]}"; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -1)
   shopt -s nullglob
-  artifacts=("$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$work"/slow-unit-*)
+  local artifacts=("$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$work"/slow-unit-*)
   shopt -u nullglob
   crashes=0
   for a in "${artifacts[@]}"; do [[ $(basename "$a") != slow-unit-* ]] && crashes=$((crashes + 1)); done
@@ -56,21 +64,39 @@ for t in "${targets[@]}"; do
     cp "${artifacts[@]}" "$findings/$t/"
   fi
   corpus=$(ls "$work/corpus" | wc -l)
-  if [ -z "$execs" ] || { [ "$rc" != 0 ] && [ $crashes = 0 ]; }; then
-    echo "fuzz $t: did not run to the end (exit $rc); last lines:"; tail -20 "$work/log"
-    status=1
-    execs=${execs:-0}
-  fi
-  if [ $crashes -gt 0 ]; then
-    echo "fuzz $t: $crashes crash input(s) in $findings/$t; the report:"
-    grep -E "ERROR|SUMMARY|fuzz target|==[0-9]+==" "$work/log" | head -20
-    status=1
-  fi
-  total_execs=$((total_execs + execs))
-  echo "fuzz $t: $execs executions in ${took} s (${rate:-?}/s), $crashes crash(es), corpus $seeds -> $corpus inputs"
-  rows+=("| $t | $SECS | $execs | ${rate:-?} | $crashes | $seeds → $corpus |")
+  {
+    if [ -z "$execs" ] || { [ "$rc" != 0 ] && [ $crashes = 0 ]; }; then
+      echo "fuzz $t: did not run to the end (exit $rc); last lines:"; tail -20 "$work/log"
+      bad=1
+      execs=${execs:-0}
+    fi
+    if [ $crashes -gt 0 ]; then
+      echo "fuzz $t: $crashes crash input(s) in $findings/$t; the report:"
+      grep -E "ERROR|SUMMARY|fuzz target|==[0-9]+==" "$work/log" | head -20
+      bad=1
+    fi
+    echo "fuzz $t: $execs executions in ${took} s (${rate:-?}/s), $crashes crash(es), corpus $seeds -> $corpus inputs"
+  } >"$results/$t.log"
+  echo "| $t | $SECS | $execs | ${rate:-?} | $crashes | $seeds → $corpus |" >"$results/$t.row"
+  echo "$execs $bad" >"$results/$t.sum"
   rm -rf "$work"
+}
+# Up to FUZZ_JOBS targets at once (scripts/test.sh: one per core).
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$FUZZ_JOBS" ]; then wait -n; running=$((running - 1)); fi
+  fuzz_one "$t" &
+  running=$((running + 1))
 done
+wait
+for t in "${targets[@]}"; do
+  cat "$results/$t.log"
+  rows+=("$(cat "$results/$t.row")")
+  read -r execs bad <"$results/$t.sum"
+  total_execs=$((total_execs + execs))
+  [ "$bad" = 0 ] || status=1
+done
+rm -rf "$results"
 echo
 echo "| target | seconds | executions | per second | crashes | corpus (seeds → after) |"
 echo "|---|---|---|---|---|---|"

@@ -11,7 +11,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/wstune-install.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 P="$TMP/prefix"
 cmake --install "$BUILD" --prefix "$P" >/dev/null
-for f in bin/wstune bin/wstuned include/wstune/device.hpp include/wstune/tuner.hpp include/wstune/wstune.h \
+for f in bin/wstune bin/wstuned include/wstune/device.hpp include/wstune/tuner.hpp include/wstune/wstune.h include/wstune/export.h \
          share/wstune/kernels/matmul.cl lib/pkgconfig/wstune.pc lib/pkgconfig/wstune-c.pc; do
   [ -e "$P/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done

@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file configuration.hpp
 /// Tuning parameters and configurations: what one trial runs. A
 /// configuration is a value for each tuning parameter of a kernel (T1
@@ -20,7 +22,7 @@
 namespace wstune {
 
 /// One tuning parameter (T1 `TuningParameters[]`): a name and its values.
-struct TuningParameter {
+struct WSTUNE_EXPORT TuningParameter {
   std::string name;                    ///< a C identifier, passed to the build as `-D name=value`
   std::string type = "int";            ///< T1 Type: "int", "uint", "float", "bool" or "string"
   std::vector<nlohmann::json> values;  ///< the values, each a JSON number, bool or string, in file order
@@ -30,7 +32,7 @@ struct TuningParameter {
 };
 
 /// One configuration: tuning parameter values and a local work size.
-struct Configuration {
+struct WSTUNE_EXPORT Configuration {
   /// name → value (JSON number, bool or string); empty without parameters.
   nlohmann::json params = nlohmann::json::object();
   /// The local work size (nullopt: the driver's choice, a NULL local_work_size).
@@ -45,13 +47,13 @@ struct Configuration {
 /// "8x4x2") when `params` is empty, else "NAME=VALUE,…;LOCAL" with the
 /// parameters in name order and each value as JSON (e.g.
 /// `MODE="a",TILE=16,VEC=true;16x16`). Unique per configuration.
-std::string configuration_key(const nlohmann::json& params, const LocalSize& local);
+WSTUNE_EXPORT std::string configuration_key(const nlohmann::json& params, const LocalSize& local);
 
 /// "TILE=16 VEC=4 local=16x16" for people (parameters in name order).
-std::string to_string(const Configuration& c);
+WSTUNE_EXPORT std::string to_string(const Configuration& c);
 
 /// `-D NAME=VALUE` options for every parameter (space-separated, name order),
 /// for clBuildProgram (OpenCL 1.2 §5.6.4.1 preprocessor options).
-std::string define_options(const nlohmann::json& params);
+WSTUNE_EXPORT std::string define_options(const nlohmann::json& params);
 
 }  // namespace wstune

@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file device.hpp
 /// The OpenCL device model: platforms, devices, compute units (CU) and
 /// processing elements (PE) per CU, and device selection.
@@ -25,11 +27,11 @@ enum class PeSource {
 };
 
 /// "extension", "table", "estimate" or "override".
-std::string_view to_string(PeSource s) noexcept;
+WSTUNE_EXPORT std::string_view to_string(PeSource s) noexcept;
 
 /// Everything wstune knows about one OpenCL device. Sizes in bytes, clocks in
 /// MHz, work sizes in work-items.
-struct DeviceInfo {
+struct WSTUNE_EXPORT DeviceInfo {
   unsigned platform_index = 0;                   ///< index in clGetPlatformIDs order
   unsigned device_index = 0;                     ///< index within its platform
   std::string platform;                          ///< CL_PLATFORM_NAME
@@ -74,11 +76,11 @@ struct DeviceInfo {
 /// Instructions" throughput table: 1.x → 8, 2.0 → 32, 2.1 → 48, 3.x → 192,
 /// 5.x → 128, 6.0 → 64, 6.1/6.2 → 128, 7.x → 64, 8.0 → 64, 8.6/8.7/8.9 → 128,
 /// 9.0 → 128, 10.x/12.x → 128. std::nullopt for an unknown capability.
-std::optional<unsigned> nvidia_fp32_cores_per_sm(unsigned major, unsigned minor) noexcept;
+WSTUNE_EXPORT std::optional<unsigned> nvidia_fp32_cores_per_sm(unsigned major, unsigned minor) noexcept;
 
 /// PEs per CU for AMD from cl_amd_device_attribute_query: SIMDs per CU ×
 /// SIMD width × instruction width (e.g. GCN: 4 × 16 × 1 = 64).
-unsigned amd_pe_per_cu(unsigned simd_per_cu, unsigned simd_width, unsigned instruction_width) noexcept;
+WSTUNE_EXPORT unsigned amd_pe_per_cu(unsigned simd_per_cu, unsigned simd_width, unsigned instruction_width) noexcept;
 
 /// User overrides of PEs per CU, keyed by a device-name substring
 /// (case-insensitive; the longest matching key wins).
@@ -92,7 +94,7 @@ unsigned amd_pe_per_cu(unsigned simd_per_cu, unsigned simd_width, unsigned instr
 /// H100 = 128
 /// pthread = 8
 /// @endcode
-class PeOverrides {
+class WSTUNE_EXPORT PeOverrides {
  public:
   /// No overrides.
   PeOverrides() = default;
@@ -125,21 +127,22 @@ struct Device {
 
 /// Queries the model of one device. PE-per-CU resolution order: user
 /// override, vendor extension, CPU estimate, GPU estimate. Throws ClError.
-DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& device, unsigned platform_index,
-                             unsigned device_index, const PeOverrides& overrides);
+WSTUNE_EXPORT DeviceInfo query_device_info(const cl::Platform& platform, const cl::Device& device,
+                                           unsigned platform_index, unsigned device_index,
+                                           const PeOverrides& overrides);
 
 /// Every device of every platform, in (platform, device) index order. An
 /// absent ICD or no platform gives an empty list, not an error.
-std::vector<Device> enumerate_devices(const PeOverrides& overrides = PeOverrides::from_environment());
+WSTUNE_EXPORT std::vector<Device> enumerate_devices(const PeOverrides& overrides = PeOverrides::from_environment());
 
 /// Picks devices by a selector: "P:D" (platform:device index), "cpu", "gpu",
 /// "all", or a case-insensitive substring of the device or platform name.
 /// "default" (or empty) picks the first GPU, else the first device.
 /// Throws UsageError that lists the devices when nothing matches.
-std::vector<Device> select_devices(const std::vector<Device>& all, std::string_view selector);
+WSTUNE_EXPORT std::vector<Device> select_devices(const std::vector<Device>& all, std::string_view selector);
 
 /// select_devices() that must match exactly one device, the first of several
 /// when the selector is "cpu", "gpu" or a name; throws UsageError otherwise.
-Device select_device(const std::vector<Device>& all, std::string_view selector);
+WSTUNE_EXPORT Device select_device(const std::vector<Device>& all, std::string_view selector);
 
 }  // namespace wstune

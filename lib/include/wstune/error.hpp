@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file error.hpp
 /// Exceptions and OpenCL error checking. Every OpenCL call in wstune goes
 /// through WSTUNE_CL_CHECK, which records the call text, the error code and
@@ -14,7 +16,7 @@
 namespace wstune {
 
 /// Base of every wstune exception.
-class Error : public std::runtime_error {
+class WSTUNE_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -22,13 +24,13 @@ class Error : public std::runtime_error {
 /// Bad input from a user or caller: an unknown kernel, a malformed size, a
 /// device that does not exist. The message names the input and the fix.
 /// Command-line tools exit with status 2 on it.
-class UsageError : public Error {
+class WSTUNE_EXPORT UsageError : public Error {
  public:
   using Error::Error;
 };
 
 /// An OpenCL call returned an error.
-class ClError : public Error {
+class WSTUNE_EXPORT ClError : public Error {
  public:
   /// @param call the call's source text, e.g. "clEnqueueNDRangeKernel(...)"
   /// @param code the OpenCL error code (negative)
@@ -46,7 +48,7 @@ class ClError : public Error {
 };
 
 /// clBuildProgram failed; carries the build log (OpenCL 1.2 §5.6.2).
-class BuildError : public ClError {
+class WSTUNE_EXPORT BuildError : public ClError {
  public:
   /// @param log the device's CL_PROGRAM_BUILD_LOG
   BuildError(std::string call, cl_int code, std::string log);
@@ -60,13 +62,13 @@ class BuildError : public ClError {
 /// The name of an OpenCL error code ("CL_INVALID_WORK_GROUP_SIZE" for -54);
 /// "CL_UNKNOWN_ERROR" for codes not in the OpenCL 3.0 headers.
 /// Source: OpenCL 3.0 API spec, Appendix "Error Codes".
-std::string_view cl_error_name(cl_int code) noexcept;
+WSTUNE_EXPORT std::string_view cl_error_name(cl_int code) noexcept;
 
 /// Throws ClError(call, code) if code != CL_SUCCESS.
-void check(cl_int code, const char* call);
+WSTUNE_EXPORT void check(cl_int code, const char* call);
 
 /// For destructors: logs a failing code to stderr, never throws.
-void check_nothrow(cl_int code, const char* call) noexcept;
+WSTUNE_EXPORT void check_nothrow(cl_int code, const char* call) noexcept;
 
 }  // namespace wstune
 

@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file lookup.hpp
 /// The look-up chain that turns (device, kernel, global size) into a local
 /// work size from the store: forced (WSTUNE_FORCE_LOCAL) → exact match →
@@ -38,7 +40,7 @@ enum class LookupLevel {
 };
 
 /// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null", "online".
-std::string_view to_string(LookupLevel l) noexcept;
+WSTUNE_EXPORT std::string_view to_string(LookupLevel l) noexcept;
 
 /// A look-up's answer.
 struct LookupResult {
@@ -57,13 +59,13 @@ using RuleFunction = std::function<std::optional<LocalSize>(const DeviceInfo& de
 /// The default rule level: the paper's §3.2.3 rule (wstune/rules.hpp) with
 /// the kernel's priority (x for unknown 2-D kernels); an empty function
 /// (skip to NULL) in builds without it.
-RuleFunction paper_rule_function();
+WSTUNE_EXPORT RuleFunction paper_rule_function();
 
 /// Distance between two global sizes of the same dimensionality, used to
 /// pick the nearest stored problem: Σ over dimensions of |log2(a_d / b_d)|
 /// (so 512 vs 1024 and 2048 vs 1024 are both 1; 1024x1024 vs 2048x512 is 2;
 /// 64x64x8 vs 64x64x16 is 1).
-double problem_distance(const Extent& a, const Extent& b);
+WSTUNE_EXPORT double problem_distance(const Extent& a, const Extent& b);
 
 /// How a local size may relate to the global size it runs.
 enum class Remainder {
@@ -85,11 +87,12 @@ struct KernelFit {
 /// CL_DEVICE_MAX_WORK_GROUP_SIZE and ≤ `fit.max_items`, and the
 /// dimensionality matches. NULL always fits.
 /// Source: OpenCL 1.2 §5.8 (clEnqueueNDRangeKernel errors).
-bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device, const KernelFit& fit = {});
+WSTUNE_EXPORT bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device,
+                              const KernelFit& fit = {});
 
 /// `global` rounded up, per dimension, to a multiple of `local` (the padded
 /// NDRange of a bounds-guarded kernel); `global` itself for NULL.
-Extent padded_global(const Extent& global, const LocalSize& local);
+WSTUNE_EXPORT Extent padded_global(const Extent& global, const LocalSize& local);
 
 /// True when a stored best (`stored` local size at `stored_global`, medians
 /// `median_ms` and `null_ms`) was a real choice that may serve other sizes:
@@ -99,11 +102,13 @@ Extent padded_global(const Extent& global, const LocalSize& local);
 /// does not divide the stored global one (a padded or non-uniform choice),
 /// or another divisor of it was within the device's limits. So local size 1
 /// at a prime size (nothing else divides it) never serves another size.
-bool reusable(const BestCandidate& stored, const DeviceInfo& device, const KernelFit& fit, double min_speedup);
+WSTUNE_EXPORT bool reusable(const BestCandidate& stored, const DeviceInfo& device, const KernelFit& fit,
+                            double min_speedup);
 
 /// Parses "kernel=X[,Y];kernel=null;…" (the WSTUNE_FORCE_LOCAL syntax).
 /// Throws UsageError naming `origin` when malformed.
-std::map<std::string, LocalSize, std::less<>> parse_forced(std::string_view text, std::string_view origin);
+WSTUNE_EXPORT std::map<std::string, LocalSize, std::less<>> parse_forced(std::string_view text,
+                                                                         std::string_view origin);
 
 /// How Lookup behaves.
 struct LookupOptions {
@@ -123,7 +128,7 @@ struct LookupOptions {
 /// this process records a best configuration through the same Store; call
 /// clear_cache() to see other processes' new results). Not thread-safe: one
 /// Lookup per thread, like Store.
-class Lookup {
+class WSTUNE_EXPORT Lookup {
  public:
   /// Uses `store` (not owned; must outlive this). Throws UsageError when
   /// WSTUNE_FORCE_LOCAL is malformed.
@@ -145,7 +150,7 @@ class Lookup {
   [[nodiscard]] Store& store() const noexcept;
 
  private:
-  struct Impl;
+  struct WSTUNE_NO_EXPORT Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file store.hpp
 /// The measurement store: one SQLite database holding devices, kernels,
 /// problems, tuning sessions, every trial (with every sample), the best
@@ -30,7 +32,7 @@ namespace wstune {
 /// A database problem: unreadable, read-only, corrupt, locked, of a newer
 /// schema, or a directory that cannot be created. The message names the
 /// file and the fix. Command-line tools exit with status 1 on it.
-class StoreError : public Error {
+class WSTUNE_EXPORT StoreError : public Error {
  public:
   using Error::Error;
 };
@@ -44,15 +46,15 @@ inline constexpr int kSchemaVersion = 2;
 inline constexpr double kLiveHeartbeatSeconds = 600;
 
 /// The schema (share/schema.sql, version 1) as embedded in the library.
-std::string_view schema_sql() noexcept;
+WSTUNE_EXPORT std::string_view schema_sql() noexcept;
 /// The forward migrations share/migrations/N.sql as embedded: element i takes
 /// the schema from version i + 1 to i + 2.
-std::vector<std::string_view> schema_migrations();
+WSTUNE_EXPORT std::vector<std::string_view> schema_migrations();
 
 /// The default database path: $WSTUNE_DB if set and non-empty, else
 /// $XDG_DATA_HOME/wstune/wstune.db, else $HOME/.local/share/wstune/wstune.db.
 /// Throws StoreError when none of these variables is set.
-std::string default_db_path();
+WSTUNE_EXPORT std::string default_db_path();
 
 /// How to open a Store.
 struct StoreOptions {
@@ -109,7 +111,7 @@ struct SessionRecord {
 };
 
 /// One measured configuration.
-struct TrialRecord {
+struct WSTUNE_EXPORT TrialRecord {
   /// Tuning parameter values (T1 TuningParameters), an object of name →
   /// number, bool or string; empty for kernels without parameters.
   nlohmann::json params = nlohmann::json::object();
@@ -128,7 +130,7 @@ struct TrialRecord {
 };
 
 /// A best configuration (one history row).
-struct BestConfig {
+struct WSTUNE_EXPORT BestConfig {
   std::string device_fingerprint;                    ///< the device
   KernelKey kernel;                                  ///< the kernel
   ProblemKey problem;                                ///< the problem
@@ -211,12 +213,12 @@ struct ImportStats {
 };
 
 /// 16 hex digits of FNV-1a 64 of `text` (used for KernelKey::source_hash).
-std::string fnv1a_hex(std::string_view text);
+WSTUNE_EXPORT std::string fnv1a_hex(std::string_view text);
 
 /// The measurement store. All methods throw StoreError on a database
 /// failure (with the path and the fix); writes are transactions that leave
 /// the database unchanged on failure.
-class Store {
+class WSTUNE_EXPORT Store {
  public:
   /// Opens (creating it and its parent directories unless read-only) the
   /// database at `path` (":memory:" for a private in-memory one), applies
@@ -348,7 +350,7 @@ class Store {
   /// session; nothing written), StoreError on a database failure.
   ImportStats import_json(const nlohmann::json& doc);
 
-  struct Impl;
+  struct WSTUNE_NO_EXPORT Impl;
   /// Internal (lib/src/store/store_impl.hpp).
   [[nodiscard]] Impl& impl() const noexcept { return *impl_; }
 

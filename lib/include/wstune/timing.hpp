@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file timing.hpp
 /// Timing samples. Kernel times come from OpenCL profiling events
 /// (CL_PROFILING_COMMAND_END − CL_PROFILING_COMMAND_START, OpenCL 1.2
@@ -14,7 +16,7 @@
 namespace wstune {
 
 /// Repeated measurements of one quantity in milliseconds.
-struct Samples {
+struct WSTUNE_EXPORT Samples {
   std::vector<double> ms;  ///< every sample, in the order taken (ms)
   /// The median (mean of the two middle samples for even counts); 0 if empty.
   [[nodiscard]] double median() const;
@@ -35,7 +37,7 @@ struct Samples {
 
 /// `bytes` moved in the median of `s` (ms), as GB/s (10^9 bytes per
 /// second); 0 without samples or with a median of 0.
-double gbps(std::size_t bytes, const Samples& s);
+WSTUNE_EXPORT double gbps(std::size_t bytes, const Samples& s);
 
 /// How to time a configuration.
 struct TimingOptions {
@@ -96,10 +98,10 @@ struct TimingOptions {
 };
 
 /// Milliseconds of wall clock since `t0` (std::chrono::steady_clock).
-double ms_since(std::chrono::steady_clock::time_point t0);
+WSTUNE_EXPORT double ms_since(std::chrono::steady_clock::time_point t0);
 
 /// ms between the START of `first` and the END of `last` (profiling events of
 /// a queue created with CL_QUEUE_PROFILING_ENABLE). Throws ClError.
-double event_span_ms(const cl::Event& first, const cl::Event& last);
+WSTUNE_EXPORT double event_span_ms(const cl::Event& first, const cl::Event& last);
 
 }  // namespace wstune

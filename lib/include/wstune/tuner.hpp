@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file tuner.hpp
 /// The run-time API for OpenCL applications: ask the store for the local
 /// work size of a kernel over a global size on a queue's device, and enqueue
@@ -103,12 +105,12 @@ struct KernelOptions {
 };
 
 /// An NDRange (cl::NDRange) of 1 to 3 dimensions as an Extent; throws UsageError for a 0-D range.
-Extent extent_of(const cl::NDRange& range);
+WSTUNE_EXPORT Extent extent_of(const cl::NDRange& range);
 
 /// Looks up and applies stored local work sizes. Not thread-safe: one per
 /// thread (or one at a time). Kernels are remembered by their cl_kernel
 /// handle: call forget() before releasing a kernel whose handle may be reused.
-class Tuner {
+class WSTUNE_EXPORT Tuner {
  public:
   /// Opens the database at `db_path` (default_db_path() when empty; created
   /// if missing). Throws StoreError.
@@ -184,7 +186,7 @@ class Tuner {
   [[nodiscard]] Lookup& lookup_chain() const noexcept;
 
  private:
-  struct Impl;
+  struct WSTUNE_NO_EXPORT Impl;
   std::unique_ptr<Impl> impl_;
 };
 

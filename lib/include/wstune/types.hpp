@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file types.hpp
 /// Small value types shared by every part of wstune: NDRange extents, local
 /// work sizes, work priorities and blocks of an NDRange.
@@ -19,7 +21,7 @@ namespace wstune {
 enum class Priority { none, x, y };
 
 /// "none", "x" or "y".
-std::string_view to_string(Priority p) noexcept;
+WSTUNE_EXPORT std::string_view to_string(Priority p) noexcept;
 
 /// An NDRange extent in work-items: x, y, z (1 beyond `dims`). `dims` is 1,
 /// 2 or 3 (OpenCL 1.2 §3.2: an NDRange has up to three dimensions).
@@ -48,18 +50,18 @@ struct Extent {
 };
 
 /// "1024" for 1-D, "1024x768" for 2-D, "64x64x8" for 3-D.
-std::string to_string(const Extent& e);
+WSTUNE_EXPORT std::string to_string(const Extent& e);
 
 /// A local work size: a group shape, or std::nullopt for the driver's choice
 /// (a NULL local_work_size in clEnqueueNDRangeKernel, OpenCL 1.2 §5.8).
 using LocalSize = std::optional<Extent>;
 
 /// "null" or the shape, e.g. "32x8".
-std::string to_string(const LocalSize& l);
+WSTUNE_EXPORT std::string to_string(const LocalSize& l);
 
 /// Parses "null", "X", "X,Y" / "XxY" or "X,Y,Z" / "XxYxZ" (work-items). Throws UsageError naming
 /// `what` when malformed or zero.
-LocalSize parse_local_size(std::string_view text, std::string_view what = "--local");
+WSTUNE_EXPORT LocalSize parse_local_size(std::string_view text, std::string_view what = "--local");
 
 /// A block of a kernel's NDRange: the range [begin, end) along dimension
 /// `dim` (0 = x, 1 = y), the whole range along the other dimension. Units are
@@ -87,8 +89,8 @@ enum class TrialStatus {
 };
 
 /// "correct", "compile", "runtime", "constraints", "correctness", "timeout".
-std::string_view to_string(TrialStatus s) noexcept;
+WSTUNE_EXPORT std::string_view to_string(TrialStatus s) noexcept;
 /// Inverse of to_string(TrialStatus); throws UsageError on unknown text.
-TrialStatus parse_trial_status(std::string_view text);
+WSTUNE_EXPORT TrialStatus parse_trial_status(std::string_view text);
 
 }  // namespace wstune

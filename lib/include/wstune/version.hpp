@@ -1,4 +1,6 @@
 #pragma once
+
+#include "wstune/export.h"
 /// @file version.hpp
 /// The library's version.
 
@@ -7,6 +9,6 @@
 namespace wstune {
 
 /// The version of the linked libwstune, "MAJOR.MINOR.PATCH".
-std::string_view version() noexcept;
+WSTUNE_EXPORT std::string_view version() noexcept;
 
 }  // namespace wstune

@@ -35,6 +35,8 @@
 #include <CL/cl.h>
 #include <stddef.h>
 
+#include "wstune/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,7 +57,7 @@ typedef struct wstune_tuner wstune_tuner;
  * $WSTUNE_DB or $XDG_DATA_HOME/wstune/wstune.db; created if missing) for
  * look-ups only. Returns NULL on failure (wstune_last_error() says why).
  */
-wstune_tuner* wstune_open(const char* db_path);
+WSTUNE_EXPORT wstune_tuner* wstune_open(const char* db_path);
 
 /**
  * wstune_open() with online tuning: a launch with no exact or near stored
@@ -64,7 +66,7 @@ wstune_tuner* wstune_open(const char* db_path);
  * without changing what the app computes (docs/app.md). Returns NULL on
  * failure.
  */
-wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsigned max_time_ms);
+WSTUNE_EXPORT wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsigned max_time_ms);
 
 /**
  * The local work size for `k` over the NDRange `global` (`work_dim` 1 to 3
@@ -72,8 +74,8 @@ wstune_tuner* wstune_open_online(const char* db_path, unsigned max_trials, unsig
  * values; local[0] == 0 means NULL, the driver's choice). Never tunes.
  * Returns 0 or an error code.
  */
-int wstune_local_size(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
-                      size_t* local);
+WSTUNE_EXPORT int wstune_local_size(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim,
+                                    const size_t* global, size_t* local);
 
 /**
  * Enqueues `k` over `global` on `q` with the answer (tuning first when the
@@ -82,11 +84,11 @@ int wstune_local_size(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint 
  * caller releases it). Returns 0 or an error code; nothing is enqueued on
  * an error.
  */
-int wstune_launch(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global,
-                  cl_event* event);
+WSTUNE_EXPORT int wstune_launch(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim,
+                                const size_t* global, cl_event* event);
 
 /** Tunes `k` over `global` now (see wstune_open_online()) and stores the result. Returns 0 or an error code. */
-int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global);
+WSTUNE_EXPORT int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_dim, const size_t* global);
 
 /**
  * Which look-up level gave `t`'s last answer: "required", "forced", "exact",
@@ -95,7 +97,7 @@ int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_d
  * or "" before any.
  * Valid until the next call with `t`.
  */
-const char* wstune_last_level(const wstune_tuner* t);
+WSTUNE_EXPORT const char* wstune_last_level(const wstune_tuner* t);
 
 /**
  * Dynamic tuning for a tuner opened with wstune_open_online(): with
@@ -105,7 +107,7 @@ const char* wstune_last_level(const wstune_tuner* t);
  * 0 (the default): the whole search runs at the first launch. Returns 0 or
  * an error code.
  */
-int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials);
+WSTUNE_EXPORT int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials);
 
 /**
  * Sets argument `index` of `k` to `buffer` (clSetKernelArg) and remembers
@@ -113,14 +115,14 @@ int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials);
  * there. Set every buffer the kernel may write this way. Returns 0 or an
  * error code.
  */
-int wstune_set_arg_buffer(wstune_tuner* t, cl_kernel k, cl_uint index, cl_mem buffer);
+WSTUNE_EXPORT int wstune_set_arg_buffer(wstune_tuner* t, cl_kernel k, cl_uint index, cl_mem buffer);
 
 /**
  * Declares (`guarded` != 0) that `k` checks its work-item ids against the
  * real size, so wstune may pad the NDRange to a multiple of the local size.
  * Returns 0 or an error code.
  */
-int wstune_set_bounds_guarded(wstune_tuner* t, cl_kernel k, int guarded);
+WSTUNE_EXPORT int wstune_set_bounds_guarded(wstune_tuner* t, cl_kernel k, int guarded);
 
 /**
  * Sets `kernel`'s __local arguments for a launch with `local` (`work_dim`
@@ -134,29 +136,29 @@ typedef int (*wstune_local_args_fn)(cl_kernel kernel, cl_uint work_dim, const si
  * before every trial and launch; needed to tune or launch a kernel with
  * __local pointer arguments. NULL `fn` removes it. Returns 0 or an error code.
  */
-int wstune_set_local_args(wstune_tuner* t, cl_kernel k, wstune_local_args_fn fn, void* user);
+WSTUNE_EXPORT int wstune_set_local_args(wstune_tuner* t, cl_kernel k, wstune_local_args_fn fn, void* user);
 
 /**
  * Declares the `count` argument indices `k` may write (default: its
  * __global pointer arguments not declared const, from the argument info).
  * Returns 0 or an error code.
  */
-int wstune_set_written_args(wstune_tuner* t, cl_kernel k, cl_uint count, const cl_uint* indices);
+WSTUNE_EXPORT int wstune_set_written_args(wstune_tuner* t, cl_kernel k, cl_uint count, const cl_uint* indices);
 
 /** Forgets what `t` knows about `k`; call before releasing a kernel whose handle may be reused. */
-void wstune_forget(wstune_tuner* t, cl_kernel k);
+WSTUNE_EXPORT void wstune_forget(wstune_tuner* t, cl_kernel k);
 
 /** Closes the database and frees `t` (NULL is ignored). */
-void wstune_close(wstune_tuner* t);
+WSTUNE_EXPORT void wstune_close(wstune_tuner* t);
 
 /**
  * This thread's last error message ("" when none); valid until this
  * thread's next failing call.
  */
-const char* wstune_last_error(void);
+WSTUNE_EXPORT const char* wstune_last_error(void);
 
 /** The library's version, "MAJOR.MINOR.PATCH" (static storage). */
-const char* wstune_version(void);
+WSTUNE_EXPORT const char* wstune_version(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

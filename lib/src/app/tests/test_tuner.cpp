@@ -140,6 +140,11 @@ TEST(Tuner, DocExampleRuns) {
   unsetenv("WSTUNE_DB");
   queue.finish();
   EXPECT_TRUE(local_fits(local, {1024, 1024, 2}, tuner.device_info(queue())));
+  // The launch ran the kernel over the whole NDRange: every element doubled.
+  const auto v = cl.read(out, host.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) wrong += v[i] != 2.0f * host[i];
+  EXPECT_EQ(wrong, 0u) << "of " << v.size() << " elements";
 }
 
 TEST(Tuner, ForcedLocalSizeAndThreeDimensionalExtents) {

@@ -415,7 +415,7 @@ TEST(TimingLock, RunsWaitForTheLockAndReleaseIt) {
   t.join();
   EXPECT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.kernel.size(), 3u);
-  EXPECT_GE(r.wall_ms, 200.0);  // it waited (thread start-up takes some of the 300 ms)
+  // That the wait shows in r.wall_ms is a timing figure: bench_timing_checks.
   EXPECT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0) << "run() kept the lock";
   ::close(holder);
   ::setenv("WSTUNE_TIMING_LOCK", (::testing::TempDir() + "no-such-dir/x.lock").c_str(), 1);

@@ -62,11 +62,12 @@ TEST_F(SplitMulti, EveryKernelSplitsAndVerifies) {
     EXPECT_EQ(r.makespan.size(), 2u);
     for (const auto& s : r.slices) {
       EXPECT_EQ(s.kernel.size(), 2u);
+      EXPECT_EQ(s.wall.size(), 2u);
       EXPECT_GT(s.kernel.median(), 0);
-      EXPECT_GE(s.wall.median(), s.kernel.median() * 0.5);
     }
-    // The makespan covers the slowest device's kernel.
-    EXPECT_GE(r.makespan.max(), std::max(r.slices[0].kernel.min(), r.slices[1].kernel.min()));
+    EXPECT_GT(r.makespan.min(), 0);
+    // How the wall times and the makespan compare with the kernel times is
+    // a timing figure: bench_timing_checks.
   }
 }
 
@@ -122,9 +123,23 @@ TEST_F(SplitMulti, SweepFindsABestRatio) {
   ASSERT_GE(sweep.size(), 5u);
   EXPECT_DOUBLE_EQ(sweep.front().percent_first, 0);
   EXPECT_DOUBLE_EQ(sweep.back().percent_first, 100);
-  const SweepPoint* best = best_point(sweep);
+  // Sorted by share, each share once; the 12.5 % points refine around the
+  // best of the 25 % points (within one coarse step of it).
+  std::vector<SweepPoint> coarse;
+  for (std::size_t i = 0; i < sweep.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(sweep[i - 1].percent_first, sweep[i].percent_first);
+    }
+    if (std::fmod(sweep[i].percent_first, 25) == 0) coarse.push_back(sweep[i]);
+  }
+  EXPECT_EQ(coarse.size(), 5u);
+  const SweepPoint* best = best_point(coarse);
   ASSERT_NE(best, nullptr);
-  for (const auto& p : sweep) EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
+  for (const auto& p : sweep) {
+    if (std::fmod(p.percent_first, 25) != 0) {
+      EXPECT_LT(std::abs(p.percent_first - best->percent_first), 25) << p.percent_first << " % refines no best";
+    }
+  }
   EXPECT_THROW((void)sweep_two(mr, 0, {std::nullopt, std::nullopt}, quick, 0), UsageError);
 }
 
@@ -215,8 +230,8 @@ TEST_F(SplitMulti, RefinementOnThreeDevicesChoosesASetAndVerifies) {
 }
 
 // The grid oracle on three devices: every point of a 25 % grid and its 12.5 %
-// refinement runs and verifies, shares cover the range, the best is the
-// smallest median. With pruning, the splits skipped are marked and each
+// refinement runs and verifies, shares cover the range (which point is the
+// best: BestPoint below). With pruning, the splits skipped are marked and each
 // gives some device at least a slice that alone took longer than 1.5 × the
 // best makespan.
 TEST_F(SplitMulti, GridOracleOnThreeDevices) {
@@ -231,7 +246,6 @@ TEST_F(SplitMulti, GridOracleOnThreeDevices) {
     ASSERT_TRUE(p.result.ok()) << p.result.error;
     EXPECT_TRUE(p.result.verdict.ok);
     EXPECT_EQ(p.blocks.back().end, 8192u);
-    EXPECT_LE(best->result.makespan.median(), p.result.makespan.median());
   }
   const auto pruned = sweep_grid(mr, 0, locals, quick, GridOptions{4, 2, 1.5});
   EXPECT_GE(pruned.size(), 15u);
@@ -246,4 +260,24 @@ TEST_F(SplitMulti, GridOracleOnThreeDevices) {
             "units_0,units_1,units_2,percent_0,percent_1,percent_2,devices,status,makespan_median_ms,makespan_min_ms");
   EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), grid.size() + 1);
   EXPECT_THROW((void)sweep_grid(mr, 0, {std::nullopt}, quick), UsageError);
+}
+
+// best_point: the smallest median makespan among the correct points; a
+// failed point never wins however small its times, the first of equal
+// medians does, and nothing correct gives nullptr.
+TEST(BestPoint, SmallestMedianAmongCorrectPoints) {
+  auto point = [](double percent, std::vector<double> ms, TrialStatus status = TrialStatus::correct) {
+    SweepPoint p;
+    p.percent_first = percent;
+    p.result.status = status;
+    p.result.makespan.ms = std::move(ms);
+    return p;
+  };
+  const std::vector<SweepPoint> sweep{point(0, {0.5, 0.5, 0.5}, TrialStatus::correctness), point(25, {3, 2, 9}),
+                                      point(50, {1, 8, 1}), point(75, {1, 1, 7}), point(100, {4, 4, 4})};
+  const SweepPoint* best = best_point(sweep);
+  ASSERT_NE(best, nullptr);
+  EXPECT_DOUBLE_EQ(best->percent_first, 50);  // median 1 (min 1 too at 75: the first wins)
+  EXPECT_EQ(best_point({point(0, {1}, TrialStatus::timeout), point(100, {1}, TrialStatus::runtime)}), nullptr);
+  EXPECT_EQ(best_point({}), nullptr);
 }
