@@ -140,6 +140,8 @@ TuningFile read_tuning_file(const std::string& path);
 /// variables; parse_size() binds others: "4096x4096" (ProblemSize),
 /// "ProblemSize[1]=2048", "N=4096" (a wstune.Sizes variable), several
 /// separated by commas. The problem's text (the stored size) names them all.
+/// A file without ProblemSize and size variables has one problem, "fixed":
+/// parse_size() accepts that text and refuses any other (UsageError).
 /// A Problem without parameter values (Problem::params empty) runs the
 /// reference configuration's. Buffers are filled per Arguments (Generator:
 /// `i` runs over components),
