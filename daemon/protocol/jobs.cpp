@@ -65,7 +65,7 @@ const std::set<std::string> kSplitModels{"even", "proportional", "pe-ratio", "me
 // A kernel file's config: every name a tuning parameter, every value one of its values.
 void check_config(const KernelSpec& spec, const json& config, const std::string& where) {
   for (const auto& item : config.items()) {
-    const std::string name = item.key();  // a named copy: clang 14 cannot capture a structured binding
+    const std::string& name = item.key();  // named: clang 14 cannot capture a structured binding
     const json& value = item.value();
     const auto& tps = spec.tuning_parameters();
     auto tp = std::find_if(tps.begin(), tps.end(), [&](const TuningParameter& t) { return t.name == name; });

@@ -15,7 +15,6 @@
 namespace wstune {
 
 using detail::OverlapRun;
-using detail::Variant;
 
 namespace {
 
