@@ -25,15 +25,6 @@
 
 namespace wstune::daemon {
 
-namespace {
-
-// A trial in the job report: its one JSON form with its median (format/trial_json.hpp).
-json trial_summary(const Trial& t) {
-  return trial_report_json(t);
-}
-
-}  // namespace
-
 JobReport Master::tune_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
   const Problem p = resolve_problem(*spec_ptr, r.job.size);
@@ -221,14 +212,14 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   ev.drain();
   const json session = log->finish(res);
   json trials = json::array();
-  for (const auto& t : res.trials) trials.push_back(trial_summary(t));
+  for (const auto& t : res.trials) trials.push_back(trial_report_json(t));
   json by_rank = json::object();
   for (const auto& [rank, n] : ev.measured_by()) by_rank[std::to_string(rank)] = n;
   json result{{"strategy", res.strategy},
               {"global", to_string(res.target.global)},
               {"space_size", res.space_size},
               {"trials", trials},
-              {"best", trial_summary(res.best)},
+              {"best", trial_report_json(res.best)},
               {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
               {"rule", res.rule ? to_string(res.rule->local) : "null"},
               {"evaluations", res.evaluations},

@@ -65,11 +65,6 @@ class BlockEvaluator final : public Evaluator {
   SearchSpace space_;
 };
 
-// A trial in the tune result: its one JSON form with its median (format/trial_json.hpp).
-json trial_json(const Trial& t) {
-  return trial_report_json(t);
-}
-
 // The search of `spec` over `ev` resolved as `wstune tune` resolves it
 // without options but the budget (resolve_search(): a tuning file's Search
 // and Budget, else auto and its default): the block's size is resolved
@@ -84,11 +79,11 @@ json search(Evaluator& ev, const KernelSpec& spec, unsigned repetitions, unsigne
   opt.timing = TimingOptions{1, std::max(1u, repetitions)};
   const TuneResult res = tune(ev, *searcher, *stop, opt);
   json trials = json::array();
-  for (const auto& t : res.trials) trials.push_back(trial_json(t));
+  for (const auto& t : res.trials) trials.push_back(trial_report_json(t));
   return json{{"strategy", res.strategy},
               {"global", to_string(res.target.global)},
               {"trials", trials},
-              {"best", trial_json(res.best)},
+              {"best", trial_report_json(res.best)},
               {"null_ms", res.baseline.ok() ? json(res.baseline.median_ms()) : json(nullptr)},
               {"rule", res.rule ? to_string(res.rule->local) : "null"},
               {"rule_ms", res.rule && res.rule->ok() ? json(res.rule->median_ms()) : json(nullptr)},
