@@ -201,10 +201,12 @@ TEST(Daemon, AllFourKernelsSplitRunGatherAndVerify) {
       }
       EXPECT_NEAR(shares, 1.0, 1e-9);
       // The overhead is what the makespan spent beyond the slowest worker's
-      // part, and the makespan (the master's wall time) spans every
-      // worker's kernel.
+      // part. The kernel times are profiling-event sums, which PoCL's
+      // pthread device may overlap (START at submission), so they are not
+      // compared with the master's wall clock.
+      EXPECT_GT(r.makespan_ms, 0);
+      EXPECT_GT(longest_kernel, 0);
       EXPECT_DOUBLE_EQ(r.overhead_ms, r.makespan_ms - slowest);
-      EXPECT_GE(r.makespan_ms, longest_kernel);
     }
   }
   EXPECT_EQ(w.sink.runs.size(), 8u);
