@@ -1,5 +1,5 @@
 // wstune split: split one kernel's NDRange across several devices by a model
-// (pe-ratio, proportional, measured), optionally run it concurrently, or
+// (pe-ratio, proportional, even, measured), optionally run it concurrently, or
 // sweep the shares for the oracle (two devices: the first device's share;
 // three or more: a grid over the simplex). The plan, the measured model's
 // calibration and refinement, the run and what is stored are the library's
@@ -23,7 +23,6 @@
 #include "split/split_grid.hpp"
 #include "split/split_refine.hpp"
 #include "table.hpp"
-#include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
 #include "wstune/store.hpp"
 
@@ -326,7 +325,8 @@ void add_split_options(po::options_description& desc, SplitArgs& a) {
       "(default: each device's stored best, else the reference configuration)")(
       "devices,d", po::value(&a.devices_text)->required(),
       "devices D1,D2[,...]: each P:D, cpu, gpu or a name substring")(
-      "model,m", po::value(&a.model_text)->default_value("pe-ratio"), "pe-ratio, proportional or measured")(
+      "model,m", po::value(&a.model_text)->default_value("pe-ratio"),
+      "pe-ratio (paper §3.1), proportional (to total PEs), even (1/n each) or measured")(
       "direction", po::value(&a.direction_text)->default_value("auto"),
       "split along x, y or auto (from the kernel's priority)")(
       "local,l", po::value(&a.local_text)->default_value("null"),
@@ -369,7 +369,8 @@ void add_split_options(po::options_description& desc, SplitArgs& a) {
 constexpr const char* kSplitUsage =
     "usage: wstune split (--kernel K | --kernel-file FILE [--config NAME=V,...]) [--size S]\n"
     "                    --devices D1,D2[,...] [--model pe-ratio|proportional|"
-    "measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run [--overlap N]] [--sweep STEP] [--json]\n"
+    "even|measured] [--direction x|y|auto] [--local null|rule|X,Y[/...]] [--run [--overlap N]] [--sweep STEP] "
+    "[--json]\n"
     "       [--refine N] [--db FILE | --no-store] [--recalibrate]\n\n"
     "Splits one NDRange across several devices and prints each device's share and the devices "
     "used; --run executes it on all devices at once and reports per-device times and the makespan. "
@@ -392,17 +393,6 @@ void finish_measured_options(SplitArgs& a, const po::variables_map& vm, std::siz
   a.mo.refine_timing = TimingOptions{a.warmup, a.refine_repeat, a.refine_min_ms, 50};
   a.mo.recalibrate = vm.count("recalibrate") > 0;
   a.mo.store = vm.count("no-store") == 0;
-}
-
-// The split dimension: the tuning file's Split.Dimension when it has one,
-// else --direction read against the kernel's priority.
-unsigned split_dim_option(const KernelSpec& spec, const std::string& direction_text) {
-  const unsigned dim = split_dimension(spec.dims(), spec.priority(), parse_split_direction(direction_text));
-  if (const TuningFile* file = tuning_file_of(spec); file && file->split.is_object()) {
-    const std::string d = file->split.value("Dimension", "X");
-    return d == "Y" ? 1 : d == "Z" ? 2 : 0;
-  }
-  return dim;
 }
 
 // Each device's stored best (parameters and local size), read where --local
@@ -483,7 +473,7 @@ int split_main(int argc, char** argv) {
   const Problem base = problem_option(spec, vm, a.size);
   const Problem p = with_params(base, config_option(spec, base, a.config_text));
   const SplitModel model = parse_split_model(a.model_text);
-  const unsigned dim = split_dim_option(spec, a.direction_text);
+  const unsigned dim = split_dimension(spec, parse_split_direction(a.direction_text));
   const auto all = enumerate_devices();
   std::vector<Device> devices;
   for (const auto& sel : split_list(a.devices_text, ',')) devices.push_back(select_device(all, sel));
@@ -517,7 +507,8 @@ int split_main(int argc, char** argv) {
   return plan_and_run(c, session, model, a, vm);
 }
 
-WSTUNE_COMMAND("split", "split one kernel across several devices (pe-ratio, proportional, measured), run or sweep it",
+WSTUNE_COMMAND("split",
+               "split one kernel across several devices (pe-ratio, proportional, even, measured), run or sweep it",
                split_main);
 
 }  // namespace

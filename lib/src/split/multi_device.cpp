@@ -99,11 +99,6 @@ const Problem& MultiDeviceRunner::problem(std::size_t i) const {
   return impl_->device_problems.at(i);
 }
 
-double slice_work_items(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t units) {
-  if (units == 0) return 0;
-  return static_cast<double>(spec.block_global(p, Block{dim, 0, units}).count());
-}
-
 double MultiDeviceRunner::work_items(unsigned dim, std::size_t units) const {
   return slice_work_items(*impl_->spec, impl_->problem, dim, units);
 }
@@ -477,21 +472,9 @@ std::vector<LocalSize> resolve_locals(MultiDeviceRunner& runner, const std::vect
 
 std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, unsigned dim,
                                 const std::vector<LocalSize>& locals, const Calibration* cal) {
-  const std::size_t total = runner.spec().split_units(runner.problem(), dim);
-  const auto gran = split_granularities(runner.spec(), runner.problem(), dim, locals);
   std::vector<std::uint64_t> pe;
   for (std::size_t i = 0; i < runner.size(); ++i) pe.push_back(runner.runner(i).device().info.total_pe());
-  switch (model) {
-    case SplitModel::pe_ratio:
-      return align_blocks(pe_ratio_fractions(pe, runner.spec().compute_amount(runner.problem())), total, dim, gran);
-    case SplitModel::proportional:
-      return align_blocks(proportional_fractions(pe), total, dim, gran);
-    case SplitModel::measured:
-      if (!cal) throw UsageError("the measured split model needs a calibration; calibrate the devices first");
-      return measured_blocks(*cal, total, dim, gran,
-                             [&](std::size_t, std::size_t u) { return runner.work_items(dim, u); });
-  }
-  return {};
+  return model_blocks(model, runner.spec(), runner.problem(), dim, pe, locals, cal);
 }
 
 std::vector<Block> refine_measured(MultiDeviceRunner& runner, Calibration& cal, const std::vector<LocalSize>& locals,

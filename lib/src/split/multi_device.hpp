@@ -18,6 +18,7 @@
 #include "kernel/kernel.hpp"
 #include "report/svg.hpp"
 #include "runner/runner.hpp"
+#include "split/model_blocks.hpp"
 #include "split/split.hpp"
 #include "wstune/device.hpp"
 #include "wstune/timing.hpp"
@@ -156,10 +157,6 @@ class MultiDeviceRunner {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The NDRange size (work-items) of an n-unit slice of `p` along `dim`
-/// (KernelSpec::block_global; 0 for 0 units), for measured_blocks().
-double slice_work_items(const KernelSpec& spec, const Problem& p, unsigned dim, std::size_t units);
-
 /// Calibrates one device alone on its own DeviceRunner (no other device,
 /// no MultiDeviceRunner; a wstuned worker's): each slice size along `dim`
 /// (granularity from split_granularity()) with local size `local` copied
@@ -185,9 +182,10 @@ DeviceCalibration calibrate_alone(DeviceRunner& runner, const Problem& p, const 
 std::vector<Block> refine_measured(MultiDeviceRunner& runner, Calibration& cal, const std::vector<LocalSize>& locals,
                                    const TimingOptions& timing, unsigned rounds = 2);
 
-/// Blocks for a model: pe-ratio and proportional from the devices' total PEs
-/// (DeviceInfo::total_pe) and the kernel's compute amount; measured from
-/// `cal` (required then: throws UsageError without it).
+/// model_blocks() (model_blocks.hpp) of the runner's kernel, problem and
+/// devices' total PEs (DeviceInfo::total_pe), with `locals` as the planning
+/// local sizes; measured from `cal` (required then: throws UsageError
+/// without it).
 std::vector<Block> model_blocks(SplitModel model, MultiDeviceRunner& runner, unsigned dim,
                                 const std::vector<LocalSize>& locals, const Calibration* cal = nullptr);
 

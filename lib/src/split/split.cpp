@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernel/kernel.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -20,15 +21,17 @@ std::string_view to_string(SplitModel m) noexcept {
       return "proportional";
     case SplitModel::measured:
       return "measured";
+    case SplitModel::even:
+      return "even";
   }
   return "?";
 }
 
 SplitModel parse_split_model(std::string_view text) {
-  for (auto m : {SplitModel::pe_ratio, SplitModel::proportional, SplitModel::measured}) {
+  for (auto m : {SplitModel::pe_ratio, SplitModel::proportional, SplitModel::measured, SplitModel::even}) {
     if (text == to_string(m)) return m;
   }
-  throw UsageError(fmt::format("--model '{}' is unknown: use pe-ratio, proportional or measured", text));
+  throw UsageError(fmt::format("--model '{}' is unknown: use pe-ratio, proportional, even or measured", text));
 }
 
 std::string_view to_string(SplitDirection d) noexcept {
@@ -65,7 +68,20 @@ unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direct
   return 0;
 }
 
+std::optional<unsigned> described_split_dim(const KernelSpec& spec) {
+  const TuningFile* file = tuning_file_of(spec);
+  if (!file || !file->split.is_object()) return std::nullopt;
+  const std::string d = file->split.value("Dimension", "X");
+  return d == "Y" ? 1 : d == "Z" ? 2 : 0;
+}
+
+unsigned split_dimension(const KernelSpec& spec, SplitDirection direction) {
+  const unsigned dim = split_dimension(spec.dims(), spec.priority(), direction);
+  return described_split_dim(spec).value_or(dim);
+}
+
 unsigned split_dim(const KernelSpec& spec, const std::string& direction) {
+  if (const auto fixed = described_split_dim(spec)) return *fixed;
   if (direction == "x") return 0;
   if (direction == "y") {
     if (spec.dims() < 2) {

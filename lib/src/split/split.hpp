@@ -28,10 +28,11 @@ struct Problem;
 enum class SplitModel {
   pe_ratio,      ///< the paper's PE-ratio correction model (§3.1)
   proportional,  ///< shares proportional to total PEs (the paper's baseline, §4)
-  measured       ///< from calibration runs: the devices finish together
+  measured,      ///< from calibration runs: the devices finish together
+  even           ///< 1/n of the range each, whatever the devices (wstuned's baseline)
 };
 
-/// "pe-ratio", "proportional" or "measured".
+/// "pe-ratio", "proportional", "measured" or "even".
 std::string_view to_string(SplitModel m) noexcept;
 /// Inverse of to_string(SplitModel); throws UsageError listing the names.
 SplitModel parse_split_model(std::string_view text);
@@ -57,10 +58,22 @@ SplitDirection parse_split_direction(std::string_view text, std::string_view wha
 /// along y and blames that for its bilinear failure (§4).
 unsigned split_dimension(unsigned dims, Priority priority, SplitDirection direction);
 
+/// The dimension (0, 1 or 2) a kernel's own split description fixes: a
+/// tuning file's wstune.Split.Dimension; std::nullopt for a kernel without
+/// one (the built-in kernels, a tuning file without wstune.Split).
+std::optional<unsigned> described_split_dim(const KernelSpec& spec);
+
+/// The split dimension of `wstune split` (its --direction) for `spec`:
+/// described_split_dim() when the kernel fixes one, else
+/// split_dimension(spec.dims(), spec.priority(), direction) (which checks
+/// `direction` either way).
+unsigned split_dimension(const KernelSpec& spec, SplitDirection direction);
+
 /// The split dimension of a wstuned job (its "direction" key) for `spec`:
-/// "auto" cuts rows (dim 1) of a 2-D kernel as the paper does (§3.1.1) and
-/// dim 0 otherwise, whatever the priority (unlike split_dimension()); "x"
-/// and "y" as asked (y on a 1-D kernel throws UsageError).
+/// described_split_dim() when the kernel fixes one; else "auto" cuts rows
+/// (dim 1) of a 2-D kernel as the paper does (§3.1.1) and dim 0 otherwise,
+/// whatever the priority (unlike split_dimension()); "x" and "y" as asked
+/// (y on a 1-D kernel throws UsageError).
 unsigned split_dim(const KernelSpec& spec, const std::string& direction);
 
 /// The paper's compute classes (§3.1.2).

@@ -261,6 +261,9 @@ TEST(Direction, AutoKeepsTheSharingDirectionWhole) {
   EXPECT_EQ(parse_split_direction("auto"), SplitDirection::auto_);
   EXPECT_THROW((void)parse_split_direction("z"), UsageError);
   EXPECT_EQ(parse_split_model("pe-ratio"), SplitModel::pe_ratio);
+  for (auto m : {SplitModel::pe_ratio, SplitModel::proportional, SplitModel::measured, SplitModel::even})
+    EXPECT_EQ(parse_split_model(to_string(m)), m);
+  EXPECT_EQ(to_string(SplitModel::even), "even");
   EXPECT_THROW((void)parse_split_model("magic"), UsageError);
 }
 
