@@ -273,15 +273,15 @@ Rows run_rows(const std::vector<JobReport>& reports) {
   for (const auto& r : reports) {
     const std::string status(to_string(r.status));
     if (r.parts.empty()) {
-      rows.push_back(
-          {fmt::format("{}", r.id), r.job.kernel, r.size, r.job.split, status, "-", "-", "-", "-", "-", "-", "-", "-"});
+      rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, std::string(to_string(r.job.split)), status, "-",
+                      "-", "-", "-", "-", "-", "-", "-"});
     }
     bool first = true;
     for (const auto& p : r.parts) {
       rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
-                      first ? r.plan.model : "", first ? status : "", first ? cell(r.makespan_ms) : "",
-                      first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
-                      fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
+                      first ? std::string(to_string(r.plan.model)) : "", first ? status : "",
+                      first ? cell(r.makespan_ms) : "", first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank),
+                      p.device, fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
                       cell(p.transfer_ms)});
       first = false;
     }
@@ -492,7 +492,7 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   po::variables_map vm;
   parse(argc, argv, o, vm);
   parse_mode(o.mode);
-  o.defaults.split = o.split;
+  o.defaults.split = parse_job_split(o.split);
   o.defaults.direction = o.direction;
   o.defaults.local = parse_local_policy(o.local);
   s.devices = rank_map(o.worker_devices, "--worker-device", size);
@@ -520,7 +520,6 @@ std::vector<Job> read_jobs(const Options& o) {
     throw UsageError(
         "no jobs: give --job FILE (see share/examples/jobs.json), --kernel K [--size S] or "
         "--kernel-file FILE [--size S]");
-  check_splittable(parse_mode(o.mode), jobs);
   return jobs;
 }
 

@@ -34,7 +34,8 @@
 # The baseline is tests/behaviour/baseline.txt, recorded from the tree after
 # issue 35's redesign. The record of 44f89b7 (before it) was identical after
 # the moves and the formatting; the changes made on purpose since (the one
-# JSON form of a trial, wstuned's tune defaults) are the diff in
+# JSON form of a trial, wstuned's tune defaults, wstuned's split plan from
+# the library's planner) are the diff in
 # tests/behaviour/changes-issue35.diff. Check a change with:
 #   scripts/behaviour-check.sh check build tests/behaviour/baseline.txt
 # It holds this machine's PoCL device names, CU counts and fingerprints (kept

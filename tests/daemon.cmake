@@ -105,3 +105,12 @@ add_test(NAME daemon_mpi_tune_paths_agree
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tune_paths_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
           $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${CMAKE_CURRENT_SOURCE_DIR}/data)
 set_tests_properties(daemon_mpi_tune_paths_agree PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
+
+# Issue 35: one split, two paths. `wstune split` and `wstuned run` plan the
+# same blocks (the library's model_blocks()) for matmul 64 under each fixed
+# model, an odd-length sort and a T1 file without wstune.Split, and wstuned
+# reports the blocks' shares (tests/split_paths_test.sh).
+add_test(NAME daemon_mpi_split_paths_agree
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/split_paths_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+          $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share)
+set_tests_properties(daemon_mpi_split_paths_agree PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)

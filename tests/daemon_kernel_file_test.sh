@@ -7,8 +7,8 @@
 #           "retune" searches again
 #   split   stencil5 (2-D, halo rows) run over 2 and 3 workers, even and
 #           proportional, every result gathered and verified; calibrate then the
-#           measured model; a kernel file without wstune.Split is refused
-#           (exit 2, naming the field)
+#           measured model; a kernel file without wstune.Split planned over
+#           two workers fails naming the field (exit 1), one worker runs it
 #   shared  two workers with one fingerprint (PoCL "pthread pthread") divide
 #           one exhaustive search: both measure, one session, the trial rows
 #           are exactly the configurations measured (none twice), every
@@ -99,10 +99,23 @@ job = doc['jobs'][-1]
 assert job['status'] == 'ok' and job['verified'] and job['model'] == 'measured', job
 assert q('SELECT count(*) FROM split_calibrations')[0][0] == 2
 print('ok: calibrated, measured split verified')"
-  daemon 3 run --kernel-file "$SHARE/examples/kernels/reduction.json"
-  [ "$rc" = 2 ] || fail "a kernel file without wstune.Split: exit $rc, expected 2"
-  grep -q "no wstune.Split" "$TMP/err" || fail "the refusal does not name wstune.Split"
-  echo "ok: a kernel file without wstune.Split is refused"
+  # A kernel file without wstune.Split is planned as `wstune split` plans
+  # it; its blocks of part of the range cannot run, so the job fails naming
+  # wstune.Split (as `wstune split --run` does); one worker runs the whole.
+  daemon 3 run --kernel-file "$SHARE/examples/kernels/reduction.json" --size 10007 -r 1
+  [ "$rc" = 1 ] || fail "a kernel file without wstune.Split over two workers: exit $rc, expected 1"
+  check "
+job = doc['jobs'][0]
+assert job['status'] == 'failed' and 'needs wstune.Split' in job['error'], job
+units = job['units']
+assert len(units) == 2 and sum(units) == 10007 and min(units) > 0, units
+print(f'ok: no wstune.Split: planned {units}, failed naming wstune.Split')"
+  daemon 2 run --kernel-file "$SHARE/examples/kernels/reduction.json" --size 10007 --local rule --overlap 1 -r 1
+  [ "$rc" = 0 ] || fail "a kernel file without wstune.Split on one worker exited $rc"
+  check "
+job = doc['jobs'][0]
+assert job['status'] == 'ok' and job['verified'] and job['units'] == [10007], job
+print('ok: no wstune.Split: one worker runs the whole range, verified')"
   ;;
 shared)
   export POCL_DEVICES="pthread pthread" POCL_MAX_PTHREAD_COUNT=1

@@ -23,6 +23,17 @@
 
 namespace wstune::daemon {
 
+namespace {
+// A worker's calibrate answer as its typed row; ProtocolError when it is not one.
+CalibrationRow calibration_answer(const json& data) {
+  try {
+    return calibration_row_from_json(data);
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("a calibration that is not one ({})", e.what()));
+  }
+}
+}  // namespace
+
 JobReport Master::fanout_job(JobReport r, Tag request, Tag answer) {
   r.attempts = 1;
   std::size_t stored = 0;
@@ -94,7 +105,7 @@ void Master::take_work_answer(JobReport& r, Tag request, Tag answer, const Recei
       if (request == Tag::tune)
         sink_.tuned(w, r.job, r.size, res.data);
       else
-        sink_.calibrated(w, r.job, r.size, res.data);
+        sink_.calibrated(w, r.job, r.size, calibration_answer(res.data));
       r.data.push_back(json{{"rank", w.rank},
                             {"host", w.host},
                             {"device", w.device->name},

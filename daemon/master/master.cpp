@@ -65,9 +65,10 @@ json to_json(const JobReport& r) {
          {"run_key", r.run_key},
          {"index", r.index}};
   if (r.mode == Mode::run) {
-    j["model"] = r.plan.model;
+    j["model"] = r.plan.blocks.empty() ? std::string() : std::string(to_string(r.plan.model));
     j["dim"] = r.plan.dim;
     j["fractions"] = r.plan.fractions;
+    j["units"] = block_units(r.plan.blocks);
     j["plan_note"] = r.plan.note;
     j["parts"] = parts;
     j["makespan_ms"] = r.makespan_ms;
@@ -217,7 +218,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
       std::vector<std::string> shares;
       for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
       line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
-                          r.overhead_ms, r.plan.model, fmt::join(shares, " "));
+                          r.overhead_ms, to_string(r.plan.model), fmt::join(shares, " "));
       if (!r.plan.note.empty()) line += " (" + r.plan.note + ")";
     } else if (r.ok()) {
       line += fmt::format(", {} worker(s)", r.data.size());

@@ -25,6 +25,7 @@
 #include "master/shared_search.hpp"
 #include "master/split_plan.hpp"
 #include "protocol/jobs.hpp"
+#include "store/calibration_row.hpp"
 #include "transport/communicator.hpp"
 #include "transport/result_memory.hpp"
 #include "wstune/store.hpp"
@@ -149,17 +150,18 @@ class ResultSink {
   /// True when a best configuration of `spec` for problem `p` on `device`
   /// (its fingerprint) is stored: the device is tuned for the job.
   virtual bool tuned_before(const KernelSpec& spec, const Problem& p, const DeviceInfo& device) = 0;
-  /// One worker's calibration for a job (split.hpp DeviceCalibration JSON).
+  /// One worker's calibration for a job at problem `size` (its calibrate
+  /// answer, read at the protocol boundary; CalibrationRow::size unset).
   virtual void calibrated(const WorkerState& worker, const Job& job, const std::string& size,
-                          const nlohmann::json& calibration) = 0;
+                          const CalibrationRow& calibration) = 0;
   /// The stored best local size for a device and kernel to run a block with
   /// NDRange `block`: the best stored for exactly `block`, else the best
   /// stored for the whole problem's NDRange `whole` when it divides `block`;
   /// std::nullopt when neither.
   virtual std::optional<LocalSize> stored_local(const DeviceInfo& device, const KernelSpec& kernel, const Extent& block,
                                                 const Extent& whole) = 0;
-  /// The stored calibration of a device for a kernel (null when none).
-  virtual nlohmann::json calibration(const DeviceInfo& device, const KernelSpec& kernel) = 0;
+  /// The stored calibration of a device for a kernel (none when none).
+  virtual std::optional<DeviceCalibration> calibration(const DeviceInfo& device, const KernelSpec& kernel) = 0;
   /// --resume: true when the sink holds what job `job` of the list `run_key`
   /// (position `index`, canonical size `size`) produces in `mode` for
   /// `worker` (calibrate: a calibration of its device for the kernel at
@@ -233,8 +235,12 @@ class Master {
   /// The attempt's workers (usable, not excluded), with their calibrations
   /// and, for the measured model, their cost keys and learned costs.
   void choose_workers(RunAttempt& a, const Job& job);
+  /// A worker's planning local size for a job (SplitWorker::local).
+  LocalSize planning_local(const WorkerState& w, const Job& job, const KernelSpec& spec, const Problem& p);
   /// Plans the attempt's split into r.plan; false (the job failed, the
-  /// model's UsageError its error) when the model refuses it.
+  /// UsageError its error) when the model refuses it or the kernel cannot
+  /// run one of its blocks (a kernel file without wstune.Split: only the
+  /// whole range).
   bool plan_attempt(JobReport& r, RunAttempt& a);
   /// The run_block message of each worker with a non-empty block, plan order.
   std::vector<RunBlock> block_messages(const JobReport& r, RunAttempt& a);

@@ -30,12 +30,8 @@ void MemorySink::tuned(const WorkerState& w, const Job& j, const std::string& si
                               {"size", size},
                               {"result", r}});
 }
-void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::string& size, const json& c) {
-  calibrations.push_back(json{{"rank", w.rank},
-                              {"fingerprint", w.device ? w.device->fingerprint() : ""},
-                              {"kernel", j.kernel},
-                              {"size", size},
-                              {"calibration", c}});
+void MemorySink::calibrated(const WorkerState& w, const Job& j, const std::string& size, const CalibrationRow& c) {
+  calibrations.push_back(Calibrated{w.rank, w.device ? w.device->fingerprint() : "", j.kernel, size, c});
 }
 std::optional<LocalSize> MemorySink::stored_local(const DeviceInfo&, const KernelSpec&, const Extent&, const Extent&) {
   return std::nullopt;
@@ -86,17 +82,21 @@ bool MemorySink::stored(Mode mode, const std::string& key, std::size_t index, co
       return r.run_key == key && r.index == index && r.status == JobStatus::ok;
     });
   }
-  const json& list = mode == Mode::tune ? tune_results : calibrations;
   const std::string fp = w && w->device ? w->device->fingerprint() : "";
-  return std::any_of(list.begin(), list.end(), [&](const json& e) {
+  if (mode == Mode::calibrate) {
+    return std::any_of(calibrations.begin(), calibrations.end(), [&](const Calibrated& c) {
+      return c.fingerprint == fp && c.kernel == job.kernel && c.size == size;
+    });
+  }
+  return std::any_of(tune_results.begin(), tune_results.end(), [&](const json& e) {
     return e["fingerprint"] == fp && e["kernel"] == job.kernel && e["size"] == size;
   });
 }
 
-json MemorySink::calibration(const DeviceInfo& d, const KernelSpec& kernel) {
-  json found = nullptr;
+std::optional<DeviceCalibration> MemorySink::calibration(const DeviceInfo& d, const KernelSpec& kernel) {
+  std::optional<DeviceCalibration> found;
   for (const auto& c : calibrations)
-    if (c["fingerprint"] == d.fingerprint() && c["kernel"] == kernel.name()) found = c["calibration"];
+    if (c.fingerprint == d.fingerprint() && c.kernel == kernel.name()) found = c.row.device;
   return found;
 }
 

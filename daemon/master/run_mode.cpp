@@ -193,7 +193,7 @@ WorkerPart run_part(const WorkerState& w, const SplitWorker& planned, const Bloc
 // order), the blocks still out, the answers so far.
 struct Master::RunAttempt {
   RunAttempt(const KernelSpec& s, const Problem& pr, const Job& job, std::set<int>& ex)
-      : spec(s), p(pr), excluded(ex), runs(job.warmup + job.repetitions), measured(job.split == "measured") {}
+      : spec(s), p(pr), excluded(ex), runs(job.warmup + job.repetitions), measured(job.split == SplitModel::measured) {}
   const KernelSpec& spec;
   const Problem& p;
   std::set<int>& excluded;             // workers that failed this job (kept over its attempts)
@@ -252,25 +252,41 @@ bool Master::run_attempt(JobReport& r, const KernelSpec& spec, const Problem& p,
   return true;
 }
 
-// The attempt's workers: the usable ones not excluded, with their
-// calibrations and (measured) their cost keys and learned costs.
+// The local size a worker's block is planned with (SplitWorker::local):
+// `local: stored` fixes its stored best for the whole problem (the one it
+// then runs where it fits the block, as `wstune split --local stored`
+// plans); every other policy, and no stored best, the driver's choice.
+LocalSize Master::planning_local(const WorkerState& w, const Job& job, const KernelSpec& spec, const Problem& p) {
+  if (job.local != LocalPolicy::stored) return std::nullopt;
+  const Extent whole = spec.global_size(p);
+  return sink_.stored_local(*w.device, spec, whole, whole).value_or(LocalSize{});
+}
+
+// The attempt's workers: the usable ones not excluded, with their planning
+// local sizes, calibrations and (measured) their cost keys and learned costs.
 void Master::choose_workers(RunAttempt& a, const Job& job) {
   for (const auto& w : workers_) {
     if (!w.usable() || a.excluded.count(w.rank)) continue;
-    a.healthy.push_back(
-        SplitWorker{w.rank, *w.device, a.measured ? sink_.calibration(*w.device, a.spec) : json(nullptr)});
+    SplitWorker sw{w.rank, *w.device, a.measured ? sink_.calibration(*w.device, a.spec) : std::nullopt};
+    sw.local = planning_local(w, job, a.spec, a.p);
+    a.healthy.push_back(std::move(sw));
   }
   if (!a.measured) return;
   a.keys = cost_keys(a.healthy, a.spec, a.p, job);
   costs_.assume(a.healthy, a.keys);
 }
 
-// Plans the attempt's split into r.plan; false (the job failed) when the model refuses it.
+// Plans the attempt's split into r.plan; false (the job failed) when the
+// model refuses it or the kernel cannot run one of its blocks.
 bool Master::plan_attempt(JobReport& r, RunAttempt& a) {
   try {
     const std::vector<Block>* previous = a.measured ? costs_.last_plan(a.keys) : nullptr;
     r.plan = plan_split(r.job.split, r.job.direction, a.spec, a.p, a.healthy, a.runs, previous,
                         a.measured ? costs_.plans_made(a.keys) : 0);
+    // A block the kernel cannot run fails the job, naming why (a kernel
+    // file without wstune.Split runs only the whole range, as in `wstune split --run`).
+    for (const Block& b : r.plan.blocks)
+      if (b.size() != 0) (void)a.spec.block_global(a.p, b);
     // Remembered; a left-out worker's cost decays.
     if (a.measured) costs_.planned(a.healthy, a.keys, r.plan.blocks, r.plan.held_by_move);
   } catch (const UsageError& e) {

@@ -7,25 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "split/model_blocks.hpp"
 #include "split/split.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune::daemon {
-
-std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p, unsigned,
-                                    const std::vector<SplitWorker>& workers) {
-  const std::size_t n = workers.size();
-  if (n == 0) return {};
-  std::vector<std::uint64_t> pe;
-  for (const auto& w : workers) pe.push_back(w.device.total_pe());
-  if (model == "even") return std::vector<double>(n, 1.0 / static_cast<double>(n));
-  if (model == "proportional") return proportional_fractions(pe);
-  if (model == "pe-ratio") return pe_ratio_fractions(pe, spec.compute_amount(p));
-  throw UsageError(
-      fmt::format("split model '{}' has no fixed fractions: use even, proportional, pe-ratio or "
-                  "measured",
-                  model));
-}
 
 namespace {
 
@@ -57,15 +43,16 @@ struct Candidate {
   std::string label;
   std::optional<std::size_t> left_out;  // the worker left out rather than moved
 };
+// The measured model's blocks for a calibration (model_blocks() of the job).
+using MeasuredModel = std::function<std::vector<Block>(const Calibration&)>;
 std::vector<Candidate> candidates(const Calibration& cal, const std::vector<SplitWorker>& workers,
-                                  std::vector<Block> fresh, const std::vector<Block>& previous, std::size_t total,
-                                  const std::vector<std::size_t>& granularity,
-                                  const std::function<double(std::size_t, std::size_t)>& work) {
+                                  std::vector<Block> fresh, const std::vector<Block>& previous,
+                                  const MeasuredModel& model) {
   std::vector<Candidate> out;
   for (const std::size_t j : movers(workers, previous, fresh)) {
     Calibration without = cal;
     without.devices[j].fixed_ms = 1e12;  // a cost no share saves: measured_blocks() leaves it out
-    out.push_back({measured_blocks(without, total, cal.dim, granularity, work),
+    out.push_back({model(without),
                    fmt::format(" without rank {} (its block would cost {:.3f} ms once to move)", workers[j].rank,
                                workers[j].move_ms),
                    j});
@@ -81,7 +68,7 @@ std::vector<Candidate> candidates(const Calibration& cal, const std::vector<Spli
 // says why it kept, or which candidate left a worker out.
 std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<SplitWorker>& workers,
                                  std::vector<Block> fresh, const std::vector<Block>* previous, unsigned jobs,
-                                 std::size_t total, const std::vector<std::size_t>& granularity,
+                                 std::size_t total, const MeasuredModel& model,
                                  const std::function<double(std::size_t, std::size_t)>& work, std::string& note,
                                  std::vector<std::size_t>& held) {
   if (!previous || *previous == fresh || previous->size() != fresh.size() || !blocks_tile(*previous, cal.dim, total))
@@ -90,7 +77,7 @@ std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<Split
   const double kept = predicted_makespan_ms(cal, *previous, work);
   double best = kept * jobs, best_ms = kept, best_once = 0, fresh_ms = 0, fresh_once = 0;
   const Candidate* chosen = nullptr;
-  const auto all = candidates(cal, workers, std::move(fresh), *previous, total, granularity, work);
+  const auto all = candidates(cal, workers, std::move(fresh), *previous, model);
   for (const Candidate& c : all) {
     const double ms = predicted_makespan_ms(cal, c.blocks, work);
     const double once = move_cost_ms(workers, *previous, c.blocks);
@@ -122,58 +109,60 @@ std::vector<Block> stable_blocks(const Calibration& cal, const std::vector<Split
   return *previous;
 }
 
+// The workers' calibrations for a job of `kernel_runs` runs, each with its
+// learned fixed cost and scale. Throws UsageError naming a worker without one.
+Calibration measured_calibration(const KernelSpec& spec, const Problem& p, unsigned dim,
+                                 const std::vector<SplitWorker>& workers, unsigned kernel_runs) {
+  Calibration cal{std::string(spec.name()), p.text, dim, {}};
+  for (const auto& w : workers) {
+    if (!w.calibration) {
+      throw UsageError(
+          fmt::format("split model measured: no calibration of {} for {} on worker rank {} ({}); "
+                      "run 'mpiexec ... wstuned calibrate' with the same jobs first",
+                      spec.name(), p.text, w.rank, w.device.name));
+    }
+    DeviceCalibration d = for_kernel_runs(*w.calibration, kernel_runs);
+    d.fixed_ms = w.fixed_ms;
+    d.concurrency_scale *= w.scale;
+    cal.devices.push_back(std::move(d));
+  }
+  return cal;
+}
+
 }  // namespace
 
-SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+SplitPlan plan_split(SplitModel model, const std::string& direction, const KernelSpec& spec, const Problem& p,
                      const std::vector<SplitWorker>& workers, unsigned kernel_runs, const std::vector<Block>* previous,
                      unsigned jobs_so_far) {
   SplitPlan plan;
   plan.model = model;
   plan.dim = split_dim(spec, direction);
   const std::size_t total = spec.split_units(p, plan.dim);
-  std::size_t g = std::max(16 * spec.units_per_work_item(), split_granularity(spec, p, plan.dim, std::nullopt));
-  if (total % g != 0) g = split_granularity(spec, plan.dim, std::nullopt);
-  // Neither divides (an odd-length sort: 2 elements per work-item): blocks of
-  // any length still run, since sort pads each block to a power of two and
-  // every other kernel has one unit per work-item (issue 17).
-  if (total % g != 0) g = 1;
-  const std::vector<std::size_t> granularity(workers.size(), g);
-  if (model == "measured") {
-    Calibration cal;
-    cal.kernel = std::string(spec.name());
-    cal.size = p.text;
-    cal.dim = plan.dim;
-    for (const auto& w : workers) {
-      if (w.calibration.is_null()) {
-        throw UsageError(
-            fmt::format("split model measured: no calibration of {} for {} on worker rank {} ({}); "
-                        "run 'mpiexec ... wstuned calibrate' with the same jobs first",
-                        spec.name(), p.text, w.rank, w.device.name));
-      }
-      cal.devices.push_back(device_calibration_from_json(w.calibration));
-    }
-    cal = for_kernel_runs(std::move(cal), kernel_runs);
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      cal.devices[i].fixed_ms = workers[i].fixed_ms;
-      cal.devices[i].concurrency_scale *= workers[i].scale;
-    }
-    const auto work = [&](std::size_t, std::size_t units) {
-      return units == 0 ? 0.0 : static_cast<double>(spec.block_global(p, Block{plan.dim, 0, units}).count());
-    };
-    plan.blocks = stable_blocks(cal, workers, measured_blocks(cal, total, plan.dim, granularity, work), previous,
-                                jobs_so_far, total, granularity, work, plan.note, plan.held_by_move);
-    plan.fractions = block_fractions(plan.blocks, total);
-    return plan;
+  std::vector<std::uint64_t> pe;
+  std::vector<LocalSize> locals;
+  for (const auto& w : workers) {
+    pe.push_back(w.device.total_pe());
+    locals.push_back(w.local);
   }
-  plan.fractions = split_fractions(model, spec, p, plan.dim, workers);
-  plan.blocks = align_blocks(plan.fractions, total, plan.dim, granularity);
+  const MeasuredModel blocks_of = [&](const Calibration& cal) {
+    return model_blocks(SplitModel::measured, spec, p, plan.dim, pe, locals, &cal);
+  };
+  if (model == SplitModel::measured) {
+    const Calibration cal = measured_calibration(spec, p, plan.dim, workers, kernel_runs);
+    const auto work = [&](std::size_t, std::size_t units) { return slice_work_items(spec, p, plan.dim, units); };
+    plan.blocks = stable_blocks(cal, workers, blocks_of(cal), previous, jobs_so_far, total, blocks_of, work, plan.note,
+                                plan.held_by_move);
+  } else {
+    plan.blocks = model_blocks(model, spec, p, plan.dim, pe, locals);
+  }
+  plan.fractions = block_fractions(plan.blocks, total);
   return plan;
 }
 
 std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,
                                      const Block& b, unsigned kernel_runs, double answer_ms, double overlap_wall_ms) {
-  if (w.calibration.is_null() || b.size() == 0) return std::nullopt;
-  DeviceCalibration d = for_kernel_runs(device_calibration_from_json(w.calibration), kernel_runs);
+  if (!w.calibration || b.size() == 0) return std::nullopt;
+  DeviceCalibration d = for_kernel_runs(*w.calibration, kernel_runs);
   const double work = static_cast<double>(spec.block_global(p, Block{dim, 0, b.size()}).count());
   d.fixed_ms = 0;
   const double base = d.concurrency_scale;  // the calibration's own (plan_split() multiplies it by the scale)

@@ -1,15 +1,15 @@
 #pragma once
 /// @file split_plan.hpp
-/// How the master splits one job's NDRange over its workers: a split model
-/// gives each worker a fraction, the fractions become contiguous blocks along
-/// the split dimension (rows for 2-D kernels by default, paper §3.1.1).
+/// How the master splits one job's NDRange over its workers: the library's
+/// model_blocks() (split/model_blocks.hpp, as `wstune split` plans) gives
+/// each worker a contiguous block along the split dimension (rows for 2-D
+/// kernels by default, paper §3.1.1); for repeated measured jobs the master
+/// keeps a job's blocks unless moving them pays (its learned costs).
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernel/kernel.hpp"
 #include "split/split.hpp"
@@ -21,9 +21,9 @@ namespace wstune::daemon {
 struct SplitWorker {
   int rank = 0;       ///< MPI rank
   DeviceInfo device;  ///< its device model
-  /// Its calibration for this kernel (split.hpp DeviceCalibration JSON), for
-  /// the `measured` model; null when there is none.
-  nlohmann::json calibration;
+  /// Its calibration for this kernel, for the `measured` model; none when
+  /// it has not been calibrated.
+  std::optional<DeviceCalibration> calibration;
   /// Its fixed cost per job of this kernel, size and run count (ms),
   /// learned from its earlier measured jobs (observe_part()); 0 = none.
   double fixed_ms = 0;
@@ -35,6 +35,11 @@ struct SplitWorker {
   /// run of a block beyond its second (new buffers to allocate and touch; on
   /// PoCL a compile per new NDRange), learned by FixedCosts; 0 = none seen.
   double move_ms = 0;
+  /// Its planning local size (model_blocks()): the one the job fixes for
+  /// it (`local: stored`: its stored best for the whole problem), else the
+  /// driver's choice (empty), also for the policies that choose a local
+  /// size per block (rule, tune).
+  LocalSize local = std::nullopt;
 };
 
 /// What one worker's part of a finished measured job showed (the model's
@@ -170,12 +175,12 @@ class FixedCosts {
 };
 
 /// A job's split: one block per worker (same order; an empty block means the
-/// worker gets nothing), the fractions asked for and the dimension.
+/// worker gets nothing), each block's share and the dimension.
 struct SplitPlan {
-  std::string model;              ///< the model used
-  unsigned dim = 0;               ///< 0 = x (columns / elements), 1 = y (rows)
-  std::vector<double> fractions;  ///< the model's fractions, summing to 1
-  std::vector<Block> blocks;      ///< aligned blocks covering the whole range
+  SplitModel model = SplitModel::even;  ///< the model used
+  unsigned dim = 0;                     ///< 0 = x (columns / elements), 1 = y (rows)
+  std::vector<double> fractions;        ///< each block's share of the range (block_fractions()), summing to 1
+  std::vector<Block> blocks;            ///< aligned blocks covering the whole range
   std::string note;  ///< e.g. why a model fell back, or that a measured plan kept the job's previous blocks
   /// Measured: the workers (indices) whose one-time cost of a move held the
   /// plan back: kept at their previous blocks, or left out rather than moved
@@ -184,22 +189,10 @@ struct SplitPlan {
   std::vector<std::size_t> held_by_move;
 };
 
-/// Fractions of the split model `model` over `workers` for problem `p`:
-/// even (1/n each), proportional (to total PEs, the paper's §4 baseline),
-/// pe-ratio (the paper's §3.1 corrected model, split.hpp). Throws UsageError
-/// for an unknown model; `measured` has no fractions (see plan_split()).
-std::vector<double> split_fractions(const std::string& model, const KernelSpec& spec, const Problem& p, unsigned dim,
-                                    const std::vector<SplitWorker>& workers);
-
-/// The blocks of `model`: fractions through align_blocks() (split.hpp), or
-/// measured_blocks() for `measured`, with a granularity of 16 work-items, or
-/// the driver's-choice steps of split_granularity(spec, p, dim, nullopt)
-/// where they are larger (up to 64 work-items of a 1-D NDRange), where the
-/// problem divides into it (so the rule's multiples of 16 stay possible,
-/// paper §3.2.3, and a null local size never gets a slice of prime extent),
-/// else the kernel's smallest (split_granularity())
-/// where the problem divides into that, else one unit (a sort of odd length:
-/// sort pads every block to a power of two).
+/// The blocks of `model` for `workers`: model_blocks() (the library's one
+/// planner, as `wstune split` plans) with each worker's total PEs, planning
+/// local size (SplitWorker::local) and, for `measured`, calibration, along
+/// split_dim(spec, direction).
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per
 /// upload and read-back (warm-up + repetitions; for_kernel_runs()), each
 /// worker's prediction × its SplitWorker::scale and its fixed cost per job
@@ -215,8 +208,9 @@ std::vector<double> split_fractions(const std::string& model, const KernelSpec& 
 /// changes; the workers move at once). The candidates: the model's blocks,
 /// and for each worker whose block there would move at a cost, the model's
 /// blocks without it (a worker left out pays nothing); the cheapest wins.
-/// Throws UsageError as split_fractions() does.
-SplitPlan plan_split(const std::string& model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+/// Throws UsageError as model_blocks() does, and for `measured` when a
+/// worker has no calibration.
+SplitPlan plan_split(SplitModel model, const std::string& direction, const KernelSpec& spec, const Problem& p,
                      const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
                      const std::vector<Block>* previous = nullptr, unsigned jobs_so_far = 1);
 

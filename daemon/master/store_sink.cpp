@@ -56,7 +56,7 @@ class StoreSink final : public ResultSink {
     SplitRun run;
     run.kernel = kernel_key(spec);
     run.problem = ProblemKey{spec.global_size(p), p.text};
-    run.model = r.plan.model;
+    run.model = std::string(to_string(r.plan.model));
     run.makespan_ms = r.makespan_ms;
     for (const auto& part : r.parts) run.devices.push_back(SplitShare{part.fingerprint, part.share, part.device_ms()});
     run.detail = to_json(r);
@@ -88,14 +88,9 @@ class StoreSink final : public ResultSink {
     return stored_configuration(store_, spec, p, device).has_value();
   }
 
-  void calibrated(const WorkerState& w, const Job& job, const std::string& size, const json& cal) override {
+  void calibrated(const WorkerState& w, const Job& job, const std::string& size, const CalibrationRow& cal) override {
     const auto spec_ptr = master_kernel(job.kernel, job.kernel_file);
-    CalibrationRow row;
-    try {
-      row = calibration_row_from_json(cal);
-    } catch (const json::exception& e) {
-      throw ProtocolError(fmt::format("a calibration that is not one ({})", e.what()));
-    }
+    CalibrationRow row = cal;
     row.size = size;
     put_calibration_row(store_, w.device->fingerprint(), kernel_key(*spec_ptr), row);
   }
@@ -140,9 +135,9 @@ class StoreSink final : public ResultSink {
     return false;
   }
 
-  json calibration(const DeviceInfo& d, const KernelSpec& spec) override {
+  std::optional<DeviceCalibration> calibration(const DeviceInfo& d, const KernelSpec& spec) override {
     const auto c = newest_calibration_row(store_, d.fingerprint(), spec.entry_point());
-    return c ? to_json(c->row) : json(nullptr);
+    return c ? std::optional<DeviceCalibration>(c->row.device) : std::nullopt;
   }
 
  private:

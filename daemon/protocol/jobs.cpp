@@ -38,12 +38,20 @@ Mode parse_mode(std::string_view text) {
   throw UsageError(fmt::format("unknown mode '{}': use run, tune or calibrate", text));
 }
 
+SplitModel parse_job_split(std::string_view text) {
+  try {
+    return parse_split_model(text);
+  } catch (const UsageError&) {
+    throw UsageError(fmt::format("unknown split model '{}': use even, proportional, pe-ratio or measured", text));
+  }
+}
+
 json to_json(const Job& j) {
   json out{{"kernel", j.kernel},
            {"size", j.size},
            {"repetitions", j.repetitions},
            {"warmup", j.warmup},
-           {"split", j.split},
+           {"split", std::string(to_string(j.split))},
            {"direction", j.direction},
            {"local", std::string(to_string(j.local))},
            {"seed", j.seed},
@@ -59,8 +67,6 @@ json to_json(const Job& j) {
 }
 
 namespace {
-
-const std::set<std::string> kSplitModels{"even", "proportional", "pe-ratio", "measured"};
 
 // A kernel file's config: every name a tuning parameter, every value one of its values.
 void check_config(const KernelSpec& spec, const json& config, const std::string& where) {
@@ -90,10 +96,6 @@ void check_job(const Job& job, const std::string& where) {
   if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
     throw UsageError(
         fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where, job.calibrate_budget_ms));
-  }
-  if (!kSplitModels.count(job.split)) {
-    throw UsageError(
-        fmt::format("{}: unknown split model '{}': use even, proportional, pe-ratio or measured", where, job.split));
   }
   if (job.direction != "auto" && job.direction != "x" && job.direction != "y") {
     throw UsageError(fmt::format("{}: unknown split direction '{}': use auto, x or y", where, job.direction));
@@ -164,7 +166,7 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
   else if (key == "warmup")
     job.warmup = counted<unsigned>(value, key);
   else if (key == "split")
-    job.split = value.get<std::string>();
+    job.split = parse_job_split(value.get<std::string>());
   else if (key == "direction")
     job.direction = value.get<std::string>();
   else if (key == "local")
@@ -315,21 +317,6 @@ std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::strin
   if (!size.empty()) job["size"] = size;
   if (!config.empty()) job["config"] = parse_json_input(config, "--config");
   return parse_jobs(json::array({job}), defaults, "options");
-}
-
-void check_splittable(Mode mode, const std::vector<Job>& jobs) {
-  if (mode == Mode::tune) return;
-  for (const Job& job : jobs) {
-    if (job.kernel_file.empty()) continue;
-    const TuningFile* file = tuning_file_of(*master_kernel(job.kernel, job.kernel_file));
-    if (file && file->split.is_null()) {
-      throw UsageError(
-          fmt::format("{}: no wstune.Split: {} splits the kernel over the workers and needs the "
-                      "extension's \"Split\" object (the split dimension and each buffer's range; "
-                      "docs/tuning-files.md); tune needs none",
-                      job.kernel_file, to_string(mode)));
-    }
-  }
 }
 
 }  // namespace wstune::daemon

@@ -12,6 +12,7 @@
 
 #include "protocol/protocol.hpp"
 #include "session/tune_request.hpp"
+#include "split/split.hpp"
 
 namespace wstune::daemon {
 
@@ -26,13 +27,18 @@ std::string_view to_string(Mode m) noexcept;
 /// Inverse of to_string(Mode); throws UsageError naming the choices.
 Mode parse_mode(std::string_view text);
 
+/// A job's split model by its name (parse_split_model()); throws UsageError
+/// "unknown split model 'TEXT': use even, proportional, pe-ratio or
+/// measured".
+SplitModel parse_job_split(std::string_view text);
+
 /// One job.
 struct Job {
   std::string kernel;                     ///< kernel name (matmul, bilinear, sort, trapezoid)
   std::string size;                       ///< size text; "" = the paper's Table 3 size
   unsigned repetitions = 3;               ///< timed kernel runs per worker (the paper: 10 / 10000)
   unsigned warmup = 0;                    ///< untimed runs before them (inside the makespan)
-  std::string split = "even";             ///< split model: even, proportional, pe-ratio, measured
+  SplitModel split = SplitModel::even;    ///< split model: even, proportional, pe-ratio, measured
   std::string direction = "auto";         ///< split direction: auto (rows for 2-D, paper §3.1.1), x or y
   LocalPolicy local = LocalPolicy::null;  ///< local-size policy
   std::uint64_t seed = 42;                ///< input seed
@@ -97,10 +103,5 @@ std::vector<Job> jobs_from_options(const std::vector<std::string>& kernels, cons
 /// "") over `defaults`. Throws UsageError naming the option.
 std::vector<Job> jobs_from_kernel_file(const std::string& path, const std::string& size, const std::string& config,
                                        const Job& defaults);
-
-/// run and calibrate split a job over the workers: a kernel file without
-/// the wstune.Split extension cannot be split. Throws UsageError naming the
-/// file and the missing field (tune needs no split).
-void check_splittable(Mode mode, const std::vector<Job>& jobs);
 
 }  // namespace wstune::daemon
