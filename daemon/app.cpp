@@ -87,7 +87,8 @@ po::options_description describe(Options& o) {
       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")(
       "split", po::value(&o.split)->default_value("pe-ratio"),
       "split model: even, proportional, pe-ratio (paper §3.1) or measured")(
-      "direction", po::value(&o.direction)->default_value("auto"), "split direction: auto (rows for 2-D), x, y")(
+      "direction", po::value(&o.direction)->default_value("auto"),
+      "split direction: auto (across the kernel's data-sharing direction: rows for x-priority 2-D kernels), x, y")(
       "local", po::value(&o.local)->default_value("stored"), "local-size policy: stored, tune, rule or null")(
       "seed", po::value(&o.defaults.seed)->default_value(42), "input seed")(
       "max-trials", po::value(&o.defaults.max_trials)->default_value(0), "tune: trials per worker (0: default)")(
@@ -493,7 +494,7 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   parse(argc, argv, o, vm);
   parse_mode(o.mode);
   o.defaults.split = parse_job_split(o.split);
-  o.defaults.direction = o.direction;
+  o.defaults.direction = parse_split_direction(o.direction, "--direction");
   o.defaults.local = parse_local_policy(o.local);
   s.devices = rank_map(o.worker_devices, "--worker-device", size);
   s.faults = rank_map(o.faults, "--inject-fault", size);

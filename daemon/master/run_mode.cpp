@@ -80,7 +80,7 @@ namespace {
 // kernel runs per job.
 std::string fixed_cost_key(const WorkerState& w, const KernelSpec& spec, const Problem& p, const Job& job) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", w.rank, w.device->fingerprint(), spec.name(),
-                     fnv1a_hex(spec.source()), p.text, p.params.dump(), job.direction, to_string(job.local),
+                     fnv1a_hex(spec.source()), p.text, p.params.dump(), to_string(job.direction), to_string(job.local),
                      job.warmup + job.repetitions, job.overlap);
 }
 

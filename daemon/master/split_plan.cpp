@@ -131,12 +131,12 @@ Calibration measured_calibration(const KernelSpec& spec, const Problem& p, unsig
 
 }  // namespace
 
-SplitPlan plan_split(SplitModel model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+SplitPlan plan_split(SplitModel model, SplitDirection direction, const KernelSpec& spec, const Problem& p,
                      const std::vector<SplitWorker>& workers, unsigned kernel_runs, const std::vector<Block>* previous,
                      unsigned jobs_so_far) {
   SplitPlan plan;
   plan.model = model;
-  plan.dim = split_dim(spec, direction);
+  plan.dim = split_dimension(spec, direction);
   const std::size_t total = spec.split_units(p, plan.dim);
   std::vector<std::uint64_t> pe;
   std::vector<LocalSize> locals;

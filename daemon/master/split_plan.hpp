@@ -192,7 +192,7 @@ struct SplitPlan {
 /// The blocks of `model` for `workers`: model_blocks() (the library's one
 /// planner, as `wstune split` plans) with each worker's total PEs, planning
 /// local size (SplitWorker::local) and, for `measured`, calibration, along
-/// split_dim(spec, direction).
+/// split_dimension(spec, direction).
 /// `measured` predicts a job that runs the kernel `kernel_runs` times per
 /// upload and read-back (warm-up + repetitions; for_kernel_runs()), each
 /// worker's prediction × its SplitWorker::scale and its fixed cost per job
@@ -210,7 +210,7 @@ struct SplitPlan {
 /// blocks without it (a worker left out pays nothing); the cheapest wins.
 /// Throws UsageError as model_blocks() does, and for `measured` when a
 /// worker has no calibration.
-SplitPlan plan_split(SplitModel model, const std::string& direction, const KernelSpec& spec, const Problem& p,
+SplitPlan plan_split(SplitModel model, SplitDirection direction, const KernelSpec& spec, const Problem& p,
                      const std::vector<SplitWorker>& workers, unsigned kernel_runs = 1,
                      const std::vector<Block>* previous = nullptr, unsigned jobs_so_far = 1);
 

@@ -52,7 +52,7 @@ json to_json(const Job& j) {
            {"repetitions", j.repetitions},
            {"warmup", j.warmup},
            {"split", std::string(to_string(j.split))},
-           {"direction", j.direction},
+           {"direction", std::string(to_string(j.direction))},
            {"local", std::string(to_string(j.local))},
            {"seed", j.seed},
            {"max_trials", j.max_trials},
@@ -96,9 +96,6 @@ void check_job(const Job& job, const std::string& where) {
   if (!(job.calibrate_budget_ms >= 0) || !std::isfinite(job.calibrate_budget_ms)) {
     throw UsageError(
         fmt::format("{}: calibrate_budget_ms must be ≥ 0 (0: no cap), got {}", where, job.calibrate_budget_ms));
-  }
-  if (job.direction != "auto" && job.direction != "x" && job.direction != "y") {
-    throw UsageError(fmt::format("{}: unknown split direction '{}': use auto, x or y", where, job.direction));
   }
 }
 
@@ -168,7 +165,7 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
   else if (key == "split")
     job.split = parse_job_split(value.get<std::string>());
   else if (key == "direction")
-    job.direction = value.get<std::string>();
+    job.direction = parse_split_direction(value.get<std::string>(), key);
   else if (key == "local")
     job.local = parse_local_policy(value.get<std::string>());
   else if (key == "seed")

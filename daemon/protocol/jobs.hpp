@@ -34,12 +34,13 @@ SplitModel parse_job_split(std::string_view text);
 
 /// One job.
 struct Job {
-  std::string kernel;                     ///< kernel name (matmul, bilinear, sort, trapezoid)
-  std::string size;                       ///< size text; "" = the paper's Table 3 size
-  unsigned repetitions = 3;               ///< timed kernel runs per worker (the paper: 10 / 10000)
-  unsigned warmup = 0;                    ///< untimed runs before them (inside the makespan)
-  SplitModel split = SplitModel::even;    ///< split model: even, proportional, pe-ratio, measured
-  std::string direction = "auto";         ///< split direction: auto (rows for 2-D, paper §3.1.1), x or y
+  std::string kernel;                   ///< kernel name (matmul, bilinear, sort, trapezoid)
+  std::string size;                     ///< size text; "" = the paper's Table 3 size
+  unsigned repetitions = 3;             ///< timed kernel runs per worker (the paper: 10 / 10000)
+  unsigned warmup = 0;                  ///< untimed runs before them (inside the makespan)
+  SplitModel split = SplitModel::even;  ///< split model: even, proportional, pe-ratio, measured
+  SplitDirection direction =
+      SplitDirection::auto_;              ///< split direction (split_dimension(): auto follows the kernel's priority)
   LocalPolicy local = LocalPolicy::null;  ///< local-size policy
   std::uint64_t seed = 42;                ///< input seed
   unsigned max_trials = 0;                ///< tune: search budget per worker (0 = the search's default)

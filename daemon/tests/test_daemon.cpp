@@ -423,7 +423,7 @@ TEST(Daemon, CappedCalibrationStopsEarlyAndPredictsTheWholeProblem) {
   ASSERT_TRUE(device.has_value()) << why;
   const KernelSpec& k = kernel_spec("matmul");
   const Problem p = k.parse_size("512");
-  const unsigned dim = split_dim(k, "auto");
+  const unsigned dim = split_dimension(k, SplitDirection::auto_);
   const std::size_t total = k.split_units(p, dim);
   MultiDeviceRunner whole({*device}, k, p);
   Samples full;
@@ -542,7 +542,7 @@ TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
   const DeviceInfo info = synthetic_device();
   auto plan = [&](double fixed0, double fixed1) {
     const std::vector<SplitWorker> workers{SplitWorker{1, info, d, fixed0}, SplitWorker{2, info, d, fixed1}};
-    return plan_split(SplitModel::measured, "auto", k, p, workers, 1).blocks;
+    return plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1).blocks;
   };
   const auto even = plan(0, 0);
   EXPECT_EQ(even[0].size(), even[1].size());
@@ -627,39 +627,39 @@ TEST(Daemon, MeasuredPlanKeepsTheJobsBlocksUnlessMovingGainsMoreThanTheReplanGai
   const KernelSpec& k = kernel_spec("bilinear");
   const Problem p = k.parse_size("1024x1024:2048x2048");  // 2048 rows
   const std::vector<SplitWorker> workers = two_linear_workers();
-  const auto fresh = plan_split(SplitModel::measured, "auto", k, p, workers, 1);
+  const auto fresh = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1);
   ASSERT_EQ(fresh.blocks.size(), 2u);
   EXPECT_EQ(fresh.blocks[0].size(), 1024u);
   EXPECT_TRUE(fresh.note.empty()) << fresh.note;
   const unsigned dim = fresh.blocks[0].dim;
   const std::vector<Block> near{Block{dim, 0, 1040}, Block{dim, 1040, 2048}};  // predicted 1.6 % slower
-  const auto kept = plan_split(SplitModel::measured, "auto", k, p, workers, 1, &near);
+  const auto kept = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &near);
   EXPECT_EQ(kept.blocks, near);
   EXPECT_NE(kept.note.find("kept the job's previous blocks"), std::string::npos) << kept.note;
   EXPECT_NEAR(kept.fractions[0], 1040.0 / 2048, 1e-12);
   const std::vector<Block> far{Block{dim, 0, 1120}, Block{dim, 1120, 2048}};  // 9.4 % slower
-  const auto far_plan = plan_split(SplitModel::measured, "auto", k, p, workers, 1, &far);
+  const auto far_plan = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &far);
   EXPECT_EQ(far_plan.blocks, fresh.blocks);
   EXPECT_TRUE(far_plan.note.empty()) << far_plan.note;
   // Either side of the 3 %: 1048 rows are predicted 2.3 % slower (kept), 1064 rows 3.9 % (moved).
   const std::vector<Block> inside{Block{dim, 0, 1048}, Block{dim, 1048, 2048}};
   const std::vector<Block> outside{Block{dim, 0, 1064}, Block{dim, 1064, 2048}};
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &inside).blocks, inside);
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &outside).blocks, fresh.blocks);
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &inside).blocks, inside);
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &outside).blocks, fresh.blocks);
   // A previous plan that does not fit (another worker count, a gap, the
   // other dimension with the same extents: predicted alike) is ignored.
   const std::vector<Block> one{Block{dim, 0, 2048}};
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &one).blocks, fresh.blocks);
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &one).blocks, fresh.blocks);
   const std::vector<Block> gap{Block{dim, 0, 1000}, Block{dim, 1040, 2048}};
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &gap).blocks, fresh.blocks);
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &gap).blocks, fresh.blocks);
   const unsigned other = 1 - dim;
   const std::vector<Block> across{Block{other, 0, 1040}, Block{other, 1040, 2048}};
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &across).blocks, fresh.blocks);
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &across).blocks, fresh.blocks);
   // A kept plan is predicted with the current costs: a worker whose cost
   // now outweighs its share is dropped at once.
   std::vector<SplitWorker> costly = workers;
   costly[1].fixed_ms = 10000;  // more than the whole job (4194 ms) on one worker
-  const auto dropped = plan_split(SplitModel::measured, "auto", k, p, costly, 1, &near);
+  const auto dropped = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, costly, 1, &near);
   EXPECT_EQ(dropped.blocks[1].size(), 0u);
   // The master's memory of plans: per job, i.e. per ordered list of worker keys.
   FixedCosts costs;
@@ -684,20 +684,22 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   const KernelSpec& k = kernel_spec("bilinear");
   const Problem p = k.parse_size("1024x1024:2048x2048");  // 2048 rows, 4194 ms on one worker
   std::vector<SplitWorker> workers = two_linear_workers();
-  const auto fresh = plan_split(SplitModel::measured, "auto", k, p, workers, 1);
+  const auto fresh = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1);
   const unsigned dim = fresh.blocks[0].dim;
   const std::vector<Block> far{Block{dim, 0, 1120}, Block{dim, 1120, 2048}};  // 196.6 ms a job slower
   workers[1].move_ms = 1000;  // both blocks change: the larger one-time cost counts
   workers[0].move_ms = 10;
-  const auto one_job = plan_split(SplitModel::measured, "auto", k, p, workers, 1, &far, 1);
+  const auto one_job = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &far, 1);
   EXPECT_EQ(one_job.blocks, far);
   EXPECT_NE(one_job.note.find("one-time cost of 1000.000 ms"), std::string::npos) << one_job.note;
-  EXPECT_EQ(one_job.held_by_move, (std::vector<std::size_t>{0, 1}));                           // both would have moved
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &far, 5).blocks, far);  // 983 ms < 1000
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &far, 6).blocks,
+  EXPECT_EQ(one_job.held_by_move, (std::vector<std::size_t>{0, 1}));  // both would have moved
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &far, 5).blocks,
+            far);  // 983 ms < 1000
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &far, 6).blocks,
             fresh.blocks);  // 1180 ms > 1000
   workers[1].move_ms = 0;
-  EXPECT_EQ(plan_split(SplitModel::measured, "auto", k, p, workers, 1, &far, 1).blocks, fresh.blocks);  // 197 ms > 10
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, &far, 1).blocks,
+            fresh.blocks);  // 197 ms > 10
   // Leaving a worker out costs it nothing to move: with rank 2 at 3000 ms a
   // job on an even split (5097 ms), the model's blocks (1760/288 rows,
   // 3604.5 ms) pay its 1000 ms move; without it 4194 ms and no move win
@@ -706,13 +708,13 @@ TEST(Daemon, APlanMovesOnlyWhenItsGainOverTheJobsSoFarExceedsTheMoveCost) {
   slow[1].fixed_ms = 3000;
   slow[1].move_ms = 1000;
   const std::vector<Block> even{Block{dim, 0, 1024}, Block{dim, 1024, 2048}};
-  const auto left_out = plan_split(SplitModel::measured, "auto", k, p, slow, 1, &even, 1);
+  const auto left_out = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, slow, 1, &even, 1);
   EXPECT_EQ(left_out.blocks[1].size(), 0u);
   EXPECT_NE(left_out.note.find("without rank 2"), std::string::npos) << left_out.note;
   EXPECT_EQ(left_out.held_by_move, (std::vector<std::size_t>{1}));
-  const auto ten_jobs = plan_split(SplitModel::measured, "auto", k, p, slow, 1, &even, 10);
+  const auto ten_jobs = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, slow, 1, &even, 10);
   EXPECT_GT(ten_jobs.blocks[1].size(), 0u);
-  EXPECT_EQ(ten_jobs.blocks, plan_split(SplitModel::measured, "auto", k, p, slow, 1).blocks);
+  EXPECT_EQ(ten_jobs.blocks, plan_split(SplitModel::measured, SplitDirection::auto_, k, p, slow, 1).blocks);
   // Learned: a block's first run beyond its second; a plan counted per job.
   FixedCosts costs;
   const std::vector<std::string> keys{"w1", "w2"};
@@ -769,7 +771,8 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
     for (int n = 1; n <= 20; ++n) {
       costs.assume(workers, keys);
       assumed->push_back(workers[1].fixed_ms);
-      const auto blocks = plan_split(SplitModel::measured, "auto", k, p, workers, 1, costs.last_plan(keys)).blocks;
+      const auto blocks =
+          plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, costs.last_plan(keys)).blocks;
       costs.planned(workers, keys, blocks);  // also remembers the plan, as in the master
       if (blocks[1].size() > 0) return n;
     }
@@ -788,7 +791,8 @@ TEST(Daemon, ExcludedWorkerIsPlannedAgainAsItsCostDecays) {
   // the same way.
   costs.observe("w2", PartCost{100, 1});
   costs.assume(workers, keys);
-  const auto again = plan_split(SplitModel::measured, "auto", k, p, workers, 1, costs.last_plan(keys)).blocks;
+  const auto again =
+      plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1, costs.last_plan(keys)).blocks;
   EXPECT_EQ(again[1].size(), 0u);
   costs.remember_plan(keys, again);
   assumed.clear();
@@ -972,7 +976,7 @@ TEST(Daemon, OverlappedPartTeachesAScaleAndTheFixedCostBeyondIt) {
   EXPECT_NEAR(whole->fixed_ms, 3, 1e-9);
   // The plan uses the scale: a worker at 0.5 takes more than an equal one.
   const std::vector<SplitWorker> ws{SplitWorker{1, info, d, 0, 0.5}, SplitWorker{2, info, d}};
-  const auto blocks = plan_split(SplitModel::measured, "auto", k, p, ws, 1).blocks;
+  const auto blocks = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, ws, 1).blocks;
   EXPECT_GT(blocks[0].size(), blocks[1].size());
 }
 

@@ -353,8 +353,9 @@ void Worker::handle_work(const Received& got) {
                   {"setup_ms", ms_since(t0)}};
     } else {
       prepared_.reset();  // the calibration's slices replace what a prepared search uploaded
-      data = calibrate_device(runner, p, inputs_for(spec, key, p, req.seed, nullptr), split_dim(spec, "auto"),
-                              req.repetitions, CalibrationBudget{req.calibrate_budget_ms});
+      data = calibrate_device(runner, p, inputs_for(spec, key, p, req.seed, nullptr),
+                              split_dimension(spec, SplitDirection::auto_), req.repetitions,
+                              CalibrationBudget{req.calibrate_budget_ms});
     }
     comm_.send(0, WorkResult{req.job, data}.to_message(answer));
   } catch (const std::exception& e) {

@@ -80,18 +80,6 @@ unsigned split_dimension(const KernelSpec& spec, SplitDirection direction) {
   return described_split_dim(spec).value_or(dim);
 }
 
-unsigned split_dim(const KernelSpec& spec, const std::string& direction) {
-  if (const auto fixed = described_split_dim(spec)) return *fixed;
-  if (direction == "x") return 0;
-  if (direction == "y") {
-    if (spec.dims() < 2) {
-      throw UsageError(fmt::format("split direction y on the 1-D kernel {}: use auto or x", spec.name()));
-    }
-    return 1;
-  }
-  return spec.dims() == 2 ? 1 : 0;
-}
-
 std::string_view to_string(ComputeClass c) noexcept {
   switch (c) {
     case ComputeClass::small:

@@ -69,13 +69,6 @@ std::optional<unsigned> described_split_dim(const KernelSpec& spec);
 /// `direction` either way).
 unsigned split_dimension(const KernelSpec& spec, SplitDirection direction);
 
-/// The split dimension of a wstuned job (its "direction" key) for `spec`:
-/// described_split_dim() when the kernel fixes one; else "auto" cuts rows
-/// (dim 1) of a 2-D kernel as the paper does (§3.1.1) and dim 0 otherwise,
-/// whatever the priority (unlike split_dimension()); "x" and "y" as asked
-/// (y on a 1-D kernel throws UsageError).
-unsigned split_dim(const KernelSpec& spec, const std::string& direction);
-
 /// The paper's compute classes (§3.1.2).
 enum class ComputeClass {
   small,   ///< C ≤ 4×10^8

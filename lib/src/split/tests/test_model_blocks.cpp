@@ -147,18 +147,21 @@ TEST(ModelBlocks, MeasuredFromTheCalibration) {
   EXPECT_THROW((void)model_blocks(SplitModel::even, mm, p, 1, {16, 16}, {std::nullopt}), UsageError);
 }
 
-// A tuning file's wstune.Split.Dimension fixes the split dimension of both
-// paths (`wstune split`'s split_dimension() and wstuned's split_dim()); a
-// file without wstune.Split fixes none, and both read their direction.
+// A tuning file's wstune.Split.Dimension fixes the split dimension
+// (split_dimension(), used by `wstune split` and wstuned alike) whatever the
+// direction asked; a file without wstune.Split fixes none, and the direction
+// decides: auto keeps a kernel's data-sharing direction whole.
 TEST(ModelBlocks, ATuningFilesSplitDimensionFixesBothPaths) {
   const std::string dir = std::string(WSTUNE_SOURCE_SHARE_DIR) + "/examples/kernels/";
   const auto stencil = load_tuning_file(dir + "stencil5.json");  // 2-D, Split.Dimension Y
   EXPECT_EQ(described_split_dim(*stencil), 1u);
   EXPECT_EQ(split_dimension(*stencil, SplitDirection::x), 1u);
-  EXPECT_EQ(split_dim(*stencil, "x"), 1u);
   const auto reduction = load_tuning_file(dir + "reduction.json");  // 1-D, no Split
   EXPECT_FALSE(described_split_dim(*reduction).has_value());
   EXPECT_EQ(split_dimension(*reduction, SplitDirection::auto_), 0u);
-  EXPECT_EQ(split_dim(*reduction, "auto"), 0u);
+  EXPECT_EQ(split_dimension(*reduction, SplitDirection::x), 0u);
+  EXPECT_THROW((void)split_dimension(*reduction, SplitDirection::y), UsageError);
   EXPECT_FALSE(described_split_dim(kernel_spec("matmul")).has_value());
+  EXPECT_EQ(split_dimension(kernel_spec("matmul"), SplitDirection::auto_), 1u);    // x-priority: row blocks
+  EXPECT_EQ(split_dimension(kernel_spec("bilinear"), SplitDirection::auto_), 0u);  // y-priority: column blocks
 }
