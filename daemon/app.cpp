@@ -149,7 +149,8 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
               vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("wstuned: {}; see 'wstuned --help'", e.what()));
+    // master_usage_error() puts "wstuned: " before the message.
+    throw UsageError(fmt::format("{}; see 'wstuned --help'", e.what()));
   }
 }
 

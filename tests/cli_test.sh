@@ -41,7 +41,8 @@ expect 2 "negative values are not allowed" -- "$W" tune --kernel matmul --size 6
 expect 2 "trial-timeout" -- "$W" tune --kernel matmul --size 64 --trial-timeout nan --no-store
 expect 2 "trapezoid size" -- "$W" run --kernel trapezoid --size 8589934592:2147483648
 expect 2 "kernel" -- "$W" run --size 64
-expect 2 "unrecognised|unrecognized" -- "$W" run --kernel matmul --bogus
+# The command is named once: "wstune run: ...", not "wstune run: run: ...".
+expect 2 "^wstune run: unrecogni[sz]ed option '--bogus'; see 'wstune run --help'" -- "$W" run --kernel matmul --bogus
 # wstune simulate: a T4 table replayed without a device; bad tables exit 2 naming the JSON path.
 sim=$(mktemp -d)
 python3 - "$sim" <<'PY'

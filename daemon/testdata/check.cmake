@@ -122,6 +122,9 @@ elseif(CASE STREQUAL "usage")
   expect("a usage error fails" NOT rc EQUAL 0)
   expect("the message names the bad model" err MATCHES "unknown split model 'sideways'")
   expect("nothing stored" NOT EXISTS ${db})
+  run_daemon(${MPIEXEC} ${NP} 2 ${WSTUNED} --kernel matmul --bogus ${common})
+  expect("an unknown option is a usage error" rc EQUAL 2)
+  expect("wstuned is named once" err MATCHES "wstuned: unrecogni[sz]ed option '--bogus'" AND NOT err MATCHES "wstuned: wstuned:")
 elseif(CASE STREQUAL "crash")
   # Issue 17: a kernel that segfaults its process must not take the worker
   # rank down. Rank 2's isolated OpenCL process raises SIGSEGV on every
