@@ -55,6 +55,10 @@ results[4]["times"]["runtimes"] = ["x"]
 json.dump({"schema_version": "1.0.0", "results": results}, open(f"{d}/bad.json", "w"))
 PY
 expect 0 "best/optimum 1.000" -- "$W" simulate "$sim/t4.json" --strategy exhaustive
+# The space's configurations as tune counts them: every result but the baseline (the first).
+n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$sim/t4.json")
+expect 0 "t4.json: $((n - 1)) configurations, strategy exhaustive, $n evaluations" -- "$W" simulate "$sim/t4.json" --strategy exhaustive
+expect 0 "\"space_size\": $((n - 1))," -- "$W" simulate "$sim/t4.json" --strategy exhaustive --json
 expect 0 '"best_over_optimum"' -- "$W" simulate "$sim/t4.json" --json --max-evals 5 --strategy bayes
 expect 2 "bad.json: results\[4\].times.runtimes\[0\] is not a number" -- "$W" simulate "$sim/bad.json"
 expect 2 "cannot read" -- "$W" simulate "$sim/missing.json"
