@@ -166,6 +166,8 @@ elseif(CASE STREQUAL "refused")
   string(TIMESTAMP t1 "%s")
   math(EXPR took "${t1} - ${t0}")
   expect("every worker refused: exit 3 (no usable worker)" rc EQUAL 3)
+  expect("no job ran, so no results are claimed stored"
+         err MATCHES "no job ran, so no results are stored in" AND NOT err MATCHES "results stored in")
   expect("no 10 s stall (took ${took} s)" took LESS 8)
   expect("both ranks named" err MATCHES "rank 1 on [^\n]*no-such-device" AND err MATCHES "rank 2 on [^\n]*no-such-device")
 elseif(CASE STREQUAL "bad_rank")
