@@ -64,6 +64,9 @@ expect 2 "bad.json: results\[4\].times.runtimes\[0\] is not a number" -- "$W" si
 expect 2 "cannot read" -- "$W" simulate "$sim/missing.json"
 expect 2 "unknown strategy 'hill'.*bayes" -- "$W" simulate "$sim/t4.json" --strategy hill
 rm -rf "$sim"
+# --sweep STEP with two devices as with three: a step that does not divide 100 is refused before anything runs.
+expect 2 "^wstune split: --sweep 7: give a step in \(0, 50\] percent that divides 100" -- "$W" split --kernel matmul --size 256 --devices 0:0,0:0 --sweep 7
+expect 2 "^wstune split: --sweep 60: give a step in \(0, 50\]" -- "$W" split --kernel matmul --size 256 --devices 0:0,0:0 --sweep 60
 WSTUNE_DEVICE=no-such-gpu expect 2 "no-such-gpu" -- "$W" run --kernel matmul --size 32
 WSTUNE_PE_PER_CU="bad" expect 2 "WSTUNE_PE_PER_CU" -- "$W" devices
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null
