@@ -29,13 +29,14 @@ bool parse_export_args(int argc, char** argv, ExportArgs& a) {
   desc.add_options()("db", po::value(&a.db), db_option_help)(
       "format", po::value(&a.format)->default_value("wstune"),
       "wstune (everything, for 'wstune import') or t4 (every trial in the T4 results schema)")(
-      "session", po::value(&a.sessions)->multitoken(), "t4: only these session ids (default: all)")(
+      // One id per --session: a multitoken option would also take the output file after it.
+      "session", po::value(&a.sessions)->composing(), "t4: only this session id; repeat for more (default: all)")(
       "file", po::value(&a.file)->required(), "output file (JSON), - for standard output");
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "usage: wstune export FILE.json [--db FILE] [--format wstune|t4 [--session ID...]]\n\n"
+                     "usage: wstune export FILE.json [--db FILE] [--format wstune|t4 [--session ID]...]\n\n"
                      "Writes devices, sessions with every trial, best configurations, split runs and calibrations as "
                      "one JSON document (docs/store.md); 'wstune import' merges it elsewhere. With --format t4, every "
                      "trial as a T4 results document (TuningSchema T4 1.0.0) for Kernel Tuner and other tools.",

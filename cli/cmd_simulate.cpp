@@ -69,8 +69,10 @@ void print_result(const SimulatedEvaluator& ev, const TuneResult& r, const Trial
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{}: {} configurations, strategy {}, {} evaluations ({})\n", ev.table().source,
-                           r.space_size + 1, r.strategy, r.evaluations, r.stop_reason)
+  // The space's configurations, as `wstune tune` and "space_size" count them
+  // (the baseline, measured first, is not one of them).
+  std::cout << fmt::format("{}: {} configurations, strategy {}, {} evaluations ({})\n", ev.table().source, r.space_size,
+                           r.strategy, r.evaluations, r.stop_reason)
             << fmt::format("best     {}  {:.4f} ms\n", to_string(r.best.configuration()), r.best.median_ms())
             << fmt::format("optimum  {}  {:.4f} ms\n", to_string(best.configuration()), best.median_ms())
             << fmt::format("best/optimum {:.3f}\n", ratio);

@@ -136,14 +136,9 @@ int sweep_shares(SplitContext& c, double step, const std::string& csv_path, cons
     points = sweep_two(c.runner, c.dim, c.locals, c.timing, step, std::min(1.0, step));
     csv = sweep_csv(points);
   } else {
-    const double divisions = 100 / step;
-    if (!(step > 0 && step <= 50) || std::abs(divisions - std::round(divisions)) > 1e-9) {
-      throw UsageError(fmt::format("--sweep {} with {} devices: give a step in (0, 50] that divides 100, e.g. 10", step,
-                                   c.devices.size()));
-    }
     if (!svg_path.empty()) throw UsageError("--svg plots two devices' sweep; with three or more use --csv");
     points =
-        sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(divisions)), 2});
+        sweep_grid(c.runner, c.dim, c.locals, c.timing, GridOptions{static_cast<unsigned>(std::lround(100 / step)), 2});
     csv = grid_csv(points);
   }
   const SweepPoint* best = best_point(points);
@@ -342,8 +337,8 @@ void add_split_options(po::options_description& desc, SplitArgs& a) {
       "transfers are reported as a % of each device's pinned bandwidth")(
       "sweep", po::value(&a.sweep),
       "the oracle: two devices over the first's share in STEP % steps (1 % near the "
-      "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best)")(
-      "csv", po::value(&a.csv_path), "with --sweep: write the curve or grid as CSV to this file")(
+      "best); three or more over a grid of the shares in STEP % steps (STEP/2 near the best); STEP in (0, 50] "
+      "divides 100")("csv", po::value(&a.csv_path), "with --sweep: write the curve or grid as CSV to this file")(
       "svg", po::value(&a.svg_path), "with --sweep on two devices: write the curve as an SVG plot to this file")(
       "calibration", po::value(&a.mo.cal_path),
       "measured model: read the calibration from this JSON file if it "
@@ -377,6 +372,16 @@ constexpr const char* kSplitUsage =
     "The measured model calibrates each device alone, predicts, refines online on the devices at "
     "once (choosing which devices to use), and stores the calibration in the database for the next "
     "run with the same devices, kernel and size.";
+
+// --sweep STEP: the shares are 0, STEP, 2·STEP, … 100 %, so STEP is in
+// (0, 50] and divides 100 (7 would end on a 2 % step; the grid of three or
+// more devices needs whole divisions); refused before any device is opened.
+void check_sweep_step(double step) {
+  const double divisions = 100 / step;
+  if (!(step > 0 && step <= 50) || std::abs(divisions - std::round(divisions)) > 1e-9) {
+    throw UsageError(fmt::format("--sweep {}: give a step in (0, 50] percent that divides 100, e.g. 5 or 10", step));
+  }
+}
 
 // Usage errors in the counts.
 void check_split_args(const SplitArgs& a) {
@@ -467,6 +472,7 @@ int split_main(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv, kSplitUsage, desc, vm, nullptr, {"devices"})) return 0;
   check_split_args(a);
+  if (vm.count("sweep")) check_sweep_step(a.sweep);
   const auto spec_ptr = kernel_option(a.kernel, a.kernel_file);
   const KernelSpec& spec = *spec_ptr;
   if (a.kernel.empty()) a.kernel = std::string(spec.name());

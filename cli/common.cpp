@@ -177,7 +177,8 @@ bool parse_options(int argc, char** argv, const std::string& usage,
           "('wstune db path')");
     }
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("{}: {}; see 'wstune {} --help'", argv[0], e.what(), argv[0]));
+    // main() puts "wstune COMMAND: " before the message.
+    throw UsageError(fmt::format("{}; see 'wstune {} --help'", e.what(), argv[0]));
   }
   return true;
 }

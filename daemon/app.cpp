@@ -150,7 +150,8 @@ void parse(int argc, char** argv, Options& o, po::variables_map& vm) {
               vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("wstuned: {}; see 'wstuned --help'", e.what()));
+    // master_usage_error() puts "wstuned: " before the message.
+    throw UsageError(fmt::format("{}; see 'wstuned --help'", e.what()));
   }
 }
 
@@ -405,7 +406,11 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   } else if (!reports.empty()) {
     print_summary(std::cout, reports, mode);
   }
-  if (!db_path.empty() && !o.quiet) std::cerr << "wstuned: results stored in " << db_path << std::endl;
+  if (!db_path.empty() && !o.quiet) {
+    // No job ran (no usable worker, or a stop before the first): no results were stored.
+    std::cerr << (reports.empty() ? "wstuned: no job ran, so no results are stored in " : "wstuned: results stored in ")
+              << db_path << std::endl;
+  }
   if (stopped) return kAbortStoppedCode;
   if (!all_bye) return kAbortCode;
   if (store_failed) return 1;

@@ -41,7 +41,8 @@ expect 2 "negative values are not allowed" -- "$W" tune --kernel matmul --size 6
 expect 2 "trial-timeout" -- "$W" tune --kernel matmul --size 64 --trial-timeout nan --no-store
 expect 2 "trapezoid size" -- "$W" run --kernel trapezoid --size 8589934592:2147483648
 expect 2 "kernel" -- "$W" run --size 64
-expect 2 "unrecognised|unrecognized" -- "$W" run --kernel matmul --bogus
+# The command is named once: "wstune run: ...", not "wstune run: run: ...".
+expect 2 "^wstune run: unrecogni[sz]ed option '--bogus'; see 'wstune run --help'" -- "$W" run --kernel matmul --bogus
 # wstune simulate: a T4 table replayed without a device; bad tables exit 2 naming the JSON path.
 sim=$(mktemp -d)
 python3 - "$sim" <<'PY'
@@ -54,11 +55,18 @@ results[4]["times"]["runtimes"] = ["x"]
 json.dump({"schema_version": "1.0.0", "results": results}, open(f"{d}/bad.json", "w"))
 PY
 expect 0 "best/optimum 1.000" -- "$W" simulate "$sim/t4.json" --strategy exhaustive
+# The space's configurations as tune counts them: every result but the baseline (the first).
+n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$sim/t4.json")
+expect 0 "t4.json: $((n - 1)) configurations, strategy exhaustive, $n evaluations" -- "$W" simulate "$sim/t4.json" --strategy exhaustive
+expect 0 "\"space_size\": $((n - 1))," -- "$W" simulate "$sim/t4.json" --strategy exhaustive --json
 expect 0 '"best_over_optimum"' -- "$W" simulate "$sim/t4.json" --json --max-evals 5 --strategy bayes
 expect 2 "bad.json: results\[4\].times.runtimes\[0\] is not a number" -- "$W" simulate "$sim/bad.json"
 expect 2 "cannot read" -- "$W" simulate "$sim/missing.json"
 expect 2 "unknown strategy 'hill'.*bayes" -- "$W" simulate "$sim/t4.json" --strategy hill
 rm -rf "$sim"
+# --sweep STEP with two devices as with three: a step that does not divide 100 is refused before anything runs.
+expect 2 "^wstune split: --sweep 7: give a step in \(0, 50\] percent that divides 100" -- "$W" split --kernel matmul --size 256 --devices 0:0,0:0 --sweep 7
+expect 2 "^wstune split: --sweep 60: give a step in \(0, 50\]" -- "$W" split --kernel matmul --size 256 --devices 0:0,0:0 --sweep 60
 WSTUNE_DEVICE=no-such-gpu expect 2 "no-such-gpu" -- "$W" run --kernel matmul --size 32
 WSTUNE_PE_PER_CU="bad" expect 2 "WSTUNE_PE_PER_CU" -- "$W" devices
 echo "$((fails == 0 ? 1 : 0)) passed, $fails failed" >/dev/null

@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -201,6 +202,18 @@ std::string run_key(Mode mode, const std::vector<Job>& jobs) {
   return fnv1a_hex(fmt::format("{}\n{}", to_string(mode), list.dump()));
 }
 
+namespace {
+
+// Why a job whose status is stored did not run: a tune job's devices are all
+// tuned (tune_job() skips them without --resume); a run or calibrate job was
+// stored by an earlier run of the same list (only with --resume).
+std::string_view stored_reason(Mode mode) {
+  return mode == Mode::tune ? ": every device is tuned for it (a best is stored): not run again"
+                            : " by an earlier run of this job list (--resume): not run again";
+}
+
+}  // namespace
+
 std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) {
   std::vector<JobReport> reports;
   const std::string key = run_key(mode, jobs);
@@ -213,7 +226,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
     std::string line = fmt::format("[{}/{}] {} {} {}: {}", i + 1, jobs.size(), to_string(mode), r.job.kernel, r.size,
                                    to_string(r.status));
     if (r.status == JobStatus::stored) {
-      line += " by an earlier run of this job list (--resume): not run again";
+      line += stored_reason(mode);
     } else if (mode == Mode::run && r.ok()) {
       std::vector<std::string> shares;
       for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));

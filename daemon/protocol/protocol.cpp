@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/target_json.hpp"
 #include "format/trial_json.hpp"
 
 namespace wstune::daemon {
@@ -407,17 +408,10 @@ WorkRequest WorkRequest::from(const Message& m) {
 }
 
 Message TrialRequest::to_message() const {
-  return Message{Tag::trial,
-                 json{{"job", job},
-                      {"params", config.params},
-                      {"local", to_json(config.local)},
-                      {"warmup", timing.warmup},
-                      {"repetitions", timing.repetitions},
-                      {"min_timed_ms", timing.min_timed_ms},
-                      {"max_repetitions", timing.max_repetitions},
-                      {"max_median_error", timing.max_median_error},
-                      {"max_timed_ms", timing.max_timed_ms}},
-                 {}};
+  return Message{
+      Tag::trial,
+      json{{"job", job}, {"params", config.params}, {"local", to_json(config.local)}, {"timing", to_json(timing)}},
+      {}};
 }
 
 TrialRequest TrialRequest::from(const Message& m) {
@@ -425,12 +419,11 @@ TrialRequest TrialRequest::from(const Message& m) {
     TrialRequest r;
     r.job = j.at("job").get<std::uint64_t>();
     r.config = Configuration{j.at("params"), local_from_json(j.at("local"))};
-    r.timing.warmup = j.at("warmup").get<unsigned>();
-    r.timing.repetitions = j.at("repetitions").get<unsigned>();
-    r.timing.min_timed_ms = j.value("min_timed_ms", 0.0);
-    r.timing.max_repetitions = j.value("max_repetitions", r.timing.repetitions);
-    r.timing.max_median_error = j.value("max_median_error", 0.0);
-    r.timing.max_timed_ms = j.value("max_timed_ms", 0.0);
+    try {
+      r.timing = timing_from_json(j.at("timing"), "trial.timing");
+    } catch (const UsageError& e) {
+      throw ProtocolError(fmt::format("malformed trial request: {}", e.what()));
+    }
     return r;
   });
 }

@@ -27,7 +27,9 @@ namespace wstune::daemon {
 
 /// The protocol version. A worker whose hello carries another version is
 /// refused (Tag::welcome with accepted = false) and never gets work.
-inline constexpr int kProtocolVersion = 2;
+/// 3: a trial and its request in their one JSON forms (format/trial_json.hpp,
+/// format/target_json.hpp; issue 35).
+inline constexpr int kProtocolVersion = 3;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {
@@ -204,7 +206,9 @@ struct WorkRequest {
   static WorkRequest from(const Message& m);
 };
 
-/// Tag::trial: one configuration of the job the worker prepared (Tag::tune).
+/// Tag::trial: one configuration of the job the worker prepared (Tag::tune),
+/// its timing under "timing" in TimingOptions' one JSON form
+/// (format/target_json.hpp); from() throws ProtocolError naming a malformed field.
 struct TrialRequest {
   std::uint64_t job = 0;  ///< job id
   Configuration config;   ///< parameters and local size

@@ -122,6 +122,9 @@ elseif(CASE STREQUAL "usage")
   expect("a usage error fails" NOT rc EQUAL 0)
   expect("the message names the bad model" err MATCHES "unknown split model 'sideways'")
   expect("nothing stored" NOT EXISTS ${db})
+  run_daemon(${MPIEXEC} ${NP} 2 ${WSTUNED} --kernel matmul --bogus ${common})
+  expect("an unknown option is a usage error" rc EQUAL 2)
+  expect("wstuned is named once" err MATCHES "wstuned: unrecogni[sz]ed option '--bogus'" AND NOT err MATCHES "wstuned: wstuned:")
 elseif(CASE STREQUAL "crash")
   # Issue 17: a kernel that segfaults its process must not take the worker
   # rank down. Rank 2's isolated OpenCL process raises SIGSEGV on every
@@ -163,6 +166,8 @@ elseif(CASE STREQUAL "refused")
   string(TIMESTAMP t1 "%s")
   math(EXPR took "${t1} - ${t0}")
   expect("every worker refused: exit 3 (no usable worker)" rc EQUAL 3)
+  expect("no job ran, so no results are claimed stored"
+         err MATCHES "no job ran, so no results are stored in" AND NOT err MATCHES "results stored in")
   expect("no 10 s stall (took ${took} s)" took LESS 8)
   expect("both ranks named" err MATCHES "rank 1 on [^\n]*no-such-device" AND err MATCHES "rank 2 on [^\n]*no-such-device")
 elseif(CASE STREQUAL "bad_rank")

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -102,6 +103,7 @@ struct World {
     mo.job_timeout = job_timeout;
     mo.shutdown_timeout = std::chrono::seconds(30);
     mo.host = std::move(master_host);
+    mo.progress = &progress;
     master = std::make_unique<Master>(world.at(0), sink, mo);
   }
   ~World() {
@@ -123,6 +125,7 @@ struct World {
   std::unique_ptr<SlotSpoiler> spoiler;
   std::unique_ptr<SlotReplayer> replayer;
   MemorySink sink;
+  std::ostringstream progress;  // the master's progress lines ("wstuned: ...")
   std::unique_ptr<Master> master;
   std::vector<std::thread> threads;
   std::vector<int> codes;
@@ -402,8 +405,13 @@ TEST(Daemon, WorkersWithOneFingerprintShareOneSearch) {
   EXPECT_EQ(keys.size(), res["space_size"].get<std::size_t>() + 1);  // the whole space and the baseline
   EXPECT_EQ(res["best"]["status"], "correct");
 
+  w.progress.str("");
   EXPECT_EQ(w.master->run_all(Mode::tune, {j})[0].status, JobStatus::stored);  // tuned: skipped
   EXPECT_EQ(w.sink.trials.size(), keys.size());
+  // Skipped because the devices are tuned, not because of --resume (not given).
+  EXPECT_NE(w.progress.str().find("tune trapezoid 4096: stored: every device is tuned for it"), std::string::npos)
+      << w.progress.str();
+  EXPECT_EQ(w.progress.str().find("--resume"), std::string::npos) << w.progress.str();
   j.retune = true;
   j.max_trials = 3;
   EXPECT_TRUE(w.master->run_all(Mode::tune, {j})[0].ok());

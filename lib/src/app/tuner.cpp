@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -266,6 +268,24 @@ void Tuner::Impl::record_best(const SessionRecord& s, const TuneResult& res, det
   store->record_best(b);
 }
 
+// The online search's strategy and seed, chosen here and not by the one
+// resolver of a tuning request (session/tune_request.hpp), because online
+// tuning is another job: the resolver turns what a user gave for a kernel
+// or tuning file (a size text, a strategy, a seed, a budget, the file's
+// Search and Budget) into a problem and a search, and a Tuner has none of
+// these — it tunes the local size of an app's own cl_kernel at the NDRange
+// the app launches, with the budget of TunerOptions (online_max_trials,
+// online_max_time), in steps of a few trials per launch that resume from
+// the stored trials. Each step builds the searcher again and replays the
+// stored trials through TuneOptions::lookup, so the search must be
+// deterministic and good within about 12 trials: guided (NULL, the paper's
+// rule, then neighbours of the fastest shapes) is, whatever the size of the
+// space; "auto" (the CLI's default) would measure a space of up to 16 shapes
+// in its order and a large 3-D one by the portfolio, built for 20 or more
+// evaluations. docs/app.md and docs/architecture.md say the same.
+constexpr std::string_view kOnlineStrategy = "guided";
+constexpr std::uint64_t kOnlineSeed = 1;
+
 // One step of an online session: at most `max_new` configurations not yet
 // in the session's stored trials, within `time_left`; the step that ends
 // the search also runs the final rounds and stores the best. The app's
@@ -280,7 +300,7 @@ Tuner::Impl::OnlineStep Tuner::Impl::online_step(cl_command_queue queue, cl_kern
   std::map<std::string, Trial> done;
   for (const TrialRecord& r : store->trials(s.id)) done.emplace(to_string(r.local), from_record(r));
 
-  auto searcher = make_searcher("guided", 1);
+  auto searcher = make_searcher(kOnlineStrategy, kOnlineSeed);
   const unsigned max_trials = options.online_max_trials;
   const unsigned left = max_trials > done.size() ? max_trials - static_cast<unsigned>(done.size()) : 0;
   const unsigned budget = std::min(left, max_new);

@@ -3,9 +3,9 @@
 // each way: the worker's hello ({"ok":true,"target":..} or {"ok":false,
 // "kind":"compile"|"usage"|"error","error":..}); then per request either a
 // trial ({"params","local","timing"} → the trial's JSON form,
-// format/trial_json.hpp) or {"prepare":[params...]} → {"prepared":n}.
+// format/trial_json.hpp; the target and the timing in their forms of
+// format/target_json.hpp) or {"prepare":[params...]} → {"prepared":n}.
 // docs/tuning.md describes the isolation.
-#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 #include "evaluate/trial.hpp"
 #include "evaluate/trial_runner.hpp"
 #include "format/json.hpp"
+#include "format/target_json.hpp"
 #include "format/trial_json.hpp"
 #include "wstune/error.hpp"
 
@@ -23,72 +24,10 @@ namespace {
 
 using Clock = SocketClock;
 
-// ---- the worker's hello: the target as JSON ------------------------------------
-
-nlohmann::json target_json(const TuneTarget& t) {
-  return {{"kernel", t.kernel},
-          {"size", t.size},
-          {"global", to_json(t.global)},
-          {"problem", to_json(t.problem)},
-          {"any_shape", t.limits.any_shape},
-          {"priority", std::string(to_string(t.priority))},
-          {"max_work_group_size", t.limits.max_work_group_size},
-          {"kernel_work_group_size", t.limits.kernel_work_group_size},
-          {"max_work_item_sizes", t.limits.max_work_item_sizes},
-          {"local_mem_bytes", t.limits.local_mem_bytes},
-          {"kernel_local_mem_bytes", t.limits.kernel_local_mem_bytes},
-          {"local_mem_per_item_bytes", t.limits.local_mem_per_item_bytes},
-          {"pe_per_cu", t.pe_per_cu},
-          {"device_name", t.device_name},
-          {"device_id", t.device_id},
-          {"device_fingerprint", t.device_fingerprint},
-          {"device", to_json(t.device)}};
-}
-
-TuneTarget target_from(const nlohmann::json& j) {
-  TuneTarget t;
-  t.kernel = j.at("kernel").get<std::string>();
-  t.size = j.at("size").get<std::string>();
-  t.global = extent_from_json(j.at("global"));
-  t.problem = extent_from_json(j.at("problem"));
-  t.limits.any_shape = j.at("any_shape").get<bool>();
-  const auto pri = j.at("priority").get<std::string>();
-  t.priority = pri == "x" ? Priority::x : pri == "y" ? Priority::y : Priority::none;
-  t.limits.max_work_group_size = j.at("max_work_group_size").get<std::size_t>();
-  t.limits.kernel_work_group_size = j.at("kernel_work_group_size").get<std::size_t>();
-  t.limits.max_work_item_sizes = j.at("max_work_item_sizes").get<std::vector<std::size_t>>();
-  t.limits.local_mem_bytes = j.at("local_mem_bytes").get<std::uint64_t>();
-  t.limits.kernel_local_mem_bytes = j.at("kernel_local_mem_bytes").get<std::uint64_t>();
-  t.limits.local_mem_per_item_bytes = j.at("local_mem_per_item_bytes").get<std::uint64_t>();
-  t.pe_per_cu = j.at("pe_per_cu").get<unsigned>();
-  t.device_name = j.at("device_name").get<std::string>();
-  t.device_id = j.at("device_id").get<std::string>();
-  t.device_fingerprint = j.at("device_fingerprint").get<std::string>();
-  if (j.contains("device")) t.device = device_info_from_json(j.at("device"));
-  return t;
-}
-
-// ---- a trial request ----------------------------------------------------------------
+// ---- a trial request: the configuration and its timing (format/target_json.hpp) ----
 
 nlohmann::json trial_request(const Configuration& config, const TimingOptions& timing) {
-  // JSON has no NaN or infinity (nlohmann writes null, which the worker
-  // would refuse): a non-finite or negative bound means "off" (0).
-  auto bound = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
-  return {{"params", config.params},
-          {"local", to_json(config.local)},
-          {"timing",
-           {{"warmup", timing.warmup},
-            {"repetitions", timing.repetitions},
-            {"min_timed_ms", bound(timing.min_timed_ms)},
-            {"max_repetitions", timing.max_repetitions},
-            {"max_median_error", bound(timing.max_median_error)},
-            {"max_timed_ms", bound(timing.max_timed_ms)}}}};
-}
-
-TimingOptions timing_from(const nlohmann::json& j) {
-  return TimingOptions{j.at("warmup").get<unsigned>(),   j.at("repetitions").get<unsigned>(),
-                       j.value("min_timed_ms", 0.0),     j.value("max_repetitions", 0u),
-                       j.value("max_median_error", 0.0), j.value("max_timed_ms", 0.0)};
+  return {{"params", config.params}, {"local", to_json(config.local)}, {"timing", to_json(timing)}};
 }
 
 // ---- the worker process --------------------------------------------------------------
@@ -98,7 +37,7 @@ nlohmann::json start_runner(std::unique_ptr<TrialRunner>& runner, const KernelSp
                             const EvaluatorConfig& cfg) {
   try {
     runner = std::make_unique<TrialRunner>(spec, p, cfg);
-    return {{"ok", true}, {"target", target_json(runner->target())}};
+    return {{"ok", true}, {"target", to_json(runner->target())}};
   } catch (const BuildError& e) {
     return {{"ok", false}, {"kind", "compile"}, {"error", fmt::format("{}\n{}", e.what(), e.log())}};
   } catch (const UsageError& e) {
@@ -126,7 +65,7 @@ int worker_main(int fd, const KernelSpec& spec, const Problem& p, const Evaluato
       answer = {{"prepared", up.size()}};
     } else {
       const Configuration c{req.at("params"), local_from_json(req.at("local"))};
-      answer = to_json(runner->run(c, timing_from(req.at("timing"))));
+      answer = to_json(runner->run(c, timing_from_json(req.at("timing"), "the trial request's timing")));
     }
     if (!send_frame(fd, answer)) return 0;
   }
@@ -169,7 +108,12 @@ struct IsolatedEvaluator::Impl {
       }
       throw Error(fmt::format("the tuning worker failed to start: {}", err));
     }
-    target = target_from(hello.at("target"));
+    try {
+      target = tune_target_from_json(hello.at("target"), "the tuning worker's target");
+    } catch (const UsageError& e) {  // our own worker's answer: not the user's input
+      worker.stop(std::chrono::milliseconds(1000));
+      throw Error(fmt::format("malformed hello from the tuning worker: {}", e.what()));
+    }
   }
 
   // Sends `config` to the worker and takes its answer, or makes the trial a

@@ -1,5 +1,10 @@
 #include "format/json.hpp"
 
+#include <fmt/format.h>
+
+#include "format/json_input.hpp"
+#include "wstune/error.hpp"
+
 namespace wstune {
 
 using nlohmann::json;
@@ -13,6 +18,22 @@ json to_json(const Extent& e) {
 Extent extent_from_json(const json& j) {
   return Extent{j.at("x").get<std::size_t>(), j.value("y", std::size_t{1}), j.value("z", std::size_t{1}),
                 j.value("dims", 1u)};
+}
+
+Extent checked_extent_from_json(const json& j, std::string_view where, std::uint64_t max_dim) {
+  if (!j.is_object())
+    throw UsageError(fmt::format("{} is {}, not an extent {{\"x\":..,\"dims\":..}}", where, describe_json(j)));
+  const auto dims = static_cast<unsigned>(
+      j.contains("dims") ? whole_from_json(j.at("dims"), fmt::format("{}.dims", where), 1, 3) : 1);
+  if (!j.contains("x")) throw UsageError(fmt::format("{} has no field 'x'", where));
+  Extent e{1, 1, 1, dims};
+  const char* names[] = {"x", "y", "z"};
+  for (unsigned d = 0; d < 3; ++d) {
+    if (!j.contains(names[d])) continue;
+    const auto n = whole_from_json(j.at(names[d]), fmt::format("{}.{}", where, names[d]), 1, d < dims ? max_dim : 1);
+    e.at(d) = static_cast<std::size_t>(n);
+  }
+  return e;
 }
 
 json to_json(const LocalSize& l) {

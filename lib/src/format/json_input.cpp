@@ -130,6 +130,14 @@ std::string describe_json(const json& j, std::size_t max_chars) {
   return bounded(j.dump(), max_chars);
 }
 
+std::uint64_t whole_from_json(const json& j, std::string_view where, std::uint64_t min, std::uint64_t max) {
+  const bool negative = j.is_number_integer() && !j.is_number_unsigned() && j.get<std::int64_t>() < 0;
+  if (!j.is_number_integer() || negative || j.get<std::uint64_t>() < min || j.get<std::uint64_t>() > max) {
+    throw UsageError(fmt::format("{} is {}; give a whole number from {} to {}", where, describe_json(j), min, max));
+  }
+  return j.get<std::uint64_t>();
+}
+
 std::size_t json_depth(const json& j) {
   std::size_t deepest = 0;
   std::vector<std::pair<const json*, std::size_t>> todo{{&j, 0}};

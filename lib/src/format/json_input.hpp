@@ -9,6 +9,7 @@
 /// kMaxJsonDepth levels before it is built (issue 17, docs/store.md).
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,12 @@ std::string bounded(std::string_view text, std::size_t max_chars = kMaxQuotedCha
 /// (bounded()), arrays and objects as "an array of N element(s)" / "an object
 /// with N key(s)".
 std::string describe_json(const nlohmann::json& j, std::size_t max_chars = kMaxQuotedChars);
+
+/// `j` as a whole number from `min` to `max` (input from outside: a
+/// negative, fractional or out-of-range number is refused). Throws
+/// UsageError "<where> is V; give a whole number from MIN to MAX", `where`
+/// the JSON path.
+std::uint64_t whole_from_json(const nlohmann::json& j, std::string_view where, std::uint64_t min, std::uint64_t max);
 
 /// The nesting depth of `j` (see kMaxJsonDepth), computed without recursion.
 std::size_t json_depth(const nlohmann::json& j);

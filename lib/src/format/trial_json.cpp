@@ -2,9 +2,11 @@
 #include "format/trial_json.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -65,11 +67,14 @@ const json* optional(const json& j, const char* key) {
   return it == j.end() || it->is_null() ? nullptr : &*it;
 }
 
-double ms_field(const json& j, std::string_view where, const char* key) {
+bool finite_ms(const json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+}
+
+std::optional<double> ms_field(const json& j, std::string_view where, const char* key) {
   const json* v = optional(j, key);
-  if (!v) return 0;
-  if (!v->is_number() || !std::isfinite(v->get<double>()))
-    malformed(where, key, fmt::format("is {}, not a number of ms", describe_json(*v)));
+  if (!v) return std::nullopt;
+  if (!finite_ms(*v)) malformed(where, key, fmt::format("is {}; give a finite number of ms >= 0", describe_json(*v)));
   return v->get<double>();
 }
 
@@ -80,14 +85,9 @@ bool bool_field(const json& j, std::string_view where, const char* key) {
   return v->get<bool>();
 }
 
-std::optional<Extent> extent_field(const json& v, std::string_view where, const char* key) {
+std::optional<Extent> extent_field(const json& v, std::string_view where, const char* key, std::uint64_t max_dim) {
   if (v.is_null()) return std::nullopt;
-  try {
-    if (!v.is_object()) throw std::invalid_argument("not an object");
-    return extent_from_json(v);
-  } catch (const std::exception&) {
-    malformed(where, key, fmt::format("is {}, not an extent {{\"x\":..,\"dims\":..}} or null", describe_json(v)));
-  }
+  return checked_extent_from_json(v, fmt::format("{}.{}", where, key), max_dim);
 }
 
 TrialStatus status_field(const json& j, std::string_view where) {
@@ -101,17 +101,45 @@ TrialStatus status_field(const json& j, std::string_view where) {
   }
 }
 
-std::vector<double> samples_field(const json& j, std::string_view where) {
+std::vector<double> samples_field(const json& j, std::string_view where, TrialStatus status) {
   const json& s = required(j, where, "samples_ms");
   if (!s.is_array()) malformed(where, "samples_ms", fmt::format("is {}, not an array of ms", describe_json(s)));
   std::vector<double> out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!s[i].is_number())
-      malformed(where, fmt::format("samples_ms[{}]", i), fmt::format("is {}, not a number of ms", describe_json(s[i])));
+    if (!finite_ms(s[i])) {
+      malformed(where, fmt::format("samples_ms[{}]", i),
+                fmt::format("is {}; a kernel time is a finite number of ms >= 0", describe_json(s[i])));
+    }
     out.push_back(s[i].get<double>());
   }
+  if (status == TrialStatus::correct && out.empty())
+    malformed(where, "samples_ms", "is empty, but the trial is correct: it must have its samples");
   return out;
+}
+
+std::string error_field(const json& j, std::string_view where) {
+  const json* e = optional(j, "error");
+  if (!e) return {};
+  if (!e->is_string()) malformed(where, "error", fmt::format("is {}, not a string", describe_json(*e)));
+  return e->get<std::string>();
+}
+
+// What a Trial and a stored TrialRecord share, read into a TrialRecord
+// (a time absent or null stays unrecorded): the fields are read here only.
+TrialRecord read_measured(const json& j, std::string_view where) {
+  TrialRecord m;
+  const json* params = j.is_object() ? optional(j, "params") : nullptr;
+  m.params = params ? params_from_json(*params, fmt::format("{}.params", where)) : json::object();
+  m.local = extent_field(required(j, where, "local"), where, "local", kMaxLocalDim);
+  m.global = extent_field(j.value("global", json()), where, "global", kMaxGlobalDim);
+  m.status = status_field(j, where);
+  m.error = error_field(j, where);
+  m.samples_ms = samples_field(j, where, m.status);
+  m.compile_ms = ms_field(j, where, "compile_ms");
+  m.run_ms = ms_field(j, where, "run_ms");
+  m.verify_ms = ms_field(j, where, "verify_ms");
+  return m;
 }
 
 }  // namespace
@@ -139,25 +167,45 @@ json to_json(const TrialRecord& r) {
 }
 
 Trial trial_from_json(const json& j, std::string_view where) {
+  TrialRecord m = read_measured(j, where);
   Trial t;
-  t.params = required(j, where, "params");
-  if (!t.params.is_object())
-    malformed(where, "params", fmt::format("is {}, not an object of parameter values", describe_json(t.params)));
-  t.local = extent_field(required(j, where, "local"), where, "local");
-  t.global = extent_field(j.value("global", json()), where, "global");
-  t.status = status_field(j, where);
-  if (const json* e = optional(j, "error")) {
-    if (!e->is_string()) malformed(where, "error", fmt::format("is {}, not a string", describe_json(*e)));
-    t.error = e->get<std::string>();
-  }
-  t.kernel.ms = samples_field(j, where);
-  t.compile_ms = ms_field(j, where, "compile_ms");
-  t.run_wall_ms = ms_field(j, where, "run_ms");
-  t.verify_ms = ms_field(j, where, "verify_ms");
-  t.wall_ms = ms_field(j, where, "wall_ms");
+  t.params = std::move(m.params);
+  t.local = m.local;
+  t.global = m.global;
+  t.status = m.status;
+  t.error = std::move(m.error);
+  t.kernel.ms = std::move(m.samples_ms);
+  t.compile_ms = m.compile_ms.value_or(0);
+  t.run_wall_ms = m.run_ms.value_or(0);
+  t.verify_ms = m.verify_ms.value_or(0);
+  t.wall_ms = ms_field(j, where, "wall_ms").value_or(0);
   t.verified = bool_field(j, where, "verified");
   t.from_store = bool_field(j, where, "from_store");
   return t;
+}
+
+TrialRecord trial_record_from_json(const json& j, std::string_view where) {
+  TrialRecord r = read_measured(j, where);
+  const json& created = required(j, where, "created_at");
+  if (!created.is_string()) {
+    malformed(where, "created_at",
+              fmt::format("is {}, not a UTC time such as \"2026-01-01T00:00:00.000Z\"", describe_json(created)));
+  }
+  r.created_at = created.get<std::string>();
+  return r;
+}
+
+json params_from_json(const json& j, std::string_view where) {
+  if (!j.is_object())
+    throw UsageError(fmt::format("{} is {}, not an object of parameter values", where, describe_json(j)));
+  for (const auto& [name, v] : j.items()) {
+    if (!(v.is_number() || v.is_boolean() || v.is_string()) ||
+        (v.is_number_float() && !std::isfinite(v.get<double>()))) {
+      throw UsageError(
+          fmt::format("{}.{} is {}, not a number, bool or string", where, bounded(name, 32), describe_json(v)));
+    }
+  }
+  return j;
 }
 
 }  // namespace wstune

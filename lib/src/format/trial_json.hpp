@@ -30,11 +30,27 @@ nlohmann::json to_json(const Trial& t);
 nlohmann::json trial_report_json(const Trial& t);
 
 /// Inverse of to_json(Trial) (a report's or a stored record's extra keys
-/// are ignored). "params", "local", "status" and "samples_ms" are required;
-/// "global", "error", the times (null = 0) and the booleans may be absent.
+/// are ignored): the one reader of a trial's JSON form, for a worker's
+/// answer, a daemon message and, through trial_record_from_json(), the
+/// store's import. "local", "status" and "samples_ms" are required;
+/// "params" (absent: {}, a kernel without parameters or an export of format
+/// version 1), "global", "error", the times (null = 0) and the booleans may
+/// be absent. Checked: params_from_json(); local and global as
+/// checked_extent_from_json() (at most kMaxLocalDim, kMaxGlobalDim); every
+/// sample and time a finite number of ms >= 0; a correct trial has samples.
 /// Throws UsageError "<where>.<key> ..." naming the JSON path of the first
 /// malformed or missing field (`where` names the document, e.g. "trial").
 Trial trial_from_json(const nlohmann::json& j, std::string_view where);
+
+/// Inverse of to_json(TrialRecord): the fields trial_from_json() reads
+/// (a time that is null or absent stays unrecorded) plus the required
+/// "created_at" string. Throws UsageError as trial_from_json().
+TrialRecord trial_record_from_json(const nlohmann::json& j, std::string_view where);
+
+/// Tuning parameter values at `where`: an object of name -> number (finite),
+/// bool or string, returned as given. Throws UsageError naming the JSON
+/// path of the first value that is none of these.
+nlohmann::json params_from_json(const nlohmann::json& j, std::string_view where);
 
 /// A stored trial as JSON: the keys to_json(Trial) shares with it
 /// ("params", "local", "global", "status", "error", "samples_ms",

@@ -240,13 +240,20 @@ json Store::export_json() const {
 
 namespace {
 
-// The largest NDRange dimension and local size dimension imported: beyond
-// them no OpenCL device runs a kernel, and 2^40 stays exact in a double.
-constexpr std::uint64_t kMaxGlobalDim = std::uint64_t{1} << 40;
-constexpr std::uint64_t kMaxLocalDim = std::uint64_t{1} << 32;
-
 [[noreturn]] void bad(const std::string& where, const std::string& what) {
   throw UsageError(fmt::format("import: {} {}; the file is malformed (format: docs/store.md)", where, what));
+}
+
+// What `read()` reads with one of the format's readers (format/json.hpp,
+// format/trial_json.hpp), its UsageError ("<path> <what>") given import's
+// prefix and fix.
+template <class Read>
+auto read_as_import(Read read) {
+  try {
+    return read();
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("import: {}; the file is malformed (format: docs/store.md)", e.what()));
+  }
 }
 
 const json& member(const json& j, const char* key, const std::string& where) {
@@ -291,11 +298,7 @@ std::optional<double> opt_number(const json& j, const char* key, const std::stri
 }
 // A whole number in [min, max].
 std::uint64_t whole(const json& v, const std::string& where, std::uint64_t min, std::uint64_t max) {
-  const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
-  if (!v.is_number_integer() || negative || v.get<std::uint64_t>() < min || v.get<std::uint64_t>() > max) {
-    bad(where, fmt::format("is {}; give a whole number from {} to {}", describe_json(v), min, max));
-  }
-  return v.get<std::uint64_t>();
+  return read_as_import([&] { return whole_from_json(v, where, min, max); });
 }
 std::optional<std::int64_t> opt_whole(const json& j, const char* key, const std::string& where) {
   if (!has_value(j, key)) return std::nullopt;
@@ -319,23 +322,9 @@ const json& array(const json& j, const char* key, const std::string& where) {
   return v;
 }
 
-// An extent {"x":..,"y":..,"z":..,"dims":..} with every dimension in
-// [1, max]; y (z) must be 1 or absent below 2 (3) dimensions.
+// The extent at `where` (format/json.hpp's checked reader).
 Extent extent(const json& v, const std::string& where, std::uint64_t max) {
-  if (!v.is_object()) bad(where, fmt::format("is {}, not an extent {{\"x\":..,\"dims\":..}}", describe_json(v)));
-  const std::uint64_t dims = v.contains("dims") ? whole(v.at("dims"), where + ".dims", 1, 3) : 1;
-  Extent e{1, 1, 1, static_cast<unsigned>(dims)};
-  const char* names[] = {"x", "y", "z"};
-  for (unsigned d = 0; d < 3; ++d) {
-    const bool needed = d == 0;
-    if (!v.contains(names[d])) {
-      if (needed) bad(where, "has no field 'x'");
-      continue;
-    }
-    const std::uint64_t n = whole(v.at(names[d]), where + "." + names[d], 1, d < dims ? max : 1);
-    (d == 0 ? e.x : d == 1 ? e.y : e.z) = static_cast<std::size_t>(n);
-  }
-  return e;
+  return read_as_import([&] { return checked_extent_from_json(v, where, max); });
 }
 std::optional<Extent> opt_extent(const json& j, const char* key, bool required, const std::string& where,
                                  std::uint64_t max) {
@@ -379,38 +368,7 @@ ProblemKey problem_of(const json& j, const std::string& where) {
 }
 json params_of(const json& j, const std::string& where) {
   if (!j.contains("params")) return json::object();  // format version 1
-  const json& p = j.at("params");
-  if (!p.is_object()) bad(where + ".params", fmt::format("is {}, not an object", describe_json(p)));
-  for (const auto& [name, v] : p.items()) {
-    if (!(v.is_number() || v.is_boolean() || v.is_string()) ||
-        (v.is_number_float() && !std::isfinite(v.get<double>()))) {
-      bad(where + ".params." + bounded(name, 32), fmt::format("is {}, not a number, bool or string", describe_json(v)));
-    }
-  }
-  return p;
-}
-std::vector<double> samples_of(const json& j, bool correct, const std::string& where) {
-  const json& s = array(j, "samples_ms", where);
-  std::vector<double> out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!s[i].is_number() || !std::isfinite(s[i].get<double>()) || s[i].get<double>() < 0) {
-      bad(fmt::format("{}.samples_ms[{}]", where, i),
-          fmt::format("is {}; a kernel time is a finite number of ms ≥ 0", describe_json(s[i])));
-    }
-    out.push_back(s[i].get<double>());
-  }
-  if (correct && out.empty())
-    bad(where + ".samples_ms", "is empty, but the trial is correct: it must have its samples");
-  return out;
-}
-TrialStatus status_of(const json& j, const std::string& where) {
-  const std::string s = text(j, "status", where);
-  for (auto st : {TrialStatus::correct, TrialStatus::compile, TrialStatus::runtime, TrialStatus::constraints,
-                  TrialStatus::correctness, TrialStatus::timeout})
-    if (to_string(st) == s) return st;
-  bad(where + ".status",
-      fmt::format("is {}; use correct, compile, runtime, constraints, correctness or timeout", describe_json(s)));
+  return read_as_import([&] { return params_from_json(j.at("params"), where + ".params"); });
 }
 DeviceInfo device_of(const json& j, const std::string& where) {
   if (!j.is_object()) bad(where, fmt::format("is {}, not a device object", describe_json(j)));
@@ -558,20 +516,12 @@ std::vector<DeviceInfo> read_devices(const json& jd, ImportRefs& refs) {
   });
 }
 
-// One trial at `tw` of a session whose problem's NDRange is `problem_global`.
+// One trial at `tw` of a session whose problem's NDRange is `problem_global`:
+// the trial's one JSON form (format/trial_json.hpp), its local size checked
+// against the NDRange it ran.
 TrialRecord read_trial(const json& j, const Extent& problem_global, const std::string& tw) {
-  TrialRecord t;
-  t.params = params_of(j, tw);
-  t.local = opt_extent(j, "local", true, tw, kMaxLocalDim);
-  t.global = opt_extent(j, "global", false, tw, kMaxGlobalDim);
-  t.status = status_of(j, tw);
+  TrialRecord t = read_as_import([&] { return trial_record_from_json(j, tw); });
   check_local(t.local, t.global.value_or(problem_global), t.status == TrialStatus::correct, tw);
-  t.error = text(j, "error", tw);
-  t.samples_ms = samples_of(j, t.status == TrialStatus::correct, tw);
-  t.compile_ms = opt_number(j, "compile_ms", tw);
-  t.run_ms = opt_number(j, "run_ms", tw);
-  t.verify_ms = opt_number(j, "verify_ms", tw);
-  t.created_at = text(j, "created_at", tw);
   return t;
 }
 

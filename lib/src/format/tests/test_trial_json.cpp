@@ -2,8 +2,12 @@
 // round trips, the keys the two forms share, and errors naming the JSON path.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "format/trial_json.hpp"
 #include "wstune/error.hpp"
@@ -43,6 +47,27 @@ std::string error_of(const json& j) {
     return e.what();
   }
   return "(no error)";
+}
+
+std::string record_error_of(const json& j) {
+  try {
+    (void)trial_record_from_json(j, "sessions[0].trials[1]");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TrialRecord full_record() {
+  TrialRecord r;
+  r.params = json{{"WPT", 2}};
+  r.local = Extent{32, 8, 2};
+  r.global = Extent{1024, 512, 2};
+  r.status = TrialStatus::correct;
+  r.samples_ms = {2.5, 2.0};
+  r.run_ms = 7.0;
+  r.created_at = "2026-01-01T00:00:00.000Z";
+  return r;
 }
 
 TEST(TrialJson, RoundTripsEveryField) {
@@ -136,6 +161,65 @@ TEST(TrialJson, MalformedInputNamesTheJsonPath) {
   j = good;
   j["verified"] = 1;
   EXPECT_NE(error_of(j).find("trial.verified is 1"), std::string::npos) << error_of(j);
+}
+
+// The store's import reads each stored trial with the one reader: the
+// stored form round-trips, unrecorded times stay unrecorded.
+TEST(TrialJson, AStoredTrialRoundTripsThroughTheOneReader) {
+  const TrialRecord r = full_record();
+  const TrialRecord back = trial_record_from_json(to_json(r), "trial");
+  EXPECT_EQ(to_json(back), to_json(r));  // every field of the stored form
+  EXPECT_EQ(back.run_ms, r.run_ms);
+  EXPECT_FALSE(back.compile_ms.has_value()) << "not recorded stays not recorded, not 0";
+  EXPECT_FALSE(back.verify_ms.has_value());
+  EXPECT_EQ(back.created_at, r.created_at);
+}
+
+TEST(TrialJson, AStoredTrialNeedsItsTimeOfRecordingAndATrialDoesNot) {
+  json j = to_json(full_record());
+  j.erase("created_at");
+  EXPECT_NE(record_error_of(j).find("sessions[0].trials[1] has no field 'created_at'"), std::string::npos)
+      << record_error_of(j);
+  EXPECT_EQ(trial_from_json(j, "trial").kernel.ms, full_record().samples_ms);
+  j["created_at"] = 5;
+  EXPECT_NE(record_error_of(j).find("sessions[0].trials[1].created_at is 5"), std::string::npos) << record_error_of(j);
+}
+
+// Version 1 exports and kernels without parameters: no "params" is {}.
+TEST(TrialJson, AbsentParamsAreNone) {
+  json j = to_json(full_record());
+  j.erase("params");
+  EXPECT_EQ(trial_record_from_json(j, "trial").params, json::object());
+  EXPECT_EQ(trial_from_json(j, "trial").params, json::object());
+}
+
+// What the store cannot hold is refused by the one reader, for a worker's
+// answer as for an import (issue 17's checks, now in one place).
+TEST(TrialJson, WhatNoDeviceRunsIsRefusedWithItsPath) {
+  const json good = to_json(full_record());
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases{
+      {[](json& j) { j["local"]["x"] = -8; }, "sessions[0].trials[1].local.x is -8; give a whole number from 1 to"},
+      {[](json& j) { j["local"]["x"] = (std::uint64_t{1} << 32) + 1; }, "sessions[0].trials[1].local.x is"},
+      {[](json& j) { j["global"]["dims"] = 4; }, "sessions[0].trials[1].global.dims is 4"},
+      {[](json& j) {
+         j["global"] = {{"x", 8}, {"y", 2}, {"dims", 1}};
+       },
+       "sessions[0].trials[1].global.y is 2"},
+      {[](json& j) { j["samples_ms"][1] = -1.5; }, "sessions[0].trials[1].samples_ms[1] is -1.5"},
+      {[](json& j) { j["samples_ms"] = json::array(); }, "sessions[0].trials[1].samples_ms is empty"},
+      {[](json& j) { j["run_ms"] = -2; }, "sessions[0].trials[1].run_ms is -2"},
+      {[](json& j) { j["params"]["WPT"] = json::array(); }, "sessions[0].trials[1].params.WPT is an array"},
+      {[](json& j) { j["error"] = 3; }, "sessions[0].trials[1].error is 3"},
+  };
+  for (const auto& [edit, want] : cases) {
+    json j = good;
+    edit(j);
+    EXPECT_NE(record_error_of(j).find(want), std::string::npos) << record_error_of(j) << "\nwant: " << want;
+  }
+  json failed = good;
+  failed["status"] = "compile";
+  failed["samples_ms"] = json::array();
+  EXPECT_EQ(trial_record_from_json(failed, "trial").status, TrialStatus::compile) << "a failed trial has no samples";
 }
 
 }  // namespace
