@@ -8,7 +8,7 @@
 # wstune.Split (examples' reduction.json), which wstuned plans as `wstune
 # split` does (it refused it before) and whose job then fails naming
 # wstune.Split, as `wstune split --run` fails; the report's fractions are
-# the blocks' shares. Usage: split_paths_test.sh MPIEXEC NPFLAG WSTUNED WSTUNE SHARE
+# the blocks' shares; on one worker that file runs whole, unchunked. Usage: split_paths_test.sh MPIEXEC NPFLAG WSTUNED WSTUNE SHARE
 set -uo pipefail
 MPIEXEC=$1 NPFLAG=$2 WSTUNED=$3 WSTUNE=$4 SHARE=$5
 source "$(dirname "$0")/daemon_test_lib.sh"
@@ -56,4 +56,16 @@ print(f"ok: {name}: both {cli_units} along {cli['dim']}, wstuned {status}")
 PY
   n=$((n + 1))
 done
-echo "ok: $n splits planned alike by wstune split and wstuned run"
+# One worker runs a file without wstune.Split whole (local rule: its __local
+# argument is sized from the local size), even under the default
+# overlap (2 chunks): a kernel that cannot run part of its range is not chunked.
+"$MPIEXEC" "$NPFLAG" 2 "$WSTUNED" run --kernel-file "$REDUCTION" --size 10007 --local rule -r 1 --no-store --json \
+  --timeout 120 >"$TMP/out" 2>"$TMP/err" || fail "reduction on one worker: wstuned exited $? ($(tail -3 "$TMP/err"))"
+python3 - "$TMP/out" <<'PY' || fail "reduction on one worker did not run whole and verify"
+import json, sys
+text = open(sys.argv[1]).read()
+job = json.loads(text[text.index("{"):])["jobs"][0]
+assert job["status"] == "ok" and job["verified"], job
+assert [p.get("chunks", 1) for p in job["parts"]] == [1], job["parts"]
+PY
+echo "ok: $n splits planned alike by wstune split and wstuned run; a file without wstune.Split runs whole on one worker"

@@ -242,6 +242,12 @@ class KernelSpec {
   /// took 7.2 ms against 4.3 ms whole, 3.9 ms of it the merge
   /// (docs/results/transfers_h100). Default false.
   [[nodiscard]] virtual bool merges_blocks() const { return false; }
+  /// Whether a block smaller than the whole range can run (a tuning file
+  /// without wstune.Split cannot: its buffers' ranges are unknown). A kernel
+  /// that cannot runs whole: overlapped runs keep its block in one chunk, and
+  /// a split that gives a device part of it fails naming what is missing.
+  /// Default true.
+  [[nodiscard]] virtual bool runs_slices() const { return true; }
   /// Combines placed blocks into the final outputs (sort merges the sorted
   /// runs; trapezoid adds the partial sums; others do nothing).
   virtual void finish(const Problem& p, const std::vector<Block>& blocks, std::vector<HostBuffer>& full) const;

@@ -245,7 +245,7 @@ bool blocks_tile(const std::vector<Block>& blocks, unsigned dim, std::size_t tot
 
 std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, const Block& b, unsigned overlap,
                                   const LocalSize& local) {
-  if (overlap < 2 || spec.merges_blocks()) return {};
+  if (overlap < 2 || spec.merges_blocks() || !spec.runs_slices()) return {};
   auto blocks = chunk_blocks(b, overlap, split_granularity(spec, p, b.dim, local));
   if (blocks.size() < 2) blocks.clear();
   return blocks;

@@ -175,7 +175,7 @@ std::vector<Block> chunk_blocks(const Block& b, std::size_t count, std::size_t g
 /// b.dim, local); empty, so the block runs whole, when `overlap` is below 2,
 /// the block holds fewer than two granules, or the kernel merges its blocks
 /// on the host (KernelSpec::merges_blocks: a merge per chunk costs more than
-/// the overlap gains).
+/// the overlap gains) or cannot run a part of its range (KernelSpec::runs_slices).
 std::vector<Block> overlap_blocks(const KernelSpec& spec, const Problem& p, const Block& b, unsigned overlap,
                                   const LocalSize& local);
 

@@ -327,6 +327,7 @@ class DescribedKernel final : public KernelSpec {
   }
   LocalSize parameter_local(const Problem& p) const override { return c_.local_size(p.n, params_of(p)); }
   bool guards_bounds() const override { return c_.file.guards_bounds; }
+  bool runs_slices() const override { return c_.split.has_value(); }
   bool null_local_allowed() const override {
     return std::none_of(c_.local_depends_on_local_size.begin(), c_.local_depends_on_local_size.end(),
                         [](bool b) { return b; });
