@@ -42,7 +42,9 @@ nlohmann::json target_json(const TuneTarget& t) {
           {"device_name", t.device_name},
           {"device_id", t.device_id},
           {"device_fingerprint", t.device_fingerprint},
-          {"device", to_json(t.device)}};
+          {"device", to_json(t.device)},
+          {"reference_params", t.reference_params},
+          {"rejected_references", t.rejected_references}};
 }
 
 TuneTarget target_from(const nlohmann::json& j) {
@@ -65,6 +67,9 @@ TuneTarget target_from(const nlohmann::json& j) {
   t.device_id = j.at("device_id").get<std::string>();
   t.device_fingerprint = j.at("device_fingerprint").get<std::string>();
   if (j.contains("device")) t.device = device_info_from_json(j.at("device"));
+  t.reference_params = j.value("reference_params", nlohmann::json::object());
+  if (j.contains("rejected_references"))
+    t.rejected_references = j.at("rejected_references").get<std::vector<nlohmann::json>>();
   return t;
 }
 

@@ -214,12 +214,31 @@ class DeviceRunner {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Which configuration's outputs reference_outputs() took.
+struct ReferenceChoice {
+  /// The parameters whose outputs are the reference: the kernel's reference
+  /// configuration (KernelSpec::reference_params()), or the first valid
+  /// configuration after it that built and ran; {} for a CPU reference.
+  nlohmann::json params = nlohmann::json::object();
+  /// The parameter sets tried before `params`, each of which failed to build
+  /// or run on the device (in the order tried), and why.
+  std::vector<std::pair<nlohmann::json, std::string>> rejected;
+};
+
+/// At most this many configurations are tried as the reference (the kernel's
+/// reference configuration and the valid ones after it).
+inline constexpr std::size_t kReferenceAttempts = 32;
+
 /// The whole problem's expected outputs: the kernel's CPU reference, or, for
 /// a kernel without one, the outputs of its reference configuration
-/// (KernelSpec::reference_params()) run on `runner`'s device. Throws Error
-/// when the reference configuration fails.
-std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p,
-                                          const std::vector<HostBuffer>& inputs);
+/// (KernelSpec::reference_params()) run on `runner`'s device. When that
+/// configuration does not build or run there, the next valid configurations
+/// in the parameters' order (the last parameter fastest, wrapping round; those
+/// the kernel's constraints allow) are tried in turn and the first that runs
+/// is the reference: `choice` (when not null) says which, and which failed.
+/// Throws Error when none of kReferenceAttempts runs.
+std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                          ReferenceChoice* choice = nullptr);
 
 /// Places block `b`'s outputs into whole outputs, finishes them
 /// (KernelSpec::finish) and verifies them against `ref`.
