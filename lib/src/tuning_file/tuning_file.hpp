@@ -93,8 +93,10 @@ struct TuningFileReference {
   std::string name;    ///< its name
   std::string target;  ///< the written vector argument it checks (TargetName)
   Fill fill;           ///< the expected contents
-  ValidationMethod method = ValidationMethod::side_by_side_relative;  ///< the comparison
-  double threshold = 1e-4;                                            ///< ValidationThreshold
+  /// The comparison; SideBySideComparison when the file names none (KTT's
+  /// default, the one reader of ReferenceArguments).
+  ValidationMethod method = ValidationMethod::side_by_side;
+  double threshold = 1e-4;  ///< ValidationThreshold
 };
 
 /// A read and validated tuning file. Every expression parsed, every name

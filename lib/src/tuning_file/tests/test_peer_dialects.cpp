@@ -176,12 +176,15 @@ TEST(PeerDialects, DefaultsNameTheReferenceWhereGiven) {
   EXPECT_EQ(read_tuning_file(f.tuning(j, src, "d")).reference_params, (json{{"A", 1}, {"B", 1}, {"C", 5}}));
 }
 
-TEST(PeerDialects, ValuesConditionsSearchBudgetAndDeviceDialects) {
+TEST(PeerDialects, ValuesConditionsSearchBudgetDeviceAndReferenceDialects) {
   Files f;
   json j = file_1d(json::array({{{"Name", "T"}, {"Type", "int"}, {"Values", "(1, 2, 4)"}},
                                 {{"Name", "R"}, {"Type", "int"}, {"Values", "range(3, 9, 2)"}},
                                 {{"Name", "D"}, {"Type", "double"}, {"Values", "[0.5]"}}}),
                    json::array({vector_arg("out", "WriteOnly")}), {{"Device", {{"Name", "1"}}}});
+  // KTT's default comparison for a reference that names none.
+  j["KernelSpecification"]["ReferenceArguments"] =
+      json::array({{{"Name", "r"}, {"TargetName", "out"}, {"FillType", "Constant"}, {"FillValue", 0.0}}});
   // KTT binds only Parameters; Kernel Tuner does not read them: a stale name is no error.
   j["ConfigurationSpace"]["Conditions"] =
       json::array({{{"Expression", "T <= R"}, {"Parameters", {"T", "R", "old_name"}}}});
@@ -195,6 +198,9 @@ TEST(PeerDialects, ValuesConditionsSearchBudgetAndDeviceDialects) {
   EXPECT_EQ(t.search_seed, 7u);
   EXPECT_EQ(t.budget_count, 20u);
   EXPECT_EQ(t.device, "0:1") << "Kernel Tuner's Device Name is its device number";
+  ASSERT_EQ(t.references.size(), 1u);
+  EXPECT_EQ(t.references[0].method, ValidationMethod::side_by_side);
+  EXPECT_EQ(t.references[0].threshold, 1e-4);
 }
 
 // ---- runs on PoCL -----------------------------------------------------------------------
