@@ -172,7 +172,7 @@ Extent DeviceRunner::launch_global(const Problem& p, const Block& b, const Local
   return round_up(g, *local);
 }
 
-std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local) {
+std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local, bool kernel_limit) {
   auto& m = *impl_;
   const Variant& v = m.variant_for(p, b, local);
   if (!v.error.empty()) return v.error;
@@ -208,7 +208,8 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
                          info.max_work_item_sizes[d], d);
     }
   }
-  const std::size_t limit = std::min(v.info.work_group_size, info.max_work_group_size);
+  const std::size_t limit =
+      kernel_limit ? std::min(v.info.work_group_size, info.max_work_group_size) : info.max_work_group_size;
   if (local->count() > limit) {
     return fmt::format(
         "local size {} has {} work-items, above the limit {} (min of device max "
@@ -342,7 +343,10 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.wall_ms = ms_since(t0);
     return r;
   }
-  if (std::string why = check_local(p, b, local); !why.empty()) {
+  // The build's CL_KERNEL_WORK_GROUP_SIZE is not checked before the launch:
+  // a driver that reports less than it runs (NVIDIA's 256) decides at the
+  // launch, and a refusal there is the configuration's constraints status.
+  if (std::string why = check_local(p, b, local, false); !why.empty()) {
     r.status = TrialStatus::constraints;
     r.error = why;
     r.wall_ms = ms_since(t0);
@@ -372,6 +376,14 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   } catch (const ClError& e) {
     r.status = Impl::failure_status(e);
     r.error = e.what();
+    if (local && local->count() > v.info.work_group_size &&
+        (e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_OUT_OF_RESOURCES)) {
+      r.status = TrialStatus::constraints;
+      r.error = fmt::format(
+          "local size {} has {} work-items, above the kernel's CL_KERNEL_WORK_GROUP_SIZE {}, and the "
+          "launch was refused: {}",
+          to_string(local), local->count(), v.info.work_group_size, e.what());
+    }
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
   } catch (const std::exception& e) {  // e.g. a __local size expression that does not evaluate

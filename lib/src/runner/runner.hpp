@@ -146,11 +146,13 @@ class DeviceRunner {
   /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
   /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or
   /// the device runs non-uniform work-groups, above the max work-item sizes, a
-  /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE),
-  /// local memory beyond the device's, or not the kernel's
-  /// reqd_work_group_size. Builds the configuration's program when needed; a
-  /// build failure gives its log.
-  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local);
+  /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE
+  /// of the configuration's own build; the device's alone when
+  /// `kernel_limit` is false), local memory beyond the device's, or not the
+  /// kernel's reqd_work_group_size. Builds the configuration's program when
+  /// needed; a build failure gives its log.
+  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local,
+                                        bool kernel_limit = true);
 
   /// The NDRange launched for `b` with `local`: the block's NDRange, rounded
   /// up to a multiple of `local` when the kernel guards its bounds and the
@@ -168,8 +170,12 @@ class DeviceRunner {
   /// `local`, reads the outputs once (unless `read_outputs` is false: then
   /// RunResult::outputs are empty buffers, e.g. for a configuration already
   /// verified). Never throws for a failing configuration: the status says
-  /// compile (the build log), constraints (check_local refused it) or runtime
-  /// (an OpenCL error). The caller verifies the outputs (status stays correct
+  /// compile (the build log), constraints (check_local refused it, or the
+  /// launch of a group larger than the build's CL_KERNEL_WORK_GROUP_SIZE was
+  /// refused) or runtime (an OpenCL error). A group above the build's
+  /// CL_KERNEL_WORK_GROUP_SIZE but within the device's maximum is launched
+  /// and the driver decides: NVIDIA's reports 256 for kernels it runs with
+  /// 1,024 work-items (issue 36; docs/tuning-files.md). The caller verifies the outputs (status stays correct
   /// until then). RunResult::compile_ms is the build's time the first time a
   /// build is used (prebuilt or not), else 0. Outputs not redirected by
   /// read_into() are read into new, unzeroed memory from `output_memory`
