@@ -56,6 +56,9 @@ for t in d["trials"]:
 bad = [t for t in d["trials"]
        if t["status"] not in ("correct", "compile", "constraints") and not (t["status"] == "correctness" and not comparable(t))]
 built = [t for t in d["trials"] if t["status"] == "correct"]
+if d["configurations"] != d["space_size"] + 1:  # counted as users count them: the baseline included
+    print(f"FAIL: {path}: configurations {d['configurations']} is not the space {d['space_size']} and the baseline")
+    sys.exit(1)
 if bad or d["best"]["status"] != "correct" or not built:
     print(f"FAIL: {path}: best {d['best']['status']}, trials {counts}")
     for t in bad:
@@ -86,6 +89,14 @@ tune "$C/kernel_tuner/vector_add.json"
 tune "$C/kernel_tuner/reduction.json" --size N=8000000 --max-evals 6 --time-limit 20
 tune "$C/kernel_tuner/stencil.json" --max-evals 8 --time-limit 15
 tune "$C/kernel_tuner/convolution.json" --max-evals 3 --time-limit 25
+
+# The text counts the configurations as Kernel Tuner does: all 15 block sizes, the reference among them.
+if "$W" tune --kernel-file "$C/kernel_tuner/test_cache_file_T1_input.json" --device cpu --no-store --max-evals 2 \
+     --repeat 1 --min-time 0 --median-error 0 2>/dev/null | grep -q "15 configurations (the baseline included)"; then
+  echo "ok: the text counts 15 configurations"
+else
+  echo "FAIL: the text does not count 15 configurations (the baseline included)"; fails=$((fails+1))
+fi
 
 [ $fails -eq 0 ] && echo "conformance: all passed" || echo "conformance: $fails failed"
 exit $fails
