@@ -152,7 +152,8 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
                  {"pe_per_cu", tg.pe_per_cu},
                  {"max_items", tg.limits.max_items()}};
   j["strategy"] = r.strategy;
-  j["space_size"] = r.space_size;
+  j["space_size"] = r.space_size;          // the search space, the baseline excluded
+  j["configurations"] = r.space_size + 1;  // as the text counts them: the baseline (reference) included
   j["max_evals"] = a.max_evals;
   j["evaluations"] = r.evaluations;
   j["tiebreak_trials"] = r.tiebreak_trials;
@@ -173,8 +174,11 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
 void print_table(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
-  std::cout << fmt::format("{} {} on {} ({}), global {}, {} configurations, strategy {}\n", tg.kernel, p.text,
-                           tg.device_name, tg.device_id, to_string(tg.global), r.space_size, r.strategy);
+  // Configurations as users count them (Kernel Tuner counts a tuning file's
+  // reference configuration among them): the baseline included.
+  std::cout << fmt::format("{} {} on {} ({}), global {}, {} configurations (the baseline included), strategy {}\n",
+                           tg.kernel, p.text, tg.device_name, tg.device_id, to_string(tg.global), r.space_size + 1,
+                           r.strategy);
   Table t({"config", "configuration", "median ms", "min ms", "samples", "best/this", "status"});
   auto row = [&](const char* name, const Trial& tr) {
     const double b = r.best.median_ms();

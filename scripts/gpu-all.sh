@@ -10,8 +10,9 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# daemon-paper daemon-shared peers paper store transfers examples prime tunecost showcase tables (in the
-# order given). transfers: pinned bandwidth and the split's transfers
+# daemon-paper daemon-shared peers conformance paper store transfers examples prime tunecost showcase tables (in the
+# order given). conformance: scripts/bench-conformance-gpu.sh (issue 36; CONFORMANCE_KERNELS splits the five
+# examples over calls when STEP_TIMEOUT is short). transfers: pinned bandwidth and the split's transfers
 # (issue 18; TRANSFERS_OUT and bench-transfers.sh's SETS, TAGS, OVERLAP, PASSES); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
 # tuner's time per trial beyond the kernel runs on large buffers (issue 15);
@@ -96,6 +97,9 @@ for step in "$@"; do
         --gpus "${SHARED_GPUS:-1:0,1:1}" ${SHARED_ARGS:-} ;;
     peers)
       logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
+    conformance)  # issue 36: Kernel Tuner's five OpenCL examples, wstune vs Kernel Tuner's T1 reader
+      logged conformance 30 scripts/bench-conformance-gpu.sh --build build-gpu --tag h100 \
+        --kernels "${CONFORMANCE_KERNELS:-vector_add,reduction,stencil,matmul,convolution}" ;;
     paper)
       logged paper 30 scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} ;;
     store)

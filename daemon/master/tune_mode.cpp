@@ -177,8 +177,14 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   const json& first = ready[std::to_string(group.front())];
   const DeviceInfo& device = *worker(group.front()).device;
   // The master builds the same target and space the workers built.
-  const TuneTarget target = make_tune_target(spec, device, first.at("kernel_work_group_size").get<std::size_t>(),
-                                             first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
+  TuneTarget target = make_tune_target(spec, device, first.at("kernel_work_group_size").get<std::size_t>(),
+                                       first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
+  // The reference the worker took when the kernel's own did not build or run there.
+  ReferenceChoice choice;
+  choice.params = first.value("reference_params", json::object());
+  if (first.contains("rejected_references"))
+    for (const auto& params : first.at("rejected_references")) choice.rejected.emplace_back(params, "");
+  apply_reference(target, spec, p, spec.whole(p), choice);
   SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
   if (space.size() != first.at("space_size").get<std::size_t>()) {
     throw SearchAborted(

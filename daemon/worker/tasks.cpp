@@ -22,15 +22,23 @@ namespace {
 // trial is also verified against the CPU reference.
 class BlockEvaluator final : public Evaluator {
  public:
-  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference)
+  BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference,
+                 const ReferenceChoice& choice = {})
       : runner_(runner),
         p_(p),
         b_(b),
         reference_(std::move(reference)),
-        target_(make_tune_target(runner, p, b)),
+        target_(reference_target(runner, p, b, choice)),
         space_(make_search_space(runner.spec(), p, b, target_)) {}
   const TuneTarget& target() const override { return target_; }
   const SearchSpace& space() const override { return space_; }
+  // make_tune_target() with the reference reference_outputs() took (apply_reference()).
+  static TuneTarget reference_target(DeviceRunner& runner, const Problem& p, const Block& b,
+                                     const ReferenceChoice& choice) {
+    TuneTarget t = make_tune_target(runner, p, b);
+    apply_reference(t, runner.spec(), p, b, choice);
+    return t;
+  }
   Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
     const auto t0 = std::chrono::steady_clock::now();
     const Problem p = with_params(p_, config.params);
@@ -107,9 +115,11 @@ std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& 
   const KernelSpec& spec = runner.spec();
   const Block whole = spec.whole(p);
   const auto inputs = spec.generate_inputs(p, seed);
-  std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs);
-  runner.upload(p, whole, spec.block_inputs(p, inputs, whole));
-  return std::make_unique<BlockEvaluator>(runner, p, whole, std::move(reference));
+  ReferenceChoice choice;
+  std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs, &choice);
+  const Problem rp = choice.params.empty() ? p : with_params(p, choice.params);  // the reference that ran
+  runner.upload(rp, whole, spec.block_inputs(rp, inputs, whole));
+  return std::make_unique<BlockEvaluator>(runner, rp, whole, std::move(reference), choice);
 }
 
 json calibrate_device(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs, unsigned dim,

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "wstune/device.hpp"
@@ -47,6 +48,12 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
   [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
+  /// Writes `text` (bytes as they are) to the file `name` in the directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = file(name);
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
 };
 
 inline TrialRecord trial(std::size_t x, double ms, TrialStatus st = TrialStatus::correct) {

@@ -56,4 +56,11 @@ WSTUNE_EXPORT std::string to_string(const Configuration& c);
 /// for clBuildProgram (OpenCL 1.2 §5.6.4.1 preprocessor options).
 WSTUNE_EXPORT std::string define_options(const nlohmann::json& params);
 
+/// The same values as `#define NAME VALUE` lines, one per parameter, each
+/// ending in a newline ("" without parameters): what wstune puts before a
+/// described kernel's source when it builds a configuration (after the
+/// OpenCL implementation's implicit header, so a parameter named like an
+/// identifier of that header, e.g. `read_only`, cannot break it).
+WSTUNE_EXPORT std::string define_lines(const nlohmann::json& params);
+
 }  // namespace wstune

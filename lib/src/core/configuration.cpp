@@ -32,6 +32,13 @@ std::string to_string(const Configuration& c) {
   return out + "local=" + to_string(c.local);
 }
 
+std::string define_lines(const nlohmann::json& params) {
+  std::string out;
+  for (const auto& [name, value] : params.items())
+    out += fmt::format("#define {} {}\n", name, TuningParameter::define_text(value));
+  return out;
+}
+
 std::string define_options(const nlohmann::json& params) {
   std::string out;
   for (const auto& [name, value] : params.items()) {

@@ -10,7 +10,10 @@
 namespace wstune {
 
 SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target) {
-  const Problem ref = with_params(p, spec.reference_params());
+  // The baseline's parameters: the kernel's reference configuration, or the
+  // one that replaced it on this device (TuneTarget::reference_params).
+  const Problem ref =
+      with_params(p, target.reference_params.empty() ? spec.reference_params() : target.reference_params);
   const bool null_ok = spec.null_local_allowed();
   const auto base_shapes = enumerate_local_sizes(target.global, target.limits);
   const LocalSize rule_shape = paper_rule(target.global, base_shapes, target.priority, target.pe_per_cu);

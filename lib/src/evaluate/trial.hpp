@@ -68,7 +68,23 @@ struct TuneTarget {
   std::string device_id;               ///< "P:D" selector
   std::string device_fingerprint;      ///< DeviceInfo::fingerprint()
   DeviceInfo device;                   ///< the whole device model (for the store)
+  /// The parameters of the configuration whose outputs are the reference and
+  /// which is the baseline, when they are not the kernel's own reference
+  /// configuration (KernelSpec::reference_params()) because that did not
+  /// build or run on the device (reference_outputs()); {} otherwise.
+  nlohmann::json reference_params = nlohmann::json::object();
+  /// The parameter sets tried as the reference before it, each of which
+  /// failed to build or run: tune() measures them first, so their
+  /// invalidity is recorded as trials.
+  std::vector<nlohmann::json> rejected_references;
 };
+
+/// Records in `target` which configuration reference_outputs() took (its
+/// `choice`) when it is not `spec`'s reference configuration: the
+/// reference parameters and the rejected ones, and the target's NDRange and
+/// problem extent with the new reference's parameters (problem `p`, block `b`).
+void apply_reference(TuneTarget& target, const KernelSpec& spec, const Problem& p, const Block& b,
+                     const ReferenceChoice& choice);
 
 /// A target on `device` with its limits and model filled in, and the built
 /// kernel's CL_KERNEL_WORK_GROUP_SIZE (`kernel_work_group_size`, work-items)
@@ -80,7 +96,8 @@ TuneTarget device_tune_target(const DeviceInfo& device, std::size_t kernel_work_
 /// The target of tuning block `b` of problem `p` on `runner`'s device and
 /// built kernel (the whole problem when `b` is the whole block): the block's
 /// NDRange (with the reference parameters), the device's and the kernel's
-/// limits, and the device model.
+/// limits (a kernel with tuning parameters: the device's only, as each
+/// configuration's own build is checked when it runs), and the device model.
 TuneTarget make_tune_target(DeviceRunner& runner, const Problem& p, const Block& b);
 
 /// As make_tune_target(DeviceRunner&, ...) from what a remote process

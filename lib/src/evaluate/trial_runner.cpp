@@ -11,9 +11,12 @@ TrialRunner::TrialRunner(const KernelSpec& spec, const Problem& problem, const E
       whole_(spec.whole(p_)),
       runner_(select_device(enumerate_devices(), cfg.device), spec, cfg.build_options) {
   const auto inputs = spec.generate_inputs(p_, cfg.seed);
-  ref_ = reference_outputs(runner_, p_, inputs);
+  ReferenceChoice choice;
+  ref_ = reference_outputs(runner_, p_, inputs, &choice);
+  if (!choice.params.empty()) p_ = with_params(p_, choice.params);  // the baseline runs the reference that ran
   runner_.upload(p_, whole_, spec.block_inputs(p_, inputs, whole_));
   target_ = make_tune_target(runner_, p_, whole_);
+  apply_reference(target_, spec, p_, whole_, choice);
 }
 
 void TrialRunner::prepare(const std::vector<Configuration>& upcoming) {

@@ -60,7 +60,9 @@ json to_json(const TuneTarget& t) {
           {"device_name", t.device_name},
           {"device_id", t.device_id},
           {"device_fingerprint", t.device_fingerprint},
-          {"device", to_json(t.device)}};
+          {"device", to_json(t.device)},
+          {"reference_params", t.reference_params},
+          {"rejected_references", t.rejected_references}};
 }
 
 TuneTarget tune_target_from_json(const json& j, std::string_view where) {
@@ -83,6 +85,8 @@ TuneTarget tune_target_from_json(const json& j, std::string_view where) {
     t.device_id = j.at("device_id").get<std::string>();
     t.device_fingerprint = j.at("device_fingerprint").get<std::string>();
     if (j.contains("device")) t.device = device_info_from_json(j.at("device"));
+    t.reference_params = j.at("reference_params");
+    t.rejected_references = j.at("rejected_references").get<std::vector<json>>();
     return t;
   });
 }

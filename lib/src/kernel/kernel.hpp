@@ -122,9 +122,18 @@ class KernelSpec {
   /// true without parameters. Throws UsageError when a constraint cannot be
   /// evaluated (naming it).
   [[nodiscard]] virtual bool satisfies_constraints(const Problem& /*p*/) const { return true; }
-  /// Build options for p.params (T1 CompilerOptions and `-D NAME=VALUE` per
-  /// parameter), without the -cl-std option the runner adds; "" for none.
+  /// Build options for p.params (a described kernel's T1 CompilerOptions),
+  /// without the -cl-std option the runner adds and without the parameters'
+  /// values (source_defines()); "" for none.
   [[nodiscard]] virtual std::string build_options(const Problem& /*p*/) const { return {}; }
+  /// Lines the runner puts before source() when it builds p.params' program:
+  /// a described kernel's tuning parameters as `#define NAME VALUE` lines
+  /// (define_lines()), so they follow the OpenCL implementation's implicit
+  /// header as Kernel Tuner's do and no parameter name (`read_only`) can
+  /// break it, as `-D read_only=0` does; "" for none. The kernel's identity
+  /// in the store (source hash, options) is of source() alone: these values
+  /// belong to each configuration.
+  [[nodiscard]] virtual std::string source_defines(const Problem& /*p*/) const { return {}; }
   /// The local size p.params set (T1 LocalSize), or nullopt when the local
   /// size is searched (wstune's kernels, and tuning files that leave it to
   /// the tuner).

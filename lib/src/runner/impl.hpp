@@ -100,11 +100,19 @@ struct DeviceRunner::Impl {
   bool has_upload = false;
   bool outputs_clean = false;  // in-place outputs hold their initial contents (no run since the upload)
 
-  std::string options_for(const Problem& p, bool non_uniform) const {
+  // What one program is built from: the options and the lines put before
+  // the kernel's source (KernelSpec::source_defines).
+  struct BuildInput {
+    std::string options, defines;
+    // The variant's key: distinct configurations are distinct programs.
+    [[nodiscard]] std::string key() const { return defines.empty() ? options : options + '\n' + defines; }
+  };
+
+  BuildInput options_for(const Problem& p, bool non_uniform) const {
     std::string o = non_uniform ? device.info.non_uniform_std() : std::string("-cl-std=CL1.2");
     for (const std::string& extra : {spec->build_options(p), extra_options})
       if (!extra.empty()) o += ' ' + extra;
-    return o;
+    return {o, spec->source_defines(p)};
   }
 
   // Whether `local` needs non-uniform work-groups to run `b` (it does not
@@ -117,26 +125,39 @@ struct DeviceRunner::Impl {
     return false;
   }
 
-  // The variant of `options`, compiled (once).
-  Variant& build(const std::string& options) {
-    auto [it, fresh] = variants.try_emplace(options);
-    if (fresh) compile(it->second, options);
+  // The variant of `in`, compiled (once).
+  Variant& build(const BuildInput& in) {
+    auto [it, fresh] = variants.try_emplace(in.key());
+    if (fresh) compile(it->second, in);
     return it->second;
   }
 
   // Builds one program and its kernel. Thread-safe for distinct variants
   // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
-  void compile(Variant& v, const std::string& options) const {
+  void compile(Variant& v, const BuildInput& in) const {
+    const std::string& options = in.options;
     v.info.build_options = options;
     cl_int err = CL_SUCCESS;
-    v.program = cl::Program(context, std::string(spec->source()), false, &err);
+    // The defines, then the source from its line 1 (build logs give the kernel file's line numbers).
+    std::string source =
+        in.defines.empty() ? std::string(spec->source()) : in.defines + "#line 1\n" + std::string(spec->source());
+    v.program = cl::Program(context, source, false, &err);
     check(err, "clCreateProgramWithSource");
     const auto t0 = std::chrono::steady_clock::now();
     err = v.program.build(std::vector<cl::Device>{device.device}, options.c_str());
     v.info.compile_ms = ms_since(t0);
     if (err != CL_SUCCESS) {
       v.program.getBuildInfo(device.device, CL_PROGRAM_BUILD_LOG, &v.log);
-      v.call = fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options);
+      std::string values;  // the parameters' values, from their #define lines
+      for (std::size_t at = 0; (at = in.defines.find("#define ", at)) != std::string::npos;) {
+        const std::size_t end = in.defines.find('\n', at);
+        std::string d = in.defines.substr(at + 8, end - at - 8);
+        if (const auto sp = d.find(' '); sp != std::string::npos) d[sp] = '=';
+        values += (values.empty() ? "" : ",") + d;
+        at = end;
+      }
+      v.call = values.empty() ? fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options)
+                              : fmt::format("clBuildProgram({} with {}, \"{}\")", spec->source_name(), values, options);
       v.code = err;
       v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
       return;

@@ -142,11 +142,11 @@ void DeviceRunner::recycle(std::vector<HostBuffer>&& outputs) {
 
 void DeviceRunner::prebuild(const std::vector<Problem>& problems, unsigned threads) {
   auto& m = *impl_;
-  std::vector<std::pair<Variant*, std::string>> todo;
+  std::vector<std::pair<Variant*, Impl::BuildInput>> todo;
   for (const Problem& p : problems) {
-    const std::string options = m.options_for(p, false);
-    auto [it, fresh] = m.variants.try_emplace(options);
-    if (fresh) todo.emplace_back(&it->second, options);
+    Impl::BuildInput in = m.options_for(p, false);
+    auto [it, fresh] = m.variants.try_emplace(in.key());
+    if (fresh) todo.emplace_back(&it->second, std::move(in));
   }
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
   std::atomic<std::size_t> next{0};
@@ -172,7 +172,7 @@ Extent DeviceRunner::launch_global(const Problem& p, const Block& b, const Local
   return round_up(g, *local);
 }
 
-std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local) {
+std::string DeviceRunner::check_local(const Problem& p, const Block& b, const LocalSize& local, bool kernel_limit) {
   auto& m = *impl_;
   const Variant& v = m.variant_for(p, b, local);
   if (!v.error.empty()) return v.error;
@@ -208,7 +208,8 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
                          info.max_work_item_sizes[d], d);
     }
   }
-  const std::size_t limit = std::min(v.info.work_group_size, info.max_work_group_size);
+  const std::size_t limit =
+      kernel_limit ? std::min(v.info.work_group_size, info.max_work_group_size) : info.max_work_group_size;
   if (local->count() > limit) {
     return fmt::format(
         "local size {} has {} work-items, above the limit {} (min of device max "
@@ -342,7 +343,10 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.wall_ms = ms_since(t0);
     return r;
   }
-  if (std::string why = check_local(p, b, local); !why.empty()) {
+  // The build's CL_KERNEL_WORK_GROUP_SIZE is not checked before the launch:
+  // a driver that reports less than it runs (NVIDIA's 256) decides at the
+  // launch, and a refusal there is the configuration's constraints status.
+  if (std::string why = check_local(p, b, local, false); !why.empty()) {
     r.status = TrialStatus::constraints;
     r.error = why;
     r.wall_ms = ms_since(t0);
@@ -372,6 +376,14 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   } catch (const ClError& e) {
     r.status = Impl::failure_status(e);
     r.error = e.what();
+    if (local && local->count() > v.info.work_group_size &&
+        (e.code() == CL_INVALID_WORK_GROUP_SIZE || e.code() == CL_OUT_OF_RESOURCES)) {
+      r.status = TrialStatus::constraints;
+      r.error = fmt::format(
+          "local size {} has {} work-items, above the kernel's CL_KERNEL_WORK_GROUP_SIZE {}, and the "
+          "launch was refused: {}",
+          to_string(local), local->count(), v.info.work_group_size, e.what());
+    }
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");
   } catch (const std::exception& e) {  // e.g. a __local size expression that does not evaluate
@@ -383,23 +395,89 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   return r;
 }
 
-std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p,
-                                          const std::vector<HostBuffer>& inputs) {
-  const KernelSpec& k = runner.spec();
-  if (k.has_reference()) return k.reference(p, inputs);
-  const Problem rp = with_params(p, k.reference_params());
-  const Block rb = k.whole(rp);
-  runner.upload(rp, rb, k.block_inputs(rp, inputs, rb));
-  const RunResult rr = runner.run(rp, rb, k.parameter_local(rp), TimingOptions{0, 1});
-  if (!rr.ok()) {
-    throw Error(fmt::format("{}: the reference configuration ({}) failed on {}: {}", k.name(),
-                            to_string(Configuration{rp.params, k.parameter_local(rp)}), runner.device().info.name,
-                            rr.error));
+namespace {
+
+// Up to `n` parameter sets after `start` in the parameters' odometer order
+// (the last parameter fastest), wrapping round, that the kernel's
+// constraints allow.
+std::vector<nlohmann::json> next_valid(const KernelSpec& k, const Problem& p, const nlohmann::json& start,
+                                       std::size_t n) {
+  const auto& params = k.tuning_parameters();
+  std::vector<std::size_t> idx(params.size(), 0);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& vs = params[i].values;
+    const auto it =
+        start.contains(params[i].name) ? std::find(vs.begin(), vs.end(), start.at(params[i].name)) : vs.end();
+    if (it != vs.end()) idx[i] = static_cast<std::size_t>(it - vs.begin());
   }
-  std::vector<HostBuffer> ref = k.empty_outputs(rp);
-  k.place_block(rp, rb, rr.outputs, ref);
-  k.finish(rp, {rb}, ref);
-  return ref;
+  std::vector<nlohmann::json> out;
+  for (std::size_t steps = 0; out.size() < n && steps < 1'000'000; ++steps) {
+    std::size_t i = params.size();
+    while (i > 0 && ++idx[i - 1] == params[i - 1].values.size()) idx[--i] = 0;
+    nlohmann::json c = nlohmann::json::object();
+    for (std::size_t j = 0; j < params.size(); ++j) c[params[j].name] = params[j].values[idx[j]];
+    if (c == start) break;  // round the whole space
+    try {
+      if (k.satisfies_constraints(with_params(p, c))) out.push_back(std::move(c));
+    } catch (const UsageError&) {  // a condition that does not evaluate for it: not a candidate
+    }
+  }
+  return out;
+}
+
+// The outputs of configuration `rp` run once on `runner`, or why it failed.
+std::optional<std::vector<HostBuffer>> run_reference(DeviceRunner& runner, const Problem& rp,
+                                                     const std::vector<HostBuffer>& inputs, std::string& why) {
+  const KernelSpec& k = runner.spec();
+  try {
+    const Block rb = k.whole(rp);
+    runner.upload(rp, rb, k.block_inputs(rp, inputs, rb));
+    const RunResult rr = runner.run(rp, rb, k.parameter_local(rp), TimingOptions{0, 1});
+    if (!rr.ok()) {
+      why = fmt::format("{}: {}", to_string(rr.status), rr.error);
+      return std::nullopt;
+    }
+    std::vector<HostBuffer> ref = k.empty_outputs(rp);
+    k.place_block(rp, rb, rr.outputs, ref);
+    k.finish(rp, {rb}, ref);
+    return ref;
+  } catch (const UsageError& e) {  // an NDRange or buffer size that does not evaluate for these values
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                          ReferenceChoice* choice) {
+  const KernelSpec& k = runner.spec();
+  ReferenceChoice local_choice;
+  ReferenceChoice& c = choice ? *choice : local_choice;
+  c = ReferenceChoice{};
+  if (k.has_reference()) return k.reference(p, inputs);
+  std::vector<nlohmann::json> candidates{k.reference_params()};
+  if (!k.tuning_parameters().empty()) {
+    auto next = next_valid(k, p, k.reference_params(), kReferenceAttempts - 1);
+    candidates.insert(candidates.end(), std::make_move_iterator(next.begin()), std::make_move_iterator(next.end()));
+  }
+  std::string first_why;
+  for (const nlohmann::json& params : candidates) {
+    const Problem rp = with_params(p, params);
+    std::string why;
+    if (auto ref = run_reference(runner, rp, inputs, why)) {
+      c.params = params;
+      return std::move(*ref);
+    }
+    if (first_why.empty()) first_why = why;
+    c.rejected.emplace_back(params, why);
+  }
+  const Problem rp = with_params(p, k.reference_params());
+  throw Error(fmt::format(
+      "{}: the reference configuration ({}) failed on {}: {}{}", k.name(),
+      to_string(Configuration{rp.params, k.parameter_local(rp)}), runner.device().info.name, first_why,
+      candidates.size() > 1 ? fmt::format("; and so did the {} valid configurations after it", candidates.size() - 1)
+                            : std::string()));
 }
 
 Verdict verify_outputs(const KernelSpec& k, const Problem& p, const Block& b, const std::vector<HostBuffer>& outputs,

@@ -146,11 +146,13 @@ class DeviceRunner {
   /// can): a dimension that does not divide the block's NDRange (OpenCL 1.2
   /// §5.8, CL_INVALID_WORK_GROUP_SIZE) unless the kernel guards its bounds or
   /// the device runs non-uniform work-groups, above the max work-item sizes, a
-  /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE),
-  /// local memory beyond the device's, or not the kernel's
-  /// reqd_work_group_size. Builds the configuration's program when needed; a
-  /// build failure gives its log.
-  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local);
+  /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE
+  /// of the configuration's own build; the device's alone when
+  /// `kernel_limit` is false), local memory beyond the device's, or not the
+  /// kernel's reqd_work_group_size. Builds the configuration's program when
+  /// needed; a build failure gives its log.
+  [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local,
+                                        bool kernel_limit = true);
 
   /// The NDRange launched for `b` with `local`: the block's NDRange, rounded
   /// up to a multiple of `local` when the kernel guards its bounds and the
@@ -168,8 +170,12 @@ class DeviceRunner {
   /// `local`, reads the outputs once (unless `read_outputs` is false: then
   /// RunResult::outputs are empty buffers, e.g. for a configuration already
   /// verified). Never throws for a failing configuration: the status says
-  /// compile (the build log), constraints (check_local refused it) or runtime
-  /// (an OpenCL error). The caller verifies the outputs (status stays correct
+  /// compile (the build log), constraints (check_local refused it, or the
+  /// launch of a group larger than the build's CL_KERNEL_WORK_GROUP_SIZE was
+  /// refused) or runtime (an OpenCL error). A group above the build's
+  /// CL_KERNEL_WORK_GROUP_SIZE but within the device's maximum is launched
+  /// and the driver decides: NVIDIA's reports 256 for kernels it runs with
+  /// 1,024 work-items (issue 36; docs/tuning-files.md). The caller verifies the outputs (status stays correct
   /// until then). RunResult::compile_ms is the build's time the first time a
   /// build is used (prebuilt or not), else 0. Outputs not redirected by
   /// read_into() are read into new, unzeroed memory from `output_memory`
@@ -214,12 +220,31 @@ class DeviceRunner {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Which configuration's outputs reference_outputs() took.
+struct ReferenceChoice {
+  /// The parameters whose outputs are the reference: the kernel's reference
+  /// configuration (KernelSpec::reference_params()), or the first valid
+  /// configuration after it that built and ran; {} for a CPU reference.
+  nlohmann::json params = nlohmann::json::object();
+  /// The parameter sets tried before `params`, each of which failed to build
+  /// or run on the device (in the order tried), and why.
+  std::vector<std::pair<nlohmann::json, std::string>> rejected;
+};
+
+/// At most this many configurations are tried as the reference (the kernel's
+/// reference configuration and the valid ones after it).
+inline constexpr std::size_t kReferenceAttempts = 32;
+
 /// The whole problem's expected outputs: the kernel's CPU reference, or, for
 /// a kernel without one, the outputs of its reference configuration
-/// (KernelSpec::reference_params()) run on `runner`'s device. Throws Error
-/// when the reference configuration fails.
-std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p,
-                                          const std::vector<HostBuffer>& inputs);
+/// (KernelSpec::reference_params()) run on `runner`'s device. When that
+/// configuration does not build or run there, the next valid configurations
+/// in the parameters' order (the last parameter fastest, wrapping round; those
+/// the kernel's constraints allow) are tried in turn and the first that runs
+/// is the reference: `choice` (when not null) says which, and which failed.
+/// Throws Error when none of kReferenceAttempts runs.
+std::vector<HostBuffer> reference_outputs(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
+                                          ReferenceChoice* choice = nullptr);
 
 /// Places block `b`'s outputs into whole outputs, finishes them
 /// (KernelSpec::finish) and verifies them against `ref`.

@@ -202,6 +202,7 @@ class TimeLimit final : public StopCondition {
  public:
   explicit TimeLimit(Clock::duration d) : d_(d) {}
   bool reached(const SearchProgress& p) const override { return p.elapsed >= d_; }
+  bool out_of_time(const SearchProgress& p) const override { return reached(p); }
   std::string describe() const override {
     return fmt::format("time limit {:.3g} s", std::chrono::duration<double>(d_).count());
   }
@@ -214,6 +215,7 @@ class Either final : public StopCondition {
  public:
   Either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b) : a_(std::move(a)), b_(std::move(b)) {}
   bool reached(const SearchProgress& p) const override { return a_->reached(p) || b_->reached(p); }
+  bool out_of_time(const SearchProgress& p) const override { return a_->out_of_time(p) || b_->out_of_time(p); }
   std::string describe() const override { return a_->describe() + " or " + b_->describe(); }
 
  private:
@@ -357,6 +359,14 @@ class TuneRun {
   }
 
   TuneResult run() {
+    // A reference configuration that did not build or run on the device was
+    // replaced as the baseline (TuneTarget::reference_params): its trials
+    // first, so their invalidity is recorded.
+    for (const auto& params : res_.target.rejected_references)
+      if (const auto set = space_.find_set(params)) {
+        const Configuration c = space_.at(space_.entries_of_set(*set).first);
+        if (!find(c)) measure(c, TrialPhase::baseline);
+      }
     measure(space_.baseline(), TrialPhase::baseline);
     const auto rule = space_.rule();
     if (rule && searcher_.rule_first()) searcher_.report(*rule, measure(space_.at(*rule), TrialPhase::rule));
@@ -395,7 +405,8 @@ class TuneRun {
   }
 
   SearchProgress progress() const {
-    return SearchProgress{res_.evaluations, static_cast<unsigned>(space_.size()), Clock::now() - t0_};
+    return SearchProgress{res_.evaluations, static_cast<unsigned>(space_.size()),
+                          Clock::now() - opt_.started.value_or(t0_)};
   }
 
   void search() {
@@ -462,7 +473,10 @@ class TuneRun {
     for (unsigned round = 0; round < opt_.tiebreak_rounds; ++round) {
       const auto tied = round_candidates(round < opt_.confirm_rounds);
       if (tied.size() < 2) break;
-      for (Trial* t : tied) remeasure(*t, first_samples[t->configuration().key()]);
+      for (Trial* t : tied) {
+        if (stop_.out_of_time(progress())) return;  // a time limit covers the tie-break rounds too
+        remeasure(*t, first_samples[t->configuration().key()]);
+      }
     }
   }
 

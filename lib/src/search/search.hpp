@@ -111,26 +111,32 @@ std::string_view strategy_names() noexcept;
 struct SearchProgress {
   unsigned evaluations = 0;  ///< configurations measured so far (NULL and the rule included)
   unsigned space_size = 0;   ///< configurations in the space (+1 for the baseline is the exhaustive count)
-  std::chrono::steady_clock::duration elapsed{};  ///< since tune() started
+  std::chrono::steady_clock::duration elapsed{};  ///< since the tune started (TuneOptions::started, else tune()'s call)
 };
 
 /// When to stop searching. The baseline always runs; the rule runs first
 /// for searchers with rule_first(), otherwise only within the budget; the
-/// confirmation and tie rounds run after the search whatever the condition
-/// (at most TuneOptions::tiebreak_rounds × (tiebreak_candidates + 1) trials,
-/// counted in TuneResult::tiebreak_trials, not in evaluations).
+/// confirmation and tie rounds run after the search whatever an evaluation
+/// count says (at most TuneOptions::tiebreak_rounds × (tiebreak_candidates +
+/// 1) trials, counted in TuneResult::tiebreak_trials, not in evaluations),
+/// but not past a time limit: a time limit is the wall time of the whole
+/// tune, its tie-break rounds included (out_of_time()).
 class StopCondition {
  public:
   virtual ~StopCondition() = default;
   /// True when the search must stop now.
   [[nodiscard]] virtual bool reached(const SearchProgress& p) const = 0;
+  /// True when a time limit in the condition has passed: nothing more is
+  /// measured, confirmation and tie rounds included. False by default.
+  [[nodiscard]] virtual bool out_of_time(const SearchProgress& /*p*/) const { return false; }
   /// e.g. "20 evaluations" or "10 s".
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
 /// Stops after `n` evaluations.
 std::unique_ptr<StopCondition> max_evaluations(unsigned n);
-/// Stops once `limit` has elapsed.
+/// Stops once `limit` has elapsed (SearchProgress::elapsed), the confirmation
+/// and tie rounds too (out_of_time()).
 std::unique_ptr<StopCondition> time_limit(std::chrono::steady_clock::duration limit);
 /// Stops when either stops.
 std::unique_ptr<StopCondition> either(std::unique_ptr<StopCondition> a, std::unique_ptr<StopCondition> b);
@@ -184,6 +190,11 @@ struct TuneOptions {
   /// "Already measured" lookup: a returned Trial is used instead of measuring
   /// (it is not counted as an evaluation and on_trial is not called for it).
   std::function<std::optional<Trial>(const Configuration&)> lookup;
+  /// When the tune began, for a time limit (SearchProgress::elapsed counts
+  /// from it): a caller that sets up the evaluator first (a worker process,
+  /// the reference run, builds) passes its own start, so the setup counts
+  /// against the budget too. Unset: tune()'s call.
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 /// The answer of tune().

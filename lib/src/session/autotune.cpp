@@ -2,6 +2,7 @@
 #include "session/autotune.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 namespace wstune {
 AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,
                         const AutotuneOptions& options) {
+  const auto started = std::chrono::steady_clock::now();  // a time limit counts the worker's setup too
   const TuningFile* file = tuning_file_of(spec);
   const ResolvedSearch& search = request.search;
   auto searcher = search.searcher();
@@ -29,6 +31,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
 
   std::optional<StoredTuneSession> session;
   TuneOptions topt = options.tune;
+  if (!topt.started) topt.started = started;
   if (store) {
     session.emplace(*store, spec, evaluator.target(), budget.session(searcher->name()), options.resume);
     session->attach(topt);
@@ -51,8 +54,12 @@ std::optional<StoredConfiguration> stored_configuration(const Store& store, cons
     if (!(b.kernel == key) || b.problem.size_text != p.text) continue;
     StoredConfiguration s;
     s.config = Configuration{b.params, b.local};
-    const std::string own = spec.build_options(with_params(p, b.params));  // CompilerOptions and -D values
-    s.build_options = own.empty() ? "-cl-std=CL1.2" : "-cl-std=CL1.2 " + own;
+    // CompilerOptions and the parameters as -D values: the application builds
+    // the kernel file's source as it is (wstune's own builds put the values
+    // in #define lines before it instead, KernelSpec::source_defines()).
+    s.build_options = "-cl-std=CL1.2";
+    for (const std::string& part : {spec.build_options(with_params(p, b.params)), define_options(b.params)})
+      if (!part.empty()) s.build_options += " " + part;
     s.row = b;
     return s;
   }

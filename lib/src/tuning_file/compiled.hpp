@@ -37,7 +37,9 @@ nlohmann::json to_json_value(const expr::Value& v);
 struct CompiledFile {
   TuningFile file;
   std::vector<expr::Expression> conditions;
-  std::array<std::optional<expr::Expression>, 3> global, local;       // engaged below dims
+  std::array<std::optional<expr::Expression>, 3> global, local;       // engaged below dims (global: not with GridDiv)
+  std::array<std::vector<expr::Expression>, 3> grid_divisors;         // GridDiv (file.grid_div): divisors per axis
+  std::vector<std::optional<expr::Expression>> problem_size_exprs;    // per ProblemSize entry: engaged for expressions
   std::vector<std::optional<expr::Expression>> sizes;                 // per argument (vector, local)
   std::vector<std::optional<expr::Expression>> generators;            // per argument
   std::vector<std::optional<expr::Expression>> scalar_values;         // per argument (wstune.ScalarValues)
@@ -56,9 +58,12 @@ struct CompiledFile {
   std::optional<Split> split;
 
   /// ProblemSize (a list) and the size variables, from a problem's numbers
-  /// (problem_size entries, then one per size variable).
+  /// (problem_size entries, then one per size variable); ProblemSize entries
+  /// that are expressions of the parameters take the reference
+  /// configuration's values.
   [[nodiscard]] Bindings size_bindings(const std::vector<std::size_t>& n) const;
-  /// size_bindings() plus every parameter's value (`params`, a JSON object).
+  /// size_bindings() plus every parameter's value (`params`, a JSON object);
+  /// ProblemSize entries that are expressions take `params`' values.
   [[nodiscard]] Bindings config_bindings(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
   /// size_bindings() plus every parameter bound to the list of its values
   /// (argument sizes: Kernel Tuner's `max(filter_width)`).
@@ -66,8 +71,9 @@ struct CompiledFile {
   /// True when every Condition holds for `params`. Throws UsageError naming
   /// the condition when one cannot be evaluated.
   [[nodiscard]] bool satisfies(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
-  /// The NDRange (dims dimensions) for `params`; throws UsageError naming the
-  /// expression when a size is not a positive integer.
+  /// The NDRange (dims dimensions) for `params`: GlobalSize (× LocalSize
+  /// with GlobalSizeType CUDA), or Kernel Tuner's grid with GridDiv; throws
+  /// UsageError naming the expression when a size is not a positive integer.
   [[nodiscard]] Extent global_size(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
   /// The local size `params` set (LocalSize X/Y/Z), nullopt when searched.
   [[nodiscard]] LocalSize local_size(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
@@ -75,6 +81,10 @@ struct CompiledFile {
   [[nodiscard]] std::size_t buffer_elements(std::size_t a, const std::vector<std::size_t>& n) const;
   /// The problem numbers of the file's defaults (ProblemSize, then size variables).
   [[nodiscard]] std::vector<std::size_t> default_numbers() const;
+  /// The ProblemSize list for problem numbers `n`, its expression entries
+  /// evaluated in `params` (a parameter's binding; null: the reference
+  /// configuration's values).
+  [[nodiscard]] expr::Value problem_size_value(const std::vector<std::size_t>& n, const expr::Env* params) const;
 };
 
 /// Evaluates `e` to a positive integer (an NDRange or buffer size), naming

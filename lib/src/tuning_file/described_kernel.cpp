@@ -23,6 +23,8 @@ std::string_view to_string(ValidationMethod m) noexcept {
       return "SideBySideComparison";
     case ValidationMethod::side_by_side_relative:
       return "SideBySideRelativeComparison";
+    case ValidationMethod::sum_relative:
+      return "SumRelativeComparison";
   }
   return "SideBySideComparison";
 }
@@ -85,19 +87,44 @@ std::size_t positive_size(const expr::Expression& e, const expr::Env& env, const
   return static_cast<std::size_t>(v.as_double());
 }
 
+expr::Value CompiledFile::problem_size_value(const std::vector<std::size_t>& n, const expr::Env* params) const {
+  std::vector<expr::Value> ps;
+  std::optional<Bindings> reference;
+  for (std::size_t k = 0; k < file.problem_size.size(); ++k) {
+    if (k >= problem_size_exprs.size() || !problem_size_exprs[k]) {
+      ps.emplace_back(static_cast<std::int64_t>(n.at(k)));
+      continue;
+    }
+    if (!params) {  // no configuration: the reference configuration's values
+      if (!reference) {
+        reference.emplace();
+        for (std::size_t v = 0; v < file.size_variables.size(); ++v)
+          reference->set(file.size_variables[v].first,
+                         expr::Value(static_cast<std::int64_t>(n.at(file.problem_size.size() + v))));
+        for (const auto& [name, v] : file.reference_params.items()) reference->set(name, to_value(v));
+      }
+      params = &*reference;
+    }
+    ps.emplace_back(static_cast<std::int64_t>(positive_size(*problem_size_exprs[k], *params, file.path,
+                                                            fmt::format("KernelSpecification.ProblemSize[{}]", k))));
+  }
+  return expr::Value(std::move(ps));
+}
+
 Bindings CompiledFile::size_bindings(const std::vector<std::size_t>& n) const {
   Bindings b;
-  std::vector<expr::Value> ps;
-  for (std::size_t k = 0; k < file.problem_size.size(); ++k) ps.emplace_back(static_cast<std::int64_t>(n.at(k)));
-  b.set("ProblemSize", expr::Value(std::move(ps)));
+  b.set("ProblemSize", problem_size_value(n, nullptr));
   for (std::size_t k = 0; k < file.size_variables.size(); ++k)
     b.set(file.size_variables[k].first, expr::Value(static_cast<std::int64_t>(n.at(file.problem_size.size() + k))));
   return b;
 }
 
 Bindings CompiledFile::config_bindings(const std::vector<std::size_t>& n, const json& params) const {
-  Bindings b = size_bindings(n);
+  Bindings b;
+  for (std::size_t k = 0; k < file.size_variables.size(); ++k)
+    b.set(file.size_variables[k].first, expr::Value(static_cast<std::int64_t>(n.at(file.problem_size.size() + k))));
   for (const auto& [name, v] : params.items()) b.set(name, to_value(v));
+  b.set("ProblemSize", problem_size_value(n, &b));
   return b;
 }
 
@@ -128,9 +155,27 @@ bool CompiledFile::satisfies(const std::vector<std::size_t>& n, const json& para
 Extent CompiledFile::global_size(const std::vector<std::size_t>& n, const json& params) const {
   static constexpr const char* what[3] = {"KernelSpecification.GlobalSize.X", "KernelSpecification.GlobalSize.Y",
                                           "KernelSpecification.GlobalSize.Z"};
+  static constexpr const char* div[3] = {"KernelSpecification.GridDivX", "KernelSpecification.GridDivY",
+                                         "KernelSpecification.GridDivZ"};
   const Bindings b = config_bindings(n, params);
   Extent e{1, 1, 1, file.dims};
+  if (file.grid_div) {  // Kernel Tuner: ceil(ProblemSize / Π GridDiv) work-groups of LocalSize
+    const Extent l = *local_size(n, params);
+    const auto& ps = b.find("ProblemSize")->as_list();
+    for (unsigned d = 0; d < file.dims; ++d) {
+      const auto size = d < ps.size() ? static_cast<std::size_t>(ps[d].as_int()) : std::size_t{1};
+      std::size_t divisor = 1;
+      for (std::size_t k = 0; k < grid_divisors[d].size(); ++k)
+        divisor *= positive_size(grid_divisors[d][k], b, file.path, fmt::format("{}[{}]", div[d], k));
+      e.at(d) = (size + divisor - 1) / divisor * l[d];
+    }
+    return e;
+  }
   for (unsigned d = 0; d < file.dims; ++d) e.at(d) = positive_size(*global[d], b, file.path, what[d]);
+  if (file.global_size_type == GlobalSizeType::cuda) {  // work-groups of LocalSize
+    const Extent l = *local_size(n, params);
+    for (unsigned d = 0; d < file.dims; ++d) e.at(d) *= l[d];
+  }
   return e;
 }
 
@@ -319,12 +364,12 @@ class DescribedKernel final : public KernelSpec {
 
   const std::vector<TuningParameter>& tuning_parameters() const override { return c_.file.parameters; }
   bool satisfies_constraints(const Problem& p) const override { return c_.satisfies(p.n, params_of(p)); }
-  std::string build_options(const Problem& p) const override {
+  std::string build_options(const Problem&) const override {
     std::string o;
     for (const auto& opt : c_.file.compiler_options) o += (o.empty() ? "" : " ") + opt;
-    const std::string defines = define_options(params_of(p));
-    return defines.empty() ? o : o.empty() ? defines : o + " " + defines;
+    return o;
   }
+  std::string source_defines(const Problem& p) const override { return define_lines(params_of(p)); }
   LocalSize parameter_local(const Problem& p) const override { return c_.local_size(p.n, params_of(p)); }
   bool guards_bounds() const override { return c_.file.guards_bounds; }
   bool runs_slices() const override { return c_.split.has_value(); }
@@ -341,7 +386,11 @@ class DescribedKernel final : public KernelSpec {
   std::size_t split_units(const Problem& p, unsigned dim) const override {
     if (c_.split && dim == c_.split->dim)
       return positive_size(*c_.split->units, c_.size_bindings(p.n), c_.file.path, "wstune.Split.Units");
-    return dim < c_.file.problem_size.size() ? p.n.at(dim) : 1;
+    // The problem's blocks do not depend on a configuration: a ProblemSize
+    // entry that names parameters counts with the reference's values.
+    return dim < c_.file.problem_size.size()
+               ? static_cast<std::size_t>(c_.problem_size_value(p.n, nullptr).as_list().at(dim).as_int())
+               : 1;
   }
   std::size_t slice_multiple(const Problem& p, unsigned) const override {
     if (!c_.split || !c_.split->granularity) return 1;
@@ -359,7 +408,7 @@ class DescribedKernel final : public KernelSpec {
     Extent e{1, 1, 1, 1};
     const std::size_t k =
         std::min<std::size_t>(3, c_.file.problem_size.empty() ? p.n.size() : c_.file.problem_size.size());
-    for (std::size_t d = 0; d < k; ++d) e.at(static_cast<unsigned>(d)) = p.n.at(d);
+    for (std::size_t d = 0; d < k; ++d) e.at(static_cast<unsigned>(d)) = problem_number(p, d);
     e.dims = static_cast<unsigned>(std::max<std::size_t>(1, k));
     return e;
   }
@@ -416,6 +465,17 @@ class DescribedKernel final : public KernelSpec {
         v.max_error = INFINITY;
         v.detail =
             fmt::format("{}: {} elements, expected {}", arg.name, k < outs.size() ? outs[k].size() : 0, refs[k].size());
+      } else if (method == ValidationMethod::sum_relative) {
+        double out_sum = 0, ref_sum = 0;
+        for (std::size_t i = 0; i < components(refs[k]); ++i) {
+          out_sum += component(outs[k], i);
+          ref_sum += component(refs[k], i);
+        }
+        v.max_error = std::fabs(out_sum - ref_sum) / (ref_sum != 0 ? std::fabs(ref_sum) : 1.0);
+        if (std::isnan(v.max_error)) v.max_error = INFINITY;
+        v.ok = v.max_error <= threshold;
+        v.detail = fmt::format("SumRelativeComparison of {} over {} elements of {} (sum {} vs {})", arg.name,
+                               refs[k].size(), arg.type.name(), out_sum, ref_sum);
       } else {
         const Comparison c = compare(outs[k], refs[k], method);
         v.max_error = c.error;
@@ -468,7 +528,11 @@ class DescribedKernel final : public KernelSpec {
       const auto input =
           static_cast<std::size_t>(std::find(vector_index_.begin(), vector_index_.end(), a) - vector_index_.begin());
       const auto [first, count] = whole ? std::pair<std::size_t, std::size_t>{0, n} : range(a, p, b, n);
-      out.push_back(OutputBuffer{arg.type, n, count, input, arg.access == Access::read_write, first});
+      // Every written buffer starts each run from its fill (restore_each_run):
+      // a kernel that accumulates into an output declared WriteOnly (KTT's
+      // `energyGrid[i] += ...`) gives the same output however often it runs,
+      // so the warm-up and timing runs never feed verification.
+      out.push_back(OutputBuffer{arg.type, n, count, input, true, first});
     }
     return out;
   }
@@ -535,11 +599,28 @@ class DescribedKernel final : public KernelSpec {
   }
 
  private:
+  // ProblemSize[d] of `p`: its number, or its expression's value with the
+  // configuration's parameters (the reference's without).
+  std::size_t problem_number(const Problem& p, std::size_t d) const {
+    if (d < c_.problem_size_exprs.size() && c_.problem_size_exprs[d])
+      return static_cast<std::size_t>(
+          c_.config_bindings(p.n, params_of(p)).find("ProblemSize")->as_list().at(d).as_int());
+    return p.n.at(d);
+  }
+
+  // The ProblemSize entries --size binds (numbers, not expressions).
+  std::vector<std::size_t> bindable() const {
+    std::vector<std::size_t> k;
+    for (std::size_t d = 0; d < c_.file.problem_size.size(); ++d)
+      if (c_.file.problem_size_expressions.at(d).empty()) k.push_back(d);
+    return k;
+  }
+
   Problem problem_of(std::vector<std::size_t> n) const {
     Problem p;
     p.kernel = c_.file.kernel_name;
     std::string text;
-    for (std::size_t k = 0; k < c_.file.problem_size.size(); ++k) text += (k ? "x" : "") + std::to_string(n[k]);
+    for (const std::size_t k : bindable()) text += (text.empty() ? "" : "x") + std::to_string(n[k]);
     for (std::size_t k = 0; k < c_.file.size_variables.size(); ++k)
       text += fmt::format("{}{}={}", text.empty() ? "" : ",", c_.file.size_variables[k].first,
                           n[c_.file.problem_size.size() + k]);
@@ -552,10 +633,11 @@ class DescribedKernel final : public KernelSpec {
   // (its paper_size()): the text "fixed" names it, any other contradicts it.
   Problem fixed_size(std::string_view text) const {
     if (text != "fixed") {
-      throw UsageError(fmt::format(
-          "{}: --size '{}': this file's sizes are fixed (it has no ProblemSize or wstune.Sizes); leave the size out "
-          "(or give 'fixed')",
-          c_.file.path, text));
+      throw UsageError(
+          fmt::format("{}: --size '{}': this file's sizes are fixed (it has no ProblemSize number or wstune.Sizes); "
+                      "leave the size out "
+                      "(or give 'fixed')",
+                      c_.file.path, text));
     }
     return paper_size();
   }
@@ -676,7 +758,8 @@ std::size_t parse_count(std::string_view s, std::string_view whole, const std::s
 }
 
 Problem DescribedKernel::parse_size(std::string_view text) const {
-  if (c_.file.problem_size.empty() && c_.file.size_variables.empty()) return fixed_size(text);
+  const std::vector<std::size_t> numbers = bindable();
+  if (numbers.empty() && c_.file.size_variables.empty()) return fixed_size(text);
   std::vector<std::size_t> n = c_.default_numbers();
   const std::size_t ps = c_.file.problem_size.size();
   const std::string syntax(size_syntax());
@@ -697,22 +780,25 @@ Problem DescribedKernel::parse_size(std::string_view text) const {
                                    c_.file.path, syntax));
         p = x == std::string_view::npos ? part.size() + 1 : x + 1;
       }
-      if (dims.size() != ps)
-        throw UsageError(fmt::format("{}: --size '{}' gives {} problem size(s) but ProblemSize has {}; write {}",
-                                     c_.file.path, text, dims.size(), ps, syntax));
-      std::copy(dims.begin(), dims.end(), n.begin());
+      if (dims.size() != numbers.size())
+        throw UsageError(fmt::format(
+            "{}: --size '{}' gives {} problem size(s) but ProblemSize has {}{}; write {}", c_.file.path, text,
+            dims.size(), numbers.size(),
+            numbers.size() == ps ? "" : " (entries that are expressions of the tuning parameters are not bound)",
+            syntax));
+      for (std::size_t k = 0; k < numbers.size(); ++k) n[numbers[k]] = dims[k];
       continue;
     }
     const std::string_view key = part.substr(0, eq);
     const std::size_t value = parse_count(part.substr(eq + 1), text, c_.file.path, syntax);
     bool bound = false;
-    for (std::size_t k = 0; k < ps && !bound; ++k)
-      if (key == fmt::format("ProblemSize[{}]", k)) n[k] = value, bound = true;
+    for (const std::size_t k : numbers)
+      if (!bound && key == fmt::format("ProblemSize[{}]", k)) n[k] = value, bound = true;
     for (std::size_t k = 0; k < c_.file.size_variables.size() && !bound; ++k)
       if (key == c_.file.size_variables[k].first) n[ps + k] = value, bound = true;
     if (!bound) {
       std::string names;
-      for (std::size_t k = 0; k < ps; ++k) names += fmt::format("{}ProblemSize[{}]", names.empty() ? "" : ", ", k);
+      for (const std::size_t k : numbers) names += fmt::format("{}ProblemSize[{}]", names.empty() ? "" : ", ", k);
       for (const auto& [v, d] : c_.file.size_variables) names += (names.empty() ? "" : ", ") + v;
       throw UsageError(fmt::format("{}: --size '{}': '{}' is not a size of this file; use {}", c_.file.path, text, key,
                                    names.empty() ? std::string("none (the file has no sizes)") : names));

@@ -2,6 +2,8 @@
 // JSON path and the fix of anything wrong (tuning_file.hpp, docs/tuning-files.md).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -117,6 +119,7 @@ class Reader {
     problem_size(ks);
     kernel_source(ks);
     parameters();
+    problem_size_expressions();
     conditions();
     ndrange(ks);
     arguments(ks);
@@ -127,6 +130,7 @@ class Reader {
     check_signature(ks);
     split();
     reference_configuration();
+    check_sizes();
     return std::move(c_);
   }
 
@@ -192,7 +196,7 @@ class Reader {
     }
     const expr::Expression& e = *parsed;
     for (const std::string& n : e.names()) {
-      if (!allowed.count(n)) {
+      if (!allowed.count(n) && !allowed.count("*")) {
         fail(path_, at,
              fmt::format("'{}' names '{}', which is not {}; use one of: {}", text, n, allowed_what,
                          allowed.empty() ? std::string("(none)") : join(allowed)));
@@ -227,9 +231,9 @@ class Reader {
 
   void extension() {
     const json& w = object(doc_, "wstune", false);
-    static const std::set<std::string> known{"Priority",    "LocalSize",  "GuardsBounds", "ReferenceConfiguration",
-                                             "Sizes",       "Validation", "Split",        "OpsPerWorkItem",
-                                             "ScalarValues"};
+    static const std::set<std::string> known{"Priority",     "LocalSize",    "GuardsBounds", "ReferenceConfiguration",
+                                             "Sizes",        "Validation",   "Split",        "OpsPerWorkItem",
+                                             "ScalarValues", "ArgumentSizes"};
     for (const auto& [k, v] : w.items())
       if (!known.count(k))
         fail(path_, "wstune." + k, fmt::format("unknown wstune setting; use one of: {}", join(known)));
@@ -269,13 +273,53 @@ class Reader {
     if (w.contains("Split")) c_.file.split = w.at("Split");
   }
 
+  // ProblemSize: a list of 1–3 entries, or one entry (Kernel Tuner reads both),
+  // each a positive integer or an expression; an expression without names is
+  // a number, one that names tuning parameters is parsed once they are read
+  // (problem_size_expressions()).
   void problem_size(const json& ks) {
-    const json& ps = array(ks, "ProblemSize", "KernelSpecification");
-    if (ps.size() > 3) fail(path_, "KernelSpecification.ProblemSize", "has more than 3 entries");
+    if (!ks.contains("ProblemSize")) return;
+    const json& node = ks.at("ProblemSize");
+    const json ps = node.is_array() ? node : json::array({node});
+    if (ps.empty() || ps.size() > 3)
+      fail(path_, "KernelSpecification.ProblemSize",
+           "has no entry or more than 3; give 1 to 3 sizes, e.g. [4096, 4096]");
     for (std::size_t i = 0; i < ps.size(); ++i) {
-      if (!ps[i].is_number_unsigned() || ps[i].get<std::size_t>() == 0)
-        fail(path_, fmt::format("KernelSpecification.ProblemSize[{}]", i), "is not a positive integer");
-      c_.file.problem_size.push_back(ps[i].get<std::size_t>());
+      const std::string at = fmt::format("KernelSpecification.ProblemSize[{}]", i);
+      std::size_t value = 0;
+      std::string text;
+      if (ps[i].is_number_unsigned() && ps[i].get<std::size_t>() > 0) {
+        value = ps[i].get<std::size_t>();
+      } else if (ps[i].is_string()) {
+        const expr::Expression e = parse(ps[i], at, {"*"}, "");
+        if (e.names().empty())
+          value = positive_size(e, Bindings{}, path_, at);
+        else
+          text = e.text();
+      } else {
+        fail(path_, at,
+             "is not a positive integer or an expression of the tuning parameters, e.g. 4096 or "
+             "\"num_blocks*block_size_x\"");
+      }
+      c_.file.problem_size.push_back(value);
+      c_.file.problem_size_expressions.push_back(text);
+    }
+  }
+
+  // ProblemSize entries that name tuning parameters: their expressions, of
+  // the parameters and the wstune.Sizes variables.
+  void problem_size_expressions() {
+    std::set<std::string> names;
+    for (const auto& p : c_.file.parameters) names.insert(p.name);
+    for (const auto& [n, v] : c_.file.size_variables) names.insert(n);
+    for (std::size_t i = 0; i < c_.file.problem_size_expressions.size(); ++i) {
+      const std::string& text = c_.file.problem_size_expressions[i];
+      if (text.empty()) {
+        c_.problem_size_exprs.emplace_back();
+        continue;
+      }
+      c_.problem_size_exprs.push_back(parse(json(text), fmt::format("KernelSpecification.ProblemSize[{}]", i), names,
+                                            "a tuning parameter or a wstune.Sizes variable"));
     }
   }
 
@@ -304,7 +348,6 @@ class Reader {
     const json& cs = object(doc_, "ConfigurationSpace", true);
     const json& tps = array(cs, "TuningParameters", "ConfigurationSpace", true);
     std::set<std::string> seen;
-    std::vector<std::optional<json>> defaults;
     for (std::size_t i = 0; i < tps.size(); ++i) {
       const std::string at = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
       if (!tps[i].is_object()) fail(path_, at, "is not an object with Name, Type and Values");
@@ -316,21 +359,25 @@ class Reader {
       for (const auto& [n, v] : c_.file.size_variables)
         if (n == p.name) fail(path_, at + ".Name", fmt::format("'{}' is also a wstune.Sizes variable", p.name));
       p.type = string(tps[i], "Type", at);
+      if (p.type == "double") p.type = "float";  // KTT reads "double" as "float"
       static const std::set<std::string> types{"int", "uint", "float", "bool", "string"};
       if (!types.count(p.type))
         fail(path_, at + ".Type", fmt::format("'{}' is not a T1 type; use {}", p.type, join(types)));
       if (!tps[i].contains("Values")) fail(path_, at + ".Values", "missing; give the values, e.g. \"[16, 32, 64]\"");
       p.values = values_of(tps[i].at("Values"), at + ".Values", p.type);
       if (p.values.empty()) fail(path_, at + ".Values", "gives no values; a parameter needs at least one");
-      defaults.push_back(tps[i].contains("Default") ? std::optional(tps[i].at("Default")) : std::nullopt);
-      if (defaults.back() && std::find(p.values.begin(), p.values.end(), *defaults.back()) == p.values.end())
-        fail(path_, at + ".Default", fmt::format("{} is not one of the Values", defaults.back()->dump()));
+      // A Default that is not one of the Values names no value (Kernel Tuner
+      // does not read Default at all): the parameter is free in the search
+      // for the reference configuration.
+      std::optional<json> d;
+      if (tps[i].contains("Default")) {
+        json v = tps[i].at("Default");
+        if (p.type == "float" && v.is_number()) v = v.get<double>();
+        if (std::find(p.values.begin(), p.values.end(), v) != p.values.end()) d = std::move(v);
+      }
+      defaults_.push_back(std::move(d));
       c_.file.parameters.push_back(std::move(p));
     }
-    // Kernel Tuner's "Default" on every parameter names the reference configuration.
-    if (!defaults.empty() && std::all_of(defaults.begin(), defaults.end(), [](const auto& d) { return d.has_value(); }))
-      for (std::size_t i = 0; i < defaults.size(); ++i)
-        c_.file.reference_params[c_.file.parameters[i].name] = *defaults[i];
   }
 
   std::vector<json> values_of(const json& node, const std::string& at, const std::string& type) {
@@ -344,7 +391,21 @@ class Reader {
       }
       list = expr::Value(std::move(vs));
     } else {
-      const expr::Expression e = parse(node, at, {}, "defined (Values are constants)");
+      // Python's tuple "(16, 32)" (Kernel Tuner's literal_eval and KTT's
+      // Python read it) as the list "[16, 32]": the expressions have no tuples.
+      json text = node;
+      if (node.is_string()) {
+        const std::string t = node.get<std::string>();
+        const auto a = t.find_first_not_of(" \t\n"), b = t.find_last_not_of(" \t\n");
+        if (a != std::string::npos && t[a] == '(' && t[b] == ')' && t.find(',') != std::string::npos) {
+          try {
+            (void)expr::Expression::parse(t);
+          } catch (const expr::ExprError&) {
+            text = "[" + t.substr(a + 1, b - a - 1) + "]";
+          }
+        }
+      }
+      const expr::Expression e = parse(text, at, {}, "defined (Values are constants)");
       try {
         list = e.eval(Bindings{});
       } catch (const expr::ExprError& err) {
@@ -384,11 +445,14 @@ class Reader {
       const std::string at = fmt::format("ConfigurationSpace.Conditions[{}]", i);
       if (!conds[i].is_object() || !conds[i].contains("Expression"))
         fail(path_, at, "needs an Expression (and Parameters)");
+      // Parameters lists the names the Expression reads (KTT binds only
+      // those); the Expression itself is checked below, so a stale entry is
+      // not an error (Kernel Tuner does not read Parameters).
       const json& ps = array(conds[i], "Parameters", at);
       for (std::size_t k = 0; k < ps.size(); ++k)
-        if (!ps[k].is_string() || !params.count(ps[k].get<std::string>()))
-          fail(path_, fmt::format("{}.Parameters[{}]", at, k),
-               fmt::format("{} is not a tuning parameter", ps[k].dump()));
+        if (!ps[k].is_string())
+          fail(path_, fmt::format("{}.Parameters[{}]", at, k), fmt::format("{} is not a name", ps[k].dump()));
+      (void)params;
       c_.conditions.push_back(parse(conds[i].at("Expression"), at + ".Expression", config_names(),
                                     "a tuning parameter, ProblemSize or a wstune.Sizes variable"));
       c_.file.conditions.push_back(conds[i].at("Expression").is_string() ? conds[i].at("Expression").get<std::string>()
@@ -397,6 +461,8 @@ class Reader {
   }
 
   void ndrange(const json& ks) {
+    global_size_type(ks);
+    if (ks.contains("GridDivX") || ks.contains("GridDivY") || ks.contains("GridDivZ")) return grid_div(ks);
     static constexpr const char* axes[3] = {"X", "Y", "Z"};
     const json& g = object(ks, "GlobalSize", true, "KernelSpecification");
     if (!g.contains("X"))
@@ -419,6 +485,10 @@ class Reader {
       }
     }
     if (c_.file.search_local) {
+      if (c_.file.global_size_type == GlobalSizeType::cuda)
+        fail(path_, "KernelSpecification.GlobalSizeType",
+             "is CUDA (GlobalSize counts work-groups of LocalSize), but wstune.LocalSize is \"search\"; give "
+             "GlobalSize in work-items (GlobalSizeType OpenCL) or leave wstune.LocalSize out");
       for (auto& l : c_.file.local) l = "search";
       return;
     }
@@ -432,6 +502,75 @@ class Reader {
         c_.file.local[d] = c_.local[d]->text();
       } else {
         c_.file.local[d] = "1";
+      }
+    }
+  }
+
+  // GlobalSizeType: OpenCL (work-items; the default) or CUDA/Vulkan
+  // (work-groups), KTT's meaning.
+  void global_size_type(const json& ks) {
+    if (!ks.contains("GlobalSizeType")) return;
+    const std::string t = string(ks, "GlobalSizeType", "KernelSpecification");
+    if (t == "CUDA" || t == "Vulkan")
+      c_.file.global_size_type = GlobalSizeType::cuda;
+    else if (t != "OpenCL")
+      fail(path_, "KernelSpecification.GlobalSizeType",
+           fmt::format("'{}' is not OpenCL (GlobalSize in work-items), CUDA or Vulkan (GlobalSize in work-groups)", t));
+  }
+
+  // Kernel Tuner's grid (GridDivX/Y/Z present): ceil(ProblemSize[d] / Π
+  // GridDiv[d]) work-groups of LocalSize[d]; GlobalSize is not read, as in
+  // Kernel Tuner. A dimension without GridDiv divides by its
+  // block_size_x/y/z parameter (1 without it); a dimension beyond
+  // ProblemSize's entries is one work-group, whatever its GridDiv names.
+  void grid_div(const json& ks) {
+    static constexpr const char* axes[3] = {"X", "Y", "Z"};
+    static constexpr const char* blocks[3] = {"block_size_x", "block_size_y", "block_size_z"};
+    c_.file.grid_div = true;
+    const std::size_t ps = c_.file.problem_size.size();
+    if (ps == 0)
+      fail(path_, "KernelSpecification.GridDivX",
+           "divides ProblemSize, which the file does not give; add ProblemSize (Kernel Tuner's grid is "
+           "ceil(ProblemSize / GridDiv)) or write GlobalSize without GridDiv");
+    if (c_.file.search_local)
+      fail(path_, "wstune.LocalSize",
+           "is \"search\", but GridDiv counts work-groups of LocalSize; leave wstune.LocalSize out or write "
+           "GlobalSize in work-items without GridDiv");
+    const json& l = object(ks, "LocalSize", false, "KernelSpecification");
+    auto is_one = [](const json& v) {
+      return (v.is_string() && v.get<std::string>() == "1") || (v.is_number() && v.get<double>() == 1);
+    };
+    auto has_param = [&](const std::string& n) {
+      return std::any_of(c_.file.parameters.begin(), c_.file.parameters.end(),
+                         [&](const TuningParameter& p) { return p.name == n; });
+    };
+    c_.file.dims = static_cast<unsigned>(ps);
+    for (unsigned d = 1; d < 3; ++d)
+      if (l.contains(axes[d]) && !is_one(l.at(axes[d]))) c_.file.dims = std::max(c_.file.dims, d + 1);
+    const auto names = config_names();
+    const std::string what = "a tuning parameter, ProblemSize or a wstune.Sizes variable";
+    for (unsigned d = 0; d < 3; ++d) {
+      c_.file.global[d] = "";
+      if (d >= c_.file.dims) {
+        c_.file.local[d] = "1";
+        continue;
+      }
+      // LocalSize, else Kernel Tuner's block_size_x/y/z (256, 1, 1 without them).
+      const std::string at = std::string("KernelSpecification.LocalSize.") + axes[d];
+      const json fallback = has_param(blocks[d]) ? json(blocks[d]) : json(d == 0 ? "256" : "1");
+      c_.local[d] = parse(l.contains(axes[d]) ? l.at(axes[d]) : fallback, at, names, what);
+      c_.file.local[d] = c_.local[d]->text();
+      if (d >= ps) continue;
+      const std::string key = std::string("GridDiv") + axes[d];
+      const json div = ks.contains(key) ? ks.at(key) : json();
+      const json list = div.is_array() ? div : div.is_null() ? json::array() : json::array({div});
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        c_.grid_divisors[d].push_back(parse(list[k], fmt::format("KernelSpecification.{}[{}]", key, k), names, what));
+        c_.file.grid_divisors[d].push_back(c_.grid_divisors[d].back().text());
+      }
+      if (list.empty() && has_param(blocks[d])) {  // Kernel Tuner's default divisor
+        c_.grid_divisors[d].push_back(expr::Expression::parse(blocks[d]));
+        c_.file.grid_divisors[d].push_back(blocks[d]);
       }
     }
   }
@@ -488,10 +627,34 @@ class Reader {
             return x.name == n && x.kind == ArgumentKind::scalar;
           }))
         fail(path_, "wstune.ScalarValues." + name, "is not a Scalar argument's Name");
-    // Vector sizes must evaluate with the file's own sizes.
+    for (const auto& [name, v] : argument_sizes().items())
+      if (!std::any_of(c_.file.arguments.begin(), c_.file.arguments.end(), [&, n = name](const TuningFileArgument& x) {
+            return x.name == n && x.kind == ArgumentKind::vector;
+          }))
+        fail(path_, "wstune.ArgumentSizes." + name, "is not a Vector argument's Name");
+  }
+
+  // Once the reference configuration is known: every Vector size evaluates
+  // with the file's own sizes, and every BinaryRaw reference has the bytes
+  // its buffer needs.
+  void check_sizes() {
     const auto n = c_.default_numbers();
     for (std::size_t i = 0; i < c_.file.arguments.size(); ++i)
       if (c_.file.arguments[i].kind == ArgumentKind::vector) (void)c_.buffer_elements(i, n);
+    for (std::size_t i = 0; i < c_.file.references.size(); ++i) {
+      const TuningFileReference& r = c_.file.references[i];
+      if (r.fill.type != FillType::binary_raw) continue;
+      const auto it = std::find_if(c_.file.arguments.begin(), c_.file.arguments.end(),
+                                   [&](const TuningFileArgument& a) { return a.name == r.target; });
+      const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
+      const std::uintmax_t want = c_.buffer_elements(a, n) * it->type.bytes();
+      std::error_code ec;
+      const auto have = fs::file_size(r.fill.data_source, ec);
+      if (have != want)
+        fail(path_, fmt::format("KernelSpecification.ReferenceArguments[{}].DataSource", i),
+             fmt::format("{} has {} bytes, but {} ({} elements of {}) needs {}", r.fill.data_source, have, r.target,
+                         c_.buffer_elements(a, n), it->type.name(), want));
+    }
   }
 
   // Arguments[i] (`names`: the names so far): the argument and its expressions
@@ -561,24 +724,32 @@ class Reader {
     return scalar;
   }
 
-  // A Vector's or Local's Size (a Local's may read LocalSize), and a Vector's fill.
+  // A Vector's or Local's Size (a Local's may read LocalSize; a Vector's may
+  // be wstune.ArgumentSizes' instead), and a Vector's fill.
   expr::Expression sized_argument(const json& a, const std::string& at, TuningFileArgument& arg) {
-    if (!a.contains("Size"))
-      fail(path_, at + ".Size", "missing; give the element count, e.g. \"ProblemSize[0] * ProblemSize[1]\"");
     const bool local = arg.kind == ArgumentKind::local;
+    const bool extension = !local && argument_sizes().contains(arg.name);
+    if (!a.contains("Size") && !extension)
+      fail(path_, at + ".Size", "missing; give the element count, e.g. \"ProblemSize[0] * ProblemSize[1]\"");
     auto allowed = config_names();
     if (local) allowed.insert("LocalSize");
     const char* what = local
                            ? "a tuning parameter, LocalSize, ProblemSize or a wstune.Sizes variable"
                            : "a tuning parameter (bound to its list of values), ProblemSize or a wstune.Sizes variable";
-    expr::Expression size = parse(a.at("Size"), at + ".Size", allowed, what);
+    if (a.contains("Size")) (void)parse(a.at("Size"), at + ".Size", allowed, what);  // valid T1 either way
+    expr::Expression size =
+        extension ? parse(argument_sizes().at(arg.name), "wstune.ArgumentSizes." + arg.name, allowed, what)
+                  : parse(a.at("Size"), at + ".Size", allowed, what);
     arg.size = size.text();
+    arg.size_from_extension = extension;
     if (arg.kind == ArgumentKind::vector) arg.fill = fill_of(a, at, arg.type, false);
     return size;
   }
 
   // wstune.ScalarValues (empty when absent).
   const json& scalar_values() { return object(object(doc_, "wstune", false), "ScalarValues", false, "wstune"); }
+  // wstune.ArgumentSizes (empty when absent).
+  const json& argument_sizes() { return object(object(doc_, "wstune", false), "ArgumentSizes", false, "wstune"); }
 
   std::optional<ValidationMethod> validation_method(const json& r, const std::string& at) {
     if (!r.contains("ValidationMethod") && !r.contains("Method")) return std::nullopt;
@@ -586,14 +757,15 @@ class Reader {
     if (m == "AbsoluteDifference") return ValidationMethod::absolute_difference;
     if (m == "SideBySideComparison") return ValidationMethod::side_by_side;
     if (m == "SideBySideRelativeComparison") return ValidationMethod::side_by_side_relative;
-    fail(path_, at + ".ValidationMethod",
-         fmt::format("'{}' is not AbsoluteDifference, SideBySideComparison or SideBySideRelativeComparison", m));
+    if (m == "SumRelativeComparison" && at == "wstune.Validation") return ValidationMethod::sum_relative;
+    fail(path_, at + (r.contains("ValidationMethod") ? ".ValidationMethod" : ".Method"),
+         fmt::format("'{}' is not AbsoluteDifference, SideBySideComparison or SideBySideRelativeComparison{}", m,
+                     at == "wstune.Validation" ? " (or wstune's SumRelativeComparison)" : ""));
   }
 
   void references() {
     const json& ks = doc_.at("KernelSpecification");
     const json& refs = array(ks, "ReferenceArguments", "KernelSpecification");
-    const auto n = c_.default_numbers();
     std::set<std::string> targets;
     for (std::size_t i = 0; i < refs.size(); ++i) {
       const std::string at = fmt::format("KernelSpecification.ReferenceArguments[{}]", i);
@@ -614,16 +786,6 @@ class Reader {
       if (auto m = validation_method(refs[i], at)) r.method = *m;
       r.threshold = number(refs[i], "ValidationThreshold", at, 1e-4);
       if (!(r.threshold >= 0)) fail(path_, at + ".ValidationThreshold", "is negative");
-      if (r.fill.type == FillType::binary_raw) {
-        const auto a = static_cast<std::size_t>(it - c_.file.arguments.begin());
-        const std::uintmax_t want = c_.buffer_elements(a, n) * it->type.bytes();
-        std::error_code ec;
-        const auto have = fs::file_size(r.fill.data_source, ec);
-        if (have != want)
-          fail(path_, at + ".DataSource",
-               fmt::format("{} has {} bytes, but {} ({} elements of {}) needs {}", r.fill.data_source, have, r.target,
-                           c_.buffer_elements(a, n), it->type.name(), want));
-      }
       c_.reference_generators.push_back(generator_);
       c_.file.references.push_back(std::move(r));
     }
@@ -680,6 +842,10 @@ class Reader {
                                                                        {"Annealing", "annealing"},
                                                                        {"MCMC", "guided"},
                                                                        {"ProfileBased", "guided"},
+                                                                       {"skopt", "bayes"},
+                                                                       {"pyatf_strategies", "guided"},
+                                                                       {"hybrid_vndx", "guided"},
+                                                                       {"adaptive_tabu_greywolf", "guided"},
                                                                        {"Auto", "auto"}};
     const auto it = names.find(name);
     if (it == names.end()) {
@@ -688,25 +854,52 @@ class Reader {
       fail(path_, "Search.Name", fmt::format("'{}' is not a search wstune knows; use one of: {}", name, join(all)));
     }
     c_.file.strategy = it->second;
+    // Attributes: Seed; Kernel Tuner's strategy options max_fevals and
+    // time_limit (a Budget entry wins). KTT writes every Value as a string.
     const json& attrs = array(s, "Attributes", "Search");
     for (std::size_t i = 0; i < attrs.size(); ++i) {
       const std::string at = fmt::format("Search.Attributes[{}]", i);
       if (!attrs[i].is_object()) fail(path_, at, "is not an object with Name and Value");
-      if (string(attrs[i], "Name", at) == "Seed") {
-        const json& v = attrs[i].contains("Value") ? attrs[i].at("Value") : json();
-        if (!v.is_number_unsigned()) fail(path_, at + ".Value", "a Seed is a non-negative integer");
-        c_.file.search_seed = v.get<std::uint64_t>();
+      const std::string name = string(attrs[i], "Name", at);
+      if (name != "Seed" && name != "max_fevals" && name != "time_limit") continue;
+      const std::optional<double> v = attribute_number(attrs[i].contains("Value") ? attrs[i].at("Value") : json());
+      if (name == "Seed") {
+        if (!v || *v < 0 || *v != std::floor(*v) || *v > 1.8e19)
+          fail(path_, at + ".Value", "a Seed is a non-negative integer");
+        c_.file.search_seed = static_cast<std::uint64_t>(*v);
+      } else if (!v || !(*v > 0)) {
+        fail(path_, at + ".Value", fmt::format("{} is a positive number", name));
+      } else if (name == "max_fevals" && !c_.file.budget_count) {
+        c_.file.budget_count = static_cast<unsigned>(std::min(*v, 4e9));
+      } else if (name == "time_limit" && !c_.file.budget_seconds) {
+        c_.file.budget_seconds = *v;
       }
     }
   }
 
+  // A Search attribute's Value as a number: a JSON number or a string of one.
+  static std::optional<double> attribute_number(const json& v) {
+    if (v.is_number()) return v.get<double>();
+    if (!v.is_string()) return std::nullopt;
+    const std::string t = v.get<std::string>();
+    char* end = nullptr;
+    const double d = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(d)) return std::nullopt;
+    return d;
+  }
+
   void device(const json& ks) {
     const json& d = object(ks, "Device", false, "KernelSpecification");
-    if (d.contains("Name"))
+    if (d.contains("Name")) {
       c_.file.device = string(d, "Name", "KernelSpecification.Device");
-    else if (d.contains("PlatformId") || d.contains("DeviceId"))
+      // Kernel Tuner passes Name as its device number (of platform 0 for OpenCL).
+      if (!c_.file.device.empty() && std::all_of(c_.file.device.begin(), c_.file.device.end(),
+                                                 [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        c_.file.device = "0:" + c_.file.device;
+    } else if (d.contains("PlatformId") || d.contains("DeviceId")) {
       c_.file.device = fmt::format("{}:{}", static_cast<int>(number(d, "PlatformId", "KernelSpecification.Device", 0)),
                                    static_cast<int>(number(d, "DeviceId", "KernelSpecification.Device", 0)));
+    }
     const json& w = object(doc_, "wstune", false);
     if (w.contains("OpsPerWorkItem"))
       c_.ops_per_work_item = parse(w.at("OpsPerWorkItem"), "wstune.OpsPerWorkItem", config_names(),
@@ -723,23 +916,35 @@ class Reader {
            fmt::format("lists {} arguments but __kernel {} in {} takes {}; list every parameter in order", args.size(),
                        c_.file.kernel_name, c_.file.kernel_file, params->size()));
     }
+    // Refused only where the declaration contradicts the argument once
+    // macros are expanded; a name neither a macro nor OpenCL's (a typedef, a
+    // macro of another file) is left to the build to judge.
     for (std::size_t i = 0; i < args.size(); ++i) {
-      const AddressSpace s = (*params)[i].space;
-      const bool ok =
-          (args[i].kind == ArgumentKind::vector && (s == AddressSpace::global || s == AddressSpace::constant)) ||
-          (args[i].kind == ArgumentKind::local && s == AddressSpace::local) ||
-          (args[i].kind == ArgumentKind::scalar && s == AddressSpace::none);
+      const KernelParameter& k = (*params)[i];
+      const bool unknown = k.spaces == 0 && k.unresolved;
+      bool ok = true;
+      switch (args[i].kind) {
+        case ArgumentKind::vector:
+          ok = ((k.can_be(AddressSpace::global) || k.can_be(AddressSpace::constant)) && k.pointer) || unknown;
+          break;
+        case ArgumentKind::local:
+          ok = (k.can_be(AddressSpace::local) && k.pointer) || unknown;
+          break;
+        case ArgumentKind::scalar:
+          ok = k.spaces == 0 && !k.pointer;
+          break;
+      }
       if (!ok) {
         fail(path_, fmt::format("KernelSpecification.Arguments[{}]", i),
-             fmt::format("'{}' is a {} argument but the kernel's parameter {} is '{}'; Vector is __global (or "
-                         "__constant), Local is __local, Scalar is a value",
+             fmt::format("'{}' is a {} argument but the kernel's parameter {} is '{}'; Vector is a __global (or "
+                         "__constant) pointer, Local a __local pointer, Scalar a value",
                          args[i].name,
                          args[i].kind == ArgumentKind::vector  ? "Vector"
                          : args[i].kind == ArgumentKind::local ? "Local"
                                                                : "Scalar",
-                         i, (*params)[i].text));
+                         i, k.text));
       }
-      if (args[i].kind == ArgumentKind::vector && s == AddressSpace::constant && args[i].access != Access::read_only)
+      if (args[i].kind == ArgumentKind::vector && k.only(AddressSpace::constant) && args[i].access != Access::read_only)
         fail(path_, fmt::format("KernelSpecification.Arguments[{}].AccessType", i),
              fmt::format("'{}' is __constant in the kernel, so it is ReadOnly", args[i].name));
     }
@@ -850,24 +1055,50 @@ class Reader {
       (void)c_.global_size(n, c_.file.reference_params);
       return;
     }
-    // The first valid configuration in the parameters' odometer order.
-    std::vector<std::size_t> idx(c_.file.parameters.size(), 0);
-    for (;;) {
-      json params = json::object();
-      for (std::size_t k = 0; k < idx.size(); ++k)
-        params[c_.file.parameters[k].name] = c_.file.parameters[k].values[idx[k]];
-      if (satisfies(params)) {
-        c_.file.reference_params = params;
-        (void)c_.global_size(n, params);
+    // The first valid configuration in the parameters' odometer order that
+    // takes every Default, else (Defaults the Conditions forbid together) the
+    // first valid one.
+    for (const bool with_defaults : {true, false}) {
+      if (with_defaults &&
+          std::none_of(defaults_.begin(), defaults_.end(), [](const auto& d) { return d.has_value(); }))
+        continue;
+      if (auto params = first_valid(with_defaults)) {
+        c_.file.reference_params = *params;
+        (void)c_.global_size(n, *params);
         return;
       }
-      std::size_t k = idx.size();
-      while (k > 0 && ++idx[k - 1] == c_.file.parameters[k - 1].values.size()) idx[--k] = 0;
-      if (k == 0) break;
     }
     fail(path_, "ConfigurationSpace.Conditions",
          "leave no configuration: no combination of the parameters' values satisfies them all; relax a condition "
          "or add values");
+  }
+
+  // The first combination in odometer order (the last parameter fastest)
+  // that satisfies the Conditions, each parameter with a Default held at it
+  // when `with_defaults`.
+  std::optional<json> first_valid(bool with_defaults) {
+    const auto& ps = c_.file.parameters;
+    auto fixed = [&](std::size_t k) { return with_defaults && k < defaults_.size() && defaults_[k].has_value(); };
+    std::vector<std::size_t> idx(ps.size(), 0);
+    for (std::size_t k = 0; k < ps.size(); ++k)
+      if (fixed(k))
+        idx[k] = static_cast<std::size_t>(std::find(ps[k].values.begin(), ps[k].values.end(), *defaults_[k]) -
+                                          ps[k].values.begin());
+    for (;;) {
+      json params = json::object();
+      for (std::size_t k = 0; k < idx.size(); ++k) params[ps[k].name] = ps[k].values[idx[k]];
+      if (satisfies(params)) return params;
+      std::size_t k = idx.size();
+      while (k > 0) {
+        if (fixed(k - 1)) {
+          --k;
+          continue;
+        }
+        if (++idx[k - 1] < ps[k - 1].values.size()) break;
+        idx[--k] = 0;
+      }
+      if (k == 0) return std::nullopt;
+    }
   }
 
   bool satisfies(const json& params) { return c_.satisfies(c_.default_numbers(), params); }
@@ -876,6 +1107,7 @@ class Reader {
   json doc_;
   CompiledFile c_;
   std::optional<expr::Expression> generator_;  // the last fill's generator
+  std::vector<std::optional<json>> defaults_;  // per parameter: its Default, when one of its Values
 };
 
 }  // namespace

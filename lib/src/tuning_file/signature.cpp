@@ -1,7 +1,9 @@
-// Reading a __kernel function's parameters from its source (signature.hpp).
+// Reading a __kernel function's parameters from its source, macros expanded (signature.hpp).
 #include "tuning_file/signature.hpp"
 
 #include <cctype>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -60,11 +62,153 @@ std::string collapse(std::string_view s) {
   return out;
 }
 
+// Object-like macros: every `#define NAME body` of the source (in every #if
+// branch, so a name can have several bodies), continuation lines joined.
+std::map<std::string, std::vector<std::string>> object_macros(const std::string& s) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t end = s.find('\n', i);
+    while (end != std::string::npos && end > i && s[end - 1] == '\\') end = s.find('\n', end + 1);
+    std::string line = s.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    i = end == std::string::npos ? s.size() : end + 1;
+    std::size_t k = line.find_first_not_of(" \t");
+    if (k == std::string::npos || line[k] != '#') continue;
+    k = line.find_first_not_of(" \t", k + 1);
+    if (k == std::string::npos || line.compare(k, 6, "define") != 0) continue;
+    k = line.find_first_not_of(" \t", k + 6);
+    if (k == std::string::npos) continue;
+    std::size_t e = k;
+    while (e < line.size() && ident(line[e])) ++e;
+    if (e == k || (e < line.size() && line[e] == '(')) continue;  // function-like macros are not qualifiers
+    std::string body = line.substr(e);
+    for (char& c : body)
+      if (c == '\\' || c == '\n') c = ' ';
+    out[line.substr(k, e - k)].push_back(collapse(body));
+  }
+  return out;
+}
+
+// OpenCL C words that name no address space and are no unknown type: what
+// a parameter's declaration may hold besides qualifiers, macros and its name.
+bool known_word(const std::string& w) {
+  static const std::set<std::string> words{"const",
+                                           "volatile",
+                                           "restrict",
+                                           "__restrict",
+                                           "unsigned",
+                                           "signed",
+                                           "char",
+                                           "uchar",
+                                           "short",
+                                           "ushort",
+                                           "int",
+                                           "uint",
+                                           "long",
+                                           "ulong",
+                                           "float",
+                                           "double",
+                                           "half",
+                                           "bool",
+                                           "size_t",
+                                           "ptrdiff_t",
+                                           "intptr_t",
+                                           "uintptr_t",
+                                           "void",
+                                           "struct",
+                                           "union",
+                                           "enum",
+                                           "__private",
+                                           "private",
+                                           "__kernel",
+                                           "kernel",
+                                           "__read_only",
+                                           "read_only",
+                                           "__write_only",
+                                           "write_only",
+                                           "__read_write",
+                                           "read_write",
+                                           "image1d_t",
+                                           "image2d_t",
+                                           "image3d_t",
+                                           "image1d_array_t",
+                                           "image2d_array_t",
+                                           "image1d_buffer_t",
+                                           "sampler_t",
+                                           "event_t"};
+  if (words.count(w)) return true;
+  // Vector types: charN, ucharN, shortN, ushortN, intN, uintN, longN, ulongN, floatN, doubleN, halfN.
+  static const std::set<std::string> bases{"char", "uchar", "short", "ushort", "int", "uint",
+                                           "long", "ulong", "float", "double", "half"};
+  std::size_t d = w.size();
+  while (d > 0 && std::isdigit(static_cast<unsigned char>(w[d - 1]))) --d;
+  const std::string n = w.substr(d);
+  return d < w.size() && bases.count(w.substr(0, d)) && (n == "2" || n == "3" || n == "4" || n == "8" || n == "16");
+}
+
+// What the tokens of `text` say about a parameter: its possible address
+// spaces, a pointer, unresolved names. `name` (the parameter's own name) is
+// skipped; macros expand to the union of their bodies (at most `depth` deep).
+void classify(const std::string& text, const std::string& name,
+              const std::map<std::string, std::vector<std::string>>& macros, int depth, KernelParameter& p) {
+  int brackets = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '[') {
+      p.pointer = true;
+      ++brackets;
+    } else if (c == ']') {
+      --brackets;
+    } else if (c == '*') {
+      p.pointer = true;
+    }
+    if (!ident(c) || std::isdigit(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    std::size_t e = i;
+    while (e < text.size() && ident(text[e])) ++e;
+    const std::string w = text.substr(i, e - i);
+    i = e;
+    if (brackets > 0 || w == name) continue;  // array sizes, the parameter's name
+    if (w == "__global" || w == "global")
+      p.spaces |= static_cast<std::uint8_t>(AddressSpace::global);
+    else if (w == "__constant" || w == "constant")
+      p.spaces |= static_cast<std::uint8_t>(AddressSpace::constant);
+    else if (w == "__local" || w == "local")
+      p.spaces |= static_cast<std::uint8_t>(AddressSpace::local);
+    else if (const auto it = macros.find(w); it != macros.end() && depth > 0)
+      for (const std::string& body : it->second) classify(body, name, macros, depth - 1, p);
+    else if (!known_word(w))
+      p.unresolved = true;
+  }
+}
+
+// The last identifier of a declaration outside brackets: the parameter's name.
+std::string parameter_name(const std::string& text) {
+  std::string last;
+  int brackets = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '[') ++brackets;
+    if (text[i] == ']') --brackets;
+    if (!ident(text[i]) || std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t e = i;
+    while (e < text.size() && ident(text[e])) ++e;
+    if (brackets == 0) last = text.substr(i, e - i);
+    i = e;
+  }
+  return last;
+}
+
 }  // namespace
 
 std::optional<std::vector<KernelParameter>> kernel_parameters(std::string_view source, std::string_view name,
                                                               std::string* why) {
   const std::string s = strip_comments(source);
+  const auto macros = object_macros(s);
   for (const std::size_t at : words(s, name)) {
     // `name (` preceded (within the declaration) by __kernel/kernel and void.
     std::size_t open = at + name.size();
@@ -88,12 +232,7 @@ std::optional<std::vector<KernelParameter>> kernel_parameters(std::string_view s
         if (!text.empty() && text != "void") {
           KernelParameter p;
           p.text = text;
-          if (has_word(text, "__global") || has_word(text, "global"))
-            p.space = AddressSpace::global;
-          else if (has_word(text, "__constant") || has_word(text, "constant"))
-            p.space = AddressSpace::constant;
-          else if (has_word(text, "__local") || has_word(text, "local"))
-            p.space = AddressSpace::local;
+          classify(text, parameter_name(text), macros, 8, p);
           params.push_back(std::move(p));
         }
         start = i + 1;

@@ -49,9 +49,18 @@ enum class Access { read_only, write_only, read_write };
 /// KTT's definitions): the sum of |out − ref| over all components, each
 /// |out − ref|, or each |out − ref| / |ref| (|out − ref| where ref is 0),
 /// against ValidationThreshold.
-enum class ValidationMethod { absolute_difference, side_by_side, side_by_side_relative };
+/// wstune.Validation adds `sum_relative`: |Σout − Σref| / |Σref| (|Σout −
+/// Σref| where Σref is 0), for outputs whose elements may differ while their
+/// total may not (Kernel Tuner's reduction example verifies the sum of the
+/// per-block partial sums).
+enum class ValidationMethod { absolute_difference, side_by_side, side_by_side_relative, sum_relative };
 
-/// "AbsoluteDifference", "SideBySideComparison", "SideBySideRelativeComparison".
+/// How T1 GlobalSize counts (KernelSpecification.GlobalSizeType, KTT's
+/// meaning): work-items (OpenCL), or work-groups (CUDA, Vulkan), so the
+/// NDRange is GlobalSize × LocalSize.
+enum class GlobalSizeType { opencl, cuda };
+
+/// "AbsoluteDifference", "SideBySideComparison", "SideBySideRelativeComparison", "SumRelativeComparison".
 std::string_view to_string(ValidationMethod m) noexcept;
 
 /// A buffer's data source.
@@ -74,6 +83,9 @@ struct TuningFileArgument {
   /// scalar: wstune.ScalarValues' expression for it (of the sizes and the
   /// parameters, e.g. "ProblemSize[0]"), used instead of FillValue; "" for none.
   std::string value_expression;
+  /// vector: true when `size` is wstune.ArgumentSizes' expression (of the
+  /// sizes) instead of the T1 Size, which other tools keep reading.
+  bool size_from_extension = false;
 };
 
 /// One expected output (T1 `ReferenceArguments[]`).
@@ -81,23 +93,33 @@ struct TuningFileReference {
   std::string name;    ///< its name
   std::string target;  ///< the written vector argument it checks (TargetName)
   Fill fill;           ///< the expected contents
-  ValidationMethod method = ValidationMethod::side_by_side_relative;  ///< the comparison
-  double threshold = 1e-4;                                            ///< ValidationThreshold
+  /// The comparison; SideBySideComparison when the file names none (KTT's
+  /// default, the one reader of ReferenceArguments).
+  ValidationMethod method = ValidationMethod::side_by_side;
+  double threshold = 1e-4;  ///< ValidationThreshold
 };
 
 /// A read and validated tuning file. Every expression parsed, every name
 /// checked, every file found; sizes and values are evaluated for a problem.
 struct TuningFile {
-  std::string path;                           ///< the file as given
-  std::string kernel_name;                    ///< KernelName: the __kernel function
-  std::string kernel_file;                    ///< KernelFile resolved against the file's directory
-  std::string source;                         ///< the kernel file's text
-  std::vector<std::string> compiler_options;  ///< CompilerOptions
-  std::vector<TuningParameter> parameters;    ///< TuningParameters with their values evaluated
-  std::vector<std::string> conditions;        ///< Conditions' expressions
-  unsigned dims = 1;                          ///< NDRange dimensions: 1 + Y given + Z given
-  std::array<std::string, 3> global;          ///< GlobalSize X, Y, Z (work-items; "1" beyond dims)
-  std::array<std::string, 3> local;           ///< LocalSize X, Y, Z (ignored when the local size is searched)
+  std::string path;                                          ///< the file as given
+  std::string kernel_name;                                   ///< KernelName: the __kernel function
+  std::string kernel_file;                                   ///< KernelFile resolved against the file's directory
+  std::string source;                                        ///< the kernel file's text
+  std::vector<std::string> compiler_options;                 ///< CompilerOptions
+  std::vector<TuningParameter> parameters;                   ///< TuningParameters with their values evaluated
+  std::vector<std::string> conditions;                       ///< Conditions' expressions
+  unsigned dims = 1;                                         ///< NDRange dimensions: 1 + Y given + Z given
+  std::array<std::string, 3> global;                         ///< GlobalSize X, Y, Z ("1" beyond dims; "" with GridDiv)
+  GlobalSizeType global_size_type = GlobalSizeType::opencl;  ///< GlobalSizeType (OpenCL when absent)
+  /// Kernel Tuner's grid: when the file has GridDivX, GridDivY or GridDivZ,
+  /// the NDRange is ceil(ProblemSize[d] / Π GridDiv[d]) work-groups of
+  /// LocalSize[d] in each dimension (GlobalSize is not read, as in Kernel
+  /// Tuner); a dimension without GridDiv divides by its block_size_x/y/z
+  /// parameter (1 without it). Each entry is the divisors' expressions.
+  bool grid_div = false;
+  std::array<std::vector<std::string>, 3> grid_divisors;  ///< GridDivX, GridDivY, GridDivZ (with grid_div)
+  std::array<std::string, 3> local;    ///< LocalSize X, Y, Z (ignored when the local size is searched)
   bool search_local = false;           ///< wstune.LocalSize = "search": group shapes are searched per parameter set
   bool guards_bounds = false;          ///< wstune.GuardsBounds: the kernel checks its NDRange bounds
   Priority priority = Priority::none;  ///< wstune.Priority ("x", "y"; paper §3.2.3)
@@ -107,13 +129,22 @@ struct TuningFile {
   /// the reference configuration's (wstune.Validation; by default
   /// SideBySideRelativeComparison 1e-4 for floats, exact for integers).
   std::optional<ValidationMethod> default_method;
-  double default_threshold = 1e-4;        ///< with default_method
-  std::vector<std::size_t> problem_size;  ///< ProblemSize (Kernel Tuner's KernelSpecification field), 1–3 entries
+  double default_threshold = 1e-4;  ///< with default_method
+  /// ProblemSize (Kernel Tuner's KernelSpecification field), 1–3 entries; 0
+  /// for an entry that is an expression of the tuning parameters
+  /// (problem_size_expressions), which --size cannot bind.
+  std::vector<std::size_t> problem_size;
+  /// Per ProblemSize entry: "" for a number, else its expression of the
+  /// tuning parameters (Kernel Tuner's reduction: "num_blocks*block_size_x"),
+  /// evaluated with each configuration's values (buffer sizes and Generators,
+  /// which no configuration owns, take the reference configuration's).
+  std::vector<std::string> problem_size_expressions;
   /// wstune.Sizes: named size variables and their default values, usable in
   /// every expression and bound with --size NAME=V.
   std::vector<std::pair<std::string, std::size_t>> size_variables;
-  /// wstune.ReferenceConfiguration, else each parameter's "Default" when
-  /// every one has it, else empty (the first valid configuration).
+  /// The reference configuration: wstune.ReferenceConfiguration, else the
+  /// first valid configuration (in the parameters' order) that takes each
+  /// parameter's "Default" where it has one, else the first valid one.
   nlohmann::json reference_params = nlohmann::json::object();
   std::string strategy;                      ///< Search.Name as a wstune strategy ("" when absent)
   std::optional<std::uint64_t> search_seed;  ///< Search.Attributes "Seed"

@@ -150,6 +150,27 @@ TEST(Tune, MaxEvaluationsAndTimeLimitStop) {
   EXPECT_NE(r2.stop_reason.find("time limit"), std::string::npos);
 }
 
+TEST(Tune, ATimeLimitIsTheWholeTuneTieBreakRoundsIncluded) {
+  // Issue 36: a 60 s TuningDuration ran 86.9 s, the confirmation and tie
+  // rounds past it. The baseline and the rule always run; past the limit
+  // nothing more does.
+  FakeEvaluator ev(Extent{512, 512, 2}, 1024, 5.0);
+  auto s = make_exhaustive_searcher();
+  const TuneResult r = tune(ev, *s, *time_limit(std::chrono::seconds(0)), quick());
+  EXPECT_EQ(r.evaluations, 2u);
+  EXPECT_EQ(r.tiebreak_trials, 0u) << "no tie-break round past the limit";
+  // The limit counts from the caller's start (its setup too), not tune()'s call.
+  TuneOptions o = quick();
+  o.started = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  auto s2 = make_exhaustive_searcher();
+  const TuneResult r2 = tune(ev, *s2, *either(max_evaluations(100), time_limit(std::chrono::seconds(60))), o);
+  EXPECT_EQ(r2.evaluations, 2u);
+  EXPECT_EQ(r2.tiebreak_trials, 0u);
+  // An evaluation count alone leaves the rounds alone.
+  auto s3 = make_exhaustive_searcher();
+  EXPECT_GT(tune(ev, *s3, *max_evaluations(4), quick()).tiebreak_trials, 0u);
+}
+
 TEST(Tune, FailuresAreDataAndNeverTheAnswer) {
   FakeEvaluator ev(Extent{64, 64, 2}, 256, 5.0);
   ev.fail["32x2"] = TrialStatus::correctness;  // the optimum of the bowl

@@ -76,11 +76,7 @@ json saxpy_file() {
 
 struct Files {
   TempDir dir;
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string p = dir.file(name);
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
+  std::string write(const std::string& name, const std::string& text) { return dir.write(name, text); }
   std::string tuning(const json& j, const std::string& name = "saxpy.json") {
     write("saxpy.cl", kSaxpy);
     return write(name, j.dump(2));
@@ -148,7 +144,9 @@ TEST(TuningFile, SizesBindFromTheCommandLine) {
   // The constraints see the sizes: WPT <= N.
   EXPECT_FALSE(k->satisfies_constraints(with_params(
       k->parse_size("4096,N=2"), json{{"WPT", 4}, {"BUG", 0}, {"SCALE", 1.0}, {"FAST", true}, {"MODE", "plain"}})));
-  EXPECT_EQ(k->build_options(with_params(p, json{{"WPT", 2}, {"BUG", 0}})), "-cl-fast-relaxed-math -D BUG=0 -D WPT=2");
+  // CompilerOptions as build options; the parameters' values as #define lines before the source.
+  EXPECT_EQ(k->build_options(with_params(p, json{{"WPT", 2}, {"BUG", 0}})), "-cl-fast-relaxed-math");
+  EXPECT_EQ(k->source_defines(with_params(p, json{{"WPT", 2}, {"BUG", 0}})), "#define BUG 0\n#define WPT 2\n");
 }
 
 TEST(TuningFile, ThreeDimensionsAndLocalSizesFromParameters) {
