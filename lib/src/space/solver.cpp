@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
-#include <tuple>
 
 #include "wstune/error.hpp"
 
@@ -65,28 +64,40 @@ struct SpaceSolver::Impl {
   std::vector<DomainView> views;  // may_hold's arguments
 
   Impl(std::vector<u32> s, std::vector<Constraint> c) : sizes(std::move(s)), cons(std::move(c)) {
-    fixed.resize(sizes.size());
+    validate();
+    lay_out_domains();
+    make_memos();
+  }
+
+  void validate() const {
     for (u32 v : sizes)
       if (v == 0) throw std::invalid_argument("SpaceSolver: a parameter without values");
-    std::size_t arity = 0;
-    for (const auto& k : cons) {
+    for (const auto& k : cons)
       for (std::size_t j = 0; j < k.params.size(); ++j)
         if (k.params[j] >= sizes.size() || (j && k.params[j] <= k.params[j - 1]))
           throw std::invalid_argument("SpaceSolver: constraint parameters out of range or order");
-      arity = std::max(arity, k.params.size());
-    }
-    scratch.resize(arity);
+  }
+
+  // Each domain's words, and the scratch space of checks and look-aheads.
+  void lay_out_domains() {
+    fixed.resize(sizes.size());
     assign.resize(sizes.size());
-    std::size_t most = 0;
     for (std::size_t v = 0; v < sizes.size(); ++v) {
       offset.push_back(width);
       words.push_back((sizes[v] + 63) / 64);
       width += words.back();
-      most = std::max(most, words.back());
+      most_words = std::max(most_words, words.back());
     }
-    most_words = most;
-    single.resize(arity * most);
+    std::size_t arity = 0;
+    for (const auto& k : cons) arity = std::max(arity, k.params.size());
+    scratch.resize(arity);
+    single.resize(arity * most_words);
     views.resize(arity);
+  }
+
+  // A table of answers for each constraint with at most kMemoEntries
+  // combinations of its parameters' values.
+  void make_memos() {
     memo.resize(cons.size());
     stride.resize(cons.size());
     for (std::size_t k = 0; k < cons.size(); ++k) {
@@ -96,10 +107,9 @@ struct SpaceSolver::Impl {
         st[j] = entries;
         entries = mul_sat(entries, sizes[cons[k].params[j]]);
       }
-      if (entries <= kMemoEntries) {
-        memo[k].assign(entries, 0);
-        stride[k] = std::move(st);
-      }
+      if (entries > kMemoEntries) continue;
+      memo[k].assign(entries, 0);
+      stride[k] = std::move(st);
     }
   }
 
@@ -198,51 +208,40 @@ struct SpaceSolver::Impl {
 
   // ---- the order ----------------------------------------------------------
 
+  // Per parameter, the constraints of two or more parameters that name it
+  // and one of the parameters `placed`.
+  std::vector<u32> shared_with(const std::vector<bool>& placed) const {
+    std::vector<u32> shared(sizes.size(), 0);
+    for (const auto& k : cons) {
+      if (k.params.size() < 2) continue;
+      if (std::any_of(k.params.begin(), k.params.end(), [&](u32 v) { return placed[v]; }))
+        for (u32 v : k.params) ++shared[v];
+    }
+    return shared;
+  }
+
   // Parameters with one value first, then the one sharing most constraints
   // with those ordered (the first in the parameters' order among equals: an
   // order close to theirs leaves less to sort), those in no constraint of
   // two or more parameters last.
   std::vector<u32> heuristic_order() const {
     const std::size_t n = sizes.size();
-    std::vector<u64> domain(n);
-    std::vector<u32> degree(n, 0);
-    for (std::size_t v = 0; v < n; ++v) domain[v] = popcount(root.data() + offset[v], words[v]);
+    std::vector<u32> order;
+    std::vector<bool> placed(n, false), linked(n, false);
     for (const auto& k : cons)
       if (k.params.size() >= 2)
-        for (u32 v : k.params) ++degree[v];
-    std::vector<u32> order;
-    std::vector<bool> placed(n, false);
-    for (u32 v = 0; v < n; ++v)
-      if (domain[v] == 1) {
-        order.push_back(v);
-        placed[v] = true;
-      }
-    std::vector<u32> shared(n, 0);
+        for (u32 v : k.params) linked[v] = true;
     auto place = [&](u32 v) {
       order.push_back(v);
       placed[v] = true;
     };
-    auto recount = [&] {
-      std::fill(shared.begin(), shared.end(), 0);
-      for (const auto& k : cons) {
-        if (k.params.size() < 2) continue;
-        const bool touches = std::any_of(k.params.begin(), k.params.end(), [&](u32 v) { return placed[v]; });
-        if (touches)
-          for (u32 v : k.params) ++shared[v];
-      }
-    };
-    while (true) {
-      recount();
+    for (u32 v = 0; v < n; ++v)
+      if (popcount(root.data() + offset[v], words[v]) == 1) place(v);
+    for (;;) {
+      const std::vector<u32> shared = shared_with(placed);
       std::optional<u32> best;
-      for (u32 v = 0; v < n; ++v) {
-        if (placed[v] || degree[v] == 0) continue;
-        if (!best) {
-          best = v;
-          continue;
-        }
-        const u32 b = *best;
-        if (shared[v] > shared[b]) best = v;
-      }
+      for (u32 v = 0; v < n; ++v)
+        if (!placed[v] && linked[v] && (!best || shared[v] > shared[*best])) best = v;
       if (!best) break;
       place(*best);
     }
@@ -429,6 +428,20 @@ struct SpaceSolver::Impl {
     dfs(p, 0, doms.data(), doms, emit);
   }
 
+  // The parameters with more than one value in their own order, and how
+  // many of them the plan binds first in that order (the search finds the
+  // combinations in odometer order of those).
+  std::pair<std::size_t, std::vector<u32>> agreement(const Plan& p) const {
+    std::vector<u32> free_vars;
+    for (u32 v : p.order)
+      if (popcount(root.data() + offset[v], words[v]) > 1) free_vars.push_back(v);
+    std::vector<u32> own = free_vars;
+    std::sort(own.begin(), own.end());
+    std::size_t agree = 0;
+    while (agree < own.size() && own[agree] == free_vars[agree]) ++agree;
+    return {agree, std::move(own)};
+  }
+
   u64 count_dfs(const Plan& p, std::size_t level, std::vector<u64>& doms) {
     u64* d = doms.data() + level * width;
     if (level >= p.free_from) {
@@ -476,18 +489,9 @@ ParameterSets SpaceSolver::solve() {
   ParameterSets rows(m.sizes);
   if (!m.ready()) return rows;
   const Plan p = m.plan(false);
-  // The parameters with more than one value, in the search's order: those
-  // before the first out of their own order are bound as in odometer order.
-  std::vector<u32> free_vars;
-  for (u32 v : p.order)
-    if (Impl::popcount(m.root.data() + m.offset[v], m.words[v]) > 1) free_vars.push_back(v);
-  std::vector<u32> own = free_vars;
-  std::sort(own.begin(), own.end());
-  std::size_t agree = 0;
-  while (agree < own.size() && own[agree] == free_vars[agree]) ++agree;
-  const bool in_order = agree == own.size();
+  const auto [agree, own] = m.agreement(p);
   const auto strides = ParameterSets::rank_strides(m.sizes);
-  if (in_order || !strides) {
+  if (agree == own.size() || !strides) {
     auto emit = [&](const std::vector<u32>& a) {
       rows.push_back(a);
       return true;
