@@ -851,19 +851,16 @@ class Reader {
       return;
     }
     // The first valid configuration in the parameters' odometer order.
-    std::vector<std::size_t> idx(c_.file.parameters.size(), 0);
-    for (;;) {
+    std::vector<std::uint32_t> sizes;
+    for (const auto& p : c_.file.parameters) sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
+    SpaceSolver solver(std::move(sizes), c_.constraints(n));
+    if (const auto first = solver.first()) {
       json params = json::object();
-      for (std::size_t k = 0; k < idx.size(); ++k)
-        params[c_.file.parameters[k].name] = c_.file.parameters[k].values[idx[k]];
-      if (satisfies(params)) {
-        c_.file.reference_params = params;
-        (void)c_.global_size(n, params);
-        return;
-      }
-      std::size_t k = idx.size();
-      while (k > 0 && ++idx[k - 1] == c_.file.parameters[k - 1].values.size()) idx[--k] = 0;
-      if (k == 0) break;
+      for (std::size_t k = 0; k < first->size(); ++k)
+        params[c_.file.parameters[k].name] = c_.file.parameters[k].values[(*first)[k]];
+      c_.file.reference_params = params;
+      (void)c_.global_size(n, params);
+      return;
     }
     fail(path_, "ConfigurationSpace.Conditions",
          "leave no configuration: no combination of the parameters' values satisfies them all; relax a condition "
