@@ -35,7 +35,9 @@
 # issue 35's redesign. The record of 44f89b7 (before it) was identical after
 # the moves and the formatting; the changes made on purpose since (the one
 # JSON form of a trial, wstuned's tune defaults) are the diff in
-# tests/behaviour/changes-issue35.diff. Check a change with:
+# tests/behaviour/changes-issue35.diff; issue 37's (wstuned's protocol 3:
+# workers build no search space) in tests/behaviour/changes-issue37.diff —
+# every search space and search the record holds stayed the same. Check a change with:
 #   scripts/behaviour-check.sh check build tests/behaviour/baseline.txt
 # It holds this machine's PoCL device names, CU counts and fingerprints (kept
 # on purpose: a refactor must not change them), so record a new baseline

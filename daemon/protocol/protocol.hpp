@@ -27,7 +27,9 @@ namespace wstune::daemon {
 
 /// The protocol version. A worker whose hello carries another version is
 /// refused (Tag::welcome with accepted = false) and never gets work.
-inline constexpr int kProtocolVersion = 2;
+/// Version 3: a worker's tune_result no longer carries "space_size" (the
+/// worker builds no search space; the master builds it once).
+inline constexpr int kProtocolVersion = 3;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {

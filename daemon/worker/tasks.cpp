@@ -1,5 +1,7 @@
 #include "worker/tasks.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "format/trial_json.hpp"
@@ -23,14 +25,14 @@ namespace {
 class BlockEvaluator final : public Evaluator {
  public:
   BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference)
-      : runner_(runner),
-        p_(p),
-        b_(b),
-        reference_(std::move(reference)),
-        target_(make_tune_target(runner, p, b)),
-        space_(make_search_space(runner.spec(), p, b, target_)) {}
+      : runner_(runner), p_(p), b_(b), reference_(std::move(reference)), target_(make_tune_target(runner, p, b)) {}
   const TuneTarget& target() const override { return target_; }
-  const SearchSpace& space() const override { return space_; }
+  // Built when first asked: a worker that measures what the master sends
+  // (Tag::trial, the configurations of the master's one space) never builds it.
+  const SearchSpace& space() const override {
+    if (!space_) space_ = make_search_space(runner_.spec(), p_, b_, target_);
+    return *space_;
+  }
   Trial evaluate(const Configuration& config, const TimingOptions& timing) override {
     const auto t0 = std::chrono::steady_clock::now();
     const Problem p = with_params(p_, config.params);
@@ -62,7 +64,7 @@ class BlockEvaluator final : public Evaluator {
   Block b_;
   std::vector<HostBuffer> reference_;  // empty: no verification
   TuneTarget target_;
-  SearchSpace space_;
+  mutable std::optional<SearchSpace> space_;
 };
 
 // The search of `spec` over `ev` resolved as `wstune tune` resolves it
