@@ -32,7 +32,11 @@ enum Code : std::uint8_t {
   k_unary,              // x -> OP x (aux: Op)
   k_not,                // x -> not x
   k_binary,             // x y -> x OP y (aux: Op)
+  k_binary_slot,        // x -> x OP slot arg (aux: Op)
+  k_binary_const,       // x -> x OP consts[arg] (aux: Op)
   k_cmp,                // x y -> x OP y (aux: CmpOp)
+  k_cmp_slot,           // x -> x OP slot arg (aux: CmpOp)
+  k_cmp_const,          // x -> x OP consts[arg] (aux: CmpOp)
   k_cmp_chain,          // x y -> y when x OP y, else False and jump to arg
   k_in,                 // x -> x in lists[arg] (aux 1: not in)
   k_jump_false_or_pop,  // falsy top: jump to arg keeping it; else pop
@@ -107,7 +111,7 @@ bool int_pow(i64 base, i64 e, i64& out) {
 }
 
 // int OP int with Python's results; false where the interpreter must decide.
-bool int_binary(Op op, i64 a, i64 b, Cell& r) {
+[[gnu::always_inline]] inline bool int_binary(Op op, i64 a, i64 b, Cell& r) {
   i64 v = 0;
   switch (op) {
     case Op::add:
@@ -157,7 +161,7 @@ bool int_binary(Op op, i64 a, i64 b, Cell& r) {
   return true;
 }
 
-bool binary(Op op, const Cell& x, const Cell& y, Cell& r) {
+[[gnu::always_inline]] inline bool binary(Op op, const Cell& x, const Cell& y, Cell& r) {
   if (!is_real(x) && !is_real(y)) {
     const bool bitwise = op == Op::bitand_ || op == Op::bitor_ || op == Op::bitxor_;
     if (bitwise && x.kind == CK::boolean && y.kind == CK::boolean) {
@@ -188,7 +192,7 @@ bool binary(Op op, const Cell& x, const Cell& y, Cell& r) {
 }
 
 // x OP y for the order and equality comparisons; false where the interpreter decides.
-bool compare(CmpOp op, const Cell& x, const Cell& y, bool& out) {
+[[gnu::always_inline]] inline bool compare(CmpOp op, const Cell& x, const Cell& y, bool& out) {
   int c = 0;  // -1, 0, 1; 2 unordered (NaN)
   if (!is_real(x) && !is_real(y)) {
     c = x.i < y.i ? -1 : (x.i > y.i ? 1 : 0);
@@ -221,7 +225,7 @@ bool compare(CmpOp op, const Cell& x, const Cell& y, bool& out) {
   }
 }
 
-bool unary(Op op, const Cell& x, Cell& r) {
+[[gnu::always_inline]] inline bool unary(Op op, const Cell& x, Cell& r) {
   if (is_real(x)) {
     if (op == Op::invert) return false;
     r = make_real(op == Op::neg ? -x.d : x.d);
@@ -376,6 +380,7 @@ class CompiledExpression::Compiler {
     try {
       v = detail::evaluate_node(p_, i, out_.constants_);
     } catch (const ExprError&) {
+      out_.node_const_[i] = -3;  // fails when evaluated
       emit(k_bail, 0, 0, 1);
       return true;
     }
@@ -420,10 +425,45 @@ class CompiledExpression::Compiler {
       case Op::constant:
         return false;
       default:
-        if (!node(n.a) || !node(n.b)) return false;
-        emit(k_binary, static_cast<std::uint8_t>(n.op), 0, -1);
-        return true;
+        if (!node(n.a)) return false;
+        return right_operand(n.b, static_cast<std::uint8_t>(n.op), k_binary, k_binary_slot, k_binary_const);
     }
+  }
+
+  // The constant a subtree without slots folds to, nullopt when it is no
+  // number or fails (then node() emits what the interpreter needs).
+  std::optional<std::uint32_t> fold_constant(std::uint32_t i) {
+    try {
+      Cell c;
+      if (!to_cell(detail::evaluate_node(p_, i, out_.constants_), c)) return std::nullopt;
+      out_.consts_.push_back(c);
+      const auto at = static_cast<std::uint32_t>(out_.consts_.size() - 1);
+      out_.node_const_[i] = is_real(c) ? -1 : static_cast<std::int32_t>(at);
+      return at;
+    } catch (const ExprError&) {
+      return std::nullopt;
+    }
+  }
+
+  // An operator whose right operand is `right`: read from its slot or its
+  // constant by the operator itself when it is one (one instruction
+  // instead of two), else evaluated onto the stack first.
+  bool right_operand(std::uint32_t right, std::uint8_t aux, Code generic, Code from_slot, Code from_const) {
+    const Node& r = p_.nodes[right];
+    if (r.op == Op::name && slot_of(p_.identifiers[r.a]) >= 0) {
+      out_.node_slot_[right] = slot_of(p_.identifiers[r.a]);
+      emit(from_slot, aux, static_cast<std::uint32_t>(out_.node_slot_[right]), 0);
+      return true;
+    }
+    if (!reads_slot(right)) {
+      if (const auto c = fold_constant(right)) {
+        emit(from_const, aux, *c, 0);
+        return true;
+      }
+    }
+    if (!node(right)) return false;
+    emit(generic, aux, 0, -1);
+    return true;
   }
 
   bool builtin(const Node& n) {
@@ -465,10 +505,10 @@ class CompiledExpression::Compiler {
         if (k + 1 != n.count || !membership(right, op)) return false;
         break;
       }
-      if (!node(right)) return false;
       if (k + 1 == n.count) {
-        emit(k_cmp, static_cast<std::uint8_t>(op), 0, -1);
+        if (!right_operand(right, static_cast<std::uint8_t>(op), k_cmp, k_cmp_slot, k_cmp_const)) return false;
       } else {
+        if (!node(right)) return false;
         exits.push_back(here());
         emit(k_cmp_chain, static_cast<std::uint8_t>(op), 0, -1);
       }
@@ -562,7 +602,9 @@ CompiledExpression::CompiledExpression(const Expression& e, std::vector<std::str
     code_.clear();
     consts_.clear();
     lists_.clear();
+    return;
   }
+  build_bounds();
 }
 
 Value CompiledExpression::interpret(std::span<const std::uint32_t> idx) const {
@@ -604,6 +646,22 @@ CompiledExpression::Outcome CompiledExpression::run(std::span<const std::uint32_
         if (!binary(static_cast<Op>(in.aux), stack[top - 2], stack[top - 1], stack[top - 2])) return Outcome::interpret;
         --top;
         break;
+      case k_binary_slot:
+        if (!binary(static_cast<Op>(in.aux), stack[top - 1], cells_[in.arg][idx[in.arg]], stack[top - 1]))
+          return Outcome::interpret;
+        break;
+      case k_binary_const:
+        if (!binary(static_cast<Op>(in.aux), stack[top - 1], consts_[in.arg], stack[top - 1]))
+          return Outcome::interpret;
+        break;
+      case k_cmp_slot:
+      case k_cmp_const: {
+        bool r = false;
+        const Cell& y = in.code == k_cmp_slot ? cells_[in.arg][idx[in.arg]] : consts_[in.arg];
+        if (!compare(static_cast<CmpOp>(in.aux), stack[top - 1], y, r)) return Outcome::interpret;
+        stack[top - 1] = make_bool(r);
+        break;
+      }
       case k_cmp:
       case k_cmp_chain: {
         bool r = false;
@@ -657,198 +715,6 @@ CompiledExpression::Outcome CompiledExpression::run(std::span<const std::uint32_
     }
   }
   return truthy(stack[0]) ? Outcome::yes : Outcome::no;
-}
-
-// ---- interval bounds -----------------------------------------------------------
-
-namespace {
-
-using Range = CompiledExpression::Range;
-
-const Range kAny{};
-
-Range exact(i64 lo, i64 hi) {
-  return Range{true, lo, hi};
-}
-Range truth_range(int t) {  // 0 false, 1 true, 2 either
-  return t == 2 ? exact(0, 1) : exact(t, t);
-}
-// 0: always falsy, 1: always truthy, 2: either.
-int truth(const Range& r) {
-  if (!r.known) return 2;
-  if (r.lo == 0 && r.hi == 0) return 0;
-  if (r.lo > 0 || r.hi < 0) return 1;
-  return 2;
-}
-Range hull(const Range& a, const Range& b) {
-  if (!a.known || !b.known) return kAny;
-  return exact(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
-}
-
-// The smallest and largest of f over the corners of a × b; any value when one overflows.
-template <class F>
-Range corners(const Range& a, const Range& b, F&& f) {
-  i64 v[4];
-  const i64 xs[2] = {a.lo, a.hi}, ys[2] = {b.lo, b.hi};
-  for (int k = 0; k < 4; ++k)
-    if (!f(xs[k / 2], ys[k % 2], v[k])) return kAny;
-  return exact(*std::min_element(v, v + 4), *std::max_element(v, v + 4));
-}
-
-Range range_binary(Op op, const Range& a, const Range& b) {
-  if (!a.known || !b.known) return kAny;
-  switch (op) {
-    case Op::add: {
-      Range r{true, 0, 0};
-      if (__builtin_add_overflow(a.lo, b.lo, &r.lo) || __builtin_add_overflow(a.hi, b.hi, &r.hi)) return kAny;
-      return r;
-    }
-    case Op::sub: {
-      Range r{true, 0, 0};
-      if (__builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi)) return kAny;
-      return r;
-    }
-    case Op::mul:
-      return corners(a, b, [](i64 x, i64 y, i64& r) { return !__builtin_mul_overflow(x, y, &r); });
-    case Op::floordiv:
-      // Monotone in each operand where the divisor keeps one sign: the extremes are corners.
-      if (b.lo <= 0 && b.hi >= 0) return kAny;
-      return corners(a, b, [](i64 x, i64 y, i64& r) {
-        if (x == std::numeric_limits<i64>::min() && y == -1) return false;
-        r = x / y;
-        if (x % y != 0 && ((x < 0) != (y < 0))) --r;
-        return true;
-      });
-    case Op::mod:
-      if (b.lo > 0) return a.lo >= 0 && a.hi < b.lo ? a : exact(0, b.hi - 1);
-      if (b.hi < 0) return exact(b.lo + 1, 0);
-      return kAny;
-    default:
-      return kAny;
-  }
-}
-
-// 0, 1 or 2 (either) for x OP y over the ranges.
-int range_compare(CmpOp op, const Range& x, const Range& y) {
-  if (!x.known || !y.known) return 2;
-  switch (op) {
-    case CmpOp::lt:
-      return x.hi < y.lo ? 1 : (x.lo >= y.hi ? 0 : 2);
-    case CmpOp::le:
-      return x.hi <= y.lo ? 1 : (x.lo > y.hi ? 0 : 2);
-    case CmpOp::gt:
-      return range_compare(CmpOp::lt, y, x);
-    case CmpOp::ge:
-      return range_compare(CmpOp::le, y, x);
-    case CmpOp::eq:
-      if (x.hi < y.lo || y.hi < x.lo) return 0;
-      return x.lo == x.hi && y.lo == y.hi ? 1 : 2;
-    case CmpOp::ne: {
-      const int e = range_compare(CmpOp::eq, x, y);
-      return e == 2 ? 2 : 1 - e;
-    }
-    default:
-      return 2;
-  }
-}
-
-}  // namespace
-
-Range CompiledExpression::bound(std::uint32_t i, std::span<const Range> ranges) const {
-  if (node_const_[i] >= 0)
-    return exact(consts_[static_cast<std::size_t>(node_const_[i])].i,
-                 consts_[static_cast<std::size_t>(node_const_[i])].i);
-  if (node_const_[i] == -1) return kAny;
-  if (node_slot_[i] >= 0) return ranges[static_cast<std::size_t>(node_slot_[i])];
-  const Program& p = *expr_.program_;
-  const Node& n = p.nodes[i];
-  switch (n.op) {
-    case Op::neg:
-    case Op::pos: {
-      const Range a = bound(n.a, ranges);
-      if (!a.known) return kAny;
-      if (n.op == Op::pos) return a;
-      if (a.lo == std::numeric_limits<i64>::min()) return kAny;
-      return exact(-a.hi, -a.lo);
-    }
-    case Op::invert: {
-      const Range a = bound(n.a, ranges);
-      return a.known ? exact(~a.hi, ~a.lo) : kAny;
-    }
-    case Op::not_: {
-      const int t = truth(bound(n.a, ranges));
-      return truth_range(t == 2 ? 2 : 1 - t);
-    }
-    case Op::and_:
-    case Op::or_: {
-      // The operand that decides: a falsy one for and (a truthy one for or), else the last.
-      const int stop = n.op == Op::or_ ? 1 : 0;
-      std::optional<Range> acc;
-      for (std::uint32_t k = 0; k < n.count; ++k) {
-        const Range r = bound(p.kids[n.first + k], ranges);
-        const int t = truth(r);
-        if (k + 1 == n.count || t == stop) return acc ? hull(*acc, r) : r;
-        if (t == 2) acc = acc ? hull(*acc, r) : r;
-      }
-      return kAny;
-    }
-    case Op::compare: {
-      int all = 1;  // 1 every link holds, 2 unknown, 0 one fails
-      Range left = bound(p.kids[n.first], ranges);
-      for (std::uint32_t k = 1; k < n.count; ++k) {
-        const Range right = bound(p.kids[n.first + k], ranges);
-        const int t = range_compare(p.comparisons[n.c + k - 1].op, left, right);
-        if (t == 0) return exact(0, 0);
-        if (t == 2) all = 2;
-        left = right;
-      }
-      return truth_range(all);
-    }
-    case Op::ifelse: {
-      const int t = truth(bound(n.b, ranges));
-      if (t == 1) return bound(n.a, ranges);
-      if (t == 0) return bound(n.c, ranges);
-      return hull(bound(n.a, ranges), bound(n.c, ranges));
-    }
-    case Op::call: {
-      const auto f = static_cast<Builtin>(n.aux);
-      std::vector<Range> args;
-      for (std::uint32_t k = 0; k < n.count; ++k) args.push_back(bound(p.kids[n.first + k], ranges));
-      if ((f == Builtin::min || f == Builtin::max) && args.size() >= 2) {
-        Range r = args[0];
-        for (const Range& a : args) {
-          if (!a.known) return kAny;
-          r = f == Builtin::min ? exact(std::min(r.lo, a.lo), std::min(r.hi, a.hi))
-                                : exact(std::max(r.lo, a.lo), std::max(r.hi, a.hi));
-        }
-        return r;
-      }
-      if (args.size() != 1) return kAny;
-      if (f == Builtin::bool_) return truth_range(truth(args[0]));
-      if (f == Builtin::int_ || f == Builtin::round) return args[0];  // ranges hold ints only
-      if (f == Builtin::abs && args[0].known) {
-        const Range a = args[0];
-        if (a.lo == std::numeric_limits<i64>::min()) return kAny;
-        if (a.lo >= 0) return a;
-        if (a.hi <= 0) return exact(-a.hi, -a.lo);
-        return exact(0, std::max(-a.lo, a.hi));
-      }
-      return kAny;
-    }
-    case Op::list:
-    case Op::subscript:
-    case Op::comprehension:
-    case Op::constant:
-    case Op::name:
-      return kAny;
-    default:
-      return range_binary(n.op, bound(n.a, ranges), bound(n.b, ranges));
-  }
-}
-
-bool CompiledExpression::may_hold(std::span<const Range> ranges) const {
-  if (interpreted_) return true;
-  return truth(bound(expr_.program_->root, ranges)) != 0;
 }
 
 }  // namespace wstune::expr

@@ -62,22 +62,35 @@ class CompiledExpression {
   /// The ints a slot may still take, as an interval (interval arithmetic:
   /// Moore, "Interval Analysis", 1966); unknown when it may take anything
   /// else (a float, a string) or is not bounded.
+  /// Value-initialise (Range{}: any value, no failure); a plain Range is
+  /// left uninitialised, so that arrays of them cost nothing to set up.
   struct Range {
-    bool known = false;   ///< false: any value
-    std::int64_t lo = 0;  ///< smallest value (known)
-    std::int64_t hi = 0;  ///< largest value (known)
+    std::int64_t lo;  ///< smallest value (known)
+    std::int64_t hi;  ///< largest value (known)
+    bool known;       ///< false: any value
+    bool fails;       ///< evaluating it may fail (an error) for some binding within
   };
-  /// False when no binding of the slots within `ranges` (one per slot) can
-  /// make the expression true, by interval arithmetic over its tree (sound:
-  /// a subexpression it cannot bound, such as a float or a division by a
-  /// range holding 0, is "any value"); true when it may. Lets the solver
-  /// prune a partial combination before the last parameters are bound (a
+  /// What interval arithmetic says of the expression's truth for every
+  /// binding of the slots within `ranges` (one per slot).
+  enum class Truth : std::uint8_t {
+    never,  ///< no binding within the ranges makes it true
+    maybe,  ///< some may, some may not (or the arithmetic cannot tell)
+    always  ///< every binding makes it true (and none fails)
+  };
+  /// The truth of the expression over `ranges`, by interval arithmetic over
+  /// its tree (compiled once into a postfix program over intervals). Sound:
+  /// a subexpression it cannot bound — a float, a string, a division by a
+  /// range holding 0, an overflow — is "any value", and one that may fail
+  /// for some binding makes the answer maybe, so "never" and "always" are
+  /// certain and no binding within the ranges fails. Lets
+  /// the solver drop a partial combination before its last parameters are
+  /// bound, and accept or reject ranges of a parameter's values at once (a
   /// bound on a sum or a product of parameters, like python-constraint's
   /// MaxSumConstraint and MaxProdConstraint, but for any expression).
-  /// Always true when compiled() is false.
-  [[nodiscard]] bool may_hold(std::span<const Range> ranges) const;
-  /// The expression's text.
-  [[nodiscard]] const std::string& text() const noexcept { return expr_.text(); }
+  /// Always maybe when compiled() is false.
+  [[nodiscard]] Truth within(std::span<const Range> ranges) const;
+  /// within(ranges) != never.
+  [[nodiscard]] bool may_hold(std::span<const Range> ranges) const { return within(ranges) != Truth::never; }
 
   /// A number or bool on the stack program's stack (internal; left
   /// uninitialised by default, so that a stack costs nothing to set up).
@@ -89,6 +102,13 @@ class CompiledExpression {
       double d;        ///< real
     };
     Kind kind;  ///< which member holds the value
+  };
+  /// One step of the interval program (internal; compiled_bounds.cpp).
+  struct Step {
+    std::uint8_t code = 0;    ///< what it does
+    std::uint8_t aux = 0;     ///< the operator or builtin
+    std::uint32_t arg = 0;    ///< a constant, slot or operand count
+    std::uint32_t extra = 0;  ///< a comparison chain's first operator
   };
   /// One instruction of the stack program (internal).
   struct Instruction {
@@ -103,7 +123,7 @@ class CompiledExpression {
   enum class Outcome : std::uint8_t { no, yes, interpret };
   [[nodiscard]] Outcome run(std::span<const std::uint32_t> idx) const;
   [[nodiscard]] Value interpret(std::span<const std::uint32_t> idx) const;
-  [[nodiscard]] Range bound(std::uint32_t node, std::span<const Range> ranges) const;
+  void build_bounds();  // compiled_bounds.cpp
 
   Expression expr_;
   std::vector<std::string> slots_;
@@ -113,9 +133,14 @@ class CompiledExpression {
   std::vector<Instruction> code_;
   std::vector<Cell> consts_;
   std::vector<std::vector<Cell>> lists_;  // constant right operands of `in`
-  std::vector<std::int32_t> node_slot_;   // per tree node: its slot (a name), or -1
-  std::vector<std::int32_t>
-      node_const_;  // per tree node: its folded constant in consts_, -2 none, -1 no slot but not a number
+  // Per tree node: its slot (a name), or -1; its folded int constant in
+  // consts_, or -1 (folded, not an int), -2 (not folded), -3 (its folding
+  // failed: an error when evaluated).
+  std::vector<std::int32_t> node_slot_, node_const_;
+  std::vector<Step> bounds_;              // the interval program, postfix, no jumps
+  std::vector<Range> bound_consts_;       // its constants
+  std::vector<std::uint8_t> bound_cmps_;  // its comparison chains' operators
+  std::size_t bounds_depth_ = 0;          // its deepest stack
   bool interpreted_ = true;
 };
 

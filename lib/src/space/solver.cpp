@@ -15,6 +15,7 @@ using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
 constexpr u64 kMemoEntries = u64{1} << 22;  // largest table of remembered answers per constraint
+constexpr u64 kMemoAtOnce = u64{1} << 16;   // tables up to this size are made at once, larger ones when they pay
 
 // Saturating products of counts.
 u64 mul_sat(u64 a, u64 b) {
@@ -39,7 +40,7 @@ struct Plan {
   std::vector<u32> order;
   std::vector<u32> pos;                     // per variable, its level
   std::vector<std::vector<Check>> checks;   // per level: forward checks
-  std::vector<std::vector<u32>> lookahead;  // per level: constraints whose may_hold is asked
+  std::vector<std::vector<u32>> lookahead;  // per level: constraints whose outlook is asked
   std::size_t free_from = 0;                // levels from here trigger no check
 };
 
@@ -53,15 +54,17 @@ struct SpaceSolver::Impl {
   // Remembered answers per constraint: 0 unknown, 1 false, 2 true.
   std::vector<std::vector<std::uint8_t>> memo;
   std::vector<std::vector<u64>> stride;  // per constraint and parameter, into memo
+  std::vector<u64> memo_size;            // per constraint, its table's entries (0: none)
+  std::vector<u64> memo_after;           // per constraint, evaluations before its table is made
   // Domains as bitsets: the words of variable v at offset[v], words[v] of them.
   std::vector<std::size_t> offset, words;
   std::size_t width = 0;  // words of all domains
   std::vector<u64> root;  // the domains before the search
   bool root_ready = false, root_empty = false;
   std::vector<u32> assign, scratch;
-  std::vector<u64> single;        // one-value domains of bound parameters for may_hold
-  std::size_t most_words = 0;     // the largest domain's words
-  std::vector<DomainView> views;  // may_hold's arguments
+  std::vector<DomainView> views;  // outlook's arguments
+  std::vector<u64> part;          // a part of the last parameter's values, bisected
+  std::vector<u32> values;        // the last parameter's values while bisected
 
   Impl(std::vector<u32> s, std::vector<Constraint> c) : sizes(std::move(s)), cons(std::move(c)) {
     validate();
@@ -86,20 +89,23 @@ struct SpaceSolver::Impl {
       offset.push_back(width);
       words.push_back((sizes[v] + 63) / 64);
       width += words.back();
-      most_words = std::max(most_words, words.back());
     }
     std::size_t arity = 0;
     for (const auto& k : cons) arity = std::max(arity, k.params.size());
     scratch.resize(arity);
-    single.resize(arity * most_words);
     views.resize(arity);
   }
 
   // A table of answers for each constraint with at most kMemoEntries
-  // combinations of its parameters' values.
+  // combinations of its parameters' values: made now up to kMemoAtOnce
+  // entries, else once the constraint has been evaluated for a sixteenth
+  // of its entries (zeroing a large table costs more than a search that
+  // asks it little).
   void make_memos() {
     memo.resize(cons.size());
     stride.resize(cons.size());
+    memo_size.assign(cons.size(), 0);
+    memo_after.assign(cons.size(), 0);
     for (std::size_t k = 0; k < cons.size(); ++k) {
       u64 entries = 1;
       std::vector<u64> st(cons[k].params.size());
@@ -108,8 +114,12 @@ struct SpaceSolver::Impl {
         entries = mul_sat(entries, sizes[cons[k].params[j]]);
       }
       if (entries > kMemoEntries) continue;
-      memo[k].assign(entries, 0);
       stride[k] = std::move(st);
+      memo_size[k] = entries;
+      if (entries <= kMemoAtOnce)
+        memo[k].assign(entries, 0);
+      else
+        memo_after[k] = entries / 16;
     }
   }
 
@@ -138,7 +148,10 @@ struct SpaceSolver::Impl {
 
   bool check(std::size_t c, std::span<const u32> idx) {
     ++stats.checks;
-    if (memo[c].empty()) return evaluate(c, idx);
+    if (memo[c].empty()) {
+      if (memo_size[c] == 0 || memo_after[c]-- > 0) return evaluate(c, idx);
+      memo[c].assign(memo_size[c], 0);
+    }
     u64 key = 0;
     for (std::size_t j = 0; j < idx.size(); ++j) key += idx[j] * stride[c][j];
     std::uint8_t& m = memo[c][key];
@@ -341,7 +354,7 @@ struct SpaceSolver::Impl {
         if (j != last && pos[ps[j]] > pos[ps[before]]) before = j;
       p.checks[pos[ps[before]]].push_back(Check{static_cast<u32>(c), static_cast<u32>(last), ps[last]});
       // While two or more stay unbound: the look-ahead at each of the others' levels.
-      if (!cons[c].may_hold) continue;
+      if (!cons[c].outlook) continue;
       for (std::size_t j = 0; j < ps.size(); ++j)
         if (j != last && j != before) p.lookahead[pos[ps[j]]].push_back(static_cast<u32>(c));
     }
@@ -353,38 +366,75 @@ struct SpaceSolver::Impl {
   // ---- the search -----------------------------------------------------------
 
   // Keeps the values of chk.var in `d` (the next level's domains) that
-  // satisfy the constraint with the bound parameters; false when none is left.
-  bool forward(const Check& chk, u64* d) {
+  // satisfy the constraint with the bound parameters (those up to `level`);
+  // false when none is left.
+  bool forward(const Plan& p, const Check& chk, std::size_t level, u64* d) {
     const auto& ps = cons[chk.c].params;
     std::span<u32> idx(scratch.data(), ps.size());
     for (std::size_t j = 0; j < ps.size(); ++j) idx[j] = assign[ps[j]];
     u64* dom = d + offset[chk.var];
-    each_value(dom, words[chk.var], [&](u32 x, u64& word, u32 bit) {
-      idx[chk.target] = x;
-      if (!check(chk.c, idx)) word &= ~(u64{1} << bit);
-      return true;
-    });
+    if (cons[chk.c].outlook && memo[chk.c].empty()) {  // no table (yet) remembers its answers
+      make_views(p, chk.c, level, d);
+      part.assign(words[chk.var], 0);
+      views[chk.target] = DomainView{std::span<const u64>(part.data(), part.size()), -1};
+      values.clear();
+      each_value(dom, words[chk.var], [&](u32 x, u64&, u32) { return values.push_back(x), true; });
+      bisect(chk, idx, dom, 0, values.size());
+    } else {
+      each_value(dom, words[chk.var], [&](u32 x, u64& word, u32 bit) {
+        idx[chk.target] = x;
+        if (!check(chk.c, idx)) word &= ~(u64{1} << bit);
+        return true;
+      });
+    }
     return any_bit(dom, words[chk.var]);
+  }
+
+  // Forward checking of values[lo, hi) by halves: a part the look-ahead
+  // rejects goes, one it accepts stays, a single value it cannot decide is
+  // checked. The views are made; the last parameter's reads `part`.
+  void bisect(const Check& chk, std::span<u32> idx, u64* dom, std::size_t lo, std::size_t hi) {
+    auto drop = [&](std::size_t k) { dom[values[k] / 64] &= ~(u64{1} << (values[k] % 64)); };
+    if (hi - lo <= 2) {  // as cheap to check as to ask
+      for (std::size_t k = lo; k < hi; ++k) {
+        idx[chk.target] = values[k];
+        if (!check(chk.c, idx)) drop(k);
+      }
+      return;
+    }
+    std::fill(part.begin(), part.end(), 0);
+    for (std::size_t k = lo; k < hi; ++k) part[values[k] / 64] |= u64{1} << (values[k] % 64);
+    const Outlook o = ask(chk.c);
+    if (o == Outlook::never)
+      for (std::size_t k = lo; k < hi; ++k) drop(k);
+    if (o != Outlook::maybe) return;
+    const std::size_t mid = lo + (hi - lo) / 2;
+    bisect(chk, idx, dom, lo, mid);
+    bisect(chk, idx, dom, mid, hi);
+  }
+
+  // The look-ahead's views of constraint c's parameters: those bound up to
+  // `level` their one value, the others their domains in `d`.
+  void make_views(const Plan& p, u32 c, std::size_t level, const u64* d) {
+    const auto& ps = cons[c].params;
+    for (std::size_t j = 0; j < ps.size(); ++j) {
+      const u32 v = ps[j];
+      views[j] = p.pos[v] <= level ? DomainView{{}, static_cast<std::int64_t>(assign[v])}
+                                   : DomainView{std::span<const u64>(d + offset[v], words[v]), -1};
+    }
+  }
+
+  Outlook ask(u32 c) {
+    ++stats.lookaheads;
+    return cons[c].outlook(std::span<const DomainView>(views.data(), cons[c].params.size()));
   }
 
   // False when constraint c's look-ahead rules out every choice left: the
   // parameters bound up to `level` hold their values, the others the
   // domains `d`.
   bool look_ahead(const Plan& p, u32 c, std::size_t level, const u64* d) {
-    ++stats.lookaheads;
-    const auto& ps = cons[c].params;
-    for (std::size_t j = 0; j < ps.size(); ++j) {
-      const u32 v = ps[j];
-      if (p.pos[v] <= level) {
-        u64* one = single.data() + j * most_words;
-        std::fill(one, one + words[v], 0);
-        one[assign[v] / 64] = u64{1} << (assign[v] % 64);
-        views[j] = DomainView{std::span<const u64>(one, words[v])};
-      } else {
-        views[j] = DomainView{std::span<const u64>(d + offset[v], words[v])};
-      }
-    }
-    if (cons[c].may_hold(std::span<const DomainView>(views.data(), ps.size()))) return true;
+    make_views(p, c, level, d);
+    if (ask(c) != Outlook::never) return true;
     ++stats.pruned;
     return false;
   }
@@ -407,7 +457,7 @@ struct SpaceSolver::Impl {
         next = doms.data() + (level + 1) * width;
         std::memcpy(next, d, width * sizeof(u64));
         for (const Check& chk : p.checks[level])
-          if (!forward(chk, next)) return true;
+          if (!forward(p, chk, level, next)) return true;
         for (u32 c : p.lookahead[level])
           if (!look_ahead(p, c, level, next)) return true;
       }
@@ -458,7 +508,7 @@ struct SpaceSolver::Impl {
       u64* next = doms.data() + (level + 1) * width;
       std::memcpy(next, d, width * sizeof(u64));
       for (const Check& chk : p.checks[level])
-        if (!forward(chk, next)) return true;
+        if (!forward(p, chk, level, next)) return true;
       for (u32 c : p.lookahead[level])
         if (!look_ahead(p, c, level, next)) return true;
       total = add_sat(total, count_dfs(p, level + 1, doms));

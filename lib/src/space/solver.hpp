@@ -9,19 +9,26 @@
 /// checked by forward checking: as soon as all but one of a constraint's
 /// parameters are bound, the last one's domain keeps only the values that
 /// satisfy it, and a domain left empty ends that branch. Before that, a
-/// constraint with a look-ahead (Constraint::may_hold: interval bounds for
+/// constraint with a look-ahead (Constraint::outlook: interval bounds for
 /// T1 Conditions) drops a partial combination it rules out for every value
-/// its unbound parameters have left. The variables are
-/// bound in a static order that prunes early: parameters with one value
-/// first, then repeatedly the one sharing most constraints with those
-/// already ordered (fewest values, then most constraints breaking ties),
-/// parameters in no constraint last. A constraint's answers are remembered
-/// per combination of its own parameters (a table of up to 2^22 entries
-/// filled as the search asks), so a condition is evaluated at most once per
+/// its unbound parameters have left; and forward checking of such a
+/// constraint, while no table remembers its answers, bisects the last
+/// parameter's values with the look-ahead (a half it rules out goes, one
+/// it accepts stays), checking only parts of one or two values. A
+/// constraint's answers are remembered per combination of its own
+/// parameters' values: a table of up to 2^22 entries, made at once up to
+/// 2^16 entries and larger ones once the constraint has been evaluated for
+/// a sixteenth of them, so a condition is evaluated at most once per
 /// combination of the values it reads, however many full combinations share
-/// them. Invalid combinations are never materialised: the work and memory
-/// grow with the valid combinations and the partial ones forward checking
-/// keeps, not with the product of the value counts.
+/// them. The parameters are bound in their own order (which finds the
+/// combinations in odometer order), parameters with one value first,
+/// unless a greedy order (repeatedly the parameter sharing most
+/// constraints with those already ordered) has a tree estimated at less
+/// than half the size (each level's domain times the share of values its
+/// constraints allow, measured on their small tables); then the
+/// combinations are sorted. Invalid combinations are never materialised:
+/// the work and memory grow with the valid combinations and the partial
+/// ones forward checking keeps, not with the product of the value counts.
 ///
 /// A constraint that throws (a T1 Condition that cannot be evaluated) is an
 /// error only where the brute-force loop would also meet it: when the
@@ -34,7 +41,8 @@
 ///
 /// Sources: Haralick & Elliott, "Increasing tree search efficiency for
 /// constraint satisfaction problems", Artificial Intelligence 14 (1980)
-/// (forward checking, fail-first ordering); python-constraint's
+/// (forward checking, fail-first ordering); Lhomme, "Consistency techniques
+/// for numeric CSPs", IJCAI 1993 (interval bounds in search); python-constraint's
 /// OptimizedBacktrackingSolver as Kernel Tuner 1.5 uses it
 /// (kernel_tuner/searchspace.py) and Willemsen et al., arXiv 2509.26253
 /// (constraint solving for auto-tuning search spaces).
@@ -50,10 +58,19 @@
 
 namespace wstune {
 
-/// The value indices a parameter may still take while solving: bit v of
-/// the words set when value index v is possible.
+/// The value indices a parameter may still take while solving: its one
+/// value index when it is bound, else bit v of the words set when value
+/// index v is possible.
 struct DomainView {
-  std::span<const std::uint64_t> bits;  ///< one bit per value index, 64 a word
+  std::span<const std::uint64_t> bits;  ///< one bit per value index, 64 a word (bound < 0)
+  std::int64_t bound = -1;              ///< the value index it is bound to, or -1
+};
+
+/// What a constraint's look-ahead says of the values left.
+enum class Outlook : std::uint8_t {
+  never,  ///< no choice among them satisfies it
+  maybe,  ///< some may
+  always  ///< every choice satisfies it
 };
 
 /// A constraint on tuning parameters, as the solver takes it.
@@ -63,12 +80,15 @@ struct Constraint {
   /// True when it holds with parameter params[j] at value index idx[j];
   /// may throw UsageError (see the file comment for how that is treated).
   std::function<bool(std::span<const std::uint32_t> idx)> holds;
-  /// Optional look-ahead: false when no choice of values from `domains`
-  /// (one per params[j]; a bound parameter's holds its one value) can make
-  /// it hold, true when one may (answering true is always safe). Asked
-  /// while two or more of its parameters are unbound, so that a partial
-  /// combination is dropped before its remaining parameters are bound.
-  std::function<bool(std::span<const DomainView> domains)> may_hold;
+  /// Optional look-ahead over the values left in `domains` (one per
+  /// params[j]; a bound parameter's gives its value): never when no
+  /// choice among them can make it hold, always when every choice does
+  /// (and none fails), maybe otherwise (always safe to answer). Asked while
+  /// two or more of its parameters are unbound, so that a partial
+  /// combination is dropped before its remaining parameters are bound, and
+  /// by forward checking to accept or reject halves of the last
+  /// parameter's values at once when no table remembers its answers.
+  std::function<Outlook(std::span<const DomainView> domains)> outlook;
 };
 
 /// What a solve did, for benchmarks and tests.
@@ -76,7 +96,7 @@ struct SolverStats {
   std::uint64_t nodes = 0;        ///< partial combinations bound (search-tree nodes)
   std::uint64_t checks = 0;       ///< constraint checks (table look-ups or evaluations)
   std::uint64_t evaluations = 0;  ///< calls of Constraint::holds
-  std::uint64_t lookaheads = 0;   ///< calls of Constraint::may_hold
+  std::uint64_t lookaheads = 0;   ///< calls of Constraint::outlook
   std::uint64_t pruned = 0;       ///< partial combinations a look-ahead dropped
 };
 

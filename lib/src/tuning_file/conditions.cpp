@@ -51,8 +51,12 @@ IntValues int_values(const std::vector<expr::Value>& values) {
 // The interval of the ints whose value indices are set in `d`: the first and
 // the last set for ascending values, else every one looked at.
 expr::CompiledExpression::Range range_of(const IntValues& v, const DomainView& d) {
-  expr::CompiledExpression::Range r;
+  expr::CompiledExpression::Range r{};
   if (v.ints.empty()) return r;
+  if (d.bound >= 0) {
+    const std::int64_t x = v.ints[static_cast<std::size_t>(d.bound)];
+    return expr::CompiledExpression::Range{x, x, true, false};
+  }
   const std::size_t n = d.bits.size();
   if (v.ascending) {
     std::size_t lo = n, hi = n;
@@ -104,7 +108,7 @@ std::vector<Constraint> condition_constraints(const std::vector<TuningParameter>
     if (compiled->compiled() && con.params.size() >= 3) {
       std::vector<IntValues> ints;
       for (std::uint32_t k : con.params) ints.push_back(int_values(values[k]));
-      con.may_hold = [compiled, ints = std::move(ints)](std::span<const DomainView> domains) {
+      con.outlook = [compiled, ints = std::move(ints)](std::span<const DomainView> domains) {
         std::array<expr::CompiledExpression::Range, 16> small;
         std::vector<expr::CompiledExpression::Range> large;
         std::span<expr::CompiledExpression::Range> r(small.data(), domains.size());
@@ -113,7 +117,14 @@ std::vector<Constraint> condition_constraints(const std::vector<TuningParameter>
           r = large;
         }
         for (std::size_t j = 0; j < domains.size(); ++j) r[j] = range_of(ints[j], domains[j]);
-        return compiled->may_hold(r);
+        switch (compiled->within(r)) {
+          case expr::CompiledExpression::Truth::never:
+            return Outlook::never;
+          case expr::CompiledExpression::Truth::always:
+            return Outlook::always;
+          default:
+            return Outlook::maybe;
+        }
       };
     }
     con.holds = [compiled, read = std::move(read), c, file](std::span<const std::uint32_t> idx) {

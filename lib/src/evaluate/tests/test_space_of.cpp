@@ -108,8 +108,7 @@ TEST(SpaceOf, TuningFilesGiveTheBruteForceSpaceConfigurationForConfiguration) {
 
 // A tuning file `name`.json in `dir` with these parameters and conditions,
 // a 1024 NDRange whose local size is searched, and its kernel.
-std::string write_file(const test::TempDir& dir, const std::string& name, const json& params,
-                       const json& conditions) {
+std::string write_file(const test::TempDir& dir, const std::string& name, const json& params, const json& conditions) {
   std::ofstream(dir.path / "k.cl") << "__kernel void k(__global float* out) { out[get_global_id(0)] = 1; }\n";
   const json file{{"General", {{"BenchmarkName", name}}},
                   {"ConfigurationSpace", {{"TuningParameters", params}, {"Conditions", conditions}}},

@@ -117,9 +117,9 @@ RC_GTEST_PROP(CompiledExpression, GivesTheInterpretersTruthOrErrorForEveryBindin
       }
 }
 
-RC_GTEST_PROP(CompiledExpression, IntervalBoundsNeverRuleOutABindingThatHolds, ()) {
-  // Ranges of the ints a slot may take: "cannot hold" must mean that no
-  // binding within them makes the expression true.
+RC_GTEST_PROP(CompiledExpression, IntervalBoundsAreCertainWhenTheySayNeverOrAlways, ()) {
+  // Ranges of the ints a slot may take: "never" must mean that no binding
+  // within them makes the expression true, "always" that every one does.
   const std::string text = *expression(*rc::gen::inRange(1, 5));
   const Expression e = Expression::parse(text);
   const std::vector<std::vector<Value>> values{
@@ -142,15 +142,18 @@ RC_GTEST_PROP(CompiledExpression, IntervalBoundsNeverRuleOutABindingThatHolds, (
       r.known = true;
     }
   }
-  const bool may = c.may_hold(ranges);
-  RC_TAG(may);
-  if (may) return;
+  const CompiledExpression::Truth t = c.within(ranges);
+  RC_TAG(static_cast<int>(t));
+  if (t == CompiledExpression::Truth::maybe) return;
   for (std::uint32_t a : subset[0])
     for (std::uint32_t b : subset[1])
       for (std::uint32_t k : subset[2]) {
         const std::uint32_t idx[3] = {a, b, k};
         const Answer got = answer([&] { return c.test(idx); });
-        RC_ASSERT(got.value != std::optional<bool>(true));
+        if (t == CompiledExpression::Truth::never)
+          RC_ASSERT(got.value != std::optional<bool>(true));
+        else
+          RC_ASSERT(got.value == std::optional<bool>(true));  // true, and no error
       }
 }
 
@@ -159,13 +162,13 @@ TEST(CompiledExpression, IntervalBoundsPruneSumsAndProducts) {
   const CompiledExpression sum(Expression::parse("A + B + C <= 10"), kSlots,
                                {{Value(1), Value(8)}, {Value(1), Value(8)}, {Value(1), Value(8)}}, none);
   using R = CompiledExpression::Range;
-  const R one{true, 1, 1}, eight{true, 8, 8}, any{true, 1, 8};
+  const R one{1, 1, true, false}, eight{8, 8, true, false}, any{1, 8, true, false};
   EXPECT_FALSE(sum.may_hold(std::vector<R>{eight, eight, any})) << "8 + 8 + at least 1 > 10";
   EXPECT_TRUE(sum.may_hold(std::vector<R>{one, eight, any}));
   const CompiledExpression mem(Expression::parse("(A * 4 + 2) * (B + 2) * (2 + C) * 4 <= 49152"), kSlots,
                                {{Value(1)}, {Value(1)}, {Value(1)}}, none);
-  EXPECT_FALSE(mem.may_hold(std::vector<R>{R{true, 1024, 1024}, R{true, 32, 64}, any}));
-  EXPECT_TRUE(mem.may_hold(std::vector<R>{R{true, 16, 16}, R{true, 1, 64}, any}));
+  EXPECT_FALSE(mem.may_hold(std::vector<R>{R{1024, 1024, true, false}, R{32, 64, true, false}, any}));
+  EXPECT_TRUE(mem.may_hold(std::vector<R>{R{16, 16, true, false}, R{1, 64, true, false}, any}));
 }
 
 TEST(CompiledExpression, FieldConditionsCompileToTheStackProgram) {
