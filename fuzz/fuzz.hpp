@@ -35,7 +35,9 @@ void job_file(const std::uint8_t* data, std::size_t size);
 void json_input(const std::uint8_t* data, std::size_t size);
 /// The T1 expression parser (wstune/expression.hpp): parse; an accepted
 /// expression's to_string() parses to the same text, and evaluating it
-/// with no names bound ends in a value or an ExprError.
+/// with no names bound ends in a value or an ExprError; compiled with its
+/// names as slots (expr/compiled.hpp) it gives the interpreter's truth or
+/// error for each of a few bindings.
 void expression(const std::uint8_t* data, std::size_t size);
 /// The T1 tuning-file reader (wstune/tuning_file.hpp read_tuning_file()) on
 /// the bytes as a file next to a small OpenCL kernel file.

@@ -41,8 +41,9 @@
 # tests/behaviour/changes-issue35.diff, each part with a line saying why;
 # issue 36's (tune's text counts the configurations with the baseline, its
 # JSON adds "configurations") are tests/behaviour/changes-issue36.diff and
-# issue 37's (the protocol version) tests/behaviour/changes-issue37.diff.
-# Check a change with:
+# issue 37's (the protocol version: workers build no search space) are
+# tests/behaviour/changes-issue37.diff, every search space and search the
+# record holds unchanged. Check a change with:
 #   scripts/behaviour-check.sh check build tests/behaviour/baseline.txt
 # It holds this machine's PoCL device names, CU counts and fingerprints (kept
 # on purpose: a refactor must not change them), so record a new baseline

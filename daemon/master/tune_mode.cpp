@@ -176,7 +176,9 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   if (group.empty()) return;
   const json& first = ready[std::to_string(group.front())];
   const DeviceInfo& device = *worker(group.front()).device;
-  // The master builds the same target and space the workers built.
+  // The master builds the target from the first worker's kernel limits and
+  // the space once (the constraint solver); the workers build no space:
+  // each trial request carries its configuration.
   TuneTarget target = make_tune_target(spec, device, first.at("kernel_work_group_size").get<std::size_t>(),
                                        first.at("kernel_local_mem_bytes").get<std::uint64_t>(), p, spec.whole(p));
   // The reference the worker took when the kernel's own did not build or run there.
@@ -186,12 +188,6 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
     for (const auto& params : first.at("rejected_references")) choice.rejected.emplace_back(params, "");
   apply_reference(target, spec, p, spec.whole(p), choice);
   SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
-  if (space.size() != first.at("space_size").get<std::size_t>()) {
-    throw SearchAborted(
-        fmt::format("the master's search space has {} configurations, the worker's {}; run the same "
-                    "wstuned build on every node",
-                    space.size(), first["space_size"].dump()));
-  }
   // The job's search resolved as `wstune tune` resolves its options.
   const ResolvedSearch search = resolve_search(spec, tune_request(r.job));
   auto searcher = search.searcher();

@@ -29,7 +29,10 @@ namespace wstune::daemon {
 /// refused (Tag::welcome with accepted = false) and never gets work.
 /// 3: a trial and its request in their one JSON forms (format/trial_json.hpp,
 /// format/target_json.hpp; issue 35).
-inline constexpr int kProtocolVersion = 3;
+/// 4: a worker's tune_result carries the reference it took
+/// ("reference_params", "rejected_references"; issue 36) and no longer
+/// "space_size" (the master builds the one search space; issue 37).
+inline constexpr int kProtocolVersion = 4;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {

@@ -1,5 +1,7 @@
 #include "worker/tasks.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "format/trial_json.hpp"
@@ -28,10 +30,14 @@ class BlockEvaluator final : public Evaluator {
         p_(p),
         b_(b),
         reference_(std::move(reference)),
-        target_(reference_target(runner, p, b, choice)),
-        space_(make_search_space(runner.spec(), p, b, target_)) {}
+        target_(reference_target(runner, p, b, choice)) {}
   const TuneTarget& target() const override { return target_; }
-  const SearchSpace& space() const override { return space_; }
+  // Built when first asked: a worker that measures what the master sends
+  // (Tag::trial, the configurations of the master's one space) never builds it.
+  const SearchSpace& space() const override {
+    if (!space_) space_ = make_search_space(runner_.spec(), p_, b_, target_);
+    return *space_;
+  }
   // make_tune_target() with the reference reference_outputs() took (apply_reference()).
   static TuneTarget reference_target(DeviceRunner& runner, const Problem& p, const Block& b,
                                      const ReferenceChoice& choice) {
@@ -70,7 +76,7 @@ class BlockEvaluator final : public Evaluator {
   Block b_;
   std::vector<HostBuffer> reference_;  // empty: no verification
   TuneTarget target_;
-  SearchSpace space_;
+  mutable std::optional<SearchSpace> space_;
 };
 
 // The search of `spec` over `ev` resolved as `wstune tune` resolves it

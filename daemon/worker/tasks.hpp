@@ -37,7 +37,9 @@ nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b
 /// inputs generated from `seed` (KernelSpec::generate_inputs, as the CLI
 /// does) and uploaded to `runner` once, the reference computed once
 /// (reference_outputs()), every correct trial verified against it. Its
-/// space() is what make_search_space() gives on this device.
+/// space() is what make_search_space() gives on this device, built only
+/// when asked: the master builds a job's space once and sends each
+/// configuration (Tag::trial), so a worker of a tune job builds none.
 std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed);
 
 /// Calibration for the `measured` split model on the worker's one device:

@@ -349,7 +349,6 @@ void Worker::handle_work(const Received& got) {
       prepared_job_ = req.job;
       data = json{{"kernel_work_group_size", runner.kernel_work_group_size()},
                   {"kernel_local_mem_bytes", runner.kernel_local_mem_bytes()},
-                  {"space_size", prepared_->space().size()},
                   {"reference_params", prepared_->target().reference_params},
                   {"rejected_references", prepared_->target().rejected_references},
                   {"setup_ms", ms_since(t0)}};

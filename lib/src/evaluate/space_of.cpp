@@ -1,10 +1,14 @@
 // The configurations of a kernel on a target (make_search_space): local
 // sizes by the paper's rule, or tuning parameter combinations under the
 // kernel's constraints with the local sizes each runs with.
+#include <string>
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "evaluate/trial.hpp"
 #include "space/rules.hpp"
+#include "space/solver.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -18,21 +22,46 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
   const auto base_shapes = enumerate_local_sizes(target.global, target.limits);
   const LocalSize rule_shape = paper_rule(target.global, base_shapes, target.priority, target.pe_per_cu);
   if (spec.tuning_parameters().empty() && null_ok) return SearchSpace(base_shapes, rule_shape);
-  // With parameters: the constraints first, then the local sizes each
-  // combination runs with. Device limits known before a build leave
-  // configurations out; the built kernel's limits are checked per trial.
-  auto locals = [&](const nlohmann::json& params) -> std::vector<LocalSize> {
-    const Problem pp = with_params(p, params);
-    if (!spec.satisfies_constraints(pp)) return {};
+  // With parameters: the combinations the constraints allow (solved, never
+  // enumerated), then the local sizes each runs with. Device limits known
+  // before a build leave configurations out; the built kernel's limits are
+  // checked per trial.
+  const auto& params = spec.tuning_parameters();
+  std::vector<std::uint32_t> sizes;
+  for (const auto& tp : params) {
+    if (tp.values.empty()) throw UsageError(fmt::format("tuning parameter {} has no values", tp.name));
+    sizes.push_back(static_cast<std::uint32_t>(tp.values.size()));
+  }
+  // The local sizes of a combination of values (of every parameter; those
+  // not in ndrange_parameters() are never read).
+  auto compute = [&](std::span<const std::uint32_t> idx, std::vector<LocalSize>& out) {
+    nlohmann::json values = nlohmann::json::object();
+    for (std::size_t k = 0; k < params.size(); ++k) values[params[k].name] = params[k].values[idx[k]];
+    const Problem pp = with_params(p, values);
     const Extent g = spec.block_global(pp, b);
     if (const LocalSize fixed = spec.parameter_local(pp)) {
-      if (!fits(*fixed, g, target.limits)) return {};
-      return {fixed};
+      if (fits(*fixed, g, target.limits)) out.push_back(fixed);
+      return;
     }
-    std::vector<LocalSize> out;
     if (null_ok) out.emplace_back(std::nullopt);
     for (const Extent& e : enumerate_local_sizes(g, target.limits)) out.emplace_back(e);
-    return out;
+  };
+  // Computed once per combination of the parameters the NDRange and the
+  // local size read (all of them when the kernel does not say).
+  const auto deps = spec.ndrange_parameters();
+  std::unordered_map<std::string, std::vector<LocalSize>> memo;
+  std::string key;
+  auto locals = [&](std::span<const std::uint32_t> idx, std::vector<LocalSize>& out) {
+    if (!deps) return compute(idx, out);
+    key.clear();
+    for (std::uint32_t k : *deps) key.append(reinterpret_cast<const char*>(&idx[k]), sizeof(std::uint32_t));
+    auto it = memo.find(key);
+    if (it == memo.end()) {
+      std::vector<LocalSize> l;
+      compute(idx, l);
+      it = memo.emplace(key, std::move(l)).first;
+    }
+    out.assign(it->second.begin(), it->second.end());
   };
   if (!spec.satisfies_constraints(ref)) {
     throw UsageError(
@@ -48,7 +77,14 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
   std::optional<Configuration> rule;
   if (!spec.parameter_local(ref) && rule_shape && rule_shape != base_local)
     rule = Configuration{ref.params, rule_shape};
-  return SearchSpace(spec.tuning_parameters(), locals, Configuration{ref.params, base_local}, rule);
+  ParameterSets sets = SpaceSolver(std::move(sizes), spec.parameter_constraints(p)).solve();
+  const Configuration baseline{ref.params, base_local};
+  if (deps && deps->empty()) {  // one list for every set, computed once
+    std::vector<LocalSize> every;
+    if (!sets.empty()) compute(sets.row(0), every);
+    return SearchSpace(params, std::move(sets), std::move(every), baseline, rule);
+  }
+  return SearchSpace(params, std::move(sets), locals, baseline, rule);
 }
 
 }  // namespace wstune

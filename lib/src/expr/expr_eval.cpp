@@ -531,9 +531,13 @@ class Evaluator {
 }  // namespace
 
 Value evaluate(const Program& p, const Env& env) {
+  return evaluate_node(p, p.root, env);
+}
+
+Value evaluate_node(const Program& p, std::uint32_t node, const Env& env) {
   Evaluator ev(p);
   Value tmp;
-  const Value& r = ev.eval(p.root, env, tmp);
+  const Value& r = ev.eval(node, env, tmp);
   if (&r == &tmp) return tmp;
   return r;
 }

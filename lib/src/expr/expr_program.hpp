@@ -107,6 +107,8 @@ struct Site {
 Program parse_program(std::string_view text);
 // Evaluates the program (expr_eval.cpp).
 Value evaluate(const Program& p, const Env& env);
+// Evaluates the subtree of node `node` alone (expr_eval.cpp): constant folding.
+Value evaluate_node(const Program& p, std::uint32_t node, const Env& env);
 // Canonical source of the program (expression.cpp).
 std::string print_program(const Program& p);
 

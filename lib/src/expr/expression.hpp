@@ -204,6 +204,8 @@ namespace detail {
 struct Program;
 }  // namespace detail
 
+class CompiledExpression;
+
 /// A parsed expression: immutable, cheap to copy (the tree is shared), safe
 /// to evaluate from several threads at once.
 class Expression {
@@ -233,6 +235,7 @@ class Expression {
   [[nodiscard]] std::string to_string() const;
 
  private:
+  friend class CompiledExpression;  // compiles the tree (compiled.hpp)
   explicit Expression(std::shared_ptr<const detail::Program> p) noexcept : program_(std::move(p)) {}
   std::shared_ptr<const detail::Program> program_;
 };

@@ -42,6 +42,19 @@ const std::vector<TuningParameter>& KernelSpec::tuning_parameters() const {
   return none;
 }
 
+std::vector<Constraint> KernelSpec::parameter_constraints(const Problem& p) const {
+  const auto& ps = tuning_parameters();
+  if (ps.empty()) return {};
+  Constraint all;
+  for (std::size_t k = 0; k < ps.size(); ++k) all.params.push_back(static_cast<std::uint32_t>(k));
+  all.holds = [this, p, &ps](std::span<const std::uint32_t> idx) {
+    nlohmann::json params = nlohmann::json::object();
+    for (std::size_t k = 0; k < ps.size(); ++k) params[ps[k].name] = ps[k].values[idx[k]];
+    return satisfies_constraints(with_params(p, params));
+  };
+  return {std::move(all)};
+}
+
 Problem with_params(Problem p, const nlohmann::json& params) {
   p.params = params;
   return p;

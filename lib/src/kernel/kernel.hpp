@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernel/host_buffer.hpp"
+#include "space/solver.hpp"
 #include "wstune/configuration.hpp"
 #include "wstune/types.hpp"
 
@@ -122,6 +123,19 @@ class KernelSpec {
   /// true without parameters. Throws UsageError when a constraint cannot be
   /// evaluated (naming it).
   [[nodiscard]] virtual bool satisfies_constraints(const Problem& /*p*/) const { return true; }
+  /// The constraints for the space solver (space/solver.hpp) with p's
+  /// sizes: the same rule as satisfies_constraints(), split by the
+  /// parameters each part reads. A described kernel gives one per T1
+  /// Condition, compiled; by default one constraint over every parameter
+  /// that calls satisfies_constraints() (correct for any kernel, checked only
+  /// once all parameters are bound).
+  [[nodiscard]] virtual std::vector<Constraint> parameter_constraints(const Problem& p) const;
+  /// The tuning parameters (indices into tuning_parameters(), ascending)
+  /// that block_global() and parameter_local() read: configurations that
+  /// agree on them run the same NDRange and local size, so a search space
+  /// computes its local sizes once per combination of these
+  /// (make_search_space()). nullopt: unknown, any parameter (the default).
+  [[nodiscard]] virtual std::optional<std::vector<std::uint32_t>> ndrange_parameters() const { return std::nullopt; }
   /// Build options for p.params (a described kernel's T1 CompilerOptions),
   /// without the -cl-std option the runner adds and without the parameters'
   /// values (source_defines()); "" for none.

@@ -284,11 +284,33 @@ SearchSpace table_space(const RecordedTable& table) {
   // Local sizes by parameter combination, in recorded order.
   std::unordered_map<std::string, std::vector<LocalSize>> locals;
   for (const auto& t : table.trials) locals[configuration_key(t.params, std::nullopt)].push_back(t.local);
-  auto recorded = [&](const json& params) {
+  // The recorded combinations of the parameters' values, in odometer order.
+  const auto& ps = table.parameters;
+  std::set<std::vector<std::uint32_t>> combinations;
+  for (const auto& t : table.trials) {
+    std::vector<std::uint32_t> idx;
+    for (const auto& p : ps) {
+      const auto it = t.params.find(p.name);
+      const auto v = it == t.params.end() ? p.values.end() : std::find(p.values.begin(), p.values.end(), *it);
+      if (v == p.values.end()) break;
+      idx.push_back(static_cast<std::uint32_t>(v - p.values.begin()));
+    }
+    if (idx.size() == ps.size()) combinations.insert(std::move(idx));
+  }
+  std::vector<std::uint32_t> sizes;
+  for (const auto& p : ps) {
+    if (p.values.empty()) throw UsageError(fmt::format("tuning parameter {} has no values", p.name));
+    sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
+  }
+  ParameterSets sets(std::move(sizes));
+  for (const auto& idx : combinations) sets.push_back(idx);
+  auto recorded = [&](std::span<const std::uint32_t> idx, std::vector<LocalSize>& out) {
+    json params = json::object();
+    for (std::size_t k = 0; k < ps.size(); ++k) params[ps[k].name] = ps[k].values[idx[k]];
     const auto it = locals.find(configuration_key(params, std::nullopt));
-    return it == locals.end() ? std::vector<LocalSize>{} : it->second;
+    if (it != locals.end()) out = it->second;
   };
-  return SearchSpace(table.parameters, recorded, baseline, std::nullopt);
+  return SearchSpace(ps, std::move(sets), recorded, baseline, std::nullopt);
 }
 
 namespace {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -104,91 +106,231 @@ std::vector<Extent> shapes_of(std::size_t items, const std::vector<Extent>& spac
 
 namespace wstune {
 
-SearchSpace::SearchSpace(const std::vector<Extent>& shapes, const LocalSize& rule) {
-  set_first_.push_back(0);
-  set_index_.emplace(std::string(), 0);
-  entries_.reserve(shapes.size());
-  for (const auto& e : shapes) entries_.push_back(Entry{0, e});
-  if (rule) rule_ = find(Configuration{nlohmann::json::object(), rule});
-}
+namespace {
 
-SearchSpace::SearchSpace(std::vector<TuningParameter> parameters, const LocalSizes& locals, Configuration baseline,
-                         const std::optional<Configuration>& rule, std::size_t max_size)
-    : parameters_(std::move(parameters)), baseline_(std::move(baseline)) {
-  const std::size_t n = parameters_.size();
-  for (const auto& p : parameters_)
-    if (p.values.empty()) throw UsageError(fmt::format("tuning parameter {} has no values", p.name));
-  std::vector<std::uint32_t> idx(n, 0);
-  nlohmann::json params = nlohmann::json::object();
-  for (;;) {
-    for (std::size_t k = 0; k < n; ++k) params[parameters_[k].name] = parameters_[k].values[idx[k]];
-    const auto ls = locals(params);
-    if (!ls.empty()) {
-      const auto set = static_cast<std::uint32_t>(set_first_.size());
-      bool any = false;
-      for (const auto& l : ls) {
-        if (Configuration{params, l} == baseline_) continue;
-        if (!any) {
-          set_first_.push_back(entries_.size());
-          set_values_.insert(set_values_.end(), idx.begin(), idx.end());
-          set_index_.emplace(set_key(idx), set);
-          any = true;
-        }
-        entries_.push_back(Entry{set, l});
-      }
-      if (entries_.size() > max_size) {
-        throw UsageError(
-            fmt::format("the search space has more than {} configurations; narrow the parameters' "
-                        "values or add constraints (Conditions)",
-                        max_size));
-      }
+// A hash of a list of local sizes, for keeping each distinct list once.
+struct ListHash {
+  std::size_t operator()(const std::vector<LocalSize>& l) const noexcept {
+    std::size_t h = l.size();
+    for (const LocalSize& e : l) {
+      const std::size_t v = e ? ((e->x * 31 + e->y) * 31 + e->z) * 4 + e->dims : 0x9e3779b9;
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     }
-    std::size_t k = n;  // odometer: the last parameter varies fastest
-    while (k > 0 && ++idx[k - 1] == parameters_[k - 1].values.size()) idx[--k] = 0;
-    if (k == 0) break;
+    return h;
   }
-  if (rule) rule_ = find(*rule);
-}
+};
 
-std::string SearchSpace::set_key(std::span<const std::uint32_t> idx) const {
-  return std::string(reinterpret_cast<const char*>(idx.data()), idx.size_bytes());
-}
-
-std::span<const std::uint32_t> SearchSpace::value_indices(std::size_t s) const {
-  const std::size_t n = parameters_.size();
-  return {set_values_.data() + s * n, n};
-}
-
-nlohmann::json SearchSpace::params_of_set(std::size_t s) const {
-  nlohmann::json p = nlohmann::json::object();
-  const auto idx = value_indices(s);
-  for (std::size_t k = 0; k < parameters_.size(); ++k) p[parameters_[k].name] = parameters_[k].values[idx[k]];
-  return p;
-}
-
-std::pair<std::size_t, std::size_t> SearchSpace::entries_of_set(std::size_t s) const {
-  return {set_first_.at(s), s + 1 < set_first_.size() ? set_first_[s + 1] : entries_.size()};
-}
-
-Configuration SearchSpace::at(std::size_t i) const {
-  const Entry& e = entries_.at(i);
-  return Configuration{params_of_set(e.set), e.local};
-}
-
-std::optional<std::size_t> SearchSpace::find_set(const nlohmann::json& params) const {
-  std::vector<std::uint32_t> idx(parameters_.size());
-  for (std::size_t k = 0; k < parameters_.size(); ++k) {
-    const auto it = params.find(parameters_[k].name);
+// The value indices of `params` over `parameters`, nullopt when a parameter is
+// missing, a value is not among its Values, or params has other keys.
+std::optional<std::vector<std::uint32_t>> indices_of(const std::vector<TuningParameter>& parameters,
+                                                     const nlohmann::json& params) {
+  if (!params.is_object() || params.size() != parameters.size()) return std::nullopt;
+  std::vector<std::uint32_t> idx(parameters.size());
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    const auto it = params.find(parameters[k].name);
     if (it == params.end()) return std::nullopt;
-    const auto& vs = parameters_[k].values;
+    const auto& vs = parameters[k].values;
     const auto v = std::find(vs.begin(), vs.end(), *it);
     if (v == vs.end()) return std::nullopt;
     idx[k] = static_cast<std::uint32_t>(v - vs.begin());
   }
-  if (params.size() != parameters_.size()) return std::nullopt;
-  const auto s = set_index_.find(set_key(idx));
-  if (s == set_index_.end()) return std::nullopt;
-  return s->second;
+  return idx;
+}
+
+}  // namespace
+
+SearchSpace::SearchSpace(const std::vector<Extent>& shapes, const LocalSize& rule)
+    : sets_(std::vector<std::uint32_t>{}) {
+  sets_.push_back({});
+  lists_.emplace_back(shapes.begin(), shapes.end());
+  lay_out({0}, std::nullopt);
+  if (rule) rule_ = find(Configuration{nlohmann::json::object(), rule});
+}
+
+namespace {
+
+// Keeps each distinct list of local sizes once in `lists`.
+class ListInterner {
+ public:
+  explicit ListInterner(std::vector<std::vector<LocalSize>>& lists) : lists_(lists) {}
+  // The index of `l` in the lists, added when new.
+  std::uint32_t id(const std::vector<LocalSize>& l) {
+    if (last_ && lists_[*last_] == l) return *last_;  // most often the set before's
+    if (const auto it = index_.find(l); it != index_.end()) return *(last_ = it->second);
+    const auto id = static_cast<std::uint32_t>(lists_.size());
+    lists_.push_back(l);
+    index_.emplace(l, id);
+    return *(last_ = id);
+  }
+
+ private:
+  std::vector<std::vector<LocalSize>>& lists_;
+  std::unordered_map<std::vector<LocalSize>, std::uint32_t, ListHash> index_;
+  std::optional<std::uint32_t> last_;
+};
+
+// Removes `x` from `l`; its position, nullopt when `l` does not hold it.
+std::optional<std::size_t> remove_local(std::vector<LocalSize>& l, const LocalSize& x) {
+  const auto it = std::find(l.begin(), l.end(), x);
+  if (it == l.end()) return std::nullopt;
+  const auto pos = static_cast<std::size_t>(it - l.begin());
+  l.erase(it);
+  return pos;
+}
+
+}  // namespace
+
+SearchSpace::SearchSpace(std::vector<TuningParameter> parameters, ParameterSets sets, const LocalsOf& locals,
+                         Configuration baseline, const std::optional<Configuration>& rule)
+    : parameters_(std::move(parameters)), sets_(std::move(sets)), baseline_(std::move(baseline)) {
+  check_sets();
+  const std::optional<std::size_t> base_set = baseline_set();
+  ListInterner interner(lists_);
+  std::vector<std::uint32_t> ids;  // per set kept, its list
+  std::vector<bool> keep(sets_.size(), true);
+  std::optional<std::pair<std::size_t, std::size_t>> hole;  // (kept set, position) of the baseline
+  std::vector<std::uint32_t> idx(parameters_.size());
+  std::vector<LocalSize> l;
+  for (std::size_t s = 0; s < sets_.size(); ++s) {
+    sets_.row(s, idx);
+    l.clear();
+    locals(idx, l);
+    // The baseline's set runs its list less the baseline's local size.
+    const auto at = base_set == s ? remove_local(l, baseline_.local) : std::nullopt;
+    keep[s] = !l.empty();
+    if (!keep[s]) continue;
+    if (at) hole = std::pair(ids.size(), *at);
+    ids.push_back(interner.id(l));
+  }
+  sets_.retain(keep);
+  sets_.shrink_to_fit();
+  lay_out(std::move(ids), hole);
+  if (rule) rule_ = find(*rule);
+}
+
+std::optional<std::size_t> SearchSpace::baseline_set() const {
+  const auto idx = indices_of(parameters_, baseline_.params);
+  return idx ? sets_.find(*idx) : std::nullopt;
+}
+
+SearchSpace::SearchSpace(std::vector<TuningParameter> parameters, ParameterSets sets, std::vector<LocalSize> every_set,
+                         Configuration baseline, const std::optional<Configuration>& rule)
+    : parameters_(std::move(parameters)), sets_(std::move(sets)), baseline_(std::move(baseline)) {
+  check_sets();
+  if (every_set.empty()) sets_.retain(std::vector<bool>(sets_.size(), false));
+  const std::optional<std::size_t> base_set = baseline_set();
+  const auto b = std::find(every_set.begin(), every_set.end(), baseline_.local);
+  std::optional<std::pair<std::size_t, std::size_t>> hole;
+  if (base_set && b != every_set.end()) {
+    if (every_set.size() == 1) {  // the baseline's set runs the baseline alone: left out
+      std::vector<bool> keep(sets_.size(), true);
+      keep[*base_set] = false;
+      sets_.retain(keep);
+    } else {
+      hole = std::pair(*base_set, static_cast<std::size_t>(b - every_set.begin()));
+    }
+  }
+  sets_.shrink_to_fit();
+  lists_.push_back(std::move(every_set));
+  per_set_ = lists_.front().size();
+  if (hole) hole_ = hole->first * per_set_ + hole->second;
+  size_ = sets_.size() * per_set_ - (hole_ ? 1 : 0);
+  if (rule) rule_ = find(*rule);
+}
+
+void SearchSpace::check_sets() const {
+  if (sets_.width() != parameters_.size()) throw std::invalid_argument("SearchSpace: sets over other parameters");
+  for (std::size_t k = 0; k < parameters_.size(); ++k)
+    if (sets_.sizes()[k] != parameters_[k].values.size())
+      throw std::invalid_argument("SearchSpace: sets over other value counts");
+  if (!sets_.sorted()) throw std::invalid_argument("SearchSpace: sets not in odometer order");
+}
+
+// The list every set runs, the baseline's set that list less the
+// baseline's local size; nullopt when the sets run different lists.
+std::optional<std::uint32_t> SearchSpace::one_list(const std::vector<std::uint32_t>& ids,
+                                                   std::optional<std::pair<std::size_t, std::size_t>> hole) const {
+  std::optional<std::uint32_t> common;
+  for (std::size_t s = 0; s < ids.size(); ++s) {
+    if (hole && hole->first == s) continue;
+    if (common && ids[s] != *common) return std::nullopt;
+    common = ids[s];
+  }
+  if (!hole || !common) return hole ? std::nullopt : common;  // the baseline's set alone: per-set tables
+  std::vector<LocalSize> less = lists_[*common];
+  if (hole->second >= less.size()) return std::nullopt;
+  less.erase(less.begin() + static_cast<std::ptrdiff_t>(hole->second));
+  return less == lists_[ids[hole->first]] ? common : std::nullopt;
+}
+
+// One list for all sets when they run one (nothing stored per set);
+// otherwise the per-set tables.
+void SearchSpace::lay_out(std::vector<std::uint32_t> ids, std::optional<std::pair<std::size_t, std::size_t>> hole) {
+  const std::size_t n = ids.size();
+  if (n == 0) return;  // no set, no configuration
+  if (const auto common = one_list(ids, hole)) {
+    lists_ = {std::move(lists_[*common])};
+    per_set_ = lists_.front().size();
+    if (hole) hole_ = hole->first * per_set_ + hole->second;
+    size_ = n * per_set_ - (hole_ ? 1 : 0);
+    return;
+  }
+  set_first_.resize(n + 1, 0);
+  for (std::size_t s = 0; s < n; ++s) set_first_[s + 1] = set_first_[s] + lists_[ids[s]].size();
+  size_ = set_first_[n];
+  set_list_ = std::move(ids);
+}
+
+SearchSpace::Place SearchSpace::place(std::size_t i) const {
+  if (i >= size_) throw std::out_of_range(fmt::format("configuration {} of a space of {}", i, size_));
+  if (set_first_.empty()) {
+    const std::size_t v = hole_ && i >= *hole_ ? i + 1 : i;
+    return Place{v / per_set_, v % per_set_};
+  }
+  const auto it = std::upper_bound(set_first_.begin(), set_first_.end(), static_cast<std::uint64_t>(i));
+  const auto s = static_cast<std::size_t>(it - set_first_.begin()) - 1;
+  return Place{s, i - set_first_[s]};
+}
+
+const std::vector<LocalSize>& SearchSpace::list_of(std::size_t s) const {
+  return set_first_.empty() ? lists_.front() : lists_[set_list_[s]];
+}
+
+const LocalSize& SearchSpace::local(std::size_t i) const {
+  const Place p = place(i);
+  return list_of(p.set)[p.pos];
+}
+
+std::size_t SearchSpace::parameter_set(std::size_t i) const {
+  return place(i).set;
+}
+
+std::vector<std::uint32_t> SearchSpace::value_indices(std::size_t s) const {
+  return sets_.row(s);
+}
+
+nlohmann::json SearchSpace::params_of_set(std::size_t s) const {
+  nlohmann::json p = nlohmann::json::object();
+  for (std::size_t k = 0; k < parameters_.size(); ++k) p[parameters_[k].name] = parameters_[k].values[sets_.at(s, k)];
+  return p;
+}
+
+std::pair<std::size_t, std::size_t> SearchSpace::entries_of_set(std::size_t s) const {
+  if (s >= sets_.size()) throw std::out_of_range(fmt::format("parameter set {} of {}", s, sets_.size()));
+  if (!set_first_.empty()) return {set_first_[s], set_first_[s + 1]};
+  auto real = [&](std::size_t v) { return hole_ && v > *hole_ ? v - 1 : v; };
+  return {real(s * per_set_), real((s + 1) * per_set_)};
+}
+
+Configuration SearchSpace::at(std::size_t i) const {
+  const Place p = place(i);
+  return Configuration{params_of_set(p.set), list_of(p.set)[p.pos]};
+}
+
+std::optional<std::size_t> SearchSpace::find_set(const nlohmann::json& params) const {
+  const auto idx = indices_of(parameters_, params);
+  if (!idx) return std::nullopt;
+  return sets_.find(*idx);
 }
 
 std::optional<std::size_t> SearchSpace::find(const Configuration& c) const {
@@ -196,15 +338,22 @@ std::optional<std::size_t> SearchSpace::find(const Configuration& c) const {
   if (!s) return std::nullopt;
   const auto [first, last] = entries_of_set(*s);
   for (std::size_t i = first; i < last; ++i)
-    if (entries_[i].local == c.local) return i;
+    if (local(i) == c.local) return i;
   return std::nullopt;
+}
+
+std::size_t SearchSpace::memory_bytes() const noexcept {
+  std::size_t b = sets_.memory_bytes() + set_first_.capacity() * sizeof(std::uint64_t) +
+                  set_list_.capacity() * sizeof(std::uint32_t);
+  for (const auto& l : lists_) b += l.capacity() * sizeof(LocalSize);
+  return b;
 }
 
 std::vector<Extent> SearchSpace::shapes_of_set(std::size_t s) const {
   std::vector<Extent> out;
   const auto [first, last] = entries_of_set(s);
   for (std::size_t i = first; i < last; ++i)
-    if (entries_[i].local) out.push_back(*entries_[i].local);
+    if (const LocalSize& l = local(i)) out.push_back(*l);
   return out;
 }
 
@@ -299,23 +448,24 @@ std::size_t with_local(const SearchSpace& space, std::size_t set, const LocalSiz
 
 // In each parameter set one value index away: its configuration with i's local size, else its first.
 void SearchSpace::parameter_neighbours(std::size_t i, std::vector<std::size_t>& out) const {
-  const Entry& e = entries_[i];
-  const auto idx = value_indices(e.set);
-  std::vector<std::uint32_t> other(idx.begin(), idx.end());
+  const std::size_t set = parameter_set(i);
+  const LocalSize& l = local(i);
+  const std::vector<std::uint32_t> idx = sets_.row(set);
+  std::vector<std::uint32_t> other = idx;
   for (std::size_t k = 0; k < parameters_.size(); ++k) {
     for (int dir : {-1, 1}) {
       if ((dir < 0 && idx[k] == 0) || (dir > 0 && idx[k] + 1 >= parameters_[k].values.size())) continue;
       other[k] = static_cast<std::uint32_t>(static_cast<int>(idx[k]) + dir);
-      const auto s = set_index_.find(set_key(other));
+      const auto s = sets_.find(other);
       other[k] = idx[k];
-      if (s != set_index_.end()) out.push_back(with_local(*this, s->second, e.local));
+      if (s) out.push_back(with_local(*this, *s, l));
     }
   }
 }
 
 std::vector<std::size_t> SearchSpace::neighbours(std::size_t i) const {
   std::vector<std::size_t> out;
-  if (entries_.at(i).local) {
+  if (local(i)) {
     lattice_neighbours(*this, i, out);
     reshape_neighbours(*this, i, out);
   }

@@ -7,8 +7,9 @@
 /// sizes, x·y ≤ min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE),
 /// and the work-group's local memory fitting. (2) SearchSpace: the valid
 /// configurations — tuning parameter values (T1 ConfigurationSpace, the
-/// constraints applied before anything runs) times local sizes — with a
-/// neighbourhood for local search. Pure: no OpenCL calls.
+/// constraints applied before anything runs, by the solver in solver.hpp)
+/// times local sizes — with a neighbourhood for local search. Pure: no
+/// OpenCL calls.
 /// Source: paper §2.3 (a local dimension must divide the global one),
 /// OpenCL 1.2 §5.8 clEnqueueNDRangeKernel (CL_INVALID_WORK_GROUP_SIZE,
 /// CL_INVALID_WORK_ITEM_SIZE), §5.7.3 clGetKernelWorkGroupInfo.
@@ -19,9 +20,9 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "space/parameter_sets.hpp"
 #include "wstune/configuration.hpp"
 #include "wstune/types.hpp"
 
@@ -71,43 +72,63 @@ std::vector<Extent> shapes_of(std::size_t items, const std::vector<Extent>& spac
 /// The configurations one tuning session may measure, apart from the
 /// baseline (measured first, always): for a kernel without tuning parameters
 /// the local sizes; otherwise every combination of parameter values that the
-/// kernel's constraints allow, each with its local sizes (one, when the
-/// parameters set it; else the NULL choice and every settable shape).
-/// Entries are grouped by parameter combination ("parameter set"), in the
-/// parameters' odometer order (the last parameter varies fastest), local
-/// sizes in the order given. Immutable once built; cheap to copy by pointer.
+/// kernel's constraints allow (solved by SpaceSolver, space/solver.hpp),
+/// each with its local sizes (one, when the parameters set it; else the
+/// NULL choice and every settable shape). Entries are grouped by parameter
+/// combination ("parameter set"), in the parameters' odometer order (the
+/// last parameter varies fastest), local sizes in the order given.
+///
+/// Held compactly, with no object per configuration: the parameter sets as
+/// rows of value indices (ParameterSets, 1 byte per parameter when no
+/// parameter has more than 256 values), each distinct list of local sizes
+/// once; when every set runs the same list (the common case) nothing else
+/// is stored per set, otherwise 12 bytes a set (its first entry and its
+/// list). Configuration i is found from its index in O(1) (one list) or
+/// O(log sets), a parameter set from its values by binary search.
+/// Immutable once built; cheap to move.
 class SearchSpace {
  public:
-  /// The local sizes a parameter combination runs with (empty: the
-  /// combination violates a constraint and is left out).
-  using LocalSizes = std::function<std::vector<LocalSize>(const nlohmann::json& params)>;
+  /// Puts into `out` (which arrives empty) the local sizes the parameter
+  /// set with these value indices (one per parameter) runs with; leaving it
+  /// empty leaves the set out (a constraint that only the local sizes
+  /// express, e.g. a local size the device cannot run).
+  using LocalsOf = std::function<void(std::span<const std::uint32_t> value_indices, std::vector<LocalSize>& out)>;
 
   /// No configurations, baseline NULL.
   SearchSpace() = default;
   /// Local sizes only (no tuning parameters): `shapes` in order, the
   /// baseline NULL, and the paper's rule shape when it is one of `shapes`.
   SearchSpace(const std::vector<Extent>& shapes, const LocalSize& rule);
-  /// Every combination of `parameters`' values with the local sizes
-  /// `locals` gives it, except `baseline`; `rule` is found among them when
-  /// given. Throws UsageError when more than `max_size` configurations
-  /// result (narrow the parameters or add constraints).
-  SearchSpace(std::vector<TuningParameter> parameters, const LocalSizes& locals, Configuration baseline,
-              const std::optional<Configuration>& rule, std::size_t max_size = 10'000'000);
+  /// The parameter sets `sets` (rows over `parameters`' values, in odometer
+  /// order: what SpaceSolver::solve() gives) with the local sizes `locals`
+  /// gives each, except `baseline`; `rule` is found among them when given.
+  /// No size is refused: memory grows with the valid configurations only
+  /// (see memory_bytes()).
+  /// @throws std::invalid_argument when `sets` is not over `parameters`' value counts or not sorted
+  SearchSpace(std::vector<TuningParameter> parameters, ParameterSets sets, const LocalsOf& locals,
+              Configuration baseline, const std::optional<Configuration>& rule);
+  /// As above when every set runs the same local sizes `every_set` (the
+  /// NDRange and the local size depend on no parameter): nothing is asked
+  /// or stored per set.
+  SearchSpace(std::vector<TuningParameter> parameters, ParameterSets sets, std::vector<LocalSize> every_set,
+              Configuration baseline, const std::optional<Configuration>& rule);
 
   /// Number of configurations (the baseline excluded).
-  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
   /// True without configurations.
-  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
-  /// Configuration `i` (< size()).
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  /// Configuration `i` (< size()); throws std::out_of_range beyond.
   [[nodiscard]] Configuration at(std::size_t i) const;
-  /// Configuration `i`'s local size.
-  [[nodiscard]] const LocalSize& local(std::size_t i) const { return entries_.at(i).local; }
-  /// Configuration `i`'s parameter set (< parameter_sets()).
-  [[nodiscard]] std::size_t parameter_set(std::size_t i) const { return entries_.at(i).set; }
+  /// Configuration `i`'s local size; throws std::out_of_range beyond.
+  [[nodiscard]] const LocalSize& local(std::size_t i) const;
+  /// Configuration `i`'s parameter set (< parameter_sets()); throws std::out_of_range beyond.
+  [[nodiscard]] std::size_t parameter_set(std::size_t i) const;
   /// Number of distinct parameter combinations (1 without parameters).
-  [[nodiscard]] std::size_t parameter_sets() const noexcept { return set_first_.size(); }
+  [[nodiscard]] std::size_t parameter_sets() const noexcept { return sets_.size(); }
   /// The values of parameter set `s`, as indices into each parameter's values.
-  [[nodiscard]] std::span<const std::uint32_t> value_indices(std::size_t s) const;
+  [[nodiscard]] std::vector<std::uint32_t> value_indices(std::size_t s) const;
+  /// The parameter sets as rows of value indices.
+  [[nodiscard]] const ParameterSets& sets() const noexcept { return sets_; }
   /// The parameter values of set `s` as a JSON object.
   [[nodiscard]] nlohmann::json params_of_set(std::size_t s) const;
   /// The configurations [first, last) of parameter set `s`.
@@ -130,20 +151,36 @@ class SearchSpace {
   [[nodiscard]] std::vector<std::size_t> neighbours(std::size_t i) const;
   /// Every local shape of parameter set `s` (NULL left out).
   [[nodiscard]] std::vector<Extent> shapes_of_set(std::size_t s) const;
+  /// Bytes the space holds (rows, local-size lists, per-set tables).
+  [[nodiscard]] std::size_t memory_bytes() const noexcept;
 
  private:
-  struct Entry {
-    std::uint32_t set = 0;
-    LocalSize local;
+  // Where configuration i lies: its set and its position in the set's list.
+  struct Place {
+    std::size_t set = 0;
+    std::size_t pos = 0;
   };
-  std::string set_key(std::span<const std::uint32_t> idx) const;
+  [[nodiscard]] Place place(std::size_t i) const;
+  [[nodiscard]] const std::vector<LocalSize>& list_of(std::size_t s) const;
+  void lay_out(std::vector<std::uint32_t> ids, std::optional<std::pair<std::size_t, std::size_t>> hole);
+  [[nodiscard]] std::optional<std::uint32_t> one_list(const std::vector<std::uint32_t>& ids,
+                                                      std::optional<std::pair<std::size_t, std::size_t>> hole) const;
+  [[nodiscard]] std::optional<std::size_t> baseline_set() const;
+  void check_sets() const;
   /// Appends `i`'s neighbours in the parameter sets one value index away in one parameter.
   void parameter_neighbours(std::size_t i, std::vector<std::size_t>& out) const;
+
   std::vector<TuningParameter> parameters_;
-  std::vector<std::uint32_t> set_values_;                     // parameter_sets() × parameters_.size()
-  std::vector<std::size_t> set_first_;                        // first entry of each set (entries are grouped)
-  std::unordered_map<std::string, std::uint32_t> set_index_;  // set_key → set
-  std::vector<Entry> entries_;
+  ParameterSets sets_;
+  std::vector<std::vector<LocalSize>> lists_;  // each distinct list of local sizes once
+  // One list for every set (uniform): entries are sets × per_set_, less the
+  // baseline's entry at virtual index hole_. Otherwise per set its first
+  // entry (and a last sentinel) and its list.
+  std::size_t per_set_ = 0;
+  std::optional<std::size_t> hole_;
+  std::vector<std::uint64_t> set_first_;
+  std::vector<std::uint32_t> set_list_;
+  std::size_t size_ = 0;
   Configuration baseline_;
   std::optional<std::size_t> rule_;
 };

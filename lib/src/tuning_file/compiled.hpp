@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "expr/expression.hpp"
+#include "space/solver.hpp"
 #include "tuning_file/tuning_file.hpp"
 
 namespace wstune::t1 {
@@ -71,6 +72,9 @@ struct CompiledFile {
   /// True when every Condition holds for `params`. Throws UsageError naming
   /// the condition when one cannot be evaluated.
   [[nodiscard]] bool satisfies(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
+  /// The Conditions as the space solver's constraints with the problem's
+  /// numbers `n` (conditions.hpp).
+  [[nodiscard]] std::vector<Constraint> constraints(const std::vector<std::size_t>& n) const;
   /// The NDRange (dims dimensions) for `params`: GlobalSize (× LocalSize
   /// with GlobalSizeType CUDA), or Kernel Tuner's grid with GridDiv; throws
   /// UsageError naming the expression when a size is not a positive integer.

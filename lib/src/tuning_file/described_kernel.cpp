@@ -11,6 +11,7 @@
 
 #include "core/parallel.hpp"
 #include "tuning_file/compiled.hpp"
+#include "tuning_file/conditions.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -150,6 +151,10 @@ bool CompiledFile::satisfies(const std::vector<std::size_t>& n, const json& para
     }
   }
   return true;
+}
+
+std::vector<Constraint> CompiledFile::constraints(const std::vector<std::size_t>& n) const {
+  return condition_constraints(file.parameters, conditions, size_bindings(n), file.path);
 }
 
 Extent CompiledFile::global_size(const std::vector<std::size_t>& n, const json& params) const {
@@ -364,6 +369,33 @@ class DescribedKernel final : public KernelSpec {
 
   const std::vector<TuningParameter>& tuning_parameters() const override { return c_.file.parameters; }
   bool satisfies_constraints(const Problem& p) const override { return c_.satisfies(p.n, params_of(p)); }
+  std::vector<Constraint> parameter_constraints(const Problem& p) const override { return c_.constraints(p.n); }
+  // The names of the NDRange's, GridDiv's, ProblemSize's, the local size's
+  // and the split's expressions.
+  std::optional<std::vector<std::uint32_t>> ndrange_parameters() const override {
+    std::vector<std::string> names;
+    auto add = [&](const std::optional<expr::Expression>& e) {
+      if (!e) return;
+      const auto n = e->names();
+      names.insert(names.end(), n.begin(), n.end());
+    };
+    for (unsigned d = 0; d < 3; ++d) {
+      add(c_.global[d]);
+      if (!c_.file.search_local) add(c_.local[d]);
+      for (const auto& e : c_.grid_divisors[d]) add(e);
+    }
+    for (const auto& e : c_.problem_size_exprs) add(e);  // ProblemSize over parameters
+    if (c_.split) {
+      add(c_.split->units);
+      add(c_.split->granularity);
+      add(c_.split->work_items);
+    }
+    std::vector<std::uint32_t> out;
+    for (std::size_t k = 0; k < c_.file.parameters.size(); ++k)
+      if (std::find(names.begin(), names.end(), c_.file.parameters[k].name) != names.end())
+        out.push_back(static_cast<std::uint32_t>(k));
+    return out;
+  }
   std::string build_options(const Problem&) const override {
     std::string o;
     for (const auto& opt : c_.file.compiler_options) o += (o.empty() ? "" : " ") + opt;

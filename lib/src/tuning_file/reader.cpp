@@ -1062,7 +1062,7 @@ class Reader {
       if (with_defaults &&
           std::none_of(defaults_.begin(), defaults_.end(), [](const auto& d) { return d.has_value(); }))
         continue;
-      if (auto params = first_valid(with_defaults)) {
+      if (auto params = first_valid(n, with_defaults)) {
         c_.file.reference_params = *params;
         (void)c_.global_size(n, *params);
         return;
@@ -1074,31 +1074,23 @@ class Reader {
   }
 
   // The first combination in odometer order (the last parameter fastest)
-  // that satisfies the Conditions, each parameter with a Default held at it
-  // when `with_defaults`.
-  std::optional<json> first_valid(bool with_defaults) {
+  // that satisfies the Conditions with the numbers `n` (the space solver),
+  // each parameter with a Default held at it when `with_defaults`.
+  std::optional<json> first_valid(const std::vector<std::size_t>& n, bool with_defaults) {
     const auto& ps = c_.file.parameters;
-    auto fixed = [&](std::size_t k) { return with_defaults && k < defaults_.size() && defaults_[k].has_value(); };
-    std::vector<std::size_t> idx(ps.size(), 0);
-    for (std::size_t k = 0; k < ps.size(); ++k)
-      if (fixed(k))
-        idx[k] = static_cast<std::size_t>(std::find(ps[k].values.begin(), ps[k].values.end(), *defaults_[k]) -
-                                          ps[k].values.begin());
-    for (;;) {
-      json params = json::object();
-      for (std::size_t k = 0; k < idx.size(); ++k) params[ps[k].name] = ps[k].values[idx[k]];
-      if (satisfies(params)) return params;
-      std::size_t k = idx.size();
-      while (k > 0) {
-        if (fixed(k - 1)) {
-          --k;
-          continue;
-        }
-        if (++idx[k - 1] < ps[k - 1].values.size()) break;
-        idx[--k] = 0;
-      }
-      if (k == 0) return std::nullopt;
+    std::vector<std::uint32_t> sizes;
+    for (const auto& p : ps) sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
+    SpaceSolver solver(std::move(sizes), c_.constraints(n));
+    for (std::size_t k = 0; with_defaults && k < ps.size() && k < defaults_.size(); ++k) {
+      if (!defaults_[k]) continue;
+      const auto at = std::find(ps[k].values.begin(), ps[k].values.end(), *defaults_[k]);
+      solver.fix(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(at - ps[k].values.begin()));
     }
+    const auto first = solver.first();
+    if (!first) return std::nullopt;
+    json params = json::object();
+    for (std::size_t k = 0; k < first->size(); ++k) params[ps[k].name] = ps[k].values[(*first)[k]];
+    return params;
   }
 
   bool satisfies(const json& params) { return c_.satisfies(c_.default_numbers(), params); }

@@ -9,6 +9,7 @@
 #include <memory_resource>
 
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "kernel/host_buffer.hpp"
@@ -231,6 +232,29 @@ std::vector<TuningParameter> two_params() {
   return {TuningParameter{"A", "int", {1, 2, 4}}, TuningParameter{"B", "int", {1, 2}}};
 }
 
+// The space of every combination of `ps`' values (the tests' spaces are
+// small), each with the local sizes `locals` gives its values.
+SearchSpace product_space(const std::vector<TuningParameter>& ps,
+                          const std::function<std::vector<LocalSize>(const json&)>& locals, Configuration base,
+                          const std::optional<Configuration>& rule) {
+  std::vector<std::uint32_t> sizes;
+  for (const auto& p : ps) sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
+  ParameterSets sets(sizes);
+  std::vector<std::uint32_t> idx(ps.size(), 0);
+  for (;;) {
+    sets.push_back(idx);
+    std::size_t k = idx.size();
+    while (k > 0 && ++idx[k - 1] == sizes[k - 1]) idx[--k] = 0;
+    if (k == 0) break;
+  }
+  auto by_index = [&](std::span<const std::uint32_t> i, std::vector<LocalSize>& out) {
+    json p = json::object();
+    for (std::size_t k = 0; k < ps.size(); ++k) p[ps[k].name] = ps[k].values[i[k]];
+    out = locals(p);
+  };
+  return SearchSpace(ps, std::move(sets), by_index, std::move(base), rule);
+}
+
 }  // namespace
 
 TEST(SearchSpace, ParametersConstraintsBaselineAndLocalSizes) {
@@ -241,7 +265,8 @@ TEST(SearchSpace, ParametersConstraintsBaselineAndLocalSizes) {
     return {std::nullopt, Extent{std::size_t(a), 1, 1}, Extent{2 * std::size_t(a), 1, 1}};
   };
   const Configuration base{json{{"A", 1}, {"B", 1}}, std::nullopt};
-  const SearchSpace s(two_params(), locals, base, Configuration{json{{"A", 2}, {"B", 2}}, Extent{4, 1, 1}});
+  const SearchSpace s =
+      product_space(two_params(), locals, base, Configuration{json{{"A", 2}, {"B", 2}}, Extent{4, 1, 1}});
   // Valid combinations: (1,1) (1,2) (2,1) (2,2) (4,2); 3 local sizes each, minus the baseline.
   EXPECT_EQ(s.parameter_sets(), 5u);
   EXPECT_EQ(s.size(), 14u);
@@ -265,7 +290,8 @@ TEST(SearchSpace, NeighboursStayInTheSpaceAndStepOneParameter) {
   auto locals = [](const json&) -> std::vector<LocalSize> {
     return {Extent{1, 1, 1}, Extent{2, 1, 1}, Extent{4, 1, 1}};
   };
-  const SearchSpace s(two_params(), locals, Configuration{json{{"A", 4}, {"B", 2}}, Extent{4, 1, 1}}, std::nullopt);
+  const SearchSpace s =
+      product_space(two_params(), locals, Configuration{json{{"A", 4}, {"B", 2}}, Extent{4, 1, 1}}, std::nullopt);
   ASSERT_EQ(s.size(), 17u);
   const auto i = *s.find(Configuration{json{{"A", 2}, {"B", 1}}, Extent{2, 1, 1}});
   std::set<std::string> got;
@@ -274,12 +300,16 @@ TEST(SearchSpace, NeighboursStayInTheSpaceAndStepOneParameter) {
   EXPECT_EQ(got, want);
 }
 
-TEST(SearchSpace, TooManyConfigurationsIsAUsageError) {
+TEST(SearchSpace, NoSizeIsRefusedAndConfigurationsAreHeldCompactly) {
+  // 4096 configurations (once refused above a limit): one byte per parameter
+  // a set, one list of local sizes for all.
   std::vector<TuningParameter> ps;
   for (int k = 0; k < 4; ++k) ps.push_back(TuningParameter{"P" + std::to_string(k), "int", {1, 2, 3, 4, 5, 6, 7, 8}});
   auto one = [](const json&) -> std::vector<LocalSize> { return {std::nullopt}; };
-  EXPECT_THROW(SearchSpace(ps, one, Configuration{}, std::nullopt, 1000), UsageError);
-  EXPECT_EQ(SearchSpace(ps, one, Configuration{}, std::nullopt, 5000).size(), 4096u);
+  const SearchSpace s = product_space(ps, one, Configuration{}, std::nullopt);
+  EXPECT_EQ(s.size(), 4096u);
+  EXPECT_LE(s.memory_bytes(), 4096u * 4 + 256);
+  EXPECT_EQ(s.at(4095).params, (json{{"P0", 8}, {"P1", 8}, {"P2", 8}, {"P3", 8}}));
 }
 
 RC_GTEST_PROP(SearchSpace, EveryConfigurationIsFoundAtItsIndex, ()) {
@@ -294,7 +324,7 @@ RC_GTEST_PROP(SearchSpace, EveryConfigurationIsFoundAtItsIndex, ()) {
     if ((p["A"].get<int>() + p["B"].get<int>()) % mod) return {};
     return {std::nullopt, Extent{2, 2, 2}};
   };
-  const SearchSpace s(ps, locals, Configuration{json{{"A", 0}, {"B", 0}}, std::nullopt}, std::nullopt);
+  const SearchSpace s = product_space(ps, locals, Configuration{json{{"A", 0}, {"B", 0}}, std::nullopt}, std::nullopt);
   for (std::size_t i = 0; i < s.size(); ++i) {
     RC_ASSERT(s.find(s.at(i)) == std::optional<std::size_t>(i));
     for (std::size_t n : s.neighbours(i)) RC_ASSERT(n < s.size() && n != i);
