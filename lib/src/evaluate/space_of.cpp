@@ -13,6 +13,23 @@
 
 namespace wstune {
 
+namespace {
+
+// The local sizes a search tries on `target`: within the device's limits,
+// not the build's CL_KERNEL_WORK_GROUP_SIZE. NVIDIA's OpenCL answers 256
+// for every kernel on the H100, whatever its build, yet launches and runs
+// larger groups
+// (issue 36: 320 work-items of vector_add); a driver that refuses a group
+// gives the trial status constraints (DeviceRunner::run). The paper's rule
+// and the app's look-ups stay within the build's value.
+std::vector<Extent> launchable_shapes(const TuneTarget& target) {
+  SpaceLimits device = target.limits;
+  device.kernel_work_group_size = 0;
+  return enumerate_local_sizes(target.global, device);
+}
+
+}  // namespace
+
 SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Block& b, const TuneTarget& target) {
   // The baseline's parameters: the kernel's reference configuration, or the
   // one that replaced it on this device (TuneTarget::reference_params).
@@ -21,7 +38,7 @@ SearchSpace make_search_space(const KernelSpec& spec, const Problem& p, const Bl
   const bool null_ok = spec.null_local_allowed();
   const auto base_shapes = enumerate_local_sizes(target.global, target.limits);
   const LocalSize rule_shape = paper_rule(target.global, base_shapes, target.priority, target.pe_per_cu);
-  if (spec.tuning_parameters().empty() && null_ok) return SearchSpace(base_shapes, rule_shape);
+  if (spec.tuning_parameters().empty() && null_ok) return SearchSpace(launchable_shapes(target), rule_shape);
   // With parameters: the combinations the constraints allow (solved, never
   // enumerated), then the local sizes each runs with. Device limits known
   // before a build leave configurations out; the built kernel's limits are

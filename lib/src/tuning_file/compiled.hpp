@@ -73,8 +73,15 @@ struct CompiledFile {
   /// the condition when one cannot be evaluated.
   [[nodiscard]] bool satisfies(const std::vector<std::size_t>& n, const nlohmann::json& params) const;
   /// The Conditions as the space solver's constraints with the problem's
-  /// numbers `n` (conditions.hpp).
+  /// numbers `n` (conditions.hpp); a condition that names a ProblemSize
+  /// given by expressions of tuning parameters also reads those parameters
+  /// (problem_size_constraint()). The constraints refer to this object:
+  /// valid while it lives.
   [[nodiscard]] std::vector<Constraint> constraints(const std::vector<std::size_t>& n) const;
+  /// Condition `c` as a constraint over the parameters it and ProblemSize's
+  /// expressions read, evaluated by the interpreter with each combination's
+  /// ProblemSize (config_bindings()), as satisfies() evaluates it.
+  [[nodiscard]] Constraint problem_size_constraint(const std::vector<std::size_t>& n, std::size_t c) const;
   /// The NDRange (dims dimensions) for `params`: GlobalSize (× LocalSize
   /// with GlobalSizeType CUDA), or Kernel Tuner's grid with GridDiv; throws
   /// UsageError naming the expression when a size is not a positive integer.

@@ -18,19 +18,6 @@ namespace {
 constexpr std::array<std::string_view, 12> kBuiltins{"abs", "bool", "float", "int",   "len", "list",
                                                      "max", "min",  "range", "round", "str", "sum"};
 
-// The parameters condition `e` reads, ascending.
-std::vector<std::uint32_t> read_parameters(const std::vector<TuningParameter>& parameters, const expr::Expression& e) {
-  const std::vector<std::string> names = e.names();
-  std::vector<std::uint32_t> out;
-  for (std::size_t k = 0; k < parameters.size(); ++k) {
-    const std::string& n = parameters[k].name;
-    if (std::binary_search(names.begin(), names.end(), n) ||
-        std::find(kBuiltins.begin(), kBuiltins.end(), n) != kBuiltins.end())
-      out.push_back(static_cast<std::uint32_t>(k));
-  }
-  return out;
-}
-
 // A parameter's values as ints for interval bounds (empty when one is no
 // int or bool), and whether they ascend with the value index.
 struct IntValues {
@@ -84,6 +71,18 @@ expr::CompiledExpression::Range range_of(const IntValues& v, const DomainView& d
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> read_parameters(const std::vector<TuningParameter>& parameters, const expr::Expression& e) {
+  const std::vector<std::string> names = e.names();
+  std::vector<std::uint32_t> out;
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    const std::string& n = parameters[k].name;
+    if (std::binary_search(names.begin(), names.end(), n) ||
+        std::find(kBuiltins.begin(), kBuiltins.end(), n) != kBuiltins.end())
+      out.push_back(static_cast<std::uint32_t>(k));
+  }
+  return out;
+}
 
 std::vector<Constraint> condition_constraints(const std::vector<TuningParameter>& parameters,
                                               const std::vector<expr::Expression>& conditions,

@@ -16,6 +16,11 @@
 
 namespace wstune::t1 {
 
+/// The tuning parameters (indices, ascending) that expression `e` reads:
+/// those whose names it uses, and any named like a builtin (a call would
+/// find the binding).
+std::vector<std::uint32_t> read_parameters(const std::vector<TuningParameter>& parameters, const expr::Expression& e);
+
 /// One constraint per condition, in order. A condition reads the parameters
 /// whose names it uses (and any parameter named like a builtin, which a call
 /// would find); `constants` binds every other name. A condition that cannot

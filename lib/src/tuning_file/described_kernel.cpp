@@ -154,7 +154,48 @@ bool CompiledFile::satisfies(const std::vector<std::size_t>& n, const json& para
 }
 
 std::vector<Constraint> CompiledFile::constraints(const std::vector<std::size_t>& n) const {
-  return condition_constraints(file.parameters, conditions, size_bindings(n), file.path);
+  const bool problem_size_reads_parameters =
+      std::any_of(problem_size_exprs.begin(), problem_size_exprs.end(), [](const auto& e) { return e.has_value(); });
+  if (!problem_size_reads_parameters)
+    return condition_constraints(file.parameters, conditions, size_bindings(n), file.path);
+  // ProblemSize is an expression of tuning parameters (Kernel Tuner's
+  // reduction): the conditions that do not name it are compiled against the
+  // size variables; one that names it also reads ProblemSize's parameters
+  // and is evaluated with each combination's ProblemSize, as satisfies() does.
+  Bindings sizes;
+  for (std::size_t k = 0; k < file.size_variables.size(); ++k)
+    sizes.set(file.size_variables[k].first, expr::Value(static_cast<std::int64_t>(n.at(file.problem_size.size() + k))));
+  std::vector<Constraint> out = condition_constraints(file.parameters, conditions, sizes, file.path);
+  for (std::size_t c = 0; c < conditions.size(); ++c) {
+    const auto names = conditions[c].names();
+    if (std::find(names.begin(), names.end(), "ProblemSize") != names.end()) out[c] = problem_size_constraint(n, c);
+  }
+  return out;
+}
+
+Constraint CompiledFile::problem_size_constraint(const std::vector<std::size_t>& n, std::size_t c) const {
+  std::vector<std::uint32_t> read = read_parameters(file.parameters, conditions[c]);
+  for (const auto& e : problem_size_exprs) {
+    if (!e) continue;
+    const auto more = read_parameters(file.parameters, *e);
+    read.insert(read.end(), more.begin(), more.end());
+  }
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  Constraint con;
+  con.params = read;
+  con.holds = [this, n, c, read](std::span<const std::uint32_t> idx) {
+    json params = json::object();
+    for (std::size_t j = 0; j < read.size(); ++j)
+      params[file.parameters[read[j]].name] = file.parameters[read[j]].values[idx[j]];
+    try {
+      return conditions[c].eval(config_bindings(n, params)).as_bool();
+    } catch (const expr::ExprError& e) {
+      fail(file.path, fmt::format("ConfigurationSpace.Conditions[{}].Expression", c),
+           fmt::format("{} (with {})", e.what(), params.dump()));
+    }
+  };
+  return con;
 }
 
 Extent CompiledFile::global_size(const std::vector<std::size_t>& n, const json& params) const {

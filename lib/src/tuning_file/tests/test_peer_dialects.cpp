@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -161,6 +162,31 @@ TEST(PeerDialects, GridDivAndProblemSizeExpressionsFollowKernelTuner) {
             std::string::npos);
 }
 
+TEST(PeerDialects, AConditionOnAProblemSizeOfParametersReadsEachCombinationsProblemSize) {
+  Files f;
+  // ProblemSize = num_blocks * block_size_x; the condition bounds it: the
+  // space solver must see each combination's ProblemSize, not the reference's.
+  json r = file_1d(json::array({{{"Name", "block_size_x"}, {"Type", "int"}, {"Values", "[32, 64, 128]"}},
+                                {{"Name", "num_blocks"}, {"Type", "int"}, {"Values", "[8, 16, 32]"}}}),
+                   json::array({vector_arg("out", "WriteOnly", 16)}),
+                   {{"ProblemSize", {"num_blocks*block_size_x"}}, {"LocalSize", {{"X", "block_size_x"}}}});
+  r["KernelSpecification"]["GridDivX"] = json::array();
+  r["ConfigurationSpace"]["Conditions"] =
+      json::array({{{"Expression", "ProblemSize[0] <= 1024"}, {"Parameters", {"block_size_x", "num_blocks"}}}});
+  const auto k = load_tuning_file(f.tuning(r, "__kernel void k(__global float* out) {}\n"));
+  const Problem p = k->paper_size();
+  std::set<std::pair<int, int>> kept;
+  const SearchSpace space =
+      make_search_space(*k, p, k->whole(p), make_tune_target(*k, DeviceInfo{}, 0, 0, p, k->whole(p)));
+  for (std::size_t s = 0; s < space.parameter_sets(); ++s) {
+    const json v = space.params_of_set(s);
+    kept.emplace(v.at("block_size_x").get<int>(), v.at("num_blocks").get<int>());
+  }
+  kept.emplace(32, 8);  // the reference (first valid), left out of the space as the baseline
+  const std::set<std::pair<int, int>> want{{32, 8}, {32, 16}, {32, 32}, {64, 8}, {64, 16}, {128, 8}};
+  EXPECT_EQ(kept, want);
+}
+
 TEST(PeerDialects, DefaultsNameTheReferenceWhereGiven) {
   Files f;
   json j = file_1d(json::array({{{"Name", "A"}, {"Type", "int"}, {"Values", "[1, 2, 4]"}, {"Default", 4}},
@@ -294,8 +320,22 @@ TEST(PeerDialects, EachConfigurationsOwnBuildBoundsItsLocalSize) {
   EXPECT_EQ(t.limits.kernel_work_group_size, 0u);
   EXPECT_EQ(t.limits.kernel_local_mem_bytes, 0u);
   EXPECT_EQ(make_search_space(*k, p, k->whole(p), t).size(), 1u) << "BS=512 is in the space";
-  // wstune's own kernels have one program: its limit bounds the shapes.
+  // wstune's own kernels have one program: its value stays in the target and
+  // bounds the paper's rule, while the space holds every shape the device
+  // allows (NVIDIA answers 256 yet runs larger groups; a refusal is data).
   const KernelSpec& matmul = kernel_spec("matmul");
   const Problem mp = matmul.parse_size("64");
-  EXPECT_EQ(make_tune_target(matmul, info, 256, 0, mp, matmul.whole(mp)).limits.kernel_work_group_size, 256u);
+  const TuneTarget mt = make_tune_target(matmul, info, 256, 0, mp, matmul.whole(mp));
+  EXPECT_EQ(mt.limits.kernel_work_group_size, 256u);
+  const SearchSpace ms = make_search_space(matmul, mp, matmul.whole(mp), mt);
+  std::size_t above = 0;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const LocalSize& l = ms.local(i);
+    if (!l) continue;
+    if (l->count() > 256) ++above;
+    EXPECT_LE(l->count(), 1024u);
+  }
+  EXPECT_GT(above, 0u) << "64x64: 32x16 and 32x32 are within the device's 1024";
+  ASSERT_TRUE(ms.rule());
+  EXPECT_LE(ms.local(*ms.rule())->count(), 256u) << "the rule keeps within the build's value";
 }
