@@ -13,8 +13,12 @@
 #
 # usage: scripts/bench-conformance-gpu.sh [--device P:D] [--build DIR] [--out DIR] [--tag TAG]
 #          [--rounds N] [--kernels vector_add,reduction,stencil,matmul,convolution] [--dry-run]
+#          [--tools wstune,kernel_tuner] [--no-yardstick] [--yardstick-only]
 # Defaults: the first GPU of `wstune devices`, --build build, --out docs/results, --tag h100,
 # --rounds 3. Writes OUT/conformance_gpu_TAG.{md,csv} and OUT/conformance_gpu_TAG_raw/.
+# Over several device calls (each at most 10 minutes): --tools tunes with one tool only,
+# --no-yardstick stops after the tunes, and --yardstick-only re-times and reports from the raw
+# files earlier calls left in OUT/conformance_gpu_TAG_raw/ (carry them back to the machine).
 # On the GPU machine: source .gpu/setup.sh, build, and carry .gpu (with the wheels of
 # scripts/peers-wheels.sh; pyopencl and kernel_tuner are installed from them as
 # scripts/bench-peers.sh does). pyopencl lists PoCL's CPU first there: the script
@@ -26,9 +30,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-device="" build=build out=docs/results tag="" rounds=3 kernels="" dry=0
+device="" build=build out=docs/results tag="" rounds=3 kernels="" dry=0 tools=wstune,kernel_tuner yard=1 tune=1
 [[ "${WSTUNE_PLATFORM:-}" = pocl ]] && dry=1
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --device) device=$2; shift 2 ;;
@@ -38,6 +42,9 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --kernels) kernels=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
+    --tools) tools=$2; shift 2 ;;
+    --no-yardstick) yard=0; shift ;;
+    --yardstick-only) tune=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench-conformance-gpu.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -66,7 +73,7 @@ print(ds[0]['id'] if ds else '')" "$want")
 fi
 raw=$out/conformance_gpu_${tag}_raw
 mkdir -p "$raw"
-exec > >(tee "$raw/log.txt") 2>&1
+exec > >(tee -a "$raw/log.txt") 2>&1
 
 # ---- Python: kernel_tuner + pyopencl, from .gpu/wheels where there is no network -------
 pylib=$root/$build/peers-pylib
@@ -108,11 +115,14 @@ echo "== $devname: wstune $device, pyopencl platform $kp device $kd; kernels $ke
   | tee "$raw/work_group_size.json" || echo "diag failed (recorded)"
 
 IFS=, read -r -a klist <<<"$kernels"
+uses() { [[ ",$tools," = *",$1,"* ]]; }
 for k in "${klist[@]}"; do
+  [[ $tune = 1 ]] || break
   f=$C/$k.json
   extra=(); ktx=()
   [[ $k = reduction ]] && extra=("${rsize[@]}") && ktx=("${ktred[@]}")
   # ---- wstune, empty compiler caches ----
+  if uses wstune; then
   tmp=$(mktemp -d)
   t0=$EPOCHREALTIME
   POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 "$wstune" tune --kernel-file "$f" --device "$device" "${wtune[@]}" \
@@ -120,14 +130,18 @@ for k in "${klist[@]}"; do
   t1=$EPOCHREALTIME
   echo "{\"process_wall_s\": $("$py" -c "print(round($t1 - $t0, 3))")}" >"$raw/wstune_$k.wall.json"
   rm -rf "$tmp"
+  fi
   # ---- Kernel Tuner's T1 reader, empty compiler caches ----
+  if uses kernel_tuner; then
   tmp=$(mktemp -d)
   POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 PYOPENCL_NO_CACHE=1 "$py" bench/peers/conformance_gpu.py kt "$f" \
     --platform "$kp" --device "$kd" "${ktopt[@]}" "${ktx[@]}" --out "$raw/kt_$k.json" >"$raw/kt_$k.log" 2>&1 \
     || { echo "Kernel Tuner $k failed:"; tail -3 "$raw/kt_$k.log"; }
   rm -rf "$tmp"
-  echo "  $k tuned by both"
+  fi
+  echo "  $k tuned by $tools"
 done
+[[ $yard = 1 ]] || { echo "tunes done (--no-yardstick): raw files in $raw"; exit 0; }
 
 # ---- one yardstick: both bests re-timed with wstune run, rounds interleaved ----------
 : >"$raw/yardstick.jsonl"
