@@ -102,6 +102,7 @@ int query_file(const Store& store, const std::string& file, const po::variables_
                    {"level", std::string(to_string(best.level))},
                    {"params", best.config.params},
                    {"local", to_json(best.config.local)},
+                   {"global", to_json(spec->global_size(with_params(p, best.config.params)))},
                    {"build_options", best.build_options}};
   std::vector<std::string> row{dev.name,
                                std::string(spec->entry_point()),

@@ -43,6 +43,7 @@ std::vector<WarmSeed> warm_seeds(const Store& store, const KernelSpec& spec, con
     if (!(b.kernel == key) || b.problem.global.dims != here.dims) continue;
     const int scope = scope_of(store.device(b.device_fingerprint), fp, device);
     if (scope == 0 && b.problem.size_text == p.text) continue;
+    if (b.ratio_to_null() && *b.ratio_to_null() <= 1) continue;  // no faster than its baseline: nothing to learn
     auto c = configuration_at(spec, p, device, b.params, b.local);
     if (!c) continue;
     const double d = problem_distance(b.problem.global, here);

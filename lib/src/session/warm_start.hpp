@@ -38,7 +38,8 @@ std::string seed_scope(const WarmSeed& s);
 /// nearest size first within each, at most ceil(max / 2) from one scope
 /// while others have some; each configuration once; never the stored best
 /// of this very device and size (a resumed or repeated search has it
-/// already). Throws StoreError.
+/// already), nor one that was no faster than its baseline (the search
+/// measures the baseline anyway). Throws StoreError.
 std::vector<WarmSeed> warm_seeds(const Store& store, const KernelSpec& spec, const Problem& p, const DeviceInfo& device,
                                  std::size_t max = 6);
 
