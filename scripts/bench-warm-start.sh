@@ -33,7 +33,7 @@ ref_evals=${REF_EVALS:-60}
 run_evals=${RUN_EVALS:-25}
 seeds=${SEEDS:-1}
 . "$here/scripts/bench-common.sh"
-wstune_build_targets wstune_cli wstune
+wstune_build_targets wstune_cli wstune wstune_static wstuned  # all that cmake --install installs
 W=$build/cli/wstune
 ex=$here/share/examples/kernels
 out=$here/docs/results
