@@ -6,7 +6,7 @@
 #include "command.hpp"
 #include "format/json.hpp"
 #include "kernel/kernel.hpp"
-#include "session/autotune.hpp"
+#include "session/best_configuration.hpp"
 #include "session/tune_session.hpp"
 #include "table.hpp"
 #include "wstune/error.hpp"
@@ -86,35 +86,48 @@ KernelKey query_key(const Store& store, const std::string& name, const std::stri
   return keys.front();
 }
 
-// --kernel-file: the stored best configuration of a described kernel.
+// --kernel-file: the configuration the parameter look-up chain gives a described kernel, and its level.
 int query_file(const Store& store, const std::string& file, const po::variables_map& vm, const std::string& size,
                const std::string& device, const std::string& format) {
   const auto spec = kernel_option("", file);
   const Problem p = problem_option(*spec, vm, size);
   const DeviceInfo dev = resolve_device(store, device.empty() ? "default" : device);
-  const auto best = stored_configuration(store, *spec, p, dev);
-  if (!best) {
-    std::cerr << fmt::format("no stored best configuration of {} {} on {}; run 'wstune tune --kernel-file {}{}'\n",
-                             spec->name(), p.text, dev.name, file, size.empty() ? "" : " --size " + size);
-    return 1;
-  }
-  const BestConfig& b = best->row;
+  const StoredConfiguration best = best_configuration(&store, *spec, p, dev);
+  const bool stored = best.level != LookupLevel::defaults && best.level != LookupLevel::reference;
+  const BestConfig& b = best.row;
   nlohmann::json j{{"device", dev.name},
                    {"fingerprint", dev.fingerprint()},
-                   {"kernel", b.kernel.name},
+                   {"kernel", std::string(spec->entry_point())},
                    {"size", p.text},
-                   {"params", b.params},
-                   {"local", to_json(b.local)},
-                   {"global", b.global ? to_json(*b.global) : nlohmann::json()},
-                   {"build_options", best->build_options},
-                   {"median_ms", b.median_ms},
-                   {"baseline_ms", opt_json(b.null_ms)},
-                   {"ratio_to_baseline", opt_json(b.ratio_to_null())},
-                   {"recorded_at", b.recorded_at}};
-  print({"device", "kernel", "size", "configuration", "median ms", "x baseline", "build options"},
-        {{dev.name, b.kernel.name, p.text, to_string(best->config), fmt::format("{:.4f}", b.median_ms),
-          opt_num(b.ratio_to_null(), "{:.2f}"), best->build_options}},
-        j, format);
+                   {"level", std::string(to_string(best.level))},
+                   {"params", best.config.params},
+                   {"local", to_json(best.config.local)},
+                   {"global", to_json(spec->global_size(with_params(p, best.config.params)))},
+                   {"build_options", best.build_options}};
+  std::vector<std::string> row{dev.name,
+                               std::string(spec->entry_point()),
+                               p.text,
+                               std::string(to_string(best.level)),
+                               to_string(best.config),
+                               "-",
+                               "-",
+                               "-",
+                               best.build_options};
+  if (stored) {
+    j["from"] = {{"fingerprint", b.device_fingerprint},
+                 {"size", b.problem.size_text},
+                 {"distance", best.distance},
+                 {"global", b.global ? to_json(*b.global) : nlohmann::json()},
+                 {"median_ms", b.median_ms},
+                 {"baseline_ms", opt_json(b.null_ms)},
+                 {"ratio_to_baseline", opt_json(b.ratio_to_null())},
+                 {"recorded_at", b.recorded_at}};
+    row[5] = b.problem.size_text;
+    row[6] = fmt::format("{:.4f}", b.median_ms);
+    row[7] = opt_num(b.ratio_to_null(), "{:.2f}");
+  }
+  print({"device", "kernel", "size", "level", "configuration", "from size", "median ms", "x baseline", "build options"},
+        {row}, j, format);
   return 0;
 }
 
@@ -126,8 +139,8 @@ struct QueryArgs {
 // `wstune query`'s options, bound to `a`.
 void add_query_options(po::options_description& desc, QueryArgs& a) {
   desc.add_options()("kernel-file", po::value(&a.kernel_file),
-                     "a T1 tuning file: the stored best configuration (parameters, local "
-                     "size, build options) of its kernel for --size and --device")(
+                     "a T1 tuning file: the configuration (parameters, local size, build "
+                     "options) of its kernel for --size and --device, and the look-up level that gave it")(
       "db", po::value(&a.db), db_option_help)("device,d", po::value(&a.device),
                                               "device: fingerprint or name substring of a stored device, or a selector "
                                               "(P:D, cpu, gpu) of a live one")(
@@ -147,8 +160,9 @@ constexpr const char* kQueryUsage =
     "                    [--format table|json|csv] [--db FILE]"
     "\n\nLists the stored best configurations; with --size, the local size the look-up chain "
     "(exact, nearest, architecture, vendor-type, rule, null) returns for --device and --kernel. "
-    "With --kernel-file, the stored best configuration of that file's kernel and size (default: "
-    "the file's ProblemSize) and the build options to compile it with.";
+    "With --kernel-file, the configuration of that file's kernel for a size (default: the file's "
+    "ProblemSize) and the build options to compile it with, from the parameter look-up chain (exact, "
+    "nearest, architecture, vendor-type, default, reference).";
 
 // The look-up chain's answer for global size `g`, with the stored best it came from, as one row or JSON.
 void print_lookup(const DeviceInfo& dev, const std::string& kernel, const Extent& g, const LookupResult& r,

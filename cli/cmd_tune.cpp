@@ -139,6 +139,17 @@ std::function<void(const Trial&, TrialPhase)> progress_line(const unsigned& budg
   };
 }
 
+// One warm-start seed and where it came from.
+nlohmann::json seed_json(const WarmSeed& s) {
+  return {{"params", s.config.params},
+          {"local", to_json(s.config.local)},
+          {"from", seed_scope(s)},
+          {"fingerprint", s.from.device_fingerprint},
+          {"size", s.from.problem.size_text},
+          {"distance", s.distance},
+          {"median_ms", s.from.median_ms}};
+}
+
 void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
@@ -161,6 +172,8 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["overhead_ms_per_trial"] = overhead.per_trial();
   for (const auto& [key, name, ms] : overhead.parts()) j["overhead_breakdown_ms_per_trial"][key] = ms;
   j["stop_reason"] = r.stop_reason;
+  j["warm_start"] = nlohmann::json::array();
+  for (const WarmSeed& s : a.seeds) j["warm_start"].push_back(seed_json(s));
   j["best"] = trial_report_json(r.best);
   j["baseline"] = trial_report_json(r.baseline);
   j["rule"] = r.rule ? trial_report_json(*r.rule) : nlohmann::json();
@@ -238,6 +251,7 @@ void add_tune_options(po::options_description& desc, TuneArgs& a) {
       "db", po::value(&a.db), db_option_help)("no-store", "do not store the trials (print only)")(
       "no-resume",
       "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")(
+      "cold", "a cold start: no seeds from stored bests of other sizes or devices (warm start is the default)")(
       "json", "print JSON")("heatmap", po::value(&a.heatmap_file),
                             "write the x × y table of median times as an SVG heatmap");
 }
@@ -246,7 +260,7 @@ constexpr const char* kTuneUsage =
     "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] "
     "[--max-evals N] [--time-limit SEC]\n"
-    "                   [--repeat N] [--json] [--heatmap FILE.svg]\n\n"
+    "                   [--repeat N] [--cold] [--json] [--heatmap FILE.svg]\n\n"
     "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
     "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
     "(constraints applied before anything runs). The baseline (NULL, the driver's choice, or the\n"
@@ -255,13 +269,16 @@ constexpr const char* kTuneUsage =
     "then get two more trials each, and ties more (not bounded by --max-evals or --time-limit). Every\n"
     "configuration's outputs are verified. Trials run in a separate worker process with a timeout.\n"
     "Every trial is committed to the database as it is measured; a killed session resumes without\n"
-    "measuring a configuration twice (see docs/store.md, docs/tuning-files.md).";
+    "measuring a configuration twice (see docs/store.md, docs/tuning-files.md). A warm start (the\n"
+    "default; --cold: none) first proposes the stored bests of the same kernel at other sizes, on\n"
+    "devices of the same architecture and on other devices that are valid here.";
 
 // The autotune options completed from the rest, once they passed validate().
 void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   validate(a);  // first: --trial-timeout nan must not reach the conversion (UBSan: float-cast-overflow)
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
+  a.opt.warm_start = !vm.count("cold");
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
 }
 
@@ -292,6 +309,12 @@ AutotuneResult run_search(const KernelSpec& spec, const ResolvedTune& request, S
   };
   AutotuneResult res = autotune(spec, request, store, opt);
   if (stderr_is_tty()) std::cerr << "\r\033[K" << std::flush;
+  for (std::size_t i = 0; i < res.seeds.size(); ++i) {
+    const WarmSeed& s = res.seeds[i];
+    std::cerr << fmt::format("wstune tune: warm start seed {}/{}: {} from the {} best of size {} on {}\n", i + 1,
+                             res.seeds.size(), to_string(s.config), seed_scope(s), s.from.problem.size_text,
+                             s.level == LookupLevel::nearest ? "this device" : s.from.device_fingerprint);
+  }
   if (res.session) std::cerr << fmt::format("wstune tune: stored session {} in {}\n", res.session->id, store->path());
   return res;
 }

@@ -373,7 +373,7 @@ def mask_json(o, key=None, best=False):
             elif k == "run_key" and isinstance(o.get("job"), dict) and o["job"].get("kernel_file"):
                 res[k] = "<X>"  # a hash of the job, with the kernel file's (scratch) path
             else:
-                res[k] = mask_json(v, k, "best" in opts and k in ("best", "best_configs"))
+                res[k] = mask_json(v, k, "best" in opts and k in ("best", "best_configs", "from"))
         return res
     if isinstance(o, list):
         return [mask_json(x, key, best) for x in o]
@@ -656,7 +656,7 @@ inner() {
   f text "$OUTD/heat.svg"
   c -o best -o trials json 'wstune tune --kernel sort --size 256 --strategy exhaustive --db $S/tune.db $T --json'
   c "${best[@]}" text 'wstune tune --kernel bilinear --size 32x32:64x64 --strategy rule --no-store $T'
-  c "${best[@]}" text 'wstune tune --kernel matmul --size 32 --strategy random --max-evals 6 --seed 5 --db $S/tune.db $T'
+  c "${best[@]}" text 'wstune tune --kernel matmul --size 32 --strategy random --max-evals 6 --seed 5 --cold --db $S/tune.db $T'
   c "${best[@]}" text 'wstune tune --kernel-file $EX/stencil5.json --size 61x47 --strategy random --max-evals 10 --db $S/tune.db $T'
   c "${best[@]}" text 'wstune tune --kernel-file $EX/reduction.json --size 10007 --strategy random --max-evals 8 --db $S/tune.db $T'
   c "${best[@]}" text 'wstune tune --kernel-file $EX/matmul_tiled.json --size 64x64x64 --max-evals 8 --db $S/tune.db $T'
@@ -685,7 +685,7 @@ inner() {
   c -o best json 'wstune query --db $S/tune.db --format json'
   c -o best json 'wstune query --kernel-file $EX/reduction.json --size 10007 --db $S/tune.db --format json'
   c -o 'line:^basic' text 'wstune query --kernel-file $EX/stencil5.json --size 61x47 --db $S/tune.db'
-  c text 'wstune query --kernel-file $EX/stencil5.json --size 99x99 --db $S/tune.db'
+  c -o 'line:^basic' text 'wstune query --kernel-file $EX/stencil5.json --size 99x99 --db $S/tune.db'
   c text 'wstune report --db $S/tune.db --out $OUTD/report-tune'
   f text "$OUTD/report-tune"
 

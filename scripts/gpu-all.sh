@@ -10,7 +10,7 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# daemon-paper daemon-shared peers conformance paper store transfers examples prime tunecost showcase tables (in the
+# daemon-paper daemon-shared peers conformance paper store warm-start transfers examples prime tunecost showcase tables (in the
 # order given). conformance: scripts/bench-conformance-gpu.sh (issue 36; CONFORMANCE_KERNELS splits the five
 # examples over calls when STEP_TIMEOUT is short). transfers: pinned bandwidth and the split's transfers
 # (issue 18; TRANSFERS_OUT and bench-transfers.sh's SETS, TAGS, OVERLAP, PASSES); examples: the T1 example kernels tuned on the GPU (issue 13);
@@ -21,6 +21,7 @@
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
 # tiled matmul's at 1024, bounded to that many seconds).
 # daemon-paper: the paper's comparison through wstuned (scripts/bench-daemon-paper.sh).
+# warm-start: scripts/bench-warm-start.sh gpu h100 (issue 39; SCALE, STRATEGY, REF_EVALS, RUN_EVALS, SEEDS).
 # isolation: wstuned with and without its isolated OpenCL process at matmul
 # 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
@@ -104,6 +105,8 @@ for step in "$@"; do
       logged paper 30 scripts/bench-paper.sh gpu,cpu h100-pocl ${PAPER_ARGS:-} ;;
     store)
       logged store 10 scripts/bench-store.sh h100-host ;;
+    warm-start)  # issue 39: warm vs cold start at untuned sizes; the best-kernel app's two starts
+      logged warm-start 40 scripts/bench-warm-start.sh gpu h100 ;;
     examples)
       EX=share/examples/kernels
       logged examples 20 scripts/bench-examples.sh gpu h100 "$EX/matmul_tiled.json@1024x1024x1024@300" \

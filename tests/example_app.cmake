@@ -1,14 +1,8 @@
 # examples/app built against an installed wstune and run twice: the first run
 # tunes online and stores the result, the second finds it ("exact").
 # Included by tests/CMakeLists.txt; the same file runs the test in script mode.
+include(${CMAKE_CURRENT_LIST_DIR}/support/run_checked.cmake)
 if(CMAKE_SCRIPT_MODE_FILE)
-  function(run)
-    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "FAILED (${rc}): ${ARGN}\n${out}\n${err}")
-    endif()
-    set(last_output "${out}" PARENT_SCOPE)
-  endfunction()
   string(RANDOM LENGTH 8 tag)
   set(tmp "${WORK}/example-app-${tag}")  # our own directory: no clash with install.consumer
   file(REMOVE_RECURSE "${tmp}")
@@ -45,7 +39,4 @@ if(CMAKE_SCRIPT_MODE_FILE)
   file(REMOVE_RECURSE "${tmp}")
   return()
 endif()
-add_test(NAME example.app
-         COMMAND ${CMAKE_COMMAND} -DBUILD=${CMAKE_BINARY_DIR} -DSRC=${PROJECT_SOURCE_DIR}
-                 -DWORK=${CMAKE_BINARY_DIR}/test-work -DCXX=${CMAKE_CXX_COMPILER} -P ${CMAKE_CURRENT_LIST_FILE})
-set_tests_properties(example.app PROPERTIES ENVIRONMENT "${WSTUNE_TEST_ENV}" TIMEOUT 600 RUN_SERIAL TRUE)
+add_example_test(example.app ${CMAKE_CURRENT_LIST_FILE})

@@ -10,6 +10,10 @@
 /// program hash, build options). Stored answers for other sizes are reused
 /// only when they are near (problem_distance() ≤ a bound) and were a real
 /// choice there (reusable()). Details and the distance: docs/store.md.
+/// Tuning-parameter configurations of a kernel described by a tuning file
+/// have the same stored levels (exact, nearest, architecture, vendor-type,
+/// one implementation), then the file's Default values and the reference
+/// configuration (Tuner::build_best, docs/app.md).
 
 #include <cstddef>
 #include <functional>
@@ -35,11 +39,16 @@ enum class LookupLevel {
   vendor_type,   ///< another device of the same vendor and device type
   rule,          ///< the paper's §3.2.3 rule
   null_,         ///< the driver's choice (a NULL local_work_size)
-  online         ///< the fastest so far of an online session in progress (set by Tuner;
+  online,        ///< the fastest so far of an online session in progress (set by Tuner;
                  ///< TunerOptions::online_trials_per_launch)
+  defaults,      ///< parameter chain: the tuning file's Default values (the first valid
+                 ///< configuration at this size that takes every Default)
+  reference      ///< parameter chain: the reference configuration (wstune.ReferenceConfiguration,
+                 ///< else the first valid one at this size)
 };
 
-/// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null", "online".
+/// "required", "forced", "exact", "nearest", "architecture", "vendor-type", "rule", "null", "online",
+/// "default", "reference".
 WSTUNE_EXPORT std::string_view to_string(LookupLevel l) noexcept;
 
 /// A look-up's answer.

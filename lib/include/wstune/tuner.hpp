@@ -104,6 +104,31 @@ struct KernelOptions {
   double tolerance = 0;
 };
 
+/// A kernel described by a T1 tuning file, built with the configuration the
+/// parameter look-up chain chose for one problem size (Tuner::build_best).
+/// Holds its own references to the program and kernel (the cl:: wrappers
+/// release them when the last copy goes); the kernel's arguments are not
+/// set: the app sets them (in the file's Arguments order) and enqueues
+/// `kernel` over `global` with `local`.
+struct BuiltKernel {
+  cl::Program program;  ///< the program, built for the queue's device in the queue's context
+  cl::Kernel kernel;    ///< the tuning file's KernelName in it
+  /// The NDRange for this size and configuration (work-items; rounded up to
+  /// a multiple of `local` for a kernel whose file says it guards its bounds).
+  cl::NDRange global;
+  cl::NDRange local;  ///< the local size; cl::NullRange: the driver's choice
+  /// Which level chose it: exact, nearest, architecture, vendor_type (stored
+  /// bests), defaults (the file's Default values) or reference.
+  LookupLevel level = LookupLevel::reference;
+  std::string params;              ///< the parameters' values, a JSON object
+  std::string build_options;       ///< the clBuildProgram options it was built with
+  std::optional<BestConfig> from;  ///< the stored best it came from (stored levels)
+  double distance = 0;             ///< problem_distance() to `from`'s size
+  /// clBuildProgram wall time of this call (ms); 0 when this Tuner had built
+  /// the same program for the same device and context before.
+  double compile_ms = 0;
+};
+
 /// An NDRange (cl::NDRange) of 1 to 3 dimensions as an Extent; throws UsageError for a 0-D range.
 WSTUNE_EXPORT Extent extent_of(const cl::NDRange& range);
 
@@ -171,6 +196,26 @@ class WSTUNE_EXPORT Tuner {
   /// or no argument info and no KernelOptions::written_args. Throws
   /// ClError / StoreError on a driver or database failure.
   LookupResult tune(cl_command_queue queue, cl_kernel kernel, const Extent& global);
+
+  /// Builds the kernel of the T1 tuning file at `tuning_file` (read and
+  /// validated once per Tuner; docs/tuning-files.md) for problem size
+  /// `size` ("" = the file's ProblemSize; the syntax of `wstune tune
+  /// --size`) on `queue`'s device, in `queue`'s context, with the
+  /// configuration of the parameter look-up chain: a stored best of this
+  /// device and size (exact), of the nearest tuned size on this device
+  /// (nearest; within LookupOptions::max_distance and only a best that beat
+  /// the reference configuration by LookupOptions::min_speedup), of another
+  /// device of the same architecture or vendor and type, else the file's
+  /// Default values, else the reference configuration; a stored one is used
+  /// only where it is valid at `size` (Conditions, NDRange, device limits).
+  /// The program goes through the same build as every trial's (one build
+  /// function; programs are kept per Tuner, keyed by device, context and
+  /// options). Throws UsageError for a bad file or size (naming it) or no
+  /// valid configuration, BuildError when the chosen configuration does not
+  /// compile, ClError for a bad queue, StoreError on a database failure.
+  BuiltKernel build_best(cl_command_queue queue, const std::string& tuning_file, const std::string& size = {});
+  /// build_best() for the C++ bindings.
+  BuiltKernel build_best(const cl::CommandQueue& queue, const std::string& tuning_file, const std::string& size = {});
 
   /// Sets TunerOptions::online_trials_per_launch for later launches (0:
   /// blocking online tuning at the first launch).

@@ -13,7 +13,8 @@
  * and the fix). Functions returning a pointer return NULL on failure.
  *
  * Ownership: a wstune_tuner is created by wstune_open() and freed by
- * wstune_close(); nothing else needs freeing. Queues, kernels, buffers and
+ * wstune_close(); besides it, only the program and kernel handed out by
+ * wstune_build_best() are the caller's to release. Queues, kernels, buffers and
  * events stay the caller's: wstune retains none of them (an event returned
  * by wstune_launch() is the caller's to release). Strings returned are owned
  * by the library (see each function for how long they stay valid).
@@ -94,7 +95,7 @@ WSTUNE_EXPORT int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, 
  * Which look-up level gave `t`'s last answer: "required", "forced", "exact",
  * "nearest", "architecture", "vendor-type", "rule", "null", "online" (the
  * fastest so far of a dynamic online session, wstune_set_trials_per_launch),
- * or "" before any.
+ * "default" or "reference" (wstune_build_best()), or "" before any.
  * Valid until the next call with `t`.
  */
 WSTUNE_EXPORT const char* wstune_last_level(const wstune_tuner* t);
@@ -144,6 +145,39 @@ WSTUNE_EXPORT int wstune_set_local_args(wstune_tuner* t, cl_kernel k, wstune_loc
  * Returns 0 or an error code.
  */
 WSTUNE_EXPORT int wstune_set_written_args(wstune_tuner* t, cl_kernel k, cl_uint count, const cl_uint* indices);
+
+/**
+ * A kernel of a T1 tuning file built by wstune_build_best() with the
+ * configuration the parameter look-up chain chose for one problem size.
+ * Ownership: the caller owns one reference to `kernel` and one to
+ * `program`: release them with clReleaseKernel() and clReleaseProgram()
+ * when done (the tuner keeps its own reference to the program, to reuse
+ * it for the same device, context and options). The strings are owned by
+ * the tuner and valid until the next call with it.
+ */
+typedef struct wstune_built_kernel {
+  cl_program program;        /**< the program, built for the queue's device in the queue's context */
+  cl_kernel kernel;          /**< the file's KernelName; arguments not set (the file's Arguments order) */
+  cl_uint work_dim;          /**< 1 to 3 */
+  size_t global[3];          /**< the NDRange (work-items) for this size and configuration */
+  size_t local[3];           /**< the local size; local[0] == 0: NULL (the driver's choice) */
+  const char* level;         /**< "exact", "nearest", "architecture", "vendor-type", "default" or "reference" */
+  const char* params;        /**< the parameters' values, a JSON object */
+  const char* build_options; /**< the clBuildProgram options it was built with */
+  double compile_ms;         /**< clBuildProgram wall time of this call (ms); 0 when the tuner had built it before */
+} wstune_built_kernel;
+
+/**
+ * Builds the kernel of the T1 tuning file `tuning_file` for problem size
+ * `size` (NULL or "": the file's ProblemSize; `wstune tune --size` syntax)
+ * on `q`'s device in `q`'s context, with the configuration of the
+ * parameter look-up chain (a stored best of this size, the nearest tuned
+ * size, the same architecture, the same vendor and type, the file's
+ * Defaults, the reference configuration: docs/app.md), into `*out`. Also
+ * sets wstune_last_level(). Returns 0 or an error code (`*out` untouched).
+ */
+WSTUNE_EXPORT int wstune_build_best(wstune_tuner* t, cl_command_queue q, const char* tuning_file, const char* size,
+                                    wstune_built_kernel* out);
 
 /** Forgets what `t` knows about `k`; call before releasing a kernel whose handle may be reused. */
 WSTUNE_EXPORT void wstune_forget(wstune_tuner* t, cl_kernel k);

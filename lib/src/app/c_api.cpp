@@ -14,6 +14,7 @@ struct wstune_tuner {
   std::unique_ptr<wstune::Tuner> tuner;
   std::map<cl_kernel, wstune::KernelOptions> options;  // what the C calls set, per kernel
   std::string level;                                   // the last answer's level
+  std::string params, build_options;                   // the last wstune_build_best()'s strings
 };
 
 namespace {
@@ -116,6 +117,35 @@ int wstune_tune(wstune_tuner* t, cl_command_queue q, cl_kernel k, cl_uint work_d
   return guarded([&] {
     need(t, "tuner");
     t->level = wstune::to_string(t->tuner->tune(q, k, extent(work_dim, global)).level);
+  });
+}
+
+int wstune_build_best(wstune_tuner* t, cl_command_queue q, const char* tuning_file, const char* size,
+                      wstune_built_kernel* out) {
+  return guarded([&] {
+    need(t, "tuner");
+    need(q, "queue");
+    need(tuning_file, "tuning_file");
+    need(out, "out");
+    const wstune::BuiltKernel b = t->tuner->build_best(q, tuning_file, size ? size : "");
+    wstune_built_kernel r{};
+    r.work_dim = static_cast<cl_uint>(b.global.dimensions());
+    for (cl_uint d = 0; d < r.work_dim; ++d) {
+      r.global[d] = b.global[d];
+      r.local[d] = b.local.dimensions() ? b.local[d] : 0;
+    }
+    t->level = std::string(wstune::to_string(b.level));
+    t->params = b.params;
+    t->build_options = b.build_options;
+    r.level = t->level.c_str();
+    r.params = t->params.c_str();
+    r.build_options = t->build_options.c_str();
+    r.compile_ms = b.compile_ms;
+    wstune::check(clRetainProgram(b.program()), "clRetainProgram");
+    wstune::check(clRetainKernel(b.kernel()), "clRetainKernel");
+    r.program = b.program();
+    r.kernel = b.kernel();
+    *out = r;
   });
 }
 

@@ -1,7 +1,6 @@
 // The look-up chain (see lookup.hpp and docs/store.md).
 #include "wstune/lookup.hpp"
 
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <unordered_map>
@@ -11,6 +10,7 @@
 #include "kernel/kernel.hpp"
 #include "space/rules.hpp"
 #include "space/search_space.hpp"
+#include "store/stored_chain.hpp"
 
 namespace wstune {
 
@@ -32,6 +32,10 @@ std::string_view to_string(LookupLevel l) noexcept {
       return "rule";
     case LookupLevel::online:
       return "online";
+    case LookupLevel::defaults:
+      return "default";
+    case LookupLevel::reference:
+      return "reference";
     case LookupLevel::null_:
       break;
   }
@@ -70,13 +74,6 @@ RuleFunction paper_rule_function() {
   };
 }
 
-double problem_distance(const Extent& a, const Extent& b) {
-  double d = 0;
-  for (unsigned i = 0; i < std::max(a.dims, b.dims); ++i)
-    d += std::abs(std::log2(static_cast<double>(a[i]) / static_cast<double>(b[i])));
-  return d;
-}
-
 bool local_fits(const LocalSize& local, const Extent& global, const DeviceInfo& device, const KernelFit& fit) {
   if (!local) return true;
   if (local->dims != global.dims) return false;
@@ -110,8 +107,7 @@ bool chosen_along(const BestCandidate& c, unsigned d, const SpaceLimits& limits)
 }  // namespace
 
 bool reusable(const BestCandidate& stored, const DeviceInfo& device, const KernelFit& fit, double min_speedup) {
-  if (!stored.local || !stored.null_ms || stored.median_ms <= 0) return false;
-  if (*stored.null_ms / stored.median_ms < min_speedup) return false;
+  if (!stored.local || !beat_baseline(stored, min_speedup)) return false;
   const SpaceLimits limits = limits_of(device, fit.max_items);
   for (unsigned d = 0; d < stored.global.dims; ++d)
     if (!chosen_along(stored, d, limits)) return false;
@@ -144,41 +140,16 @@ struct Lookup::Impl {
   std::uint64_t generation = 0;
   std::string key;  // reused buffer
 
-  // The nearest candidate that fits here and may be reused (reusable(),
-  // within options.max_distance); the newest on ties.
-  std::optional<LookupResult> pick(const std::vector<BestCandidate>& cands, const DeviceInfo& device,
-                                   const Extent& global, const KernelFit& fit, LookupLevel level) const {
-    const BestCandidate* best = nullptr;
-    double best_d = 0;
-    for (const BestCandidate& c : cands) {
-      const double d = problem_distance(c.global, global);
-      if (d > options.max_distance || (best && d >= best_d)) continue;
-      if (!local_fits(c.local, global, device, fit) || !reusable(c, device, fit, options.min_speedup)) continue;
-      best = &c;
-      best_d = d;
-    }
-    if (!best) return std::nullopt;
-    return LookupResult{best->local, level, store->best_by_id(best->id), best_d};
-  }
-
   LookupResult resolve(const DeviceInfo& device, const KernelKey& kernel, const Extent& global, const KernelFit& fit) {
     if (auto it = forced.find(kernel.name); it != forced.end()) return {it->second, LookupLevel::forced, {}, 0};
-    const std::string fp = device.fingerprint();
-    if (auto b = store->exact_best(fp, kernel, global); b && local_fits(b->local, global, device, fit)) {
-      return {b->local, LookupLevel::exact, std::move(b), 0};
-    }
-    if (auto r =
-            pick(store->candidates(kernel, global.dims, fp, {}, {}, {}), device, global, fit, LookupLevel::nearest))
-      return *r;
-    if (!device.architecture.empty()) {
-      if (auto r = pick(store->candidates(kernel, global.dims, {}, device.architecture, {}, {}), device, global, fit,
-                        LookupLevel::architecture))
-        return *r;
-    }
-    if (!device.vendor.empty() && !device.type.empty()) {
-      if (auto r = pick(store->candidates(kernel, global.dims, {}, {}, device.vendor, device.type), device, global, fit,
-                        LookupLevel::vendor_type))
-        return *r;
+    const StoredChainTests tests{[&](const BestConfig& b) { return local_fits(b.local, global, device, fit); },
+                                 [&](const BestCandidate& c) {
+                                   return local_fits(c.local, global, device, fit) &&
+                                          reusable(c, device, fit, options.min_speedup);
+                                 }};
+    if (auto r = stored_chain(*store, device, kernel, global, options.max_distance, tests)) {
+      LocalSize local = r->from.local;
+      return {local, r->level, std::move(r->from), r->distance};
     }
     if (options.rule) {
       if (auto l = options.rule(device, kernel.name, global, fit.max_items);

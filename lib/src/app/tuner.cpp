@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app/app_kernel.hpp"
+#include "app/build_best.hpp"
 #include "evaluate/app_evaluator.hpp"
 #include "evaluate/trial.hpp"
 #include "search/search.hpp"
@@ -46,6 +47,7 @@ struct Tuner::Impl {
   };
   std::map<std::string, OnlineProgress> online;  // by device fingerprint, kernel key and global size
   PeOverrides overrides = PeOverrides::from_environment();
+  detail::BestKernelBuilder best_kernels;  // build_best()
 
   const KernelOptions& opts(cl_kernel k) {
     static const KernelOptions none;
@@ -128,6 +130,14 @@ void Tuner::forget(cl_kernel kernel) {
   impl_->kernel_options.erase(kernel);
   impl_->buffers.erase(kernel);
   std::erase_if(impl_->kernels, [&](const auto& kv) { return kv.first.first == kernel; });
+}
+
+BuiltKernel Tuner::build_best(cl_command_queue queue, const std::string& tuning_file, const std::string& size) {
+  return impl_->best_kernels.build(*impl_->store, impl_->options.lookup, device_info(queue), queue, tuning_file, size);
+}
+
+BuiltKernel Tuner::build_best(const cl::CommandQueue& queue, const std::string& tuning_file, const std::string& size) {
+  return build_best(queue(), tuning_file, size);
 }
 
 const DeviceInfo& Tuner::device_info(cl_command_queue queue) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/program_build.hpp"
 #include "runner/runner.hpp"
 #include "wstune/error.hpp"
 #include "wstune/timing.hpp"
@@ -19,13 +20,7 @@ namespace wstune {
 namespace detail {
 
 // One configuration's program: built once, then reused.
-struct Variant {
-  cl::Program program;
-  cl::Kernel kernel;
-  KernelVariantInfo info;
-  std::string error;      // non-empty: the build failed (the call, the error name and the log)
-  std::string call, log;  // of a failed build
-  cl_int code = CL_SUCCESS;
+struct Variant : BuiltProgram {
   bool compile_reported = false;  // its compile_ms went to a RunResult
 };
 
@@ -100,19 +95,10 @@ struct DeviceRunner::Impl {
   bool has_upload = false;
   bool outputs_clean = false;  // in-place outputs hold their initial contents (no run since the upload)
 
-  // What one program is built from: the options and the lines put before
-  // the kernel's source (KernelSpec::source_defines).
-  struct BuildInput {
-    std::string options, defines;
-    // The variant's key: distinct configurations are distinct programs.
-    [[nodiscard]] std::string key() const { return defines.empty() ? options : options + '\n' + defines; }
-  };
+  using BuildInput = ProgramSource;
 
   BuildInput options_for(const Problem& p, bool non_uniform) const {
-    std::string o = non_uniform ? device.info.non_uniform_std() : std::string("-cl-std=CL1.2");
-    for (const std::string& extra : {spec->build_options(p), extra_options})
-      if (!extra.empty()) o += ' ' + extra;
-    return {o, spec->source_defines(p)};
+    return program_source(*spec, p, device.info, non_uniform, extra_options);
   }
 
   // Whether `local` needs non-uniform work-groups to run `b` (it does not
@@ -132,52 +118,8 @@ struct DeviceRunner::Impl {
     return it->second;
   }
 
-  // Builds one program and its kernel. Thread-safe for distinct variants
-  // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
-  void compile(Variant& v, const BuildInput& in) const {
-    const std::string& options = in.options;
-    v.info.build_options = options;
-    cl_int err = CL_SUCCESS;
-    // The defines, then the source from its line 1 (build logs give the kernel file's line numbers).
-    std::string source =
-        in.defines.empty() ? std::string(spec->source()) : in.defines + "#line 1\n" + std::string(spec->source());
-    v.program = cl::Program(context, source, false, &err);
-    check(err, "clCreateProgramWithSource");
-    const auto t0 = std::chrono::steady_clock::now();
-    err = v.program.build(std::vector<cl::Device>{device.device}, options.c_str());
-    v.info.compile_ms = ms_since(t0);
-    if (err != CL_SUCCESS) {
-      v.program.getBuildInfo(device.device, CL_PROGRAM_BUILD_LOG, &v.log);
-      std::string values;  // the parameters' values, from their #define lines
-      for (std::size_t at = 0; (at = in.defines.find("#define ", at)) != std::string::npos;) {
-        const std::size_t end = in.defines.find('\n', at);
-        std::string d = in.defines.substr(at + 8, end - at - 8);
-        if (const auto sp = d.find(' '); sp != std::string::npos) d[sp] = '=';
-        values += (values.empty() ? "" : ",") + d;
-        at = end;
-      }
-      v.call = values.empty() ? fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options)
-                              : fmt::format("clBuildProgram({} with {}, \"{}\")", spec->source_name(), values, options);
-      v.code = err;
-      v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
-      return;
-    }
-    v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
-    if (err != CL_SUCCESS) {
-      v.error =
-          fmt::format("clCreateKernel({}): {} — is the kernel name right?", spec->entry_point(), cl_error_name(err));
-      return;
-    }
-    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_WORK_GROUP_SIZE, &v.info.work_group_size));
-    cl_ulong lmem = 0;
-    WSTUNE_CL_CHECK(v.kernel.getWorkGroupInfo(device.device, CL_KERNEL_LOCAL_MEM_SIZE, &lmem));
-    v.info.local_mem_bytes = lmem;
-    std::array<std::size_t, 3> reqd{};
-    WSTUNE_CL_CHECK(clGetKernelWorkGroupInfo(v.kernel(), device.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
-                                             sizeof reqd, reqd.data(), nullptr));
-    if (reqd[0] != 0)
-      v.info.required_local = Extent{reqd[0], reqd[1], reqd[2], reqd[2] > 1 ? 3u : reqd[1] > 1 ? 2u : 1u};
-  }
+  // Builds one program and its kernel (build_program()). Thread-safe for distinct variants.
+  void compile(Variant& v, const BuildInput& in) const { build_program(context, device.device, *spec, in, v); }
 
   Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
     return build(options_for(p, needs_non_uniform(p, b, local)));

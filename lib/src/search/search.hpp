@@ -104,6 +104,15 @@ std::unique_ptr<Searcher> make_rule_searcher();
 /// "bayes"); throws UsageError
 /// listing the names otherwise.
 std::unique_ptr<Searcher> make_searcher(std::string_view name = "auto", std::uint64_t seed = 1);
+/// Warm start: `inner` with `seeds` proposed first, in order (each mapped
+/// onto the space: the same configuration, else its parameter set's first
+/// shape; seeds not in the space are skipped), then `inner`'s own
+/// proposals (one that repeats a seed tune() skips without cost). `inner` is told of every trial (report()), so a
+/// strategy that climbs from or breeds the fastest measured configurations (guided, genetic, annealing, differential,
+/// bayes) starts from the seeds that proved fast; its name and rule_first() are `inner`'s, so a session keeps its
+/// strategy. `inner` itself when `seeds` is empty. An exhaustive search gains nothing from seeds: autotune() gives it
+/// none.
+std::unique_ptr<Searcher> make_seeded_searcher(std::unique_ptr<Searcher> inner, std::vector<Configuration> seeds);
 /// The names make_searcher() knows, for help and error messages.
 std::string_view strategy_names() noexcept;
 

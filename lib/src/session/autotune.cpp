@@ -28,6 +28,12 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   const TuneBudget budget = search.budget(spec, evaluator.space());
   out.max_evals = budget.max_evals;
   const auto stop = budget.stop();
+  if (store && options.warm_start && search.strategy != "exhaustive" && search.strategy != "rule") {
+    out.seeds = warm_seeds(*store, spec, request.problem, evaluator.target().device);
+    std::vector<Configuration> seeds;
+    for (const WarmSeed& s : out.seeds) seeds.push_back(s.config);
+    searcher = make_seeded_searcher(std::move(searcher), std::move(seeds));
+  }
 
   std::optional<StoredTuneSession> session;
   TuneOptions topt = options.tune;
@@ -42,28 +48,6 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   out.result = tune(evaluator, *searcher, *stop, topt);
   if (session) out.best = session->finish(out.result);
   return out;
-}
-
-std::optional<StoredConfiguration> stored_configuration(const Store& store, const KernelSpec& spec, const Problem& p,
-                                                        const DeviceInfo& device) {
-  const KernelKey key = kernel_key(spec);
-  BestFilter f;
-  f.device = device.fingerprint();
-  f.kernel = key.name;
-  for (const BestConfig& b : store.best_configs(f)) {  // newest first
-    if (!(b.kernel == key) || b.problem.size_text != p.text) continue;
-    StoredConfiguration s;
-    s.config = Configuration{b.params, b.local};
-    // CompilerOptions and the parameters as -D values: the application builds
-    // the kernel file's source as it is (wstune's own builds put the values
-    // in #define lines before it instead, KernelSpec::source_defines()).
-    s.build_options = "-cl-std=CL1.2";
-    for (const std::string& part : {spec.build_options(with_params(p, b.params)), define_options(b.params)})
-      if (!part.empty()) s.build_options += " " + part;
-    s.row = b;
-    return s;
-  }
-  return std::nullopt;
 }
 
 }  // namespace wstune

@@ -14,8 +14,8 @@
 /// const wstune::Problem& p = request.problem;
 /// wstune::Store store(wstune::default_db_path());
 /// wstune::autotune(*kernel, request, &store, {});
-/// if (auto best = wstune::stored_configuration(store, *kernel, p, device_info))
-///   program.build(best->build_options);   // -D values of the best parameters
+/// const auto best = wstune::best_configuration(&store, *kernel, p, device_info);  // never empty
+/// program.build(best.build_options);   // -D values of the best parameters; best.level says whence
 /// @endcode
 
 #include <chrono>
@@ -28,7 +28,9 @@
 #include "evaluate/trial.hpp"
 #include "kernel/kernel.hpp"
 #include "search/search.hpp"
+#include "session/best_configuration.hpp"
 #include "session/tune_request.hpp"
+#include "session/warm_start.hpp"
 #include "wstune/store.hpp"
 
 namespace wstune {
@@ -43,6 +45,11 @@ struct AutotuneOptions {
   /// Per-trial limit: the isolated worker is killed and the trial is a timeout past it.
   std::chrono::milliseconds trial_timeout{60'000};
   bool resume = true;  ///< reuse an unfinished session of the same device, kernel, problem, strategy
+  /// Warm start (with a store): the search's first proposals are the stored
+  /// bests of this kernel at other sizes and on other devices that are valid
+  /// here (warm_seeds(), make_seeded_searcher()); an exhaustive or rule
+  /// search takes none. Off: a cold start.
+  bool warm_start = false;
   /// Called once the evaluator has started, before the first trial, with the
   /// result so far (its session, resumed trials and budget; e.g. to print a
   /// header or size a progress line).
@@ -56,6 +63,7 @@ struct AutotuneResult {
   std::optional<SessionRecord> session;  ///< the stored session (none without a store)
   std::size_t resumed_trials = 0;        ///< trials taken from an unfinished session
   unsigned max_evals = 0;                ///< the evaluation budget applied (0: none)
+  std::vector<WarmSeed> seeds;           ///< the warm start's seeds, in the order proposed (none: a cold start)
 };
 
 /// Tunes `spec` for `request` (its problem, strategy, seeds and budget:
@@ -67,18 +75,5 @@ struct AutotuneResult {
 /// StoreError when the database refuses.
 AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,
                         const AutotuneOptions& options);
-
-/// A stored best configuration, ready to build with.
-struct StoredConfiguration {
-  Configuration config;       ///< its parameters and local size
-  std::string build_options;  ///< "-cl-std=CL1.2", the kernel's own options and the parameters' -D values
-  BestConfig row;             ///< the stored row (times, ratio to the baseline, session)
-};
-
-/// The current best configuration of `spec` (identity: kernel_key()) for
-/// problem `p` (its size text) on `device` (its fingerprint), or nullopt
-/// when none is stored. Throws StoreError on a database failure.
-std::optional<StoredConfiguration> stored_configuration(const Store& store, const KernelSpec& spec, const Problem& p,
-                                                        const DeviceInfo& device);
 
 }  // namespace wstune

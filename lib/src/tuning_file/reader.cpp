@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -375,7 +376,7 @@ class Reader {
         if (p.type == "float" && v.is_number()) v = v.get<double>();
         if (std::find(p.values.begin(), p.values.end(), v) != p.values.end()) d = std::move(v);
       }
-      defaults_.push_back(std::move(d));
+      c_.file.defaults.push_back(std::move(d));
       c_.file.parameters.push_back(std::move(p));
     }
   }
@@ -1060,7 +1061,7 @@ class Reader {
     // first valid one.
     for (const bool with_defaults : {true, false}) {
       if (with_defaults &&
-          std::none_of(defaults_.begin(), defaults_.end(), [](const auto& d) { return d.has_value(); }))
+          std::none_of(c_.file.defaults.begin(), c_.file.defaults.end(), [](const auto& d) { return d.has_value(); }))
         continue;
       if (auto params = first_valid(n, with_defaults)) {
         c_.file.reference_params = *params;
@@ -1077,20 +1078,8 @@ class Reader {
   // that satisfies the Conditions with the numbers `n` (the space solver),
   // each parameter with a Default held at it when `with_defaults`.
   std::optional<json> first_valid(const std::vector<std::size_t>& n, bool with_defaults) {
-    const auto& ps = c_.file.parameters;
-    std::vector<std::uint32_t> sizes;
-    for (const auto& p : ps) sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
-    SpaceSolver solver(std::move(sizes), c_.constraints(n));
-    for (std::size_t k = 0; with_defaults && k < ps.size() && k < defaults_.size(); ++k) {
-      if (!defaults_[k]) continue;
-      const auto at = std::find(ps[k].values.begin(), ps[k].values.end(), *defaults_[k]);
-      solver.fix(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(at - ps[k].values.begin()));
-    }
-    const auto first = solver.first();
-    if (!first) return std::nullopt;
-    json params = json::object();
-    for (std::size_t k = 0; k < first->size(); ++k) params[ps[k].name] = ps[k].values[(*first)[k]];
-    return params;
+    return first_valid_params(c_.file.parameters, c_.constraints(n),
+                              with_defaults ? c_.file.defaults : std::vector<std::optional<json>>{});
   }
 
   bool satisfies(const json& params) { return c_.satisfies(c_.default_numbers(), params); }
@@ -1099,7 +1088,6 @@ class Reader {
   json doc_;
   CompiledFile c_;
   std::optional<expr::Expression> generator_;  // the last fill's generator
-  std::vector<std::optional<json>> defaults_;  // per parameter: its Default, when one of its Values
 };
 
 }  // namespace
@@ -1109,3 +1097,39 @@ CompiledFile compile_tuning_file(const std::string& path) {
 }
 
 }  // namespace wstune::t1
+
+namespace wstune {
+
+std::optional<nlohmann::json> first_valid_params(const std::vector<TuningParameter>& ps,
+                                                 std::vector<Constraint> constraints,
+                                                 const std::vector<std::optional<nlohmann::json>>& fixed,
+                                                 const std::function<bool(const nlohmann::json&)>& accept) {
+  std::vector<std::uint32_t> sizes;
+  for (const auto& p : ps) sizes.push_back(static_cast<std::uint32_t>(p.values.size()));
+  SpaceSolver solver(std::move(sizes), std::move(constraints));
+  for (std::size_t k = 0; k < ps.size() && k < fixed.size(); ++k) {
+    if (!fixed[k]) continue;
+    const auto at = std::find(ps[k].values.begin(), ps[k].values.end(), *fixed[k]);
+    if (at == ps[k].values.end()) return std::nullopt;
+    solver.fix(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(at - ps[k].values.begin()));
+  }
+  const auto params_of = [&](std::span<const std::uint32_t> idx) {
+    nlohmann::json params = nlohmann::json::object();
+    for (std::size_t k = 0; k < idx.size(); ++k) params[ps[k].name] = ps[k].values[idx[k]];
+    return params;
+  };
+  if (!accept) {
+    const auto first = solver.first();
+    if (!first) return std::nullopt;
+    return params_of(*first);
+  }
+  std::optional<nlohmann::json> found;
+  solver.for_each([&](std::span<const std::uint32_t> idx) {
+    auto params = params_of(idx);
+    if (accept(params)) found = std::move(params);
+    return !found;
+  });
+  return found;
+}
+
+}  // namespace wstune

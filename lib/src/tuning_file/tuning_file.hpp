@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,12 +103,15 @@ struct TuningFileReference {
 /// A read and validated tuning file. Every expression parsed, every name
 /// checked, every file found; sizes and values are evaluated for a problem.
 struct TuningFile {
-  std::string path;                                          ///< the file as given
-  std::string kernel_name;                                   ///< KernelName: the __kernel function
-  std::string kernel_file;                                   ///< KernelFile resolved against the file's directory
-  std::string source;                                        ///< the kernel file's text
-  std::vector<std::string> compiler_options;                 ///< CompilerOptions
-  std::vector<TuningParameter> parameters;                   ///< TuningParameters with their values evaluated
+  std::string path;                           ///< the file as given
+  std::string kernel_name;                    ///< KernelName: the __kernel function
+  std::string kernel_file;                    ///< KernelFile resolved against the file's directory
+  std::string source;                         ///< the kernel file's text
+  std::vector<std::string> compiler_options;  ///< CompilerOptions
+  std::vector<TuningParameter> parameters;    ///< TuningParameters with their values evaluated
+  /// Per parameter: its T1 "Default" when that is one of its Values, else
+  /// none (the look-up chain's "default" level; the reference configuration).
+  std::vector<std::optional<nlohmann::json>> defaults;
   std::vector<std::string> conditions;                       ///< Conditions' expressions
   unsigned dims = 1;                                         ///< NDRange dimensions: 1 + Y given + Z given
   std::array<std::string, 3> global;                         ///< GlobalSize X, Y, Z ("1" beyond dims; "" with GridDiv)
@@ -179,6 +183,18 @@ TuningFile read_tuning_file(const std::string& path);
 /// outputs are every written Vector argument, verified against
 /// ReferenceArguments or, without them, the reference configuration's outputs.
 std::shared_ptr<const KernelSpec> load_tuning_file(const std::string& path);
+
+/// The first valid combination of `ps`' values in odometer order (the last
+/// parameter fastest) under `constraints` (KernelSpec::parameter_constraints,
+/// the space solver), with parameter k held at `fixed[k]` where that is set
+/// (a value not among its Values: nullopt); nullopt when none is valid.
+/// With `accept`, the first valid one it accepts too, in the solver's
+/// order (not odometer order). Throws UsageError from a constraint that
+/// cannot be evaluated.
+std::optional<nlohmann::json> first_valid_params(const std::vector<TuningParameter>& ps,
+                                                 std::vector<Constraint> constraints,
+                                                 const std::vector<std::optional<nlohmann::json>>& fixed,
+                                                 const std::function<bool(const nlohmann::json&)>& accept = nullptr);
 
 /// The tuning file behind a KernelSpec from described_kernel(), or nullptr
 /// for wstune's built-in kernels.

@@ -1,0 +1,67 @@
+# examples/best_kernel (C++ and C) built against an installed wstune and run
+# on PoCL: with an empty database every size gets the file's Default values
+# ("default"); after a best of 64x64 is stored (a tune, then that row
+# imported as a best that beat the reference twice, so the fixture does not
+# hang on PoCL's timing noise) the same size is "exact", a near untuned size
+# "nearest" and a far one "default" again; every result is verified.
+# Included by tests/CMakeLists.txt; the same file runs the test in script mode.
+include(${CMAKE_CURRENT_LIST_DIR}/support/run_checked.cmake)
+if(CMAKE_SCRIPT_MODE_FILE)
+  function(expect text regex)
+    if(NOT text MATCHES "${regex}")
+      message(FATAL_ERROR "expected '${regex}' in:\n${text}")
+    endif()
+  endfunction()
+  string(RANDOM LENGTH 8 tag)
+  set(tmp "${WORK}/best-kernel-${tag}")
+  file(REMOVE_RECURSE "${tmp}")
+  run(${CMAKE_COMMAND} --install "${BUILD}" --prefix "${tmp}/prefix")
+  run(${CMAKE_COMMAND} -S "${SRC}/examples/best_kernel" -B "${tmp}/build" "-DCMAKE_PREFIX_PATH=${tmp}/prefix"
+      "-DCMAKE_CXX_COMPILER=${CXX}")
+  run(${CMAKE_COMMAND} --build "${tmp}/build" -j2)
+  file(GLOB libdirs "${tmp}/prefix/lib*")
+  set(ENV{LD_LIBRARY_PATH} "${libdirs}")
+  set(file "${SRC}/share/examples/kernels/stencil5.json")
+  set(wstune "${tmp}/prefix/bin/wstune")
+
+  # An empty database: the Default values, for C++ and C.
+  set(ENV{WSTUNE_DB} "${tmp}/empty.db")
+  run("${tmp}/build/best_kernel" "${file}" 64x64 200x120)
+  expect("${last_output}" "size 64x64: level default, parameters {\"WPTX\":1,\"WPTY\":1}.*result verified")
+  expect("${last_output}" "size 200x120: level default.*result verified")
+  run("${tmp}/build/best_kernel_c" "${file}" 64x64)
+  expect("${last_output}" "size 64x64: level default.*result verified")
+
+  # A stored best of 64x64 on this device (the live device's record from a real tune).
+  run("${wstune}" tune --kernel-file "${file}" --size 64x64 --max-evals 1 --cold --db "${tmp}/tune.db")
+  run("${wstune}" export "${tmp}/tune.json" --db "${tmp}/tune.db")
+  file(READ "${tmp}/tune.json" doc)
+  string(JSON device GET "${doc}" devices 0)
+  string(JSON best GET "${doc}" best_configs 0)
+  string(JSON best SET "${best}" uuid "\"0123456789abcdef0123456789abcdef\"")
+  string(JSON best SET "${best}" session "null")
+  string(JSON best SET "${best}" params "{\"WPTX\":2,\"WPTY\":2}")
+  string(JSON best SET "${best}" local "{\"x\":8,\"y\":8,\"dims\":2}")
+  string(JSON best SET "${best}" global "null")
+  string(JSON best SET "${best}" median_ms "1.0")
+  string(JSON best SET "${best}" null_ms "2.0")
+  string(JSON fixture SET "${doc}" sessions "[]")
+  string(JSON fixture SET "${fixture}" best_configs "[${best}]")
+  file(WRITE "${tmp}/fixture.json" "${fixture}")
+  set(ENV{WSTUNE_DB} "${tmp}/app.db")
+  run("${wstune}" import "${tmp}/fixture.json" --db "${tmp}/app.db")
+
+  run("${tmp}/build/best_kernel" "${file}" 64x64 128x64 2048x2048)
+  expect("${last_output}" "size 64x64: level exact, parameters {\"WPTX\":2,\"WPTY\":2}, global 32x32, local 8x8.*result verified")
+  expect("${last_output}" "size 128x64: level nearest, parameters {\"WPTX\":2,\"WPTY\":2}, global 64x32, local 8x8.*result verified")
+  expect("${last_output}" "size 2048x2048: level default.*result verified")
+  run("${tmp}/build/best_kernel_c" "${file}" 128x64 100x50)
+  expect("${last_output}" "size 128x64: level nearest, parameters {\"WPTX\":2,\"WPTY\":2}, global 64x32, local 8x8.*result verified")
+  expect("${last_output}" "size 100x50: level nearest.*global 56x32, local 8x8.*result verified")
+  run("${wstune}" query --kernel-file "${file}" --size 128x64 --db "${tmp}/app.db" --format json)
+  expect("${last_output}" "\"level\": \"nearest\"")
+  message(STATUS "best kernel example: ${last_output}")
+  file(REMOVE_RECURSE "${tmp}")
+  return()
+endif()
+add_example_test(example.best_kernel ${CMAKE_CURRENT_LIST_FILE})
