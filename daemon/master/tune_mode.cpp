@@ -213,8 +213,8 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   topt.on_trial = [&](const Trial&, TrialPhase phase) { ev.phase(phase); };
   // The job's first objective decides (as `wstune tune --objective`); the
   // workers observe no energy, so energy, power and edp leave the time to decide.
-  const Objective& first = search.objectives.front();
-  if (!(first == Objective{}) && !needs_energy(first)) topt.score = objective_score(MetricSet(spec, p), first);
+  if (const Objective& decides = search.objectives.front(); !(decides == Objective{}) && !needs_energy(decides))
+    topt.score = objective_score(MetricSet(spec, p), decides);
   const TuneResult res = tune(ev, *searcher, *stop, topt);
   ev.drain();
   const json session = log->finish(res);
