@@ -7,7 +7,8 @@
 # matmul over GPU + CPU (and two GPUs + CPU with --gpus 1:0,1:1) by time,
 # energy and edp, each run and its joules measured, beside the predicted
 # joules of each device alone; the sensors' update period and the observer's
-# overhead per trial (its counter reads).
+# overhead per trial (its counter reads; the window of kernel runs it adds is
+# reported beside it).
 #
 # usage: scripts/bench-energy-gpu.sh [--build DIR] [--out DIR] [--tag TAG] [--gpu P:D] [--cpu P:D]
 #          [--gpus P:D,P:D] [--evals N] [--matmul SIZE] [--stencil SIZE] [--split-size N]
@@ -59,9 +60,6 @@ run tune-matmul.json "$W" tune --kernel-file $EX/matmul_tiled.json --size "$mm" 
   --objectives time,energy --json
 run tune-stencil.json "$W" tune --kernel-file $EX/stencil5.json --size "$st" --device "$gpu" "${T[@]}" \
   --objectives time,energy --json
-# The same matmul tune without observation: what the observer costs a tune.
-run tune-matmul-off.json "$W" tune --kernel-file $EX/matmul_tiled.json --size "$mm" --device "$gpu" "${T[@]}" \
-  --energy off --json
 S=(--kernel matmul --size "$split_size" --model measured --local null --run --repeat 5 --json --db "$db")
 for devs in "$gpu,$cpu" ${gpus:+"$gpus,$cpu"}; do
   tagd=${devs//[:,]/_}
@@ -118,10 +116,6 @@ for name, title, size in (("tune-matmul.json", "tiled matmul", mm), ("tune-stenc
     out += [f"observer overhead per trial (two counter reads): median {statistics.median(reads):.3f} ms, "
             f"max {max(reads):.3f} ms; the energy window adds {statistics.median(t['energy']['window_ms'] for t in ok):.0f} ms "
             "of kernel runs per trial", ""]
-off = load("tune-matmul-off.json")
-on = load("tune-matmul.json")
-if "wall_ms" in off and "wall_ms" in on:
-    out += [f"matmul tune wall time: {on['wall_ms'] / 1000:.1f} s with energy, {off['wall_ms'] / 1000:.1f} s with --energy off", ""]
 out += [f"## energy-aware split: matmul {split_size}", "",
         "| devices | objective | shares % | predicted ms | predicted J | measured makespan ms | measured J per job |",
         "|---|---|---|---|---|---|---|"]
