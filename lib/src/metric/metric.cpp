@@ -108,9 +108,10 @@ Objective parse_objective(std::string_view text, const MetricSet& metrics, std::
     o.maximise = dir == "max";
   }
   if (!metrics.knows(o.name)) {
-    throw UsageError(fmt::format("{} '{}': no metric '{}'; use one of: {} (a tuning file adds its own in "
-                                 "wstune.Metrics)",
-                                 what, text, o.name, fmt::join(metrics.names(), ", ")));
+    throw UsageError(
+        fmt::format("{} '{}': no metric '{}'; use one of: {} (a tuning file adds its own in "
+                    "wstune.Metrics)",
+                    what, text, o.name, fmt::join(metrics.names(), ", ")));
   }
   return o;
 }

@@ -47,7 +47,8 @@ std::vector<std::size_t> pareto_front(const std::vector<Trial>& trials, const st
     costs.push_back(std::move(c));
   }
   auto front = pareto_front(costs);
-  std::stable_sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) { return *costs[a][0] < *costs[b][0]; });
+  std::stable_sort(front.begin(), front.end(),
+                   [&](std::size_t a, std::size_t b) { return *costs[a][0] < *costs[b][0]; });
   return front;
 }
 

@@ -78,7 +78,9 @@ NvmlObserver::NvmlObserver(NvmlApi api, const std::optional<std::string>& bus_id
   }
 }
 
-NvmlObserver::~NvmlObserver() { api_.shutdown(); }
+NvmlObserver::~NvmlObserver() {
+  api_.shutdown();
+}
 
 double NvmlObserver::read_j() {
   unsigned long long mj = 0;

@@ -22,14 +22,14 @@ namespace wstune {
 /// The NVML functions the observer calls (each returns NVML's status, 0 =
 /// NVML_SUCCESS), so tests give a fake table. A device is an opaque handle.
 struct NvmlApi {
-  std::function<int()> init;                                                    ///< nvmlInit_v2
-  std::function<int()> shutdown;                                                ///< nvmlShutdown
+  std::function<int()> init;                                                   ///< nvmlInit_v2
+  std::function<int()> shutdown;                                               ///< nvmlShutdown
   std::function<int(const char* bus_id, void** device)> device_by_pci_bus_id;  ///< nvmlDeviceGetHandleByPciBusId_v2
   std::function<int(unsigned* count)> device_count;                            ///< nvmlDeviceGetCount_v2
   std::function<int(unsigned index, void** device)> device_by_index;           ///< nvmlDeviceGetHandleByIndex_v2
   std::function<int(void* device, unsigned long long* mj)> total_energy_mj;    ///< nvmlDeviceGetTotalEnergyConsumption
   std::function<int(void* device, unsigned* mw)> power_mw;                     ///< nvmlDeviceGetPowerUsage
-  std::function<const char*(int status)> error_string;                          ///< nvmlErrorString
+  std::function<const char*(int status)> error_string;                         ///< nvmlErrorString
   std::shared_ptr<void> library;  ///< keeps the dlopen'ed library loaded (null for a fake)
 };
 

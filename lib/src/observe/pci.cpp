@@ -38,7 +38,8 @@ std::optional<std::string> pci_bus_id(const cl::Device& device) {
   if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
     const auto bus = info<cl_uint>(device, kBusIdNv);
     const auto slot = info<cl_uint>(device, kSlotIdNv);
-    if (bus && slot) return pci_bus_id_text(info<cl_uint>(device, kDomainIdNv).value_or(0), *bus, *slot >> 3, *slot & 7);
+    if (bus && slot)
+      return pci_bus_id_text(info<cl_uint>(device, kDomainIdNv).value_or(0), *bus, *slot >> 3, *slot & 7);
   }
   return std::nullopt;
 }

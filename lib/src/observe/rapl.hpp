@@ -20,8 +20,8 @@ namespace wstune {
 
 /// One powercap zone's counter.
 struct RaplZone {
-  std::string path = {};          ///< the zone's directory
-  std::string name = {};          ///< its "name" file, e.g. "package-0"
+  std::string path = {};           ///< the zone's directory
+  std::string name = {};           ///< its "name" file, e.g. "package-0"
   std::uint64_t max_range_uj = 0;  ///< max_energy_range_uj: the counter wraps past it
   std::uint64_t last_uj = 0;       ///< the last raw reading
 };

@@ -15,17 +15,15 @@ void measure_power(DeviceRunner& runner, const Problem& p, const Block& b, const
   EnergyObserver& o = *choice.observer;
   const double window = window_ms(o, options);
   try {
-    const auto idle = observe_window(o, 0, 0, [&] {
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(window));
-    });
+    const auto idle = observe_window(
+        o, 0, 0, [&] { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(window)); });
     TimingOptions back_to_back;
     back_to_back.warmup = 0;
     back_to_back.repetitions = window_runs(window, kernel_ms);
     back_to_back.steady_warmup = 0;
     bool ran = false;
-    const auto active = observe_window(o, back_to_back.repetitions, kernel_ms, [&] {
-      ran = runner.run(p, b, local, back_to_back, false).ok();
-    });
+    const auto active = observe_window(o, back_to_back.repetitions, kernel_ms,
+                                       [&] { ran = runner.run(p, b, local, back_to_back, false).ok(); });
     if (!ran) return;
     c.idle_w = idle.power_w;
     c.active_w = active.power_w;

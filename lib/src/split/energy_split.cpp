@@ -138,9 +138,10 @@ std::vector<Block> objective_blocks(const Calibration& cal, std::size_t total, u
   const std::size_t n = cal.devices.size();
   for (const auto& d : cal.devices) {
     if (!d.active_w || !d.idle_w) {
-      throw UsageError(fmt::format("an {} split needs every device's power, and {} ({}) has none: calibrate it where "
-                                   "its energy sensor is readable (NVML, RAPL; docs/energy.md), or split by time",
-                                   to_string(objective), d.device_name, d.device_id));
+      throw UsageError(
+          fmt::format("an {} split needs every device's power, and {} ({}) has none: calibrate it where "
+                      "its energy sensor is readable (NVML, RAPL; docs/energy.md), or split by time",
+                      to_string(objective), d.device_name, d.device_id));
     }
   }
   if (n > 16) throw UsageError("an energy split considers every subset of the devices: at most 16 devices");

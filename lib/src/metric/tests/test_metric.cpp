@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "metric/metric.hpp"
 #include "metric/pareto.hpp"
@@ -42,7 +44,7 @@ TEST(Metric, BuiltinsFromSamplesAndPower) {
   const Trial t = trial({2.0, 4.0, 3.0}, 200.0);  // median 3 ms at 200 W
   EXPECT_DOUBLE_EQ(*m.value(t, "time"), 3.0);
   EXPECT_DOUBLE_EQ(*m.value(t, "power"), 200.0);
-  EXPECT_DOUBLE_EQ(*m.value(t, "energy"), 0.6);        // 200 W x 3 ms
+  EXPECT_DOUBLE_EQ(*m.value(t, "energy"), 0.6);       // 200 W x 3 ms
   EXPECT_DOUBLE_EQ(*m.value(t, "edp"), 0.6 * 0.003);  // J x s
   const Trial no_energy = trial({1.0});
   EXPECT_DOUBLE_EQ(*m.value(no_energy, "time"), 1.0);
@@ -164,4 +166,29 @@ TEST(Objective, TuneDecidesByTheScore) {
   by_energy.score = objective_score(MetricSet(), Objective{"energy", false});
   const auto searcher2 = make_exhaustive_searcher();
   EXPECT_EQ(tune(ev, *searcher2, *never_stop(), by_energy).best.local, (LocalSize{Extent{16, 1, 1}}));
+}
+
+TEST(Metric, ABadMetricInTheTuningFileNamesItsPathAndTheFix) {
+  const std::string dir = WSTUNE_TEST_DATA_DIR "/../../share/examples/kernels/";
+  std::ifstream in(dir + "matmul_tiled.json");
+  json doc = json::parse(in);
+  doc["KernelSpecification"]["KernelFile"] = dir + "matmul_tiled.cl";
+  const auto error_of = [&](const json& metrics) {
+    json d = doc;
+    d["wstune"]["Metrics"] = metrics;
+    const std::string path = std::filesystem::temp_directory_path() / "wstune-metric-test.json";
+    std::ofstream(path) << d.dump();
+    try {
+      (void)load_tuning_file(path);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error_of({{"time", "1"}}).find("wstune.Metrics.time: is not a usable metric name"), std::string::npos);
+  EXPECT_NE(error_of({{"speed", "2 / clock"}}).find("wstune.Metrics.speed: '2 / clock' names 'clock'"),
+            std::string::npos)
+      << error_of({{"speed", "2 / clock"}});
+  EXPECT_NE(error_of({{"speed", "2 / (time"}}).find("wstune.Metrics.speed"), std::string::npos);
+  EXPECT_EQ(error_of({{"speed", "ProblemSize[0] / time * TSM"}}), "(no error)");
 }
