@@ -48,7 +48,8 @@ nlohmann::json run_json(const SplitRunResult& r) {
           {"makespan", to_json(r.makespan)},
           {"host_finish_ms", r.host_finish_ms},
           {"slices", slices},
-          {"verify", {{"ok", r.verdict.ok}, {"max_error", r.verdict.max_error}, {"detail", r.verdict.detail}}}};
+          {"verify", {{"ok", r.verdict.ok}, {"max_error", r.verdict.max_error}, {"detail", r.verdict.detail}}},
+          {"joules_per_job", r.joules() ? nlohmann::json(*r.joules()) : nlohmann::json()}};
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -179,6 +180,7 @@ struct MeasuredOptions {
   unsigned refine = 0;  // splits the refinement may measure (0: none)
   TimingOptions refine_timing;
   double cal_cap_ms = 250;
+  std::string objective = "time";  // SplitObjective
 };
 
 // Each device's share, as a table and as JSON; the devices used.
@@ -251,6 +253,50 @@ void print_transfers(SplitContext& c, const SplitRunResult& r) {
   bt.print(std::cout);
 }
 
+// "12.3 J" or "-" (a device without measured power).
+std::string joules_text(const std::optional<double>& j) {
+  return j ? fmt::format("{:.4g} J", *j) : std::string("-");
+}
+
+nlohmann::json cost_json(const SplitCost& cost) {
+  return {{"makespan_ms", cost.makespan_ms},
+          {"joules", cost.joules ? nlohmann::json(*cost.joules) : nlohmann::json()},
+          {"edp_js", cost.edp() ? nlohmann::json(*cost.edp()) : nlohmann::json()}};
+}
+
+// The measured plan's predicted makespan and joules beside the time-optimal
+// split and each device alone; each device's calibrated power.
+void report_energy_plan(SplitContext& c, const MeasuredPlan& m, const std::string& objective) {
+  nlohmann::json& e = c.out["energy_plan"];
+  e["objective"] = objective;
+  e["chosen"] = cost_json(m.predicted);
+  e["time_optimal"] = cost_json(m.time_optimal);
+  e["alone"] = nlohmann::json::array();
+  for (const auto& a : m.alone) e["alone"].push_back(cost_json(a));
+  e["power"] = nlohmann::json::array();
+  for (const auto& d : m.cal.devices)
+    e["power"].push_back({{"device_id", d.device_id},
+                          {"active_w", d.active_w ? nlohmann::json(*d.active_w) : nlohmann::json()},
+                          {"idle_w", d.idle_w ? nlohmann::json(*d.idle_w) : nlohmann::json()}});
+  if (c.json) return;
+  Table t({"split", "predicted makespan ms", "predicted joules"});
+  t.add({fmt::format("chosen ({})", objective), fmt::format("{:.4f}", m.predicted.makespan_ms),
+         joules_text(m.predicted.joules)});
+  t.add({"time-optimal", fmt::format("{:.4f}", m.time_optimal.makespan_ms), joules_text(m.time_optimal.joules)});
+  for (std::size_t i = 0; i < m.alone.size(); ++i)
+    t.add({fmt::format("{} alone", c.devices[i].info.id()), fmt::format("{:.4f}", m.alone[i].makespan_ms),
+           joules_text(m.alone[i].joules)});
+  std::cout << "\nenergy (calibrated power: ";
+  for (std::size_t i = 0; i < m.cal.devices.size(); ++i) {
+    const auto& d = m.cal.devices[i];
+    std::cout << (i ? "; " : "") << d.device_id << " "
+              << (d.active_w && d.idle_w ? fmt::format("{:.1f} W active, {:.1f} W idle", *d.active_w, *d.idle_w)
+                                         : std::string("not measured"));
+  }
+  std::cout << "):\n";
+  t.print(std::cout);
+}
+
 // --run: the split on all devices at once, verified, with its times.
 int run_split(SplitContext& c, SplitSession& session, const SplitSessionPlan& plan, std::size_t overlap) {
   const SplitRunResult r = session.run(plan, overlap);
@@ -268,6 +314,9 @@ int run_split(SplitContext& c, SplitSession& session, const SplitSessionPlan& pl
     rt.print(std::cout);
     std::cout << fmt::format("makespan: {:.4f} ms median (min {:.4f}, {} rounds); host gather+finish {:.4f} ms\n",
                              r.makespan.median(), r.makespan.min(), r.makespan.size(), r.host_finish_ms);
+    std::cout << fmt::format("energy per job: {}{}\n", joules_text(r.joules()),
+                             r.joules() ? " over every device (their sensors, warm-up rounds included)"
+                                        : " (not measured: a device has no readable sensor)");
     std::cout << fmt::format("status: {}{}\n", to_string(r.status), r.error.empty() ? "" : " - " + r.error);
   }
   return r.ok() ? 0 : 1;
@@ -355,6 +404,9 @@ void add_split_options(po::options_description& desc, SplitArgs& a) {
       "measured model: cap (ms) on one calibration slice; larger slices are predicted from the fit (0: no cap)")(
       "db", po::value(&a.mo.db), db_option_help)(
       "no-store", "measured model: neither reuse nor store a calibration in the database")(
+      "objective", po::value(&a.mo.objective)->default_value("time"),
+      "measured model: minimise time (the makespan), energy (the job's joules over every device) or edp "
+      "(joules x makespan), from each device's calibrated time and measured power (docs/energy.md)")(
       "recalibrate", "measured model: calibrate and refine anew even if the database holds a calibration")(
       "repeat,r", po::value(&a.repeat)->default_value(5), "timed repetitions")(
       "warmup", po::value(&a.warmup)->default_value(1), "untimed warm-up rounds")(
@@ -435,6 +487,7 @@ int plan_and_run(SplitContext& c, SplitSession& session, SplitModel model, const
   if (plan.measured) {
     c.out["calibration"] = to_json(plan.measured->cal);
     report_measured(*plan.measured, session.store(), a.mo.cal_path, c.total(), c.json, c.out);
+    report_energy_plan(c, *plan.measured, a.mo.objective);
   }
   const int status = vm.count("run") ? run_split(c, session, plan, a.overlap) : 0;
   if (c.json) std::cout << c.out.dump(2) << "\n";
@@ -462,6 +515,10 @@ SplitSessionOptions session_options(const SplitArgs& a, SplitModel model, unsign
   o.refine = a.mo.refine;
   o.refine_timing = a.mo.refine_timing;
   o.calibration_cap_ms = a.mo.cal_cap_ms;
+  o.objective = parse_split_objective(a.mo.objective);
+  if (o.objective != SplitObjective::time && model != SplitModel::measured)
+    throw UsageError(
+        fmt::format("--objective {}: only the measured model (--model measured) weighs energy", a.mo.objective));
   return o;
 }
 

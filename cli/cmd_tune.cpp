@@ -90,7 +90,7 @@ std::string config_text(const Trial& t) {
 
 // The values of `wstune tune`'s options.
 struct TuneArgs {
-  std::string kernel, kernel_file, heatmap_file, db;
+  std::string kernel, kernel_file, heatmap_file, db, objective, objectives, energy = "on";
   TuneRequest request;  // size, strategy, seed, budget: resolved by resolve_tune()
   unsigned repeat = 5, warmup = 1, max_repeat = 100;
   double min_time_ms = 2.0, median_error = 0.01, max_time_ms = 50.0, trial_timeout_s = 60;
@@ -115,6 +115,11 @@ void validate(const TuneArgs& a) {
     throw UsageError("--trial-timeout must be > 0 and at most 1e6 seconds, e.g. --trial-timeout 60");
   if (!a.request.strategy.empty())
     (void)make_searcher(a.request.strategy);  // a bad name is a usage error before anything starts
+  if (a.energy != "on" && a.energy != "off")
+    throw UsageError(
+        fmt::format("--energy {}: give on (observe each trial's energy where a sensor is) or off", a.energy));
+  if (!a.objective.empty() && !a.objectives.empty())
+    throw UsageError("--objective and --objectives: give one (--objectives A,B decides by A and keeps the front)");
 }
 
 // The progress line on a terminal: [n/budget] phase configuration time  best.
@@ -150,7 +155,15 @@ nlohmann::json seed_json(const WarmSeed& s) {
           {"median_ms", s.from.median_ms}};
 }
 
-void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
+// A trial's report with its metrics' values (metric.hpp).
+nlohmann::json report_with_metrics(const Trial& t, const MetricSet& metrics) {
+  nlohmann::json j = trial_report_json(t);
+  j["metrics"] = metrics.values_json(t);
+  return j;
+}
+
+void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overhead, const MetricSet& metrics,
+                const ResolvedSearch& search) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
   nlohmann::json j;
@@ -174,17 +187,67 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["stop_reason"] = r.stop_reason;
   j["warm_start"] = nlohmann::json::array();
   for (const WarmSeed& s : a.seeds) j["warm_start"].push_back(seed_json(s));
-  j["best"] = trial_report_json(r.best);
-  j["baseline"] = trial_report_json(r.baseline);
-  j["rule"] = r.rule ? trial_report_json(*r.rule) : nlohmann::json();
+  j["objectives"] = nlohmann::json::array();
+  for (const Objective& o : search.objectives) j["objectives"].push_back(to_string(o));
+  j["objective_note"] = a.objective_note;
+  j["energy_sensor"] = tg.energy_sensor;
+  j["energy_note"] = tg.energy_note;
+  j["best"] = report_with_metrics(r.best, metrics);
+  j["baseline"] = report_with_metrics(r.baseline, metrics);
+  j["rule"] = r.rule ? report_with_metrics(*r.rule, metrics) : nlohmann::json();
+  j["front"] = nlohmann::json::array();
+  for (const std::size_t i : a.front) j["front"].push_back(report_with_metrics(r.trials[i], metrics));
   j["ratio_to_null"] = r.ratio_to_baseline() ? nlohmann::json(*r.ratio_to_baseline()) : nlohmann::json();
   j["ratio_to_rule"] = r.ratio_to_rule() ? nlohmann::json(*r.ratio_to_rule()) : nlohmann::json();
   j["trials"] = nlohmann::json::array();
-  for (const auto& t : r.trials) j["trials"].push_back(trial_report_json(t));
+  for (const auto& t : r.trials) j["trials"].push_back(report_with_metrics(t, metrics));
   std::cout << j.dump(2) << "\n";
 }
 
-void print_table(const AutotuneResult& a, const Problem& p, const Overhead& overhead) {
+std::string value_text(std::optional<double> v) {
+  return v ? fmt::format("{:.4g}", *v) : "-";
+}
+
+// The energy line: the sensor and the best's and baseline's energy, or why not measured.
+void print_energy(const TuneResult& r, const MetricSet& metrics) {
+  const TuneTarget& tg = r.target;
+  if (tg.energy_sensor.empty()) {
+    std::cout << fmt::format("energy: not measured ({})\n", tg.energy_note);
+    return;
+  }
+  const auto& e = r.best.energy;
+  std::cout << fmt::format(
+      "energy ({}): best {} J per run at {} W, baseline {} J at {} W; resolution {:g} J, update period {:.3g} ms, "
+      "window {} ms (±{}), observer reads {} ms per trial\n",
+      tg.energy_sensor, value_text(metrics.value(r.best, "energy")), value_text(metrics.value(r.best, "power")),
+      value_text(metrics.value(r.baseline, "energy")), value_text(metrics.value(r.baseline, "power")),
+      e ? e->resolution_j : 0, e ? e->update_period_ms : 0, e ? fmt::format("{:.1f}", e->window_ms) : "-",
+      e ? fmt::format("{:.1f}%", 100 * e->relative_uncertainty()) : "-", e ? fmt::format("{:.3f}", e->read_ms) : "-");
+}
+
+// The Pareto front over the objectives, best first by the first.
+void print_front(const AutotuneResult& a, const MetricSet& metrics, const ResolvedSearch& search) {
+  if (search.objectives.size() < 2) return;
+  std::vector<std::string> head{"front", "configuration"};
+  for (const Objective& o : search.objectives) head.push_back(to_string(o));
+  Table t(head);
+  unsigned n = 0;
+  for (const std::size_t i : a.front) {
+    const Trial& tr = a.result.trials[i];
+    std::vector<std::string> row{std::to_string(++n), config_text(tr)};
+    for (const Objective& o : search.objectives) row.push_back(value_text(metrics.value(tr, o.name)));
+    t.add(row);
+  }
+  std::cout << fmt::format("Pareto front over {} ({} configurations):\n", search.objectives.size(), a.front.size());
+  if (a.front.empty()) {
+    std::cout << "  (no trial has every objective's value)\n";
+    return;
+  }
+  t.print(std::cout);
+}
+
+void print_table(const AutotuneResult& a, const Problem& p, const Overhead& overhead, const MetricSet& metrics,
+                 const ResolvedSearch& search) {
   const TuneResult& r = a.result;
   const TuneTarget& tg = r.target;
   // Configurations as users count them (Kernel Tuner counts a tuning file's
@@ -215,6 +278,12 @@ void print_table(const AutotuneResult& a, const Problem& p, const Overhead& over
       ratio(r.ratio_to_baseline()), ratio(r.ratio_to_rule()), r.evaluations, r.tiebreak_trials, failed,
       r.wall_ms / 1000, r.wall_ms / std::max(1u, r.evaluations + r.tiebreak_trials), overhead.per_trial(), breakdown,
       r.stop_reason);
+  if (!(search.objectives.front() == Objective{}))
+    std::cout << fmt::format("objective {}: best {}{}\n", to_string(search.objectives.front()),
+                             value_text(metrics.value(r.best, search.objectives.front().name)),
+                             a.objective_note.empty() ? "" : " (" + a.objective_note + ")");
+  print_energy(r, metrics);
+  print_front(a, metrics, search);
 }
 
 // `wstune tune`'s options, bound to `a`.
@@ -252,6 +321,13 @@ void add_tune_options(po::options_description& desc, TuneArgs& a) {
       "no-resume",
       "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")(
       "cold", "a cold start: no seeds from stored bests of other sizes or devices (warm start is the default)")(
+      "objective", po::value(&a.objective),
+      "NAME[:min|max]: the metric that decides the best: time (default), energy (J per run), power (W), edp "
+      "(J*s) or a tuning file's wstune.Metrics (docs/energy.md)")(
+      "objectives", po::value(&a.objectives),
+      "A,B,...: the first decides the best, all of them keep the Pareto front (e.g. time,energy)")(
+      "energy", po::value(&a.energy)->default_value("on"),
+      "on: observe each correct trial's energy on the device's sensor (NVML, RAPL) where one is readable; off")(
       "json", "print JSON")("heatmap", po::value(&a.heatmap_file),
                             "write the x × y table of median times as an SVG heatmap");
 }
@@ -260,7 +336,8 @@ constexpr const char* kTuneUsage =
     "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] "
     "[--max-evals N] [--time-limit SEC]\n"
-    "                   [--repeat N] [--cold] [--json] [--heatmap FILE.svg]\n\n"
+    "                   [--repeat N] [--cold] [--objective NAME[:min|max] | --objectives A,B] [--energy on|off]\n"
+    "                   [--json] [--heatmap FILE.svg]\n\n"
     "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
     "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
     "(constraints applied before anything runs). The baseline (NULL, the driver's choice, or the\n"
@@ -279,6 +356,8 @@ void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
   a.opt.warm_start = !vm.count("cold");
+  a.opt.energy.enabled = a.energy == "on";
+  a.request.objectives = a.objective.empty() ? a.objectives : a.objective;
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
 }
 
@@ -334,10 +413,11 @@ int tune_main(int argc, char** argv) {
   Overhead overhead;
   const AutotuneResult res = run_search(*spec, request, store ? &*store : nullptr, a.opt, overhead);
   if (vm.count("heatmap")) write_heatmap(a.heatmap_file, res.result);
+  const MetricSet metrics(*spec, p);
   if (vm.count("json"))
-    print_json(res, p, overhead);
+    print_json(res, p, overhead, metrics, request.search);
   else
-    print_table(res, p, overhead);
+    print_table(res, p, overhead, metrics, request.search);
   return res.result.best.ok() ? 0 : 1;
 }
 

@@ -10,8 +10,9 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# daemon-paper daemon-shared peers conformance paper store warm-start transfers examples prime tunecost showcase tables (in the
-# order given). conformance: scripts/bench-conformance-gpu.sh (issue 36; CONFORMANCE_KERNELS splits the five
+# daemon-paper daemon-shared peers conformance energy paper store warm-start transfers examples prime tunecost showcase tables (in the
+# order given). energy: scripts/bench-energy-gpu.sh (issue 38; ENERGY_TAG, ENERGY_ARGS such as
+# "--gpus 1:0,1:1" on a two-GPU kind). conformance: scripts/bench-conformance-gpu.sh (issue 36; CONFORMANCE_KERNELS splits the five
 # examples over calls when STEP_TIMEOUT is short). transfers: pinned bandwidth and the split's transfers
 # (issue 18; TRANSFERS_OUT and bench-transfers.sh's SETS, TAGS, OVERLAP, PASSES); examples: the T1 example kernels tuned on the GPU (issue 13);
 # prime: trapezoid at a prime size against 10^6 (issue 13); tunecost: the
@@ -98,6 +99,8 @@ for step in "$@"; do
         --gpus "${SHARED_GPUS:-1:0,1:1}" ${SHARED_ARGS:-} ;;
     peers)
       logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
+    energy)  # issue 38: tune by time and energy (NVML), the front, the energy-aware split, the observer's overhead
+      logged energy 80 scripts/bench-energy-gpu.sh --build build-gpu --tag "${ENERGY_TAG:-h100}" ${ENERGY_ARGS:-} ;;
     conformance)  # issue 36: Kernel Tuner's five OpenCL examples, wstune vs Kernel Tuner's T1 reader
       logged conformance 30 scripts/bench-conformance-gpu.sh --build build-gpu --tag h100 \
         --kernels "${CONFORMANCE_KERNELS:-vector_add,reduction,stencil,matmul,convolution}" ;;

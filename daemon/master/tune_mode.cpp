@@ -193,7 +193,8 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   auto searcher = search.searcher();
   const TuneBudget budget = search.budget(spec, space);
   auto stop = budget.stop();
-  const SessionSpec session_spec = budget.session(searcher->name());
+  SessionSpec session_spec = budget.session(searcher->name());
+  session_spec.objectives = search.objective_names();
   std::unique_ptr<TrialLog> log;
   {
     const auto held = ctx.hold();
@@ -210,6 +211,10 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   topt.timing = TimingOptions{1, std::max(1u, r.job.repetitions)};
   topt.lookup = [&](const Configuration& c) { return log->stored(c); };
   topt.on_trial = [&](const Trial&, TrialPhase phase) { ev.phase(phase); };
+  // The job's first objective decides (as `wstune tune --objective`); the
+  // workers observe no energy, so energy, power and edp leave the time to decide.
+  if (const Objective& decides = search.objectives.front(); !(decides == Objective{}) && !needs_energy(decides))
+    topt.score = objective_score(MetricSet(spec, p), decides);
   const TuneResult res = tune(ev, *searcher, *stop, topt);
   ev.drain();
   const json session = log->finish(res);

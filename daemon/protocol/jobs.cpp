@@ -63,6 +63,7 @@ json to_json(const Job& j) {
            {"retune", j.retune},
            {"strategy", j.strategy}};
   if (j.results != "auto") out["results"] = j.results;
+  if (!j.objectives.empty()) out["objectives"] = j.objectives;  // absent for time: run keys stay as they were
   return out;
 }
 
@@ -136,12 +137,12 @@ void check_job_key(const std::string& key, const json& value, const std::string&
   static const std::set<std::string> keys{
       "kernel", "size",     "sizes",      "repetitions",         "warmup",  "split",       "direction",
       "local",  "seed",     "max_trials", "calibrate_budget_ms", "overlap", "kernel_file", "config",
-      "retune", "strategy", "results"};
+      "retune", "strategy", "results",    "objectives"};
   if (!keys.count(key)) {
     throw UsageError(
         fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
                     "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, "
-                    "sizes, config, retune, strategy or results",
+                    "sizes, config, retune, strategy, results or objectives",
                     where, bounded(key)));
   }
   if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
@@ -184,6 +185,8 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
     job.retune = value.get<bool>();
   else if (key == "strategy")
     job.strategy = value.get<std::string>();
+  else if (key == "objectives")
+    job.objectives = value.get<std::string>();
   else if (key == "results") {
     job.results = value.get<std::string>();
     if (job.results != "auto" && job.results != "message")
@@ -204,6 +207,7 @@ TuneRequest tune_request(const Job& job) {
   r.strategy = job.strategy;
   r.seed = job.seed;
   r.max_evals = job.max_trials;
+  r.objectives = job.objectives;
   return r;
 }
 

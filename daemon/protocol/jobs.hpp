@@ -68,16 +68,22 @@ struct Job {
   /// tune: search strategy (make_searcher()); "" = the file's Search, else
   /// auto (resolve_tune(), as `wstune tune`).
   std::string strategy;
+  /// tune: what decides the best, as `wstune tune --objectives`
+  /// ("GFLOP/s:max", "time,GFLOP/s:max"; metric/metric.hpp); "" = time.
+  /// wstuned's workers observe no energy: energy, power and edp fall back
+  /// to the time.
+  std::string objectives = {};
 };
 
 /// What `job` asks of a search, for resolve_tune() (tune_request.hpp): its
-/// size, strategy, seed (input and search) and max_trials as the evaluation
+/// size, strategy, seed (input and search), objectives and max_trials as the evaluation
 /// budget; no time limit of its own (a tuning file's TuningDuration applies).
 TuneRequest tune_request(const Job& job);
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
 /// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}, and
-/// "results" when not "auto" (so a job list's run_key() is the one it had before the key existed)
+/// "results" when not "auto" and "objectives" when not "" (so a job list's run_key() is the one it had
+/// before these keys existed)
 nlohmann::json to_json(const Job& j);
 
 /// Reads one job object over `defaults`. Unknown keys and bad values throw

@@ -24,6 +24,7 @@
 
 #include "wstune/configuration.hpp"
 #include "wstune/device.hpp"
+#include "wstune/energy.hpp"
 #include "wstune/error.hpp"
 #include "wstune/types.hpp"
 
@@ -38,7 +39,7 @@ class WSTUNE_EXPORT StoreError : public Error {
 };
 
 /// The schema version this wstune writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// A session written from another host is live while its heartbeat is
 /// younger than this (seconds). Its writer refreshes the heartbeat with every
@@ -91,6 +92,10 @@ struct SessionSpec {
   std::string strategy;                       ///< e.g. "exhaustive", "random", "online"
   std::optional<std::int64_t> budget_trials;  ///< trial budget, none = unlimited
   std::optional<double> budget_seconds;       ///< time budget (s), none = unlimited
+  /// The objectives the session tuned for, each "NAME:min" or "NAME:max"
+  /// (docs/energy.md): one decides the best, several keep a Pareto front;
+  /// empty = time (the median kernel time, minimised).
+  std::vector<std::string> objectives = {};
 };
 
 /// A stored tuning session.
@@ -123,8 +128,10 @@ struct WSTUNE_EXPORT TrialRecord {
   std::optional<double> compile_ms;           ///< program build time (ms)
   std::optional<double> run_ms;               ///< wall time of the runs (ms)
   std::optional<double> verify_ms;            ///< verification time (ms)
-  std::int64_t id = 0;                        ///< row id (set when read back)
-  std::string created_at;                     ///< UTC (set when read back)
+  /// Energy and power on the device's sensor (energy.hpp); none when not measured.
+  std::optional<EnergyMeasurement> energy = std::nullopt;
+  std::int64_t id = 0;     ///< row id (set when read back)
+  std::string created_at;  ///< UTC (set when read back)
   /// The median of samples_ms; nullopt without samples.
   [[nodiscard]] std::optional<double> median_ms() const;
 };

@@ -16,10 +16,12 @@
 #include <string>
 
 #include "kernel/kernel.hpp"
+#include "observe/observer.hpp"
 #include "runner/runner.hpp"
 #include "space/search_space.hpp"
 #include "wstune/configuration.hpp"
 #include "wstune/device.hpp"
+#include "wstune/energy.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/types.hpp"
 
@@ -42,6 +44,9 @@ struct Trial {
   double verify_ms = 0;                       ///< verification of the outputs in this trial (ms)
   bool verified = false;                      ///< the output was checked against the CPU reference in this trial
   bool from_store = false;                    ///< taken from an "already measured" lookup, not measured now
+  /// Energy and power on the device's own sensor (observe/observer.hpp),
+  /// measured after the timed runs of a correct trial; none without a sensor.
+  std::optional<EnergyMeasurement> energy = std::nullopt;
   /// {params, local}.
   [[nodiscard]] Configuration configuration() const { return Configuration{params, local}; }
   /// True when status is TrialStatus::correct.
@@ -77,6 +82,10 @@ struct TuneTarget {
   /// failed to build or run: tune() measures them first, so their
   /// invalidity is recorded as trials.
   std::vector<nlohmann::json> rejected_references;
+  /// The energy sensor its trials are observed with ("nvml", "rapl"), or ""
+  /// when none: then energy_note says why ("energy: not measured").
+  std::string energy_sensor = {};
+  std::string energy_note = {};  ///< why no sensor observes the device ("" with one)
 };
 
 /// Records in `target` which configuration reference_outputs() took (its
@@ -146,6 +155,8 @@ struct EvaluatorConfig {
   std::chrono::milliseconds trial_timeout{60'000};
   /// Limit for the worker's start (device query, build, inputs, reference).
   std::chrono::milliseconds startup_timeout{600'000};
+  /// Energy observation of each correct trial (observe/observer.hpp).
+  EnergyOptions energy = {};
 };
 
 /// Runs trials in this process (no isolation: a hanging kernel hangs the

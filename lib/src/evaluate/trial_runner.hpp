@@ -29,7 +29,10 @@ class TrialRunner {
   /// Builds the programs of `upcoming` now, several at once (DeviceRunner::prebuild).
   void prepare(const std::vector<Configuration>& upcoming);
   /// Runs `config` with `timing`; failures are the trial's status. Sets
-  /// every field but wall_ms (the caller's) and from_store.
+  /// every field but wall_ms (the caller's) and from_store. With an energy
+  /// observer (EvaluatorConfig::energy, observe/observer.hpp), a
+  /// configuration's first correct trial then runs back to back for the observation window
+  /// (window_ms(), window_runs()) and Trial::energy is what it measured.
   Trial run(const Configuration& config, const TimingOptions& timing);
 
  private:
@@ -40,6 +43,9 @@ class TrialRunner {
   std::vector<HostBuffer> ref_;
   std::set<std::string> verified_;  // configuration keys whose outputs were verified
   TuneTarget target_;
+  std::unique_ptr<EnergyObserver> observer_;  // null without a sensor
+  double window_ms_ = 0;                      // the observation window (ms)
+  std::optional<EnergyMeasurement> observe(const Problem& p, const LocalSize& local, double median_ms);
 };
 
 }  // namespace wstune

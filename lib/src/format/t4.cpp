@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "format/json.hpp"
+#include "format/trial_json.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -21,6 +22,7 @@ json session_json(const SessionRecord& s) {
        {{"name", s.kernel.name}, {"source_hash", s.kernel.source_hash}, {"build_options", s.kernel.build_options}}},
       {"problem", {{"size", s.problem.size_text}, {"extent", to_json(s.problem.global)}}},
       {"strategy", s.spec.strategy},
+      {"objectives", s.spec.objectives},
       {"host", s.host},
       {"started_at", s.started_at}};
 }
@@ -34,21 +36,33 @@ json result_json(const SessionRecord& s, const TrialRecord& t) {
              {"validation", t.verify_ms.value_or(0)},   {"benchmark", bench},
              {"framework", std::max(0.0, bench - sum)}, {"search_algorithm", 0}};
   json measurements = json::array();
-  if (const auto m = t.median_ms()) measurements.push_back({{"name", "time"}, {"value", *m}, {"unit", "ms"}});
+  if (const auto m = t.median_ms()) {
+    measurements.push_back({{"name", "time"}, {"value", *m}, {"unit", "ms"}});
+    if (t.energy) {  // the built-in metrics of metric/metric.hpp, from the stored observation
+      const double joules = t.energy->power_w * *m / 1000;
+      measurements.push_back({{"name", "energy"}, {"value", joules}, {"unit", "J"}});
+      measurements.push_back({{"name", "power"}, {"value", t.energy->power_w}, {"unit", "W"}});
+      measurements.push_back({{"name", "edp"}, {"value", joules * *m / 1000}, {"unit", "J*s"}});
+    }
+  }
+  json objectives = json::array();
+  for (const std::string& o : s.spec.objectives) objectives.push_back(o.substr(0, o.rfind(':')));
+  if (objectives.empty()) objectives.push_back("time");
   return json{{"timestamp", t.created_at},
               {"configuration", std::move(config)},
               {"times", std::move(times)},
               {"invalidity", std::string(to_string(t.status))},
               {"correctness", t.status == TrialStatus::correct ? 1 : 0},
               {"measurements", std::move(measurements)},
-              {"objectives", json::array({"time"})},
+              {"objectives", std::move(objectives)},
               {"wstune",
                {{"session", s.uuid},
                 {"device", s.device_fingerprint},
                 {"kernel", s.kernel.name},
                 {"size", s.problem.size_text},
                 {"error", t.error},
-                {"global", t.global ? to_json(*t.global) : json()}}}};
+                {"global", t.global ? to_json(*t.global) : json()},
+                {"energy", t.energy ? to_json(*t.energy) : json()}}}};
 }
 
 }  // namespace

@@ -24,9 +24,11 @@ inline constexpr const char* kT4SchemaVersion = "1.0.0";
 /// sample, "validation", "benchmark": the trial's wall time, "framework",
 /// "search_algorithm"; ms), "invalidity" (correct, compile, runtime,
 /// constraints, correctness, timeout), "correctness" (1 or 0),
-/// "measurements" ([{"name": "time", "value": median, "unit": "ms"}]),
-/// "objectives" (["time"]) and "wstune" (session uuid, device fingerprint,
-/// kernel, problem size, NDRange). Throws UsageError for an unknown session
+/// "measurements" ([{"name": "time", "value": median, "unit": "ms"}], and
+/// with an energy observation "energy" (J per run), "power" (W) and "edp"
+/// (J*s): docs/energy.md), "objectives" (the session's objective names,
+/// ["time"] by default) and "wstune" (session uuid, device fingerprint,
+/// kernel, problem size, NDRange, the energy observation or null). Throws UsageError for an unknown session
 /// id, StoreError on a database failure.
 nlohmann::json t4_results(const Store& store, const std::vector<std::int64_t>& session_ids = {});
 

@@ -62,7 +62,9 @@ json to_json(const TuneTarget& t) {
           {"device_fingerprint", t.device_fingerprint},
           {"device", to_json(t.device)},
           {"reference_params", t.reference_params},
-          {"rejected_references", t.rejected_references}};
+          {"rejected_references", t.rejected_references},
+          {"energy_sensor", t.energy_sensor},
+          {"energy_note", t.energy_note}};
 }
 
 TuneTarget tune_target_from_json(const json& j, std::string_view where) {
@@ -87,6 +89,8 @@ TuneTarget tune_target_from_json(const json& j, std::string_view where) {
     if (j.contains("device")) t.device = device_info_from_json(j.at("device"));
     t.reference_params = j.at("reference_params");
     t.rejected_references = j.at("rejected_references").get<std::vector<json>>();
+    t.energy_sensor = j.value("energy_sensor", std::string());
+    t.energy_note = j.value("energy_note", std::string());
     return t;
   });
 }

@@ -21,7 +21,8 @@ namespace wstune {
 /// (work-items), "max_work_item_sizes" (array of work-items),
 /// "local_mem_bytes", "kernel_local_mem_bytes", "local_mem_per_item_bytes"
 /// (bytes), "pe_per_cu", "device_name", "device_id" ("P:D"),
-/// "device_fingerprint" and "device" (to_json(DeviceInfo))}.
+/// "device_fingerprint" and "device" (to_json(DeviceInfo)), "energy_sensor"
+/// and "energy_note" (texts; absent when read: "")}.
 nlohmann::json to_json(const TuneTarget& t);
 
 /// Inverse of to_json(TuneTarget); "device" may be absent (an empty

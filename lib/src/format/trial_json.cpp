@@ -30,6 +30,7 @@ struct Measured {
   const std::string& error;
   const std::vector<double>& samples_ms;
   json compile_ms, run_ms, verify_ms;  // a number, or null when not recorded
+  const std::optional<EnergyMeasurement>& energy;
 };
 
 json measured_json(const Measured& m) {
@@ -41,7 +42,8 @@ json measured_json(const Measured& m) {
               {"samples_ms", m.samples_ms},
               {"compile_ms", m.compile_ms},
               {"run_ms", m.run_ms},
-              {"verify_ms", m.verify_ms}};
+              {"verify_ms", m.verify_ms},
+              {"energy", m.energy ? to_json(*m.energy) : json()}};
 }
 
 json optional_ms(const std::optional<double>& ms) {
@@ -139,14 +141,15 @@ TrialRecord read_measured(const json& j, std::string_view where) {
   m.compile_ms = ms_field(j, where, "compile_ms");
   m.run_ms = ms_field(j, where, "run_ms");
   m.verify_ms = ms_field(j, where, "verify_ms");
+  if (const json* e = optional(j, "energy")) m.energy = energy_from_json(*e, fmt::format("{}.energy", where));
   return m;
 }
 
 }  // namespace
 
 json to_json(const Trial& t) {
-  json j = measured_json(
-      {t.params, t.local, t.global, t.status, t.error, t.kernel.ms, t.compile_ms, t.run_wall_ms, t.verify_ms});
+  json j = measured_json({t.params, t.local, t.global, t.status, t.error, t.kernel.ms, t.compile_ms, t.run_wall_ms,
+                          t.verify_ms, t.energy});
   j["verified"] = t.verified;
   j["wall_ms"] = t.wall_ms;
   j["from_store"] = t.from_store;
@@ -161,7 +164,7 @@ json trial_report_json(const Trial& t) {
 
 json to_json(const TrialRecord& r) {
   json j = measured_json({r.params, r.local, r.global, r.status, r.error, r.samples_ms, optional_ms(r.compile_ms),
-                          optional_ms(r.run_ms), optional_ms(r.verify_ms)});
+                          optional_ms(r.run_ms), optional_ms(r.verify_ms), r.energy});
   j["created_at"] = r.created_at;
   return j;
 }
@@ -178,6 +181,7 @@ Trial trial_from_json(const json& j, std::string_view where) {
   t.compile_ms = m.compile_ms.value_or(0);
   t.run_wall_ms = m.run_ms.value_or(0);
   t.verify_ms = m.verify_ms.value_or(0);
+  t.energy = std::move(m.energy);
   t.wall_ms = ms_field(j, where, "wall_ms").value_or(0);
   t.verified = bool_field(j, where, "verified");
   t.from_store = bool_field(j, where, "from_store");
@@ -193,6 +197,40 @@ TrialRecord trial_record_from_json(const json& j, std::string_view where) {
   }
   r.created_at = created.get<std::string>();
   return r;
+}
+
+json to_json(const EnergyMeasurement& e) {
+  return json{{"sensor", e.sensor},
+              {"energy_j", e.energy_j},
+              {"power_w", e.power_w},
+              {"window_ms", e.window_ms},
+              {"runs", e.runs},
+              {"resolution_j", e.resolution_j},
+              {"update_period_ms", e.update_period_ms},
+              {"read_ms", e.read_ms}};
+}
+
+EnergyMeasurement energy_from_json(const json& j, std::string_view where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{} is {}, not an energy object", where, describe_json(j)));
+  const auto number = [&](const char* key) {
+    const json& v = required(j, where, key);
+    if (!finite_ms(v)) malformed(where, key, fmt::format("is {}; give a finite number >= 0", describe_json(v)));
+    return v.get<double>();
+  };
+  EnergyMeasurement e;
+  const json& sensor = required(j, where, "sensor");
+  if (!sensor.is_string()) malformed(where, "sensor", fmt::format("is {}, not a sensor name", describe_json(sensor)));
+  e.sensor = sensor.get<std::string>();
+  e.energy_j = number("energy_j");
+  e.power_w = number("power_w");
+  e.window_ms = number("window_ms");
+  const double runs = number("runs");
+  if (runs != std::floor(runs) || runs > 1e9) malformed(where, "runs", "is not a whole number of runs");
+  e.runs = static_cast<unsigned>(runs);
+  e.resolution_j = number("resolution_j");
+  e.update_period_ms = number("update_period_ms");
+  e.read_ms = j.contains("read_ms") ? number("read_ms") : 0;
+  return e;
 }
 
 json params_from_json(const json& j, std::string_view where) {

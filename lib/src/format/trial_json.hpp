@@ -20,7 +20,8 @@ namespace wstune {
 /// "status": "correct"|"compile"|"runtime"|"constraints"|"correctness"|
 /// "timeout", "error": text, "samples_ms": [kernel ms per repetition],
 /// "compile_ms", "run_ms" (Trial::run_wall_ms), "verify_ms", "wall_ms"
-/// (numbers, ms), "verified", "from_store" (booleans)}. Extents as
+/// (numbers, ms), "verified", "from_store" (booleans), "energy"
+/// (to_json(EnergyMeasurement), null when not measured)}. Extents as
 /// to_json(Extent).
 nlohmann::json to_json(const Trial& t);
 
@@ -47,6 +48,15 @@ Trial trial_from_json(const nlohmann::json& j, std::string_view where);
 /// "created_at" string. Throws UsageError as trial_from_json().
 TrialRecord trial_record_from_json(const nlohmann::json& j, std::string_view where);
 
+/// An energy measurement as JSON: {"sensor": text, "energy_j" (J per kernel
+/// run), "power_w" (W), "window_ms" (ms), "runs" (count), "resolution_j"
+/// (J), "update_period_ms", "read_ms" (ms)}.
+nlohmann::json to_json(const EnergyMeasurement& e);
+
+/// Inverse of to_json(EnergyMeasurement) ("read_ms" may be absent). Throws
+/// UsageError naming the JSON path of a missing or malformed field.
+EnergyMeasurement energy_from_json(const nlohmann::json& j, std::string_view where);
+
 /// Tuning parameter values at `where`: an object of name -> number (finite),
 /// bool or string, returned as given. Throws UsageError naming the JSON
 /// path of the first value that is none of these.
@@ -54,7 +64,7 @@ nlohmann::json params_from_json(const nlohmann::json& j, std::string_view where)
 
 /// A stored trial as JSON: the keys to_json(Trial) shares with it
 /// ("params", "local", "global", "status", "error", "samples_ms",
-/// "compile_ms", "run_ms", "verify_ms"; a time not recorded is null) plus
+/// "compile_ms", "run_ms", "verify_ms", "energy"; a time not recorded is null) plus
 /// "created_at" (UTC, ISO 8601). The store's export writes each trial so.
 nlohmann::json to_json(const TrialRecord& r);
 

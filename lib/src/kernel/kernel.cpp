@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/parallel.hpp"
+#include "expr/expression.hpp"
 #include "kernel/kernel_util.hpp"
 #include "wstune/error.hpp"
 
@@ -31,6 +32,22 @@ std::string_view embedded_kernel_source(std::string_view file) {
 
 std::string_view KernelSpec::source() const {
   return embedded_kernel_source(source_name());
+}
+
+std::unique_ptr<expr::Env> KernelSpec::metric_env(const Problem& p) const {
+  auto env = std::make_unique<expr::MapEnv>();
+  for (const auto& [name, v] : p.params.items()) {
+    if (v.is_number_integer()) {
+      env->set(name, expr::Value(v.get<std::int64_t>()));
+    } else if (v.is_number()) {
+      env->set(name, expr::Value(v.get<double>()));
+    } else if (v.is_boolean()) {
+      env->set(name, expr::Value(v.get<bool>()));
+    } else if (v.is_string()) {
+      env->set(name, expr::Value(v.get<std::string>()));
+    }
+  }
+  return env;
 }
 
 std::string KernelSpec::source_name() const {

@@ -27,6 +27,18 @@
 
 namespace wstune {
 
+namespace expr {
+class Env;
+}  // namespace expr
+
+/// A user metric of a tuning file (wstune.Metrics, docs/energy.md): a name
+/// and an expression over the tuning parameters, the problem's sizes and the
+/// measured time (ms) and energy (J).
+struct UserMetric {
+  std::string name;        ///< e.g. "GFLOP/s"
+  std::string expression;  ///< e.g. "2 * ProblemSize[0]**3 / time / 1e6"
+};
+
 /// A parsed problem size for one kernel, and the tuning parameter values it
 /// runs with. `n` holds the kernel's numbers (matmul {M, N, K}; bilinear
 /// {in_w, in_h, out_w, out_h}; sort {n}; trapezoid {intervals}; a described
@@ -194,6 +206,14 @@ class KernelSpec {
   [[nodiscard]] virtual std::size_t slice_multiple(const Problem& /*p*/, unsigned /*dim*/) const {
     return units_per_work_item();
   }
+
+  /// The kernel's user metrics (a tuning file's wstune.Metrics), by name;
+  /// none by default.
+  [[nodiscard]] virtual std::vector<UserMetric> user_metrics() const { return {}; }
+  /// The names a user metric reads besides the measurements, for problem `p`
+  /// with its parameter values: the tuning parameters, ProblemSize and the
+  /// size variables. Default: p.params only.
+  [[nodiscard]] virtual std::unique_ptr<expr::Env> metric_env(const Problem& p) const;
 
   /// Arithmetic operations (add, sub, mul, div, compare) one work-item does,
   /// counted in the kernel's source loop as documented per kernel (paper §3.1.2).

@@ -449,11 +449,20 @@ class TuneRun {
   }
   static constexpr std::size_t kBuildAhead = 64;
 
+  // The objective's score (TuneOptions::score; the median time without one).
+  std::optional<double> score(const Trial& t) const {
+    if (!t.ok() || !t.kernel.size()) return std::nullopt;
+    return opt_.score ? opt_.score(t) : std::optional(t.median_ms());
+  }
+
+  // The trials that have a score, best first.
   std::vector<Trial*> ranked_ok() {
-    std::vector<Trial*> ok;
+    std::vector<std::pair<double, Trial*>> scored;
     for (auto& t : res_.trials)
-      if (t.ok() && t.kernel.size()) ok.push_back(&t);
-    std::sort(ok.begin(), ok.end(), [](const Trial* a, const Trial* b) { return a->median_ms() < b->median_ms(); });
+      if (const auto s = score(t)) scored.emplace_back(*s, &t);
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Trial*> ok;
+    for (const auto& [s, t] : scored) ok.push_back(t);
     return ok;
   }
 
@@ -490,13 +499,14 @@ class TuneRun {
     // spread includes the between-trial noise too.
     const double window =
         std::max(opt_.tie_tolerance, std::min(opt_.tie_tolerance_max, ok.front()->kernel.relative_iqr()));
-    const double limit = ok.front()->median_ms() * (1 + window);
+    const double best = *score(*ok.front());
+    const double limit = best + std::abs(best) * window;
+    const auto within = [&](const Trial& t) { return score(t) && *score(t) <= limit; };
     std::vector<Trial*> tied;
     for (Trial* t : ok)
-      if ((confirming || t->median_ms() <= limit) && tied.size() < opt_.tiebreak_candidates) tied.push_back(t);
+      if ((confirming || within(*t)) && tied.size() < opt_.tiebreak_candidates) tied.push_back(t);
     Trial* base = find(space_.baseline());
-    if (base && base->ok() && (confirming || base->median_ms() <= limit) &&
-        std::find(tied.begin(), tied.end(), base) == tied.end())
+    if (base && base->ok() && (confirming || within(*base)) && std::find(tied.begin(), tied.end(), base) == tied.end())
       tied.push_back(base);
     return tied;
   }
@@ -527,11 +537,12 @@ class TuneRun {
     if (const auto rule = space_.rule())
       if (const Trial* r = find(space_.at(*rule))) res_.rule = *r;
     const auto ok = ranked_ok();
-    if (baseline.ok()) {
+    if (baseline.ok() && score(baseline)) {
       res_.best = baseline;
-      if (!ok.empty() && !(ok.front()->configuration() == space_.baseline()) &&
-          ok.front()->median_ms() < baseline.median_ms())
+      if (!ok.empty() && !(ok.front()->configuration() == space_.baseline()) && *score(*ok.front()) < *score(baseline))
         res_.best = *ok.front();
+    } else if (baseline.ok()) {
+      res_.best = ok.empty() ? baseline : *ok.front();
     } else {
       res_.best = ok.empty() ? baseline : *ok.front();
     }

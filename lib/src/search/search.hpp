@@ -194,6 +194,14 @@ struct TuneOptions {
   /// At most this many of the fastest configurations get an extra trial per
   /// round; NULL is added when it is not among them.
   unsigned tiebreak_candidates = 4;
+  /// What decides the best configuration (metric/metric.hpp,
+  /// objective_score()): a trial's score, lower is better, nullopt where it
+  /// has none. Unset: the median kernel time. The searchers steer by time
+  /// whatever it is; the confirmation rounds, the tie window (a fraction of
+  /// the best score's magnitude) and the answer use the score, and the
+  /// baseline stays the answer unless a configuration scores better (a
+  /// baseline without a score gives way to the best that has one).
+  std::function<std::optional<double>(const Trial&)> score = {};
   /// Called after every measured trial (every phase), e.g. to store it.
   std::function<void(const Trial&, TrialPhase)> on_trial;
   /// "Already measured" lookup: a returned Trial is used instead of measuring

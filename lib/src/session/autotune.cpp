@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "metric/pareto.hpp"
 #include "session/tune_session.hpp"
 #include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
@@ -22,9 +23,19 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   cfg.device = options.device == "default" && file && !file->device.empty() ? file->device : options.device;
   cfg.seed = search.seed;
   cfg.trial_timeout = options.trial_timeout;
+  cfg.energy = options.energy;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
 
   AutotuneResult out;
+  const MetricSet metrics(spec, request.problem);
+  const Objective& first = search.objectives.front();
+  TuneOptions topt = options.tune;
+  if (needs_energy(first) && evaluator.target().energy_sensor.empty()) {
+    out.objective_note = fmt::format("{} needs energy, not measured ({}): the time decides", to_string(first),
+                                     evaluator.target().energy_note);
+  } else if (!(first == Objective{})) {
+    topt.score = objective_score(metrics, first);
+  }
   const TuneBudget budget = search.budget(spec, evaluator.space());
   out.max_evals = budget.max_evals;
   const auto stop = budget.stop();
@@ -36,16 +47,18 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   }
 
   std::optional<StoredTuneSession> session;
-  TuneOptions topt = options.tune;
   if (!topt.started) topt.started = started;
   if (store) {
-    session.emplace(*store, spec, evaluator.target(), budget.session(searcher->name()), options.resume);
+    SessionSpec spec_row = budget.session(searcher->name());
+    spec_row.objectives = search.objective_names();
+    session.emplace(*store, spec, evaluator.target(), spec_row, options.resume);
     session->attach(topt);
     out.session = session->session();
     out.resumed_trials = session->stored_at_start();
   }
   if (options.on_start) options.on_start(evaluator, out);
   out.result = tune(evaluator, *searcher, *stop, topt);
+  if (search.objectives.size() > 1) out.front = pareto_front(out.result.trials, search.objectives, metrics);
   if (session) out.best = session->finish(out.result);
   return out;
 }

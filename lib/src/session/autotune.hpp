@@ -50,6 +50,8 @@ struct AutotuneOptions {
   /// here (warm_seeds(), make_seeded_searcher()); an exhaustive or rule
   /// search takes none. Off: a cold start.
   bool warm_start = false;
+  /// Energy observation of each correct trial (observe/observer.hpp).
+  EnergyOptions energy = {};
   /// Called once the evaluator has started, before the first trial, with the
   /// result so far (its session, resumed trials and budget; e.g. to print a
   /// header or size a progress line).
@@ -64,13 +66,22 @@ struct AutotuneResult {
   std::size_t resumed_trials = 0;        ///< trials taken from an unfinished session
   unsigned max_evals = 0;                ///< the evaluation budget applied (0: none)
   std::vector<WarmSeed> seeds;           ///< the warm start's seeds, in the order proposed (none: a cold start)
+  /// With two objectives or more: the Pareto front over them, as indices
+  /// into result.trials, best first by the first objective (pareto.hpp).
+  std::vector<std::size_t> front = {};
+  /// Why the first objective did not decide ("" when it did): it needs
+  /// energy and the device has no sensor (TuneTarget::energy_note), so the
+  /// time did.
+  std::string objective_note = {};
 };
 
 /// Tunes `spec` for `request` (its problem, strategy, seeds and budget:
 /// resolve_tune()) on one device in an isolated worker process
 /// (IsolatedEvaluator: a hanging or crashing configuration cannot take the
 /// caller down), storing every trial and the best in `store` when it is not
-/// null. The caller must not have initialised OpenCL before (the worker is
+/// null. The best is decided by request.search.objectives' first (time by
+/// default; tune()'s TuneOptions::score), and with several objectives their
+/// Pareto front is kept (AutotuneResult::front). The caller must not have initialised OpenCL before (the worker is
 /// forked). Throws UsageError for a bad device selector, strategy or space,
 /// StoreError when the database refuses.
 AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,

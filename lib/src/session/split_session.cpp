@@ -194,6 +194,19 @@ struct MeasuredStep {
     plan.model_blocks = model_blocks(SplitModel::measured, runner, o.dim, locals, &plan.cal);
     plan.blocks = plan.model_blocks;
     if (o.refine > 0 && devices.size() >= 2) fresh = refine(plan, split) || fresh;
+    const auto work_items = [&](std::size_t, std::size_t u) { return runner.work_items(o.dim, u); };
+    const std::size_t total = spec.split_units(problem, o.dim);
+    if (o.objective != SplitObjective::time) {
+      plan.blocks = objective_blocks(plan.cal, total, o.dim, split_granularities(spec, problem, o.dim, locals),
+                                     work_items, o.objective);
+    }
+    plan.predicted = predicted_cost(plan.cal, plan.blocks, work_items);
+    plan.time_optimal = predicted_cost(plan.cal, plan.model_blocks, work_items);
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      std::vector<Block> alone(devices.size(), Block{o.dim, total, total});
+      alone[i] = Block{o.dim, 0, total};
+      plan.alone.push_back(predicted_cost(plan.cal, alone, work_items));
+    }
     if (store && fresh) {
       store_split(*store, kernel_key(spec), devices, plan, spec.split_units(problem, o.dim));
       plan.stored = true;
@@ -255,9 +268,36 @@ SplitRun split_run_row(const SplitSession& s, SplitModel model, unsigned dim, co
 
 }  // namespace
 
+namespace {
+
+// The counter of `o` (J), or none without an observer or when it fails.
+std::optional<double> read_energy(EnergyObserver* o) {
+  if (!o) return std::nullopt;
+  try {
+    return o->read_j();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 SplitRunResult SplitSession::run(const SplitSessionPlan& plan, std::size_t overlap) {
   runner_->set_overlap(overlap);  // the run only: calibration and refinement time whole blocks
+  if (options_.measure_energy && !observers_) {
+    observers_.emplace();
+    for (const auto& d : devices_) observers_->push_back(make_energy_observer(d, EnergyOptions{}).observer);
+  }
+  std::vector<std::optional<double>> before;
+  if (observers_)
+    for (const auto& o : *observers_) before.push_back(read_energy(o.get()));
   SplitRunResult r = runner_->run(plan.blocks, plan.locals, options_.timing);
+  const auto rounds = static_cast<double>(r.makespan.size() + options_.timing.warmup);  // warm-up rounds draw too
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const auto after = read_energy((*observers_)[i].get());
+    r.device_joules.push_back(before[i] && after && rounds > 0 ? std::optional((*after - *before[i]) / rounds)
+                                                               : std::nullopt);
+  }
   if (r.ok() && store_) {
     for (const auto& d : devices_) store_->put_device(d.info);
     store_->record_split_run(split_run_row(*this, options_.model, options_.dim, plan, r));

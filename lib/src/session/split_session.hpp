@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "observe/observer.hpp"
+#include "split/energy_split.hpp"
 #include "split/multi_device.hpp"
 #include "split/split.hpp"
 #include "split/split_refine.hpp"
@@ -55,6 +57,12 @@ struct SplitSessionOptions {
   unsigned refine = 0;              ///< splits the online refinement may measure (0: none)
   TimingOptions refine_timing;      ///< timing of each refinement probe
   double calibration_cap_ms = 250;  ///< CalibrationBudget::max_slice_ms (0: no cap)
+  /// What the measured model minimises (energy_split.hpp): the makespan,
+  /// the job's joules or their product, from the calibration's times and
+  /// each device's measured power.
+  SplitObjective objective = SplitObjective::time;
+  /// run() reads each device's energy sensor around the run (SplitRunResult::device_joules).
+  bool measure_energy = true;
 };
 
 /// Where the measured model's numbers came from and what they cost.
@@ -69,6 +77,11 @@ struct MeasuredPlan {
   double refine_ms = 0;                     ///< the refinement's wall clock (ms)
   std::string stored_at;                    ///< created_at of the reused stored calibration
   bool stored = false;                      ///< written to the store by this plan
+  /// The calibration's prediction for `blocks`: makespan and, where every
+  /// device's power was measured, joules (energy_split.hpp).
+  SplitCost predicted = {};
+  SplitCost time_optimal = {};        ///< the prediction for the time-optimal split (model_blocks)
+  std::vector<SplitCost> alone = {};  ///< the prediction for each device alone, in device order
 };
 
 /// A split session's plan.
@@ -127,8 +140,10 @@ class SplitSession {
 
   /// Runs `plan` on all devices at once (each block as up to `overlap`
   /// chunks, MultiDeviceRunner::set_overlap), verified; a correct run is
-  /// recorded as the store's split run when plan() opened a store. Never
-  /// throws for a device failure (the status says).
+  /// recorded as the store's split run when plan() opened a store. With
+  /// SplitSessionOptions::measure_energy each device's energy sensor is read
+  /// around the run (SplitRunResult::device_joules). Never throws for a
+  /// device failure (the status says).
   SplitRunResult run(const SplitSessionPlan& plan, std::size_t overlap);
 
  private:
@@ -138,6 +153,7 @@ class SplitSession {
   SplitSessionOptions options_;
   std::unique_ptr<MultiDeviceRunner> runner_;
   std::vector<LocalSize> planning_locals_;
+  std::optional<std::vector<std::unique_ptr<EnergyObserver>>> observers_;  // per device, opened by the first run()
   std::optional<Store> store_;
 };
 

@@ -25,6 +25,13 @@ SessionSpec TuneBudget::session(std::string_view strategy) const {
                      time_limit_s > 0 ? std::optional<double>(time_limit_s) : std::nullopt};
 }
 
+std::vector<std::string> ResolvedSearch::objective_names() const {
+  if (objectives.size() == 1 && objectives[0] == Objective{}) return {};
+  std::vector<std::string> out;
+  for (const Objective& o : objectives) out.push_back(to_string(o));
+  return out;
+}
+
 std::unique_ptr<Searcher> ResolvedSearch::searcher() const {
   return make_searcher(strategy, search_seed);
 }
@@ -56,6 +63,8 @@ ResolvedSearch resolve_search(const KernelSpec& spec, const TuneRequest& request
                    : file && file->budget_seconds ? *file->budget_seconds
                                                   : 0;
   (void)r.searcher();  // an unknown strategy is a UsageError before anything runs
+  if (!request.objectives.empty())
+    r.objectives = parse_objectives(request.objectives, MetricSet(spec, Problem{}), "the objectives");
   return r;
 }
 

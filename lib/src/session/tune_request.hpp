@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "kernel/kernel.hpp"
+#include "metric/metric.hpp"
 #include "search/search.hpp"
 #include "wstune/store.hpp"
 
@@ -41,6 +42,11 @@ struct TuneRequest {
   std::uint64_t seed = 42;  ///< input seed, and search seed unless a file's Search Seed applies
   unsigned max_evals = 0;   ///< measured configurations at most; 0 = the file's Budget, else the strategy's default
   double time_limit_s = 0;  ///< seconds of search at most; 0 = the file's TuningDuration, else none
+  /// What decides the best: "NAME[:min|max]" or a comma-separated list of
+  /// them (the first decides, all of them keep a Pareto front); NAME a
+  /// built-in metric (time, energy, power, edp) or the tuning file's
+  /// wstune.Metrics (metric/metric.hpp). "" = time.
+  std::string objectives = {};
 };
 
 /// A search's budget once the space is known: evaluations and seconds.
@@ -63,6 +69,11 @@ struct ResolvedSearch {
   std::uint64_t search_seed = 42;  ///< the searcher's seed
   unsigned max_evals = 0;          ///< the request's evaluations (0: resolved by budget())
   double time_limit_s = 0;         ///< the time limit in seconds (0: none)
+  /// The objectives (the first decides the best); {time:min} by default.
+  std::vector<Objective> objectives{Objective{}};
+  /// The objectives as the store keeps them (SessionSpec::objectives):
+  /// "NAME:min|max" each; empty for time alone.
+  [[nodiscard]] std::vector<std::string> objective_names() const;
   /// The searcher: make_searcher(strategy, search_seed).
   [[nodiscard]] std::unique_ptr<Searcher> searcher() const;
   /// The budget over `space` of `spec` (the kernel this was resolved for):
@@ -87,7 +98,8 @@ std::string resolve_strategy(const KernelSpec& spec, std::string_view strategy);
 
 /// The search of `request` for `spec` with every default applied (the
 /// rules in this file's comment; the size is not read). Throws UsageError
-/// for an unknown strategy.
+/// for an unknown strategy or objective (parse_objectives(), against the
+/// built-in metrics and the kernel's user metrics).
 ResolvedSearch resolve_search(const KernelSpec& spec, const TuneRequest& request);
 
 /// Every default of `request` for `spec` applied: resolve_problem() and

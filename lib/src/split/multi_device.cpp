@@ -389,6 +389,7 @@ DeviceCalibration calibrate_alone(DeviceRunner& dr, const Problem& p, const std:
   const std::size_t total = spec.split_units(p, dim);
   const auto items = [&](std::size_t u) { return work_items ? work_items(u) : slice_work_items(spec, p, dim, u); };
   std::string last_error;
+  std::optional<std::pair<Block, double>> last_run;  // the last slice that ran, and its kernel ms
   // One slice: uploaded, run, read back; its time, or -1 when it cannot run.
   // Under a cap the first timed run decides whether the others are worth it.
   auto measure = [&](std::size_t u) -> double {
@@ -423,6 +424,7 @@ DeviceCalibration calibrate_alone(DeviceRunner& dr, const Problem& p, const std:
       }
     }
     c.points.push_back(point());
+    last_run.emplace(b, r.kernel.median());
     return c.points.back().total_ms();
   };
   capped_calibration_sizes(total, split_granularity(spec, p, dim, local), budget.max_slice_ms, measure);
@@ -431,6 +433,7 @@ DeviceCalibration calibrate_alone(DeviceRunner& dr, const Problem& p, const std:
         fmt::format("calibration of {} on '{}' ({}) ran no slice: {}", spec.name(), info.name, info.id(), last_error));
   }
   c.fit = fit_linear(c.points);
+  if (last_run) measure_power(dr, p, last_run->first, local, last_run->second, c);
   return c;
 }
 

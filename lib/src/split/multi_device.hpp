@@ -56,6 +56,20 @@ struct SplitRunResult {
   double host_finish_ms =
       0;  ///< gathering (place_block of outputs not read in place) + KernelSpec::finish on the host (ms; sort merges)
   Verdict verdict;  ///< the whole output against the CPU reference
+  /// Per device (in device order): the joules its energy sensor counted over
+  /// the run, divided by its rounds, warm-up and timed (one job), or none
+  /// without a sensor (SplitSession::run() fills it; docs/energy.md).
+  std::vector<std::optional<double>> device_joules = {};
+  /// The sum of device_joules, or none when a device has no sensor (or none was read).
+  [[nodiscard]] std::optional<double> joules() const {
+    if (device_joules.empty()) return std::nullopt;
+    double sum = 0;
+    for (const auto& j : device_joules) {
+      if (!j) return std::nullopt;
+      sum += *j;
+    }
+    return sum;
+  }
   /// True when status is TrialStatus::correct.
   [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
 };
@@ -169,11 +183,21 @@ class MultiDeviceRunner {
 /// point's work-items are `work_items(units)` (default: slice_work_items()
 /// of `p`). The runner's uploaded block is the last slice's afterwards.
 /// Slices the local size cannot run are left out; throws Error when none
-/// runs, ClError as DeviceRunner::upload does.
+/// runs, ClError as DeviceRunner::upload does. Where the device's energy
+/// sensor is readable its power is measured too (measure_power()).
 DeviceCalibration calibrate_alone(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs,
                                   unsigned dim, const LocalSize& local, const TimingOptions& timing,
                                   const CalibrationBudget& budget = {}, std::pmr::memory_resource* memory = nullptr,
                                   const std::function<double(std::size_t units)>& work_items = {});
+
+/// The device's power for the energy-aware split (energy_split.hpp), where
+/// its energy sensor is readable (make_energy_observer()): idle_w over an
+/// observation window with nothing to run, active_w while block `b` (the
+/// last slice calibrate_alone() uploaded, whose kernel takes `kernel_ms`)
+/// runs back to back for the window. Without a sensor, or when a reading
+/// fails, `c` keeps no power. Nothing changes clocks or power limits.
+void measure_power(DeviceRunner& runner, const Problem& p, const Block& b, const LocalSize& local, double kernel_ms,
+                   DeviceCalibration& c);
 
 /// The measured model end to end: blocks from `cal` (measured_blocks), then
 /// `rounds` concurrent runs, each folding every device's observed time into

@@ -541,14 +541,17 @@ CalibrationPoint calibration_point_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const DeviceCalibration& d) {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : d.points) pts.push_back(to_json(p));
-  return {{"device_id", d.device_id},
-          {"device_name", d.device_name},
-          {"fingerprint", d.fingerprint},
-          {"local", d.local},
-          {"points", pts},
-          {"fit", {{"a_ms", d.fit.a_ms}, {"b_ms_per_item", d.fit.b_ms_per_item}}},
-          {"concurrency_scale", d.concurrency_scale},
-          {"fixed_ms", d.fixed_ms}};
+  nlohmann::json j{{"device_id", d.device_id},
+                   {"device_name", d.device_name},
+                   {"fingerprint", d.fingerprint},
+                   {"local", d.local},
+                   {"points", pts},
+                   {"fit", {{"a_ms", d.fit.a_ms}, {"b_ms_per_item", d.fit.b_ms_per_item}}},
+                   {"concurrency_scale", d.concurrency_scale},
+                   {"fixed_ms", d.fixed_ms}};
+  if (d.active_w) j["active_w"] = *d.active_w;  // only with a sensor: calibrations without one read as before
+  if (d.idle_w) j["idle_w"] = *d.idle_w;
+  return j;
 }
 
 DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
@@ -561,6 +564,8 @@ DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
   d.fit = LinearFit{j.at("fit").at("a_ms").get<double>(), j.at("fit").at("b_ms_per_item").get<double>()};
   d.concurrency_scale = j.value("concurrency_scale", 1.0);
   d.fixed_ms = j.value("fixed_ms", 0.0);
+  if (j.contains("active_w")) d.active_w = j.at("active_w").get<double>();
+  if (j.contains("idle_w")) d.idle_w = j.at("idle_w").get<double>();
   return d;
 }
 

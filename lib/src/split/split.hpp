@@ -285,6 +285,11 @@ struct DeviceCalibration {
   /// see, learned from finished jobs (observe_job(): a wstuned worker's MPI
   /// messages and per-command host work); 0 = none.
   double fixed_ms = 0;
+  /// The device's average power while it runs slices back to back (W), from
+  /// its energy sensor at calibration (observe/observer.hpp); none without one.
+  std::optional<double> active_w = std::nullopt;
+  /// Its average power with nothing to run (W); none without a sensor.
+  std::optional<double> idle_w = std::nullopt;
   /// The points' own prediction for a slice of `work_items` (ms, 0 for 0):
   /// piecewise-linear through the measured points (averaged per work-item
   /// count, made non-decreasing), the fit beyond them and towards 0; no

@@ -26,6 +26,7 @@
 
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "format/trial_json.hpp"
 #include "store/store_impl.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/version.hpp"
@@ -151,6 +152,35 @@ json Store::Impl::stored_json(const std::string& text, const char* what) const {
                     "tool: repair or remove that row",
                     path, what, e.what()));
   }
+}
+
+std::optional<EnergyMeasurement> Store::Impl::stored_energy(const SQLite::Column& c) const {
+  if (c.isNull()) return std::nullopt;
+  const json j = stored_json(c.getString(), "a trial's energy");
+  try {
+    return energy_from_json(j, "energy");
+  } catch (const UsageError& e) {
+    throw StoreError(fmt::format(
+        "database {} holds a trial's energy that wstune cannot read ({}): repair or remove that row", path, e.what()));
+  }
+}
+
+void bind_objectives(SQLite::Statement& s, int i, const std::vector<std::string>& objectives) {
+  if (objectives.empty()) {
+    s.bind(i);
+  } else {
+    s.bind(i, json(objectives).dump());
+  }
+}
+
+std::vector<std::string> col_objectives(const SQLite::Column& c) {
+  if (c.isNull()) return {};
+  const json j = json::parse(c.getString(), nullptr, false);
+  std::vector<std::string> out;
+  if (!j.is_array()) return out;
+  for (const json& o : j)
+    if (o.is_string()) out.push_back(o.get<std::string>());
+  return out;
 }
 
 void bind_opt(SQLite::Statement& s, int i, const std::optional<double>& v) {

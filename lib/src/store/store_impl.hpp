@@ -49,6 +49,9 @@ struct Store::Impl {
   /// StoreError naming the file and `what` when it is deeper or malformed
   /// (written by another tool: wstune refuses such values on the way in).
   nlohmann::json stored_json(const std::string& text, const char* what) const;
+  /// A trial's energy column (format/trial_json.hpp's form): nullopt when
+  /// NULL; StoreError as stored_json() when it cannot be read.
+  std::optional<EnergyMeasurement> stored_energy(const SQLite::Column& c) const;
   /// Refreshes the heartbeat of a session this process writes (inside the
   /// caller's transaction); false when the session is not this process's.
   bool beat(std::int64_t session_id);
@@ -77,6 +80,10 @@ std::string host_name();
 void bind_local(SQLite::Statement& s, int i, const LocalSize& l);
 /// Reads local_dims, local_x, local_y, local_z from columns i … i + 3.
 LocalSize col_local(const SQLite::Statement& s, int i);
+/// Binds a session's objectives at i: a JSON array, NULL when empty (time).
+void bind_objectives(SQLite::Statement& s, int i, const std::vector<std::string>& objectives);
+/// A session's objectives column: empty when NULL or not an array of texts.
+std::vector<std::string> col_objectives(const SQLite::Column& c);
 /// Binds an optional NDRange to global_dims, global_x, global_y, global_z at i … i + 3.
 void bind_extent(SQLite::Statement& s, int i, const std::optional<Extent>& e);
 /// Reads an optional NDRange from columns i … i + 3 (dims, x, y, z).

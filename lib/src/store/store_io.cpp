@@ -104,6 +104,7 @@ json trial_json(const Store::Impl& m, SQLite::Statement& t) {
   r.run_ms = ms(8);
   r.verify_ms = ms(9);
   r.created_at = t.getColumn(10).getString();
+  r.energy = m.stored_energy(t.getColumn(16));
   return to_json(r);
 }
 
@@ -119,19 +120,20 @@ json session_json(SQLite::Statement& q) {
               {"started_at", q.getColumn(14).getString()},
               {"ended_at", opt_json(q.getColumn(15))},
               {"wstune_version", q.getColumn(16).getString()},
-              {"host", q.getColumn(17).getString()}};
+              {"host", q.getColumn(17).getString()},
+              {"objectives", col_objectives(q.getColumn(18))}};
 }
 
 // Every session with its trials, in id order.
 json export_sessions(const Store::Impl& m) {
-  SQLite::Statement q(*m.db,
-                      fmt::format("SELECT s.id,s.uuid,d.fingerprint,{},s.strategy,s.budget_trials,s.budget_seconds,"
-                                  "s.started_at,s.ended_at,s.wstune_version,s.host FROM sessions s JOIN devices d "
-                                  "ON d.id=s.device_id {} ORDER BY s.id",
-                                  kKernelProblemColumns, kernel_problem_joins("s")));
+  SQLite::Statement q(
+      *m.db, fmt::format("SELECT s.id,s.uuid,d.fingerprint,{},s.strategy,s.budget_trials,s.budget_seconds,"
+                         "s.started_at,s.ended_at,s.wstune_version,s.host,s.objectives FROM sessions s JOIN devices d "
+                         "ON d.id=s.device_id {} ORDER BY s.id",
+                         kKernelProblemColumns, kernel_problem_joins("s")));
   SQLite::Statement t(*m.db,
                       "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,"
-                      "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z "
+                      "run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z,energy "
                       "FROM trials WHERE session_id=? ORDER BY id");
   return collect(q, [&](SQLite::Statement& r) {
     json s = session_json(r);
@@ -542,6 +544,22 @@ std::vector<TrialRecord> read_trials(const json& s, const Extent& problem_global
   return trials;
 }
 
+// A session's "objectives" (absent: time): an array of texts.
+std::vector<std::string> objectives_of(const json& s, const std::string& where) {
+  const auto it = s.find("objectives");
+  if (it == s.end() || it->is_null()) return {};
+  std::vector<std::string> out;
+  if (it->is_array()) {
+    for (const json& o : *it) {
+      if (!o.is_string()) break;
+      out.push_back(o.get<std::string>());
+    }
+    if (out.size() == it->size()) return out;
+  }
+  throw UsageError(fmt::format("{}.objectives is {}, not an array of objective names such as \"energy:min\"", where,
+                               describe_json(*it)));
+}
+
 // A session's fields other than its trials; its uuid goes into `refs.sessions` and must be new there.
 SessionRecord read_session_record(const json& s, ImportRefs& refs, const std::string& where) {
   SessionRecord rec;
@@ -556,6 +574,7 @@ SessionRecord read_session_record(const json& s, ImportRefs& refs, const std::st
   rec.ended_at = opt_text(s, "ended_at", where);
   rec.wstune_version = text(s, "wstune_version", where);
   rec.host = text(s, "host", where);
+  rec.spec.objectives = objectives_of(s, where);
   return rec;
 }
 
@@ -690,7 +709,7 @@ void merge_devices(Store::Impl& m, const std::vector<DeviceInfo>& devices, Impor
 std::int64_t insert_session(Store::Impl& m, const SessionRecord& rec) {
   auto& ins = m.stmt(
       "INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-      "budget_seconds,started_at,ended_at,wstune_version,host) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+      "budget_seconds,started_at,ended_at,wstune_version,host,objectives) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, rec.uuid);
   ins.bind(2, static_cast<std::int64_t>(m.device_id(rec.device_fingerprint)));
   ins.bind(3, static_cast<std::int64_t>(m.kernel_id(rec.kernel)));
@@ -711,6 +730,7 @@ std::int64_t insert_session(Store::Impl& m, const SessionRecord& rec) {
     ins.bind(9);
   ins.bind(10, rec.wstune_version);
   ins.bind(11, rec.host);
+  bind_objectives(ins, 12, rec.spec.objectives);
   ins.exec();
   return m.db->getLastInsertRowid();
 }

@@ -13,6 +13,7 @@
 
 #include "format/json.hpp"
 #include "format/json_input.hpp"
+#include "format/trial_json.hpp"
 #include "store/store_impl.hpp"
 #include "wstune/timing.hpp"
 #include "wstune/version.hpp"
@@ -32,7 +33,7 @@ namespace {
 constexpr std::string_view kSessionSelect =
     "SELECT s.id,s.uuid,d.fingerprint,k.name,k.source_hash,k.build_options,p.dims,p.global_x,p.global_y,"
     "p.global_z,p.size_text,s.strategy,s.budget_trials,s.budget_seconds,s.started_at,s.ended_at,s.wstune_version,"
-    "s.host,s.pid,s.heartbeat_at "
+    "s.host,s.pid,s.heartbeat_at,s.objectives "
     "FROM sessions s JOIN devices d ON d.id=s.device_id JOIN kernels k ON k.id=s.kernel_id "
     "JOIN problems p ON p.id=s.problem_id ";
 
@@ -53,6 +54,7 @@ SessionRecord session_from_row(SQLite::Statement& q) {
   r.host = q.getColumn(17).getString();
   r.pid = col_opt_int(q.getColumn(18));
   if (!q.getColumn(19).isNull()) r.heartbeat_at = q.getColumn(19).getString();
+  r.spec.objectives = col_objectives(q.getColumn(20));
   return r;
 }
 }  // namespace
@@ -207,8 +209,8 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
     if (!id) {
       auto& ins = m.stmt(
           "INSERT INTO sessions(uuid,device_id,kernel_id,problem_id,strategy,budget_trials,"
-          "budget_seconds,started_at,ended_at,wstune_version,host,pid,heartbeat_at) "
-          "VALUES(?,?,?,?,?,?,?,?,NULL,?,?,?,?)");
+          "budget_seconds,started_at,ended_at,wstune_version,host,pid,heartbeat_at,objectives) "
+          "VALUES(?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)");
       ins.bind(1, new_uuid());
       ins.bind(2, static_cast<std::int64_t>(dev));
       ins.bind(3, static_cast<std::int64_t>(ker));
@@ -221,6 +223,7 @@ SessionRecord Store::open_session(const DeviceInfo& device, const KernelKey& ker
       ins.bind(10, host_name());
       ins.bind(11, static_cast<std::int64_t>(getpid()));
       ins.bind(12, utc_now());
+      bind_objectives(ins, 13, spec.objectives);
       ins.exec();
       id = m.db->getLastInsertRowid();
     }
@@ -271,8 +274,8 @@ bool Store::Impl::insert_trial(std::int64_t session_id, const TrialRecord& t, co
   check_json_depth(t.params, "a trial's params");
   auto& ins = stmt(
       "INSERT INTO trials(session_id,config,local_dims,local_x,local_y,local_z,status,error,samples_ms,median_ms,"
-      "compile_ms,run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id,config) DO NOTHING");
+      "compile_ms,run_ms,verify_ms,created_at,params,global_dims,global_x,global_y,global_z,energy) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id,config) DO NOTHING");
   ins.bind(1, static_cast<std::int64_t>(session_id));
   ins.bind(2, configuration_key(t.params, t.local));
   bind_local(ins, 3, t.local);
@@ -286,6 +289,11 @@ bool Store::Impl::insert_trial(std::int64_t session_id, const TrialRecord& t, co
   ins.bind(14, created_at.empty() ? utc_now() : created_at);
   ins.bind(15, t.params.dump());
   bind_extent(ins, 16, t.global);
+  if (t.energy) {
+    ins.bind(20, to_json(*t.energy).dump());
+  } else {
+    ins.bind(20);
+  }
   return ins.exec() == 1;
 }
 
@@ -325,7 +333,7 @@ std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
     std::vector<TrialRecord> out;
     auto& q = impl_->stmt(
         "SELECT local_dims,local_x,local_y,local_z,status,error,samples_ms,compile_ms,run_ms,"
-        "verify_ms,id,created_at,params,global_dims,global_x,global_y,global_z FROM trials "
+        "verify_ms,id,created_at,params,global_dims,global_x,global_y,global_z,energy FROM trials "
         "WHERE session_id=? ORDER BY id");
     q.bind(1, static_cast<std::int64_t>(session_id));
     while (q.executeStep()) {
@@ -341,6 +349,7 @@ std::vector<TrialRecord> Store::trials(std::int64_t session_id) const {
       t.created_at = q.getColumn(11).getString();
       t.params = impl_->stored_json(q.getColumn(12).getString(), "a trial's params");
       t.global = col_extent(q, 13);
+      t.energy = impl_->stored_energy(q.getColumn(17));
       out.push_back(std::move(t));
     }
     return out;

@@ -14,6 +14,7 @@ TrialRecord to_record(const Trial& t) {
   r.error = t.error;
   r.samples_ms = t.kernel.ms;
   r.run_ms = t.run_wall_ms;
+  r.energy = t.energy;
   return r;
 }
 
@@ -28,6 +29,7 @@ Trial from_record(const TrialRecord& r) {
   t.error = r.error;
   t.kernel.ms = r.samples_ms;
   t.run_wall_ms = r.run_ms.value_or(0);
+  t.energy = r.energy;
   t.from_store = true;
   return t;
 }

@@ -46,6 +46,7 @@ struct CompiledFile {
   std::vector<std::optional<expr::Expression>> scalar_values;         // per argument (wstune.ScalarValues)
   std::vector<std::optional<expr::Expression>> reference_generators;  // per reference
   std::optional<expr::Expression> ops_per_work_item;                  // wstune.OpsPerWorkItem
+  std::vector<std::pair<std::string, expr::Expression>> metrics;      // wstune.Metrics, by name
   std::vector<bool> local_depends_on_local_size;                      // per argument
   /// wstune.Split: how a slice of `units` split units starting at `first` maps
   /// to work-items and buffer ranges (docs/tuning-files.md).

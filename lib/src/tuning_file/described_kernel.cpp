@@ -485,6 +485,14 @@ class DescribedKernel final : public KernelSpec {
     e.dims = static_cast<unsigned>(std::max<std::size_t>(1, k));
     return e;
   }
+  std::vector<UserMetric> user_metrics() const override {
+    std::vector<UserMetric> out;
+    for (const auto& [name, e] : c_.metrics) out.push_back({name, e.text()});
+    return out;
+  }
+  std::unique_ptr<expr::Env> metric_env(const Problem& p) const override {
+    return std::make_unique<Bindings>(c_.config_bindings(p.n, params_of(p)));
+  }
   double ops_per_work_item(const Problem& p) const override {
     if (!c_.ops_per_work_item) return 1;
     return static_cast<double>(positive_size(*c_.ops_per_work_item, c_.config_bindings(p.n, params_of(p)), c_.file.path,

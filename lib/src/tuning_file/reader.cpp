@@ -232,9 +232,9 @@ class Reader {
 
   void extension() {
     const json& w = object(doc_, "wstune", false);
-    static const std::set<std::string> known{"Priority",     "LocalSize",    "GuardsBounds", "ReferenceConfiguration",
-                                             "Sizes",        "Validation",   "Split",        "OpsPerWorkItem",
-                                             "ScalarValues", "ArgumentSizes"};
+    static const std::set<std::string> known{"Priority",     "LocalSize",     "GuardsBounds", "ReferenceConfiguration",
+                                             "Sizes",        "Validation",    "Split",        "OpsPerWorkItem",
+                                             "ScalarValues", "ArgumentSizes", "Metrics"};
     for (const auto& [k, v] : w.items())
       if (!known.count(k))
         fail(path_, "wstune." + k, fmt::format("unknown wstune setting; use one of: {}", join(known)));
@@ -905,6 +905,24 @@ class Reader {
     if (w.contains("OpsPerWorkItem"))
       c_.ops_per_work_item = parse(w.at("OpsPerWorkItem"), "wstune.OpsPerWorkItem", config_names(),
                                    "a tuning parameter, ProblemSize or a wstune.Sizes variable");
+    metrics(w);
+  }
+
+  // wstune.Metrics: name -> expression over the configuration's names and
+  // the measurements (time in ms, energy in J, power in W, edp in J*s).
+  void metrics(const json& w) {
+    auto names = config_names();
+    names.insert({"time", "energy", "power", "edp"});
+    for (const auto& [name, e] : object(w, "Metrics", false, "wstune").items()) {
+      const std::string at = "wstune.Metrics." + name;
+      if (name.empty() || names.count(name) || name.find_first_of(":,") != std::string::npos)
+        fail(path_, at,
+             "is not a usable metric name; use a name without ':' or ',' other than time, energy, power, edp and "
+             "the tuning parameters");
+      c_.metrics.emplace_back(name, parse(e, at, names,
+                                          "a tuning parameter, ProblemSize, a wstune.Sizes variable, time (ms), "
+                                          "energy (J), power (W) or edp (J*s)"));
+    }
   }
 
   void check_signature(const json&) {

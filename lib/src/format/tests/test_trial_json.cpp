@@ -87,6 +87,27 @@ TEST(TrialJson, RoundTripsEveryField) {
   EXPECT_TRUE(back.from_store);
 }
 
+TEST(TrialJson, EnergyRoundTripsAndIsNullWhenNotMeasured) {
+  Trial t;
+  t.kernel.ms = {2.0};
+  EXPECT_TRUE(to_json(t).at("energy").is_null());
+  EXPECT_FALSE(trial_from_json(to_json(t), "trial").energy);
+  EnergyMeasurement e{"nvml", 0.42, 210.5, 150.25, 75, 1e-3, 15.0, 0.05};
+  t.energy = e;
+  const json j = to_json(t);
+  EXPECT_EQ(j.at("energy").at("sensor"), "nvml");
+  EXPECT_EQ(j.at("energy").at("power_w"), 210.5);
+  EXPECT_EQ(trial_from_json(j, "trial").energy, e);
+  TrialRecord r = full_record();
+  r.energy = e;
+  EXPECT_EQ(trial_record_from_json(to_json(r), "r").energy, e);
+  json bad = j;
+  bad["energy"]["power_w"] = -1;
+  EXPECT_EQ(error_of(bad), "trial.energy.power_w is -1; give a finite number >= 0");
+  bad["energy"] = json{{"sensor", "nvml"}};
+  EXPECT_EQ(error_of(bad), "trial.energy has no field 'energy_j'");
+}
+
 TEST(TrialJson, TheDriversChoiceAndTheTargetsNdrangeAreNull) {
   Trial t;
   t.kernel.ms = {1.0};
@@ -104,7 +125,7 @@ TEST(TrialJson, ATrialAndAStoredTrialShareTheirKeys) {
   std::set<std::string> record = keys(to_json(r));
   std::set<std::string> trial = keys(to_json(full_trial()));
   EXPECT_EQ(trial, (std::set<std::string>{"params", "local", "global", "status", "error", "samples_ms", "compile_ms",
-                                          "run_ms", "verify_ms", "verified", "wall_ms", "from_store"}));
+                                          "run_ms", "verify_ms", "energy", "verified", "wall_ms", "from_store"}));
   for (const char* only : {"verified", "wall_ms", "from_store"}) trial.erase(only);
   record.erase("created_at");
   EXPECT_EQ(record, trial);

@@ -222,15 +222,47 @@ TEST(Store, VersionOneDatabaseMigrates) {
         "created_at) VALUES(1,1,'8x8',2,8,8,'correct','','[1.0]',1.0,'t')");
   }
   Store s(path);
-  EXPECT_EQ(s.schema_version(), 2);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
   const auto ts = s.trials(1);
   ASSERT_EQ(ts.size(), 1u);
+  EXPECT_FALSE(ts[0].energy) << "a trial stored before energy was observed has none";
+  EXPECT_TRUE(s.session(1)->spec.objectives.empty());
   EXPECT_EQ(ts[0].local, (Extent{8, 8, 2}));
   EXPECT_TRUE(ts[0].params.empty());
   EXPECT_FALSE(ts[0].global);
   EXPECT_TRUE(s.measured(1, Extent{8, 8, 2})) << "a version 1 configuration key is still found";
   EXPECT_FALSE(s.session(1)->pid);
   EXPECT_TRUE(s.check().ok);
+}
+
+TEST(Store, EnergyAndObjectivesAreStoredExportedAndInT4) {
+  Store s(":memory:");
+  const DeviceInfo d = fake_device("H100");
+  const auto sess = s.open_session(d, kMatmul, kP4096, {"exhaustive", {}, {}, {"time:min", "energy:min"}});
+  EXPECT_EQ(s.session(sess.id)->spec.objectives, (std::vector<std::string>{"time:min", "energy:min"}));
+  TrialRecord with = trial(64, 2.0);
+  with.energy = EnergyMeasurement{"nvml", 0.5, 250.0, 100.0, 50, 1e-3, 10.0, 0.02};
+  s.add_trials(sess.id, {with, trial(128, 1.0)});
+  const auto ts = s.trials(sess.id);
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].energy, with.energy);
+  EXPECT_FALSE(ts[1].energy);
+  // Export and import keep both.
+  Store b(":memory:");
+  b.import_json(s.export_json());
+  const auto sb = b.sessions();
+  ASSERT_EQ(sb.size(), 1u);
+  EXPECT_EQ(sb[0].spec.objectives, (std::vector<std::string>{"time:min", "energy:min"}));
+  EXPECT_EQ(b.trials(sb[0].id)[0].energy, with.energy);
+  // T4: the measurements with units, the session's objectives.
+  const auto t4 = t4_results(s);
+  const auto& m = t4.at("results").at(0).at("measurements");
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[1], (nlohmann::json{{"name", "energy"}, {"value", 250.0 * 2.0 / 1000}, {"unit", "J"}}));
+  EXPECT_EQ(m[2].at("unit"), "W");
+  EXPECT_EQ(m[3].at("name"), "edp");
+  EXPECT_EQ(t4.at("results").at(0).at("objectives"), (nlohmann::json{"time", "energy"}));
+  EXPECT_EQ(t4.at("results").at(1).at("measurements").size(), 1u) << "no energy: time only";
 }
 
 TEST(Store, SessionsResumeUntilEnded) {
