@@ -118,9 +118,11 @@ set_tests_properties(daemon_mpi_split_paths_agree PROPERTIES ENVIRONMENT "${_wst
 # Issue 40: wstuned across three hosts made of network namespaces (veth
 # pairs, own host names and /dev/shm), MPICH over TCP only, launched by
 # hydra through tests/cluster/netns-hosts.sh: a shared tune, and the same
-# with one host's link down for 5 s mid-search (tests/cluster/cluster_test.sh).
+# with one host's link down for 5 s mid-search, and one host killed mid-search
+# (the launch ends; a --resume rerun on the other two measures the rest)
+# (tests/cluster/cluster_test.sh).
 # Needs root; skipped (77) without it.
-foreach(_case IN ITEMS tune link)
+foreach(_case IN ITEMS tune link kill)
   add_test(NAME daemon_cluster_${_case}
     COMMAND ${PROJECT_SOURCE_DIR}/tests/cluster/cluster_test.sh ${MPIEXEC_EXECUTABLE}
             $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${_case})
