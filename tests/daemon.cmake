@@ -4,7 +4,7 @@
 # Communicator) are a library of their own, linked by the tests only.
 add_library(wstuned_test_support STATIC ${PROJECT_SOURCE_DIR}/daemon/tests/support/in_memory_communicator.cpp)
 target_link_libraries(wstuned_test_support PUBLIC wstuned_core)
-foreach(t IN ITEMS test_protocol test_daemon test_isolation)
+foreach(t IN ITEMS test_protocol test_daemon test_isolation test_tcp)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE wstuned_core wstuned_test_support)
   endif()
@@ -128,4 +128,15 @@ foreach(_case IN ITEMS tune link kill)
             $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${_case})
   set_tests_properties(daemon_cluster_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 600 RUN_SERIAL TRUE
                        SKIP_RETURN_CODE 77 LABELS cluster)
+endforeach()
+
+# Issue 40: workers that connect to a master's --listen over TCP, on one
+# host: one SIGKILLed mid-search (the master goes on, exit 0, each
+# configuration once, the lost worker named), one joining mid-search (it
+# takes work), one drained by SIGTERM (tests/tcp_workers_test.sh).
+foreach(_case IN ITEMS kill join drain)
+  add_test(NAME daemon_tcp_${_case}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tcp_workers_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:wstuned>
+            ${PROJECT_SOURCE_DIR}/share ${_case})
+  set_tests_properties(daemon_tcp_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 600 RUN_SERIAL TRUE)
 endforeach()
