@@ -12,7 +12,10 @@
 #   COUNTS  worker counts (default "1 2 4"; needs that many GPUs, platform 1)
 #   TRIALS  --max-trials of the job (default 240)
 # Environment: KERNEL_FILE (default share/examples/kernels/matmul_tiled.json),
-#   SIZE (default 512x512x512), REPS (-r, default 5), PLATFORM (default 1).
+#   SIZE (default 512x512x512), REPS (-r, default 5), PLATFORM (default 1),
+#   TRANSPORT (mpi, default: one launch of N+1 ranks; tcp: the master alone
+#   with --listen 127.0.0.1:0 and N `wstuned worker --connect` processes,
+#   docs/cluster.md).
 # Writes OUTDIR/daemon_cluster_gpu.{csv,md} and OUTDIR/raw/N.{json,err}.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,9 +35,27 @@ for n in $counts; do
   db=$out/raw/$n.db
   rm -f "$db" "$db-wal" "$db-shm"
   t0=$(date +%s.%N)
-  "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$((n + 1))" "$build/daemon/wstuned" tune --kernel-file "$kfile" --size "$size" \
-    --strategy exhaustive --max-trials "$trials" -r "$reps" --db "$db" --json --timeout 600 "${flags[@]}" \
-    >"$out/raw/$n.json" 2>"$out/raw/$n.err" || echo "$n worker(s): wstuned exit $? (see $out/raw/$n.err)" >&2
+  job=(tune --kernel-file "$kfile" --size "$size" --strategy exhaustive --max-trials "$trials" -r "$reps" --db "$db"
+       --json --timeout 600)
+  if [ "${TRANSPORT:-mpi}" = tcp ]; then
+    "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n 1 "$build/daemon/wstuned" "${job[@]}" --listen 127.0.0.1:0 --wait-workers "$n" \
+      >"$out/raw/$n.json" 2>"$out/raw/$n.err" &
+    master=$!
+    port=
+    while [ -z "$port" ] && kill -0 "$master" 2>/dev/null; do
+      sleep 0.2
+      port=$(sed -n 's/^wstuned: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out/raw/$n.err")
+    done
+    for ((i = 1; i <= n; i++)); do
+      "$build/daemon/wstuned" worker --connect "127.0.0.1:$port" --device "$platform:$((i - 1))" \
+        2>"$out/raw/$n.worker$i.err" &
+    done
+    wait "$master" || echo "$n worker(s): wstuned exit $? (see $out/raw/$n.err)" >&2
+    wait
+  else
+    "$MPI_LAUNCHER" "${MPI_FLAGS[@]}" -n "$((n + 1))" "$build/daemon/wstuned" "${job[@]}" "${flags[@]}" \
+      >"$out/raw/$n.json" 2>"$out/raw/$n.err" || echo "$n worker(s): wstuned exit $? (see $out/raw/$n.err)" >&2
+  fi
   t1=$(date +%s.%N)
   echo "$n $t0 $t1" >>"$out/raw/times.txt"
   echo "$n worker(s): $(python3 -c "print(round($t1 - $t0, 1))") s" >&2
