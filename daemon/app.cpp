@@ -21,6 +21,7 @@
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
 #include "master/store_sink.hpp"
+#include "transport/tcp_communicator.hpp"
 #include "worker/isolation.hpp"
 #include "wstune/version.hpp"
 
@@ -39,6 +40,9 @@ const char* kUsage =
     "store), tune (every worker searches local sizes; the master stores every trial) or\n"
     "calibrate (every worker measures what the `measured` split model needs).\n"
     "Jobs come from --job FILE (JSON, see docs/daemon.md) or --kernel/--size.\n"
+    "With --listen HOST:PORT the master also takes workers that connect over TCP, at any time:\n"
+    "  wstuned worker --connect HOST:PORT [--device SEL]   (a plain process, srun or mpiexec -n 1;\n"
+    "  SIGTERM drains it: it answers its trial and leaves; docs/cluster.md).\n"
     "Options may also be set as WSTUNE_<OPTION> environment variables (e.g. WSTUNE_DB).";
 
 struct Options {
@@ -62,6 +66,10 @@ struct Options {
   std::string pid_file;
   bool no_isolation = false;
   bool resume = false;
+  std::string listen;     // master: also take TCP workers here
+  std::string connect;    // worker mode: the master's --listen address
+  int wait_workers = -1;  // -1: 1 without MPI workers, else 0
+  double rejoin_timeout_s = 60;
 };
 
 po::options_description describe(Options& o) {
@@ -116,8 +124,17 @@ po::options_description describe(Options& o) {
       "resume", po::bool_switch(&o.resume),
       "skip what the database holds from an earlier run of the same jobs (a run killed part way: its finished "
       "jobs, or in tune and calibrate mode each worker's finished part, are not run again)")(
-      "quiet,q", po::bool_switch(&o.quiet), "no progress lines")("version", "print the version and exit")(
-      "help,h", "print this help and exit");
+      "listen", po::value(&o.listen),
+      "HOST:PORT: the master also takes workers that connect over TCP (wstuned worker --connect), before and "
+      "during the jobs; a lost one's trials go to the others (docs/cluster.md). Port 0: any free port (printed)")(
+      "connect", po::value(&o.connect), "worker mode: the master's --listen address HOST:PORT")(
+      "wait-workers", po::value(&o.wait_workers),
+      "with --listen: connected workers to wait for (up to --register-timeout) before the first job "
+      "(default: 1 when the launch has no MPI worker, else 0)")(
+      "rejoin-timeout", po::value(&o.rejoin_timeout_s)->default_value(60),
+      "tune with --listen: seconds a search whose last worker is gone waits for one of its device to connect "
+      "before it ends unfinished")("quiet,q", po::bool_switch(&o.quiet), "no progress lines")(
+      "version", "print the version and exit")("help,h", "print this help and exit");
   return d;
 }
 
@@ -373,6 +390,10 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   mo.progress = o.quiet ? nullptr : &std::cerr;
   mo.resume = o.resume;
   mo.host = hostname();
+  if (!o.listen.empty()) {
+    mo.wait_joined = static_cast<std::size_t>(o.wait_workers >= 0 ? o.wait_workers : (comm.size() > 1 ? 0 : 1));
+    mo.rejoin_timeout = std::chrono::milliseconds(static_cast<long long>(o.rejoin_timeout_s * 1000));
+  }
   Master master(comm, *sink, mo);
   const std::size_t usable = master.register_workers();
   const Mode mode = parse_mode(o.mode);
@@ -381,8 +402,12 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
     std::cerr << "wstuned: no usable worker";
     for (const auto& w : master.workers())
       std::cerr << fmt::format("\n  rank {} on {}: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem);
-    std::cerr << (comm.size() < 2 ? "\n  start wstuned under MPI with workers: mpiexec -n 3 wstuned ..." : "")
-              << std::endl;
+    if (!o.listen.empty())
+      std::cerr << "\n  no worker connected to --listen " << o.listen << " within --register-timeout";
+    else if (comm.size() < 2)
+      std::cerr << "\n  start wstuned under MPI with workers: mpiexec -n 3 wstuned ..., or give --listen HOST:PORT "
+                   "and start workers with wstuned worker --connect HOST:PORT";
+    std::cerr << std::endl;
   } else if (!store_failed) {
     reports = master.run_all(mode, jobs);
   }
@@ -397,6 +422,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
                              {"device", w.device ? to_json(*w.device) : json(nullptr)},
                              {"usable", w.usable()},
                              {"problem", w.problem}});
+      if (!w.peer.empty()) workers.back()["peer"] = w.peer;
     }
     json jr = json::array();
     for (const auto& r : reports) jr.push_back(to_json(r));
@@ -476,6 +502,7 @@ namespace {
 // and the workers' --worker-device selectors and --inject-fault faults by rank.
 struct RankSetup {
   Options o;
+  bool connected = false;  // a worker connected over TCP (wstuned worker --connect): leaves on a signal
   std::vector<Job> jobs;
   std::map<int, std::string> devices, faults;
 };
@@ -505,6 +532,14 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   s.faults = rank_map(o.faults, "--inject-fault", size);
   check_faults(o, s.faults);
   if (o.timeout_s <= 0 || o.register_timeout_s <= 0) throw UsageError("--timeout and --register-timeout must be > 0");
+  if (o.mode == "worker") {
+    throw UsageError("wstuned worker runs on its own, not as a rank of a launch: wstuned worker --connect HOST:PORT");
+  }
+  if (!o.connect.empty()) {
+    throw UsageError("--connect is a worker's: wstuned worker --connect HOST:PORT (the master takes --listen)");
+  }
+  if (!o.listen.empty()) parse_endpoint(o.listen, "--listen");
+  if (o.rejoin_timeout_s < 0) throw UsageError("--rejoin-timeout must be >= 0");
   if (vm.count("db") && o.db.empty()) {
     throw UsageError("--db '': give a database file (e.g. --db results.db), or leave --db out for the default");
   }
@@ -556,6 +591,23 @@ int master_usage_error(Communicator& comm, const UsageError& e, std::function<bo
   return master.shutdown() ? kUsageCode : kAbortCode;
 }
 
+// The master with --listen: its launch's ranks and the workers that connect.
+int run_listening_master(const Options& o, const std::vector<Job>& jobs, Communicator& comm,
+                         std::function<bool()> stop_requested) {
+  std::unique_ptr<TcpHub> hub;
+  try {
+    hub = std::make_unique<TcpHub>(parse_endpoint(o.listen, "--listen"), &comm);
+  } catch (const Error& e) {
+    return master_usage_error(comm, UsageError(fmt::format("--listen {}: {}", o.listen, e.what())),
+                              std::move(stop_requested));
+  }
+  const Endpoint at = parse_endpoint(o.listen, "--listen");
+  std::cerr << fmt::format("wstuned: listening on {}:{} (workers join with: wstuned worker --connect {}:{})", at.host,
+                           hub->port(), at.host == "0.0.0.0" ? hostname() : at.host, hub->port())
+            << std::endl;
+  return run_master(o, jobs, *hub, std::move(stop_requested));
+}
+
 // The worker's options: its --worker-device selector (else --device), its
 // injected fault and the registration timeout.
 WorkerOptions worker_options(const RankSetup& s, int rank, std::function<bool()> stop_requested) {
@@ -565,6 +617,7 @@ WorkerOptions worker_options(const RankSetup& s, int rank, std::function<bool()>
   wo.fault = s.faults.count(rank) ? parse_fault(s.faults.at(rank)) : FaultKind::none;
   wo.stop_requested = std::move(stop_requested);
   wo.welcome_timeout = std::chrono::milliseconds(static_cast<long long>(s.o.register_timeout_s * 2000));
+  wo.leave_on_stop = s.connected;
   wo.log = &std::cerr;
   return wo;
 }
@@ -618,8 +671,46 @@ int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::fu
     if (comm.rank() != 0) return worker_usage_error(comm, e, std::move(stop_requested));
     return master_usage_error(comm, e, std::move(stop_requested));
   }
-  if (comm.rank() == 0) return run_master(s.o, s.jobs, comm, std::move(stop_requested));
+  if (comm.rank() == 0 && s.o.listen.empty()) return run_master(s.o, s.jobs, comm, std::move(stop_requested));
+  if (comm.rank() == 0) return run_listening_master(s.o, s.jobs, comm, std::move(stop_requested));
   return run_worker(s, comm, local_index, std::move(stop_requested));
+}
+
+std::optional<int> run_connected_worker(int argc, char** argv, std::function<bool()> stop_requested) {
+  RankSetup s;
+  po::variables_map vm;
+  try {
+    parse(argc, argv, s.o, vm);
+  } catch (const UsageError& e) {
+    if (argc < 2 || std::string_view(argv[1]) != "worker") return std::nullopt;  // the ranks report it
+    std::cerr << "wstuned: " << e.what() << std::endl;
+    return kUsageCode;
+  }
+  if (s.o.mode != "worker") return std::nullopt;
+  try {
+    if (s.o.connect.empty())
+      throw UsageError("wstuned worker: give --connect HOST:PORT, the --listen address of a running master");
+    if (!s.o.listen.empty()) throw UsageError("--listen is the master's; a worker takes --connect HOST:PORT");
+    if (s.o.timeout_s <= 0 || s.o.register_timeout_s <= 0)
+      throw UsageError("--timeout and --register-timeout must be > 0");
+    s.devices.clear();
+    s.connected = true;
+    const Endpoint at = parse_endpoint(s.o.connect, "--connect");
+    std::unique_ptr<TcpClient> comm;
+    try {
+      comm = std::make_unique<TcpClient>(
+          at, std::chrono::milliseconds(static_cast<long long>(s.o.register_timeout_s * 1000)));
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      std::cerr << "wstuned: " << e.what() << std::endl;
+      return 4;
+    }
+    return run_worker(s, *comm, 0, std::move(stop_requested));
+  } catch (const UsageError& e) {
+    std::cerr << "wstuned: " << e.what() << "; see 'wstuned --help'" << std::endl;
+    return kUsageCode;
+  }
 }
 
 }  // namespace wstune::daemon

@@ -61,4 +61,12 @@ std::pair<std::optional<Device>, std::string> open_worker_device(const std::stri
 /// refused for its own usage error.
 int run_rank(int argc, char** argv, Communicator& comm, int local_index, std::function<bool()> stop_requested);
 
+/// `wstuned worker --connect HOST:PORT [options]`: a worker outside any MPI
+/// launch that connects to a master started with --listen (TcpClient) and
+/// serves it as a rank would; a signal drains it (it answers the request it
+/// runs, says bye and returns 0). Returns std::nullopt when argv is not
+/// worker mode (the MPI path goes on), else the exit status: 0 after a
+/// shutdown or a drain, 2 usage error, 4 the master unreachable or gone.
+std::optional<int> run_connected_worker(int argc, char** argv, std::function<bool()> stop_requested);
+
 }  // namespace wstune::daemon

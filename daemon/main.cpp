@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   using namespace wstune::daemon;
   // --help and --version need no MPI (and work without mpiexec).
   if (auto early = early_exit(argc, argv)) return *early;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  // A worker that connects over TCP (wstuned worker --connect) uses no MPI.
+  if (auto code = run_connected_worker(argc, argv, [] { return g_stop != 0; })) return *code;
 
   // The master's tune searches of several device groups run in threads that
   // never call MPI (router.hpp): funneled is enough.

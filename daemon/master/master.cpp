@@ -26,7 +26,8 @@
 namespace wstune::daemon {
 
 std::string WorkerState::label() const {
-  return fmt::format("rank {} on {} ({})", rank, host.empty() ? "?" : host, device ? device->name : "no device");
+  return fmt::format("rank {} on {}{} ({})", rank, host.empty() ? "?" : host, peer.empty() ? "" : " via " + peer,
+                     device ? device->name : "no device");
 }
 
 json to_json(const JobReport& r) {
@@ -85,12 +86,82 @@ json to_json(const JobReport& r) {
 }
 
 Master::Master(Communicator& comm, ResultSink& sink, MasterOptions options)
-    : comm_(comm), sink_(sink), opt_(std::move(options)) {
+    : intake_(comm, *this), comm_(intake_), launch_size_(comm.size()), sink_(sink), opt_(std::move(options)) {
   for (int r = 1; r < comm_.size(); ++r) {
     WorkerState w;
     w.rank = r;
     workers_.push_back(w);
   }
+}
+
+WorkerState& Master::worker(int rank) {
+  const std::lock_guard lock(workers_mutex_);
+  // A rank that connected since (TcpHub) gets its state on first sight.
+  while (rank >= 1 && static_cast<int>(workers_.size()) < rank) {
+    WorkerState w;
+    w.rank = static_cast<int>(workers_.size()) + 1;
+    workers_.push_back(w);
+  }
+  return workers_.at(static_cast<std::size_t>(rank - 1));
+}
+
+const WorkerState& Master::worker(int rank) const {
+  const std::lock_guard lock(workers_mutex_);
+  return workers_.at(static_cast<std::size_t>(rank - 1));
+}
+
+std::optional<Received> Master::Intake::recv(int source, std::chrono::milliseconds timeout) {
+  const auto deadline = clock_type::now() + timeout;
+  for (;;) {
+    const auto left = std::max(std::chrono::milliseconds(0),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()));
+    auto got = ForwardingCommunicator::recv(source, left);
+    if (!got || !master_.take_unasked(*got)) return got;
+    if (clock_type::now() >= deadline) return std::nullopt;
+  }
+}
+
+// A first hello (any rank during registration; after it, a connected
+// worker's) is answered here; a bye with a reason marks its worker gone.
+bool Master::take_unasked(const Received& got) {
+  if (got.source < 1) return false;
+  WorkerState& w = worker(got.source);
+  if (got.message.tag == Tag::hello && !w.registered && (!registered_ || got.source >= launch_size_)) {
+    take_hello(got);
+    return true;
+  }
+  if (got.message.tag == Tag::bye && got.message.body.contains("reason") && !w.gone) {
+    w.alive = false;
+    w.gone = true;
+    w.problem = got.message.body.value("reason", std::string("left"));
+    note(fmt::format("worker {} left the pool: {}", w.label(), w.problem));
+  }
+  return false;
+}
+
+std::vector<int> Master::take_joiners(const std::string& fp) {
+  std::vector<int> out;
+  const std::lock_guard lock(workers_mutex_);
+  for (auto it = joined_.begin(); it != joined_.end();) {
+    const WorkerState& w = workers_.at(static_cast<std::size_t>(*it - 1));
+    if (w.usable() && w.device->fingerprint() == fp) {
+      out.push_back(*it);
+      it = joined_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+void Master::store_joined() {
+  std::vector<WorkerState> unput;
+  {
+    const std::lock_guard lock(workers_mutex_);
+    for (int rank : device_unput_) unput.push_back(workers_.at(static_cast<std::size_t>(rank - 1)));
+    device_unput_.clear();
+  }
+  if (!unput.empty()) sink_.workers(unput);
 }
 
 bool Master::stopped() const {
@@ -129,36 +200,57 @@ Welcome welcome_for(WorkerState& w, const Message& hello) {
 
 std::size_t Master::register_workers() {
   const auto deadline = clock_type::now() + opt_.register_timeout;
-  std::size_t waiting = workers_.size();
-  while (waiting > 0 && clock_type::now() < deadline && !stopped()) {
+  while (!registration_complete() && clock_type::now() < deadline && !stopped()) {
+    // Intake answers the hellos; anything else is noted and ignored.
     auto got = comm_.recv(kAnySource, slice_until(deadline));
-    if (!got) continue;
-    if (got->source < 1 || got->source >= comm_.size()) continue;
-    if (take_hello(*got)) --waiting;
+    if (!got || got->source < 1 || got->source >= comm_.size()) continue;
+    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got->message.tag),
+                     got->source));
   }
   mark_unregistered();
-  sink_.workers(workers_);
+  {
+    const std::lock_guard lock(workers_mutex_);
+    registered_ = true;
+    joined_.clear();
+    device_unput_.clear();
+  }
+  sink_.workers(std::vector<WorkerState>(workers_.begin(), workers_.end()));
   return static_cast<std::size_t>(
       std::count_if(workers_.begin(), workers_.end(), [](const WorkerState& w) { return w.usable(); }));
 }
 
+bool Master::registration_complete() const {
+  const std::lock_guard lock(workers_mutex_);
+  std::size_t joined = 0;
+  for (const auto& w : workers_) {
+    if (w.rank < launch_size_ && !w.registered) return false;
+    if (w.rank >= launch_size_ && w.registered) ++joined;
+  }
+  return joined >= opt_.wait_joined;
+}
+
 // A worker's first hello is answered with a welcome (or a refusal) and
-// noted: true; anything else from it during registration is not.
+// noted: true.
 bool Master::take_hello(const Received& got) {
   WorkerState& w = worker(got.source);
-  if (got.message.tag != Tag::hello) {
-    note(fmt::format("ignoring a {} message from rank {} during registration", to_string(got.message.tag), got.source));
-    return false;
-  }
   if (w.registered) return false;
   w.registered = true;
-  const Welcome answer = welcome_for(w, got.message);
+  w.peer = comm_.peer(got.source);
+  const bool joining = registered_;
+  Welcome answer = welcome_for(w, got.message);
+  answer.rank = w.rank;
   w.accepted = answer.accepted;
+  w.alive = true;
   w.problem = answer.reason;
   comm_.send(w.rank, answer.to_message());
   if (w.accepted) {
-    note(fmt::format("worker {} registered: {} CU x {} PE, fingerprint {}", w.label(), w.device->compute_units,
-                     w.device->pe_per_cu, w.device->fingerprint()));
+    note(fmt::format("worker {} {}: {} CU x {} PE, fingerprint {}", w.label(), joining ? "joined" : "registered",
+                     w.device->compute_units, w.device->pe_per_cu, w.device->fingerprint()));
+    if (joining) {
+      const std::lock_guard lock(workers_mutex_);
+      joined_.push_back(w.rank);
+      device_unput_.push_back(w.rank);
+    }
   } else {
     note(fmt::format("worker rank {} on {} refused: {}", w.rank, w.host.empty() ? "?" : w.host, w.problem));
   }
@@ -168,7 +260,7 @@ bool Master::take_hello(const Received& got) {
 // Marks the workers that never said hello dead, each noted.
 void Master::mark_unregistered() {
   for (auto& w : workers_) {
-    if (!w.registered) {
+    if (!w.registered && w.rank < launch_size_) {
       w.alive = false;
       w.problem = fmt::format("did not register within {} s", opt_.register_timeout.count() / 1000.0);
       note(fmt::format("worker rank {} {}", w.rank, w.problem));
@@ -218,6 +310,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
   std::vector<JobReport> reports;
   const std::string key = run_key(mode, jobs);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
+    store_joined();
     if (stopped()) {
       note(fmt::format("stop requested: {} job(s) not started", jobs.size() - i));
       break;
@@ -241,6 +334,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
     note(line);
     reports.push_back(std::move(r));
   }
+  store_joined();
   return reports;
 }
 
@@ -306,6 +400,7 @@ bool Master::shutdown() {
     // A refused worker left when it read its refusal: it gets no shutdown
     // and is not waited for (issue 17: it stalled the master 10 s).
     if (!w.registered || !w.accepted) continue;
+    if (w.gone) continue;  // drained, or its connection ended: nobody to tell
     comm_.send(w.rank, Message{Tag::shutdown, json::object(), {}});
     waiting.insert(w.rank);
   }

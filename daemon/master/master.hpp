@@ -10,6 +10,7 @@
 /// the master goes on with the next one.
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "master/router.hpp"
 #include "master/shared_search.hpp"
 #include "master/split_plan.hpp"
 #include "protocol/jobs.hpp"
@@ -41,10 +43,12 @@ struct WorkerState {
   bool registered = false;           ///< sent a hello
   bool accepted = false;             ///< passed registration (version, device)
   bool alive = true;                 ///< has not timed out
+  bool gone = false;                 ///< left the pool: drained, or its connection ended (gets no shutdown)
+  std::string peer;                  ///< how it is reached: "tcp ADDRESS:PORT", or "" (an MPI rank)
   std::string problem;               ///< why it is not usable
   /// Accepted and alive.
   [[nodiscard]] bool usable() const noexcept { return registered && accepted && alive; }
-  /// "rank 2 on host (device)" for messages.
+  /// "rank 2 on host (device)" for messages; a TCP worker's adds "via tcp ADDRESS:PORT".
   [[nodiscard]] std::string label() const;
 };
 
@@ -186,6 +190,12 @@ struct MasterOptions {
   /// result slot (result_memory.hpp) unless its job says `results:
   /// message`; "" = no worker gets one.
   std::string host;
+  /// Workers that connect (ranks after the launch's, TcpHub) that
+  /// registration waits for, besides every rank of the launch.
+  std::size_t wait_joined = 0;
+  /// Tune: when every worker of a device group is gone, how long its search
+  /// waits for a worker of its fingerprint to join before it ends unfinished.
+  std::chrono::milliseconds rejoin_timeout{0};
 };
 
 /// The master's loop over a Communicator (rank 0 of it).
@@ -193,9 +203,13 @@ class Master {
  public:
   /// `comm` and `sink` must outlive the master.
   Master(Communicator& comm, ResultSink& sink, MasterOptions options);
-  /// Waits for a hello from every rank 1..size−1, answers each with a
+  /// Waits for a hello from every rank 1..size−1 of the launch and from
+  /// MasterOptions::wait_joined workers that connect, answers each with a
   /// welcome (refusing a protocol mismatch or a worker without a device),
-  /// and reports workers that never registered. Returns the usable count.
+  /// and reports launch ranks that never registered. Returns the usable
+  /// count. A worker that connects later is welcomed the same way whenever
+  /// the master reads its messages (Intake), and joins the next job, or the
+  /// running search of its fingerprint.
   std::size_t register_workers();
   /// Runs every job in `mode`, one after another; stops early when a stop is
   /// requested (the rest are not started). Progress line per job. With
@@ -214,14 +228,36 @@ class Master {
   /// waits for their byes;
   /// returns false (naming them on the progress stream) if some did not answer.
   bool shutdown();
-  /// The workers, rank order (index i = rank i+1).
-  [[nodiscard]] const std::vector<WorkerState>& workers() const noexcept { return workers_; }
+  /// The workers, rank order (index i = rank i+1); grows as workers connect.
+  [[nodiscard]] const std::deque<WorkerState>& workers() const noexcept { return workers_; }
   /// True once a stop was requested.
   [[nodiscard]] bool stopped() const;
 
  private:
-  /// Answers a hello during registration; true when it registered its worker.
+  /// The master's view of its communicator: before its caller sees a
+  /// message, takes the first hello of a worker (during registration, and
+  /// any time from a connected one) and marks a worker that left (a bye with
+  /// a reason) gone. The caller still gets the bye, so the job it was in
+  /// gives its work to others.
+  class Intake final : public ForwardingCommunicator {
+   public:
+    Intake(Communicator& inner, Master& master) : ForwardingCommunicator(inner), master_(master) {}
+    std::optional<Received> recv(int source, std::chrono::milliseconds timeout) override;
+
+   private:
+    Master& master_;
+  };
+  /// Intake's part: true when `got` was taken (a hello answered).
+  bool take_unasked(const Received& got);
+  /// Answers a first hello; true when it registered its worker.
   bool take_hello(const Received& got);
+  /// True when every launch rank and MasterOptions::wait_joined connected workers registered.
+  bool registration_complete() const;
+  /// Accepted workers that joined after registration with fingerprint `fp`,
+  /// handed to the running search of that fingerprint (each once).
+  std::vector<int> take_joiners(const std::string& fp);
+  /// Puts the devices of workers that joined since into the sink.
+  void store_joined();
   /// Marks the workers that never registered dead (their problem says so).
   void mark_unregistered();
   /// One split of a run job and what came of it (master.cpp).
@@ -279,6 +315,7 @@ class Master {
     Communicator& comm;
     std::mutex* lock = nullptr;
     const nlohmann::json& kernel_file;
+    Router* router = nullptr;  // several groups at once: routes a joiner's rank to this group's channel
     [[nodiscard]] std::unique_lock<std::mutex> hold() const {
       return lock ? std::unique_lock<std::mutex>(*lock) : std::unique_lock<std::mutex>();
     }
@@ -287,17 +324,26 @@ class Master {
   void tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<std::vector<int>>& groups);
   void tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, const std::vector<int>& ranks,
                   const GroupContext& ctx);
+  Message prepare_message(const JobReport& r, const GroupContext& ctx) const;
   std::vector<int> prepare_group(JobReport& r, const std::vector<int>& ranks, nlohmann::json* ready,
                                  const GroupContext& ctx);
   void fault(JobReport& r, const std::string& text, const GroupContext& ctx);
   const nlohmann::json& packed(const Job& job);
   void note(const std::string& line);
-  WorkerState& worker(int rank) { return workers_.at(static_cast<std::size_t>(rank - 1)); }
-  const WorkerState& worker(int rank) const { return workers_.at(static_cast<std::size_t>(rank - 1)); }
-  Communicator& comm_;
+  WorkerState& worker(int rank);
+  const WorkerState& worker(int rank) const;
+  Intake intake_;
+  Communicator& comm_;   // intake_
+  int launch_size_ = 1;  // ranks of the launch; connected workers come after
+  bool registered_ = false;
+  // Guards workers_'s growth and the joiners (a search's thread reads them
+  // while the router's thread takes hellos). A deque: references stay valid.
+  mutable std::mutex workers_mutex_;
+  std::vector<int> joined_;        // joined after registration, not yet in a search
+  std::vector<int> device_unput_;  // joined, device not yet in the sink
   ResultSink& sink_;
   MasterOptions opt_;
-  std::vector<WorkerState> workers_;
+  std::deque<WorkerState> workers_;
   std::uint64_t next_job_ = 1;
   // CPU references of the last problems (key: kernel|size|seed), so repeated
   // jobs (warm runs, several split models) verify without recomputing.

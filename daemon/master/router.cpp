@@ -45,6 +45,11 @@ Channel& Router::channel(const std::vector<int>& ranks) {
   return *channels_.back();
 }
 
+void Router::adopt(Channel& channel, int rank) {
+  const std::lock_guard lock(mutex_);
+  by_rank_[rank] = &channel;
+}
+
 void Router::queue(int dest, Message m) {
   const std::lock_guard lock(mutex_);
   outbox_.emplace_back(dest, std::move(m));
@@ -59,8 +64,13 @@ void Router::pump(std::chrono::milliseconds slice) {
   for (auto& [dest, m] : out) comm_.send(dest, std::move(m));
   auto got = comm_.recv(kAnySource, slice);
   if (!got) return;
-  auto it = by_rank_.find(got->source);
-  if (it != by_rank_.end()) it->second->deliver(std::move(*got));
+  Channel* to = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    auto it = by_rank_.find(got->source);
+    if (it != by_rank_.end()) to = it->second;
+  }
+  if (to) to->deliver(std::move(*got));
 }
 
 }  // namespace wstune::daemon

@@ -60,6 +60,9 @@ class Router {
   void pump(std::chrono::milliseconds slice);
   /// Queues a message for pump() (Channel::send).
   void queue(int dest, Message m);
+  /// Routes `rank` (a worker that joined during the searches) to `channel`
+  /// from now on; any thread.
+  void adopt(Channel& channel, int rank);
 
  private:
   Communicator& comm_;

@@ -23,7 +23,8 @@ SharedEvaluator::SharedEvaluator(SearchGroup group, TuneTarget target, SearchSpa
       space_(std::move(space)),
       log_(log),
       searcher_(searcher),
-      stop_(stop) {}
+      stop_(stop),
+      members_(g_.ranks.begin(), g_.ranks.end()) {}
 
 Trial SharedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
   const std::string key = config.key();
@@ -99,8 +100,16 @@ void SharedEvaluator::fill(const TimingOptions& timing) {
 
 void SharedEvaluator::pump(const TimingOptions& timing, bool ahead) {
   if (g_.stopped && g_.stopped()) throw SearchAborted("stop requested");
+  take_joiners();
   check_timeouts(timing);
   auto got = g_.comm->recv(kAnySource, kSlice);
+  if (got && got->message.tag == Tag::bye) {
+    const auto& body = got->message.body;
+    drop(got->source, body.is_object() && body.contains("reason") ? "left (" + body.value("reason", std::string()) + ")"
+                                                                  : std::string("left (sent bye)"));
+    return;
+  }
+  if (got && preparing_.count(got->source)) return prepared(*got);
   if (!got || !out_.count(got->source)) return;
   const int src = got->source;
   const Configuration& c = out_.at(src).config;
@@ -144,23 +153,76 @@ void SharedEvaluator::arrived(int rank, Trial t) {
   done_[key] = std::move(t);
 }
 
-// A worker past the trial timeout is dropped; its configuration is sent
-// again when tune() asks for it.
+// A worker past the trial timeout (or a joiner past it in its
+// preparation) is dropped; its configuration is sent again when tune() asks
+// for it.
 void SharedEvaluator::check_timeouts(const TimingOptions&) {
   const auto now = clock_type::now();
-  for (auto it = out_.begin(); it != out_.end();) {
-    if (now - it->second.sent < g_.trial_timeout) {
-      ++it;
-      continue;
-    }
-    const int rank = it->first;
-    it = out_.erase(it);
-    g_.ranks.erase(std::remove(g_.ranks.begin(), g_.ranks.end(), rank), g_.ranks.end());
-    if (g_.dropped)
-      g_.dropped(
-          rank, fmt::format("did not answer a trial of job {} within {} s", g_.job, g_.trial_timeout.count() / 1000.0));
+  std::vector<int> late;
+  for (const auto& [rank, out] : out_)
+    if (now - out.sent >= g_.trial_timeout) late.push_back(rank);
+  for (const auto& [rank, since] : preparing_)
+    if (now - since >= g_.trial_timeout) late.push_back(rank);
+  for (int rank : late)
+    drop(rank, fmt::format("did not answer a {} of job {} within {} s", out_.count(rank) ? "trial" : "preparation",
+                           g_.job, g_.trial_timeout.count() / 1000.0));
+  check_orphaned();
+}
+
+void SharedEvaluator::drop(int rank, const std::string& why) {
+  const bool member = std::find(g_.ranks.begin(), g_.ranks.end(), rank) != g_.ranks.end() || preparing_.count(rank);
+  if (!member) return;
+  std::string what = why;
+  if (auto it = out_.find(rank); it != out_.end()) {
+    what += fmt::format("; its trial of {} goes to another worker", to_string(it->second.config));
+    out_.erase(it);
   }
-  if (g_.ranks.empty()) throw SearchAborted("no worker of this device group is left");
+  preparing_.erase(rank);
+  g_.ranks.erase(std::remove(g_.ranks.begin(), g_.ranks.end(), rank), g_.ranks.end());
+  if (g_.dropped) g_.dropped(rank, what);
+}
+
+// No worker left (none preparing either): wait up to rejoin_timeout for a
+// joiner, then abort with what was measured.
+void SharedEvaluator::check_orphaned() {
+  if (!g_.ranks.empty() || !preparing_.empty()) {
+    orphaned_.reset();
+    return;
+  }
+  const auto now = clock_type::now();
+  if (!orphaned_) orphaned_ = now;
+  if (now - *orphaned_ < g_.rejoin_timeout) return;
+  throw SearchAborted(fmt::format(
+      "no worker of this device group is left{}; {} of {} configurations measured, the rest not",
+      g_.rejoin_timeout.count() > 0 ? fmt::format(" and none joined within {} s", g_.rejoin_timeout.count() / 1000.0)
+                                    : std::string(),
+      measured_.size(), space_.size()));
+}
+
+void SharedEvaluator::take_joiners() {
+  if (!g_.joiners) return;
+  for (int rank : g_.joiners()) {
+    if (g_.adopt) g_.adopt(rank);
+    g_.comm->send(rank, g_.prepare);
+    preparing_[rank] = clock_type::now();
+    members_.insert(rank);
+  }
+}
+
+void SharedEvaluator::prepared(const Received& got) {
+  const int rank = got.source;
+  try {
+    if (got.message.tag == Tag::tune_result && WorkResult::from(got.message).job == g_.job) {
+      preparing_.erase(rank);
+      g_.ranks.push_back(rank);  // takes work from the next assignment on
+      return;
+    }
+    if (got.message.tag == Tag::worker_error && WorkerError::from(got.message).job == g_.job) {
+      drop(rank, "could not prepare the job: " + WorkerError::from(got.message).text);
+    }
+  } catch (const ProtocolError& e) {
+    drop(rank, fmt::format("sent a bad answer to its preparation: {}", e.what()));
+  }
 }
 
 }  // namespace wstune::daemon

@@ -11,7 +11,12 @@
 /// never sent (a restarted master resumes without repeating a trial).
 /// Strategies that announce nothing ahead (guided, the model-based ones)
 /// still run on the group, one configuration at a time. docs/daemon.md
-/// "Tune: one search per fingerprint".
+/// "Tune: one search per fingerprint". Elastic (issue 40): a worker that
+/// leaves (its bye, a lost TCP connection) or stops answering is dropped and
+/// its configuration in flight goes to another worker of the group; a worker
+/// of the group's fingerprint that joins meanwhile is prepared (Tag::tune)
+/// and takes work; with no worker left the search waits up to
+/// SearchGroup::rejoin_timeout for one to join.
 
 #include <chrono>
 #include <cstdint>
@@ -56,8 +61,18 @@ struct SearchGroup {
   std::vector<int> ranks;                            ///< the group's prepared workers
   std::chrono::milliseconds trial_timeout{600'000};  ///< a trial's answer must come within this
   std::function<bool()> stopped;                     ///< a stop was requested (may be empty)
-  /// A worker did not answer within trial_timeout: the master drops it (rank, why).
+  /// A worker did not answer within trial_timeout, or left: the master drops it (rank, why).
   std::function<void(int, const std::string&)> dropped;
+  /// Workers of the group's fingerprint that joined since it was last asked
+  /// (may be empty: nobody joins).
+  std::function<std::vector<int>()> joiners;
+  /// Called for each joiner before anything is sent to it (a router
+  /// channel adopts its rank); may be empty.
+  std::function<void(int)> adopt;
+  /// The Tag::tune request that prepares a joiner (the one the group got).
+  Message prepare;
+  /// With no worker left, wait this long for one to join before aborting.
+  std::chrono::milliseconds rejoin_timeout{0};
 };
 
 /// tune()'s Evaluator on the master for one group (see the file comment).
@@ -83,6 +98,8 @@ class SharedEvaluator final : public Evaluator {
   [[nodiscard]] const std::map<int, unsigned>& measured_by() const noexcept { return by_rank_; }
   /// Configurations measured ahead that tune() never asked for (committed).
   [[nodiscard]] std::size_t unused_ahead() const noexcept { return done_.size(); }
+  /// Every worker that took part: the group's first ones and those that joined, rank order.
+  [[nodiscard]] std::vector<int> members() const { return {members_.begin(), members_.end()}; }
 
  private:
   struct Out {
@@ -97,6 +114,13 @@ class SharedEvaluator final : public Evaluator {
   void pump(const TimingOptions& timing, bool ahead);
   void arrived(int rank, Trial t);
   void check_timeouts(const TimingOptions& timing);
+  void take_joiners();
+  // A message from a joiner being prepared: ready (tune_result) or not.
+  void prepared(const Received& got);
+  // `rank` left or stopped answering: out of the group; what it had in
+  // flight is sent again when tune() asks for it.
+  void drop(int rank, const std::string& why);
+  void check_orphaned();
   SearchGroup g_;
   TuneTarget target_;
   SearchSpace space_;
@@ -110,6 +134,9 @@ class SharedEvaluator final : public Evaluator {
   std::set<std::string> sent_;         // every configuration ever sent (never sent twice ahead)
   std::set<std::string> measured_;     // first measurements received
   std::map<int, unsigned> by_rank_;
+  std::set<int> members_;                                           // took part
+  std::map<int, std::chrono::steady_clock::time_point> preparing_;  // joiners sent Tag::tune
+  std::optional<std::chrono::steady_clock::time_point> orphaned_;   // since when no worker is left
 };
 
 }  // namespace wstune::daemon

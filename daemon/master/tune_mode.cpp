@@ -26,6 +26,11 @@
 namespace wstune::daemon {
 
 JobReport Master::tune_job(JobReport r) {
+  {
+    // Workers that joined before this job are in its groups below.
+    const std::lock_guard lock(workers_mutex_);
+    joined_.clear();
+  }
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
   const Problem p = resolve_problem(*spec_ptr, r.job.size);
   // One search per device fingerprint, shared by the workers that have it.
@@ -88,7 +93,7 @@ void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
   std::vector<std::thread> threads;
   for (const auto& ranks : groups) {
     Channel& channel = router.channel(ranks);
-    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file}] {
+    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file, &router}] {
       one(ranks, ctx);
       --running;
     });
@@ -99,13 +104,17 @@ void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
 
 // Sends Tag::tune to `ranks` and waits for each one's answer: the ranks
 // that are ready (their answers in `ready`, by rank), faults for the others.
-std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
-                                       const GroupContext& ctx) {
+Message Master::prepare_message(const JobReport& r, const GroupContext& ctx) const {
   WorkRequest req{r.id, r.job.kernel, r.size,         r.job.repetitions, r.job.max_trials,
                   0,    r.job.seed,   json::object(), ctx.kernel_file};
+  return req.to_message(Tag::tune);
+}
+
+std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ranks, json* ready,
+                                       const GroupContext& ctx) {
   std::set<int> pending;
   for (int rank : ranks) {
-    ctx.comm.send(rank, req.to_message(Tag::tune));
+    ctx.comm.send(rank, prepare_message(r, ctx));
     pending.insert(rank);
   }
   std::vector<int> ok;
@@ -129,6 +138,11 @@ std::vector<int> Master::prepare_group(JobReport& r, const std::vector<int>& ran
         fault(r,
               fmt::format("worker {} failed job {} ({}): {}", worker(got->source).label(), r.id,
                           wstune::to_string(e.status), e.text),
+              ctx);
+      } else if (got->message.tag == Tag::bye) {
+        fault(r,
+              fmt::format("worker {} left before job {}'s search ({}); dropped from the pool",
+                          worker(got->source).label(), r.id, got->message.body.value("reason", std::string("bye"))),
               ctx);
       } else {
         continue;
@@ -200,12 +214,26 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
     const auto held = ctx.hold();
     log = std::make_unique<LockedLog>(sink_.open_trial_log(spec, target, session_spec), ctx.lock);
   }
-  SearchGroup g{&ctx.comm, r.id, group, opt_.job_timeout, opt_.stop_requested, [&](int rank, const std::string& why) {
+  SearchGroup g{&ctx.comm,
+                r.id,
+                group,
+                opt_.job_timeout,
+                opt_.stop_requested,
+                [&](int rank, const std::string& why) {
                   WorkerState& w = worker(rank);
                   w.alive = false;
-                  w.problem = why;
+                  if (!w.gone) w.problem = why;
                   fault(r, fmt::format("worker {} {}; dropped from the pool", w.label(), why), ctx);
-                }};
+                },
+                {},
+                {},
+                {},
+                std::chrono::milliseconds(0)};
+  // Workers of this fingerprint that join during the search take part.
+  g.joiners = [this, fp = device.fingerprint()] { return take_joiners(fp); };
+  if (ctx.router) g.adopt = [&ctx](int rank) { ctx.router->adopt(static_cast<Channel&>(ctx.comm), rank); };
+  g.prepare = prepare_message(r, ctx);
+  g.rejoin_timeout = opt_.rejoin_timeout;
   SharedEvaluator ev(std::move(g), target, std::move(space), *log, *searcher, *stop);
   TuneOptions topt;
   topt.timing = TimingOptions{1, std::max(1u, r.job.repetitions)};
@@ -235,7 +263,7 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
               {"measured_ahead_unused", ev.unused_ahead()},
               {"stop_reason", res.stop_reason},
               {"wall_ms", res.wall_ms},
-              {"shared_by", group},
+              {"shared_by", ev.members()},
               {"session", session}};
   const auto held = ctx.hold();
   note(
@@ -243,7 +271,7 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
                   "{} {:.4f} ms",
                   r.id, group.size(), device.fingerprint(), res.evaluations, res.space_size + 1,
                   session.value("resumed_trials", 0), to_string(res.best.configuration()), res.best.median_ms()));
-  for (int rank : group) {
+  for (int rank : ev.members()) {
     const WorkerState& w = worker(rank);
     sink_.tuned(w, r.job, r.size, result);
     r.data.push_back(json{{"rank", w.rank},

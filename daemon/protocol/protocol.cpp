@@ -242,12 +242,14 @@ Hello Hello::from(const Message& m) {
 }
 
 Message Welcome::to_message() const {
-  return Message{Tag::welcome, json{{"accepted", accepted}, {"reason", reason}, {"protocol", kProtocolVersion}}, {}};
+  json body{{"accepted", accepted}, {"reason", reason}, {"protocol", kProtocolVersion}};
+  if (rank > 0) body["rank"] = rank;
+  return Message{Tag::welcome, body, {}};
 }
 
 Welcome Welcome::from(const Message& m) {
   return parse_body(m, Tag::welcome, [](const json& j) {
-    return Welcome{j.at("accepted").get<bool>(), j.value("reason", "")};
+    return Welcome{j.at("accepted").get<bool>(), j.value("reason", ""), j.value("rank", 0)};
   });
 }
 

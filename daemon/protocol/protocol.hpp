@@ -32,7 +32,11 @@ namespace wstune::daemon {
 /// 4: a worker's tune_result carries the reference it took
 /// ("reference_params", "rejected_references"; issue 36) and no longer
 /// "space_size" (the master builds the one search space; issue 37).
-inline constexpr int kProtocolVersion = 4;
+/// 5: a welcome names the worker's rank ("rank"; a worker connected over TCP
+/// learns it so), and a bye that is not the answer to a shutdown says why
+/// the worker leaves ("reason": a drained worker's, or "lost: ..." made by
+/// the master's TcpHub for a connection that ended; issue 40).
+inline constexpr int kProtocolVersion = 5;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {
@@ -114,6 +118,7 @@ struct Hello {
 struct Welcome {
   bool accepted = true;  ///< false: the worker must exit
   std::string reason;    ///< why it was refused
+  int rank = 0;          ///< the worker's rank (0 or absent: not said)
   [[nodiscard]] Message to_message() const;
   static Welcome from(const Message& m);
 };

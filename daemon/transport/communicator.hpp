@@ -2,13 +2,15 @@
 /// @file communicator.hpp
 /// The abstract Communicator through which wstuned's master and workers
 /// exchange typed messages (send, receive with a timeout, probe). The MPI
-/// implementation is in mpi_communicator.hpp; the tests' in-memory one in
+/// implementation is in mpi_communicator.hpp, the TCP one (workers that
+/// connect to a listening master) in tcp_communicator.hpp; the tests' in-memory one in
 /// daemon/tests/support/in_memory_communicator.hpp. After Pegasus MPI
 /// Cluster's injected Communicator.
 
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "protocol/protocol.hpp"
@@ -45,6 +47,12 @@ class Communicator {
   virtual std::optional<Received> recv(int source, std::chrono::milliseconds timeout) = 0;
   /// Waits up to `timeout` for queued sends to complete; false if some did not.
   virtual bool flush(std::chrono::milliseconds timeout) = 0;
+  /// How `rank` is reached, for reports: "tcp ADDRESS:PORT" for a worker
+  /// connected over TCP (tcp_communicator.hpp), "" for an MPI rank.
+  [[nodiscard]] virtual std::string peer(int /*rank*/) const { return {}; }
+  /// False once the link to `rank` is known to be gone (a TCP connection
+  /// that ended); MPI ranks are always true (a dead one is found by timeouts).
+  [[nodiscard]] virtual bool connected(int /*rank*/) const { return true; }
 };
 
 /// A Communicator that passes every call to another one (which must outlive
@@ -61,6 +69,8 @@ class ForwardingCommunicator : public Communicator {
     return inner_.recv(source, timeout);
   }
   bool flush(std::chrono::milliseconds timeout) override { return inner_.flush(timeout); }
+  std::string peer(int rank) const override { return inner_.peer(rank); }
+  bool connected(int rank) const override { return inner_.connected(rank); }
 
  private:
   Communicator& inner_;

@@ -102,6 +102,7 @@ int child_main(int fd, const IsolationOptions& o) {
     }
     wo.delegate = nullptr;
     wo.stop_requested = nullptr;
+    wo.leave_on_stop = false;
     wo.log = nullptr;
     wo.welcome_timeout = o.startup_timeout;
     auto [device, why] = open_worker_device(o.selector, o.local_index);

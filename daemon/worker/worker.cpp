@@ -44,12 +44,13 @@ Worker::Worker(Communicator& comm, std::optional<Device> device, std::string dev
       device_(std::move(device)),
       device_error_(std::move(device_error)),
       opt_(std::move(options)),
-      results_(opt_.output_memory) {}
+      results_(opt_.output_memory),
+      rank_(comm_.rank()) {}
 
 Worker::~Worker() = default;
 
 void Worker::say(const std::string& line) {
-  if (opt_.log) *opt_.log << fmt::format("wstuned[{}]: {}", comm_.rank(), line) << std::endl;
+  if (opt_.log) *opt_.log << fmt::format("wstuned[{}]: {}", rank_, line) << std::endl;
 }
 
 DeviceRunner& Worker::runner_for(const KernelSpec& spec, const std::string& key, double* build_ms) {
@@ -424,6 +425,10 @@ int Worker::serve() {
   bool welcomed = false;
   for (;;) {
     if (!stop_seen && opt_.stop_requested && opt_.stop_requested()) stop_seen = clock_type::now();
+    // Drained: the trial it was running is answered (requests run to their
+    // end before the loop comes back here); what the master sent since is
+    // given to other workers when it reads the bye.
+    if (stop_seen && opt_.leave_on_stop) return leave("drained: stopped by a signal");
     // A message already waiting comes first: after a long block the master's
     // shutdown may be there, and it deserves a bye rather than a silent exit.
     auto got = comm_.recv(0, std::chrono::milliseconds(100));
@@ -436,6 +441,10 @@ int Worker::serve() {
 // the grace time, or no welcome came in time; else nothing (wait on).
 std::optional<int> Worker::given_up(std::optional<clock_type::time_point> stop_seen, bool welcomed,
                                     clock_type::time_point welcome_deadline) {
+  if (!comm_.connected(0)) {
+    say("the connection to the master ended; exiting");
+    return 4;
+  }
   if (stop_seen && clock_type::now() - *stop_seen > opt_.stop_grace) {
     say("signal received and no shutdown from the master; exiting");
     return 4;
@@ -483,7 +492,16 @@ std::optional<int> Worker::take_welcome(const Received& got, bool& welcomed) {
     return 3;
   }
   welcomed = true;
+  if (w.rank > 0) rank_ = w.rank;
   return std::nullopt;
+}
+
+// Leaves the master's pool on its own: a bye that says why, then 0.
+int Worker::leave(const std::string& reason) {
+  say(fmt::format("leaving: {}", reason));
+  comm_.send(0, Message{Tag::bye, json{{"reason", reason}}, {}});
+  comm_.flush(std::chrono::seconds(10));
+  return 0;
 }
 
 // A run_block, tune, calibrate or trial request: to the delegate, or run here.

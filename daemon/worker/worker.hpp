@@ -56,7 +56,12 @@ struct WorkerOptions {
   std::chrono::milliseconds welcome_timeout{120'000};  ///< wait for the master's welcome
   std::function<bool()> stop_requested;                ///< a signal arrived (may be empty)
   std::chrono::milliseconds stop_grace{10'000};        ///< after a signal, wait this long for shutdown
-  std::ostream* log = nullptr;                         ///< messages (stderr), or none
+  /// After a signal, leave at once (a bye with a reason, status 0) instead of
+  /// waiting for the master's shutdown: a worker connected over TCP
+  /// (`wstuned worker --connect`) is drained so; an MPI rank cannot leave
+  /// its launch.
+  bool leave_on_stop = false;
+  std::ostream* log = nullptr;  ///< messages (stderr), or none
   /// Where requests run; null: in this process (the worker's own device).
   /// With a delegate the worker never touches OpenCL; `hang` still applies.
   WorkDelegate* delegate = nullptr;
@@ -73,14 +78,16 @@ class Worker {
   /// why (it then registers without one and is refused).
   Worker(Communicator& comm, std::optional<Device> device, std::string device_error, WorkerOptions options);
   ~Worker();
-  /// Registers and serves until shutdown. Returns 0 after a shutdown, 3 when
-  /// refused at registration, 4 when the master vanished (no welcome, or a
-  /// signal with no shutdown within the grace time).
+  /// Registers and serves until shutdown. Returns 0 after a shutdown (or,
+  /// with leave_on_stop, after a signal: drained), 3 when refused at
+  /// registration, 4 when the master vanished (no welcome, its connection
+  /// ended, or a signal with no shutdown within the grace time).
   int serve();
 
  private:
   using time_point = std::chrono::steady_clock::time_point;
   void send_hello();
+  int leave(const std::string& reason);
   std::optional<int> given_up(std::optional<time_point> stop_seen, bool welcomed, time_point welcome_deadline);
   std::optional<int> take(Received& got, bool& welcomed);
   std::optional<int> take_welcome(const Received& got, bool& welcomed);
@@ -123,6 +130,8 @@ class Worker {
   // With a delegate: the last Tag::tune request, re-sent to a new isolated
   // process before a trial (the old one died and took the preparation along).
   std::optional<Received> setup_;
+  // Its rank: the communicator's, or the one the welcome names (TCP).
+  int rank_ = 0;
 };
 
 /// The start of a worker_error's text when a trial names a job the worker
