@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "program_cache/program_cache.hpp"
 #include "runner/runner.hpp"
 #include "wstune/error.hpp"
 #include "wstune/timing.hpp"
@@ -74,6 +75,7 @@ struct DeviceRunner::Impl {
   Device device;
   const KernelSpec* spec;
   std::string extra_options;
+  bool warm_builds = false;  // build_program(warm): set in the build pool's builders
   cl::Context context;
   cl::CommandQueue queue;
   std::map<std::string, Variant> variants;  // build options → program
@@ -132,22 +134,21 @@ struct DeviceRunner::Impl {
     return it->second;
   }
 
-  // Builds one program and its kernel. Thread-safe for distinct variants
-  // (clBuildProgram of distinct program objects; OpenCL 1.2 appendix A.2).
+  // Builds one program and its kernel, through the program binary cache
+  // (program_cache.hpp). Thread-safe for distinct variants (clBuildProgram
+  // of distinct program objects; OpenCL 1.2 appendix A.2).
   void compile(Variant& v, const BuildInput& in) const {
     const std::string& options = in.options;
     v.info.build_options = options;
-    cl_int err = CL_SUCCESS;
     // The defines, then the source from its line 1 (build logs give the kernel file's line numbers).
-    std::string source =
+    const std::string source =
         in.defines.empty() ? std::string(spec->source()) : in.defines + "#line 1\n" + std::string(spec->source());
-    v.program = cl::Program(context, source, false, &err);
-    check(err, "clCreateProgramWithSource");
-    const auto t0 = std::chrono::steady_clock::now();
-    err = v.program.build(std::vector<cl::Device>{device.device}, options.c_str());
-    v.info.compile_ms = ms_since(t0);
-    if (err != CL_SUCCESS) {
-      v.program.getBuildInfo(device.device, CL_PROGRAM_BUILD_LOG, &v.log);
+    ProgramBuild built = build_program(context, device.device, source, options, nullptr, warm_builds);
+    v.program = std::move(built.program);
+    v.info.compile_ms = built.ms;
+    v.info.from_cache = built.origin != ProgramOrigin::source;
+    if (built.code != CL_SUCCESS) {
+      v.log = std::move(built.log);
       std::string values;  // the parameters' values, from their #define lines
       for (std::size_t at = 0; (at = in.defines.find("#define ", at)) != std::string::npos;) {
         const std::size_t end = in.defines.find('\n', at);
@@ -158,10 +159,11 @@ struct DeviceRunner::Impl {
       }
       v.call = values.empty() ? fmt::format("clBuildProgram({}, \"{}\")", spec->source_name(), options)
                               : fmt::format("clBuildProgram({} with {}, \"{}\")", spec->source_name(), values, options);
-      v.code = err;
-      v.error = fmt::format("{}\n{}", BuildError(v.call, err, v.log).what(), v.log);
+      v.code = built.code;
+      v.error = fmt::format("{}\n{}", BuildError(v.call, v.code, v.log).what(), v.log);
       return;
     }
+    cl_int err = CL_SUCCESS;
     v.kernel = cl::Kernel(v.program, std::string(spec->entry_point()).c_str(), &err);
     if (err != CL_SUCCESS) {
       v.error =

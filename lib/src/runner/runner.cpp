@@ -136,6 +136,10 @@ const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* er
   return &v.info;
 }
 
+void DeviceRunner::warm_builds(bool on) noexcept {
+  impl_->warm_builds = on;
+}
+
 void DeviceRunner::recycle(std::vector<HostBuffer>&& outputs) {
   impl_->spare_outputs = std::move(outputs);
 }
