@@ -101,26 +101,26 @@ class ProgramCache {
 
 /// How a program was built.
 enum class ProgramOrigin {
-  source,       ///< compiled from source (clCreateProgramWithSource), stored in the cache
-  binary,       ///< loaded from a cached binary (clCreateProgramWithBinary)
+  source,         ///< compiled from source (clCreateProgramWithSource), stored in the cache
+  binary,         ///< loaded from a cached binary (clCreateProgramWithBinary)
   cached_failure  ///< a source the cache knows does not compile: not compiled again
 };
 
 /// One build_program() call's outcome.
 struct ProgramBuild {
-  cl::Program program;          ///< the program (null for a cached failure)
-  cl_int code = CL_SUCCESS;     ///< clBuildProgram's status (CL_BUILD_PROGRAM_FAILURE for a cached failure)
-  std::string log;              ///< the build log when code is not CL_SUCCESS
-  double ms = 0;                ///< wall time of the whole build, loading and storing included (ms)
+  cl::Program program;       ///< the program (null for a cached failure)
+  cl_int code = CL_SUCCESS;  ///< clBuildProgram's status (CL_BUILD_PROGRAM_FAILURE for a cached failure)
+  std::string log;           ///< the build log when code is not CL_SUCCESS
+  double ms = 0;             ///< wall time of the whole build, loading and storing included (ms)
   ProgramOrigin origin = ProgramOrigin::source;
 };
 
 /// Counts of this process's build_program() calls.
 struct ProgramBuildCounts {
-  std::uint64_t source = 0;          ///< builds from source (successful or not)
-  std::uint64_t binary = 0;          ///< builds from a cached binary
-  std::uint64_t cached_failure = 0;  ///< failures answered by the cache
-  std::uint64_t rejected = 0;        ///< cached entries the driver refused (then built from source)
+  std::uint64_t source = 0;             ///< builds from source (successful or not)
+  std::uint64_t binary = 0;             ///< builds from a cached binary
+  std::uint64_t cached_failure = 0;     ///< failures answered by the cache
+  std::uint64_t rejected = 0;           ///< cached entries the driver refused (then built from source)
   double source_ms = 0, binary_ms = 0;  ///< their wall times (ms)
 };
 

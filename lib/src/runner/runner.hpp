@@ -133,6 +133,13 @@ class DeviceRunner {
   /// ClError only for failures outside the builds.
   void prebuild(const std::vector<Problem>& problems, unsigned threads = 0);
 
+  /// Builds the program of p.params into the program binary cache
+  /// (ProgramCache::process()) without keeping it here: what the build
+  /// pool's builders do (evaluate/build_pool.hpp). True when it built (from
+  /// source or the cache); false with the failure (a compile error, or an
+  /// OpenCL failure outside the build) in `error` when given. Never throws.
+  bool precompile(const Problem& p, std::string* error = nullptr) noexcept;
+
   /// With `on`, each program later built from source is also loaded back
   /// from its binary and built once (build_program()'s `warm`), so the
   /// driver's own cache of the binary's build (NVIDIA's PTX JIT) is warm for

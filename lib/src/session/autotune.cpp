@@ -22,6 +22,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   cfg.device = options.device == "default" && file && !file->device.empty() ? file->device : options.device;
   cfg.seed = search.seed;
   cfg.trial_timeout = options.trial_timeout;
+  cfg.build_jobs = options.build_jobs;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
 
   AutotuneResult out;
@@ -40,6 +41,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   }
   if (options.on_start) options.on_start(evaluator, out);
   out.result = tune(evaluator, *searcher, *stop, topt);
+  out.pool = evaluator.pool_counts();
   if (session) out.best = session->finish(out.result);
   return out;
 }

@@ -43,6 +43,9 @@ struct AutotuneOptions {
   /// Per-trial limit: the isolated worker is killed and the trial is a timeout past it.
   std::chrono::milliseconds trial_timeout{60'000};
   bool resume = true;  ///< reuse an unfinished session of the same device, kernel, problem, strategy
+  /// Builder processes ahead of the timed runs (EvaluatorConfig::build_jobs:
+  /// -1 = default_build_jobs() of the device's type, 0 = none).
+  int build_jobs = -1;
   /// Called once the evaluator has started, before the first trial, with the
   /// result so far (its session, resumed trials and budget; e.g. to print a
   /// header or size a progress line).
@@ -56,6 +59,7 @@ struct AutotuneResult {
   std::optional<SessionRecord> session;  ///< the stored session (none without a store)
   std::size_t resumed_trials = 0;        ///< trials taken from an unfinished session
   unsigned max_evals = 0;                ///< the evaluation budget applied (0: none)
+  IsolatedEvaluator::PoolCounts pool;    ///< the build pool's work (jobs 0: none)
 };
 
 /// Tunes `spec` for `request` (its problem, strategy, seeds and budget:

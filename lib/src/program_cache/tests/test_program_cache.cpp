@@ -209,8 +209,7 @@ TEST(BuildProgram, WithoutCacheEveryBuildIsFromSource) {
   OpenCl cl;
   const ProgramCache off;
   for (int i = 0; i < 2; ++i)
-    EXPECT_EQ(build_program(cl.context, cl.device.device, kSource, "-DVALUE=1.0f", &off).origin,
-              ProgramOrigin::source);
+    EXPECT_EQ(build_program(cl.context, cl.device.device, kSource, "-DVALUE=1.0f", &off).origin, ProgramOrigin::source);
 }
 
 }  // namespace
