@@ -21,6 +21,10 @@
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
 # tiled matmul's at 1024, bounded to that many seconds).
 # daemon-paper: the paper's comparison through wstuned (scripts/bench-daemon-paper.sh).
+# tune-pool: issue 37's build pool, scripts/bench-tune-pool.sh on the tiled matmul at 1024
+# (--build-jobs 0 against 15 builders over POOL_EVALS (300) configurations; POOL_FULL=1 adds the
+# whole space, POOL_BUDGET (420) s a call, resumed by the next call from build-gpu/pool-state or
+# POOL_RESUME (a pool-state.tgz from $OUT)); docs/results/build_pool_h100.md.
 # isolation: wstuned with and without its isolated OpenCL process at matmul
 # 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
@@ -95,6 +99,11 @@ for step in "$@"; do
       # issue 14: matmul_tiled's 1,248 configurations on one GPU, then on both sharing one search
       logged daemon-shared 30 scripts/bench-daemon-shared.sh docs/results/daemon_shared_h200x2 \
         --gpus "${SHARED_GPUS:-1:0,1:1}" ${SHARED_ARGS:-} ;;
+    tune-pool)
+      pool=(--build build-gpu --device gpu --tag h100 --evals "${POOL_EVALS:-300}" --state build-gpu/pool-state)
+      [ "${POOL_FULL:-0}" = 1 ] && pool+=(--full --budget-s "${POOL_BUDGET:-420}")
+      [ -n "${POOL_RESUME:-}" ] && pool+=(--resume "$ROOT/$POOL_RESUME")
+      logged tune-pool 40 scripts/bench-tune-pool.sh "${pool[@]}" ;;
     peers)
       logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
     conformance)  # issue 36: Kernel Tuner's five OpenCL examples, wstune vs Kernel Tuner's T1 reader
