@@ -61,7 +61,7 @@ state=${state:-$build/pool-state}
 raw=$out/build_pool_${tag}_raw
 mkdir -p "$raw" "$state"
 state=$(cd "$state" && pwd)
-if [[ -n "$resume" && ! -f "$state/full.db" ]]; then tar xzf "$resume" -C "$state"; fi
+if [[ -n "$resume" && -f "$resume" && ! -f "$state/full.db" ]]; then tar xzf "$resume" -C "$state"; fi
 md=$out/build_pool_$tag.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

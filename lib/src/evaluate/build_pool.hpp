@@ -88,7 +88,7 @@ class BuildPool {
   // Takes one answer of `b`'s (waiting until `deadline`); false when it died or hung.
   bool take_answer(Builder& b, SocketClock::time_point deadline);
   void drain(Builder& b);  // takes the answers that have already arrived
-  void bury(Builder& b);  // kills it; its queued configurations are lost
+  void bury(Builder& b);   // kills it; its queued configurations are lost
 
   const KernelSpec& spec_;
   Problem problem_;

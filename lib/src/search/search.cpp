@@ -450,15 +450,17 @@ class TuneRun {
     const bool fresh = built_.insert(set).second;
     if (!fresh && ahead_.size() >= kBuildAhead / 2) return;
     std::vector<Configuration> batch;
-    if (fresh) batch.push_back(space_.at(entry));
+    if (fresh && !stored(space_.at(entry))) batch.push_back(space_.at(entry));
     for (const std::size_t e : searcher_.upcoming(kBuildAhead)) {
-      if (!built_.insert(space_.parameter_set(e)).second) continue;
+      // Stored configurations (a resumed session) are not measured: nothing to build.
+      if (!built_.insert(space_.parameter_set(e)).second || stored(space_.at(e))) continue;
       ahead_.insert(space_.parameter_set(e));
       batch.push_back(space_.at(e));
     }
     if (!batch.empty()) ev_.prepare(batch);
   }
   static constexpr std::size_t kBuildAhead = 64;
+  bool stored(const Configuration& c) const { return opt_.lookup && opt_.lookup(c).has_value(); }
 
   std::vector<Trial*> ranked_ok() {
     std::vector<Trial*> ok;

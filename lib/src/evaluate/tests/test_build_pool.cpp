@@ -122,7 +122,7 @@ TEST(BuildPool, BuilderThatDiesLosesOnlyItsBuilds) {
   ::kill(pids[0], SIGKILL);  // before it could have answered: it was still opening the device
   for (const auto& p : first) EXPECT_FALSE(pool.await(p));  // lost: the caller builds them
   EXPECT_EQ(pool.lost(), 4u);
-  pool.submit(first);  // handed before: not again
+  pool.submit(first);   // handed before: not again
   pool.submit(second);  // a fresh builder takes them
   for (const auto& p : second) EXPECT_TRUE(pool.await(p));
   EXPECT_EQ(pool.builders_started(), 2u);
