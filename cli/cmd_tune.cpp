@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "format/json.hpp"
 #include "format/trial_json.hpp"
+#include "program_cache/program_cache.hpp"
 #include "report/svg.hpp"
 #include "session/autotune.hpp"
 #include "table.hpp"
@@ -94,6 +95,8 @@ struct TuneArgs {
   TuneRequest request;  // size, strategy, seed, budget: resolved by resolve_tune()
   unsigned repeat = 5, warmup = 1, max_repeat = 100;
   double min_time_ms = 2.0, median_error = 0.01, max_time_ms = 50.0, trial_timeout_s = 60;
+  int build_jobs = -1;    // -1: default_build_jobs() of the device's type
+  std::string cache_dir;  // "": ProgramCache::default_dir()
   AutotuneOptions opt;
 };
 
@@ -113,6 +116,9 @@ void validate(const TuneArgs& a) {
     throw UsageError("--time-limit must be a number of seconds from 0 to 1e7, e.g. --time-limit 30");
   if (!std::isfinite(a.trial_timeout_s) || a.trial_timeout_s <= 0 || a.trial_timeout_s > 1e6)
     throw UsageError("--trial-timeout must be > 0 and at most 1e6 seconds, e.g. --trial-timeout 60");
+  if (a.build_jobs < -1 || a.build_jobs > 1024)
+    throw UsageError(
+        fmt::format("--build-jobs {}: give 0 (off) to 1024 builder processes, e.g. --build-jobs 4", a.build_jobs));
   if (!a.request.strategy.empty())
     (void)make_searcher(a.request.strategy);  // a bad name is a usage error before anything starts
   if (a.energy != "on" && a.energy != "off")
@@ -315,8 +321,14 @@ void add_tune_options(po::options_description& desc, TuneArgs& a) {
       "max-repeat", po::value(&a.max_repeat)->default_value(100),
       "at most this many timed repetitions with --min-time or --median-error")(
       "trial-timeout", po::value(&a.trial_timeout_s)->default_value(60),
-      "per-trial limit in seconds; the worker is killed past it")("seed", po::value(&a.request.seed)->default_value(42),
-                                                                  "input and search seed")(
+      "per-trial limit in seconds; the worker is killed past it")(
+      "build-jobs", po::value(&a.build_jobs)->default_value(-1),
+      "builder processes that compile the next configurations' programs ahead of the timed runs (0: off; default "
+      "-1: the host's cores less one on a GPU or accelerator, 0 on a CPU device)")(
+      "cache-dir", po::value(&a.cache_dir),
+      "the program binary cache's folder (default: $WSTUNE_CACHE_DIR, else $XDG_CACHE_HOME/wstune/programs, else "
+      "~/.cache/wstune/programs)")("no-binary-cache", "build every program from source (no program binary cache)")(
+      "seed", po::value(&a.request.seed)->default_value(42), "input and search seed")(
       "db", po::value(&a.db), db_option_help)("no-store", "do not store the trials (print only)")(
       "no-resume",
       "start a new session even if an unfinished one for the same device, kernel, size and strategy exists")(
@@ -344,7 +356,9 @@ constexpr const char* kTuneUsage =
     "file's reference configuration) is always measured and the answer is never slower than it; the\n"
     "paper's §3.2.3 rule is measured too when the budget has room. The fastest few and the baseline\n"
     "then get two more trials each, and ties more (not bounded by --max-evals or --time-limit). Every\n"
-    "configuration's outputs are verified. Trials run in a separate worker process with a timeout.\n"
+    "configuration's outputs are verified. Trials run in a separate worker process with a timeout;\n"
+    "on a GPU, builder processes compile the next configurations ahead (--build-jobs) into a\n"
+    "program binary cache, so no configuration is compiled twice (docs/tuning.md).\n"
     "Every trial is committed to the database as it is measured; a killed session resumes without\n"
     "measuring a configuration twice (see docs/store.md, docs/tuning-files.md). A warm start (the\n"
     "default; --cold: none) first proposes the stored bests of the same kernel at other sizes, on\n"
@@ -358,6 +372,11 @@ void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.warm_start = !vm.count("cold");
   a.opt.energy.enabled = a.energy == "on";
   a.request.objectives = a.objective.empty() ? a.objectives : a.objective;
+  a.opt.build_jobs = a.build_jobs;
+  if (vm.count("no-binary-cache"))
+    ProgramCache::configure({});
+  else if (!a.cache_dir.empty())
+    ProgramCache::configure(a.cache_dir);
   a.opt.tune.timing = TimingOptions{a.warmup, a.repeat, a.min_time_ms, a.max_repeat, a.median_error, a.max_time_ms};
 }
 
@@ -395,6 +414,11 @@ AutotuneResult run_search(const KernelSpec& spec, const ResolvedTune& request, S
                              s.level == LookupLevel::nearest ? "this device" : s.from.device_fingerprint);
   }
   if (res.session) std::cerr << fmt::format("wstune tune: stored session {} in {}\n", res.session->id, store->path());
+  if (res.pool.jobs)
+    std::cerr << fmt::format(
+        "wstune tune: {} builder process(es) built {} configuration(s) ahead ({} lost with a builder "
+        "that died or hung)\n",
+        res.pool.jobs, res.pool.built, res.pool.lost);
   return res;
 }
 

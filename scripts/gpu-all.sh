@@ -10,7 +10,7 @@
 # warm): several calls of a few steps each share one build.
 # Logs go to $OUT/logs.tgz and $OUT/steps.log, results to $OUT/results.tgz.
 # Steps: build ctest tune (= tune-gpu tune-cpu) split split3-KERNEL daemon
-# daemon-paper daemon-shared peers conformance energy paper store warm-start transfers examples prime tunecost showcase tables (in the
+# daemon-paper daemon-shared tune-pool peers conformance energy paper store warm-start transfers examples prime tunecost showcase tables (in the
 # order given). energy: scripts/bench-energy-gpu.sh (issue 38; ENERGY_TAG, ENERGY_ARGS such as
 # "--gpus 1:0,1:1" on a two-GPU kind). conformance: scripts/bench-conformance-gpu.sh (issue 36; CONFORMANCE_KERNELS splits the five
 # examples over calls when STEP_TIMEOUT is short). transfers: pinned bandwidth and the split's transfers
@@ -23,6 +23,10 @@
 # tiled matmul's at 1024, bounded to that many seconds).
 # daemon-paper: the paper's comparison through wstuned (scripts/bench-daemon-paper.sh).
 # warm-start: scripts/bench-warm-start.sh gpu h100 (issue 39; SCALE, STRATEGY, REF_EVALS, RUN_EVALS, SEEDS).
+# tune-pool: issue 37's build pool, scripts/bench-tune-pool.sh on the tiled matmul at 1024
+# (--build-jobs 0 against 15 builders over POOL_EVALS (300) configurations; POOL_FULL=1 adds the
+# whole space, POOL_BUDGET (420) s a call, resumed by the next call from build-gpu/pool-state or
+# POOL_RESUME (a pool-state.tgz from $OUT)); docs/results/build_pool_h100.md.
 # isolation: wstuned with and without its isolated OpenCL process at matmul
 # 4096 on the GPU (scripts/bench-daemon-isolation.sh).
 # table-shared: the tiled matmul's exhaustive table at 1024 (bench/tables/
@@ -97,6 +101,11 @@ for step in "$@"; do
       # issue 14: matmul_tiled's 1,248 configurations on one GPU, then on both sharing one search
       logged daemon-shared 30 scripts/bench-daemon-shared.sh docs/results/daemon_shared_h200x2 \
         --gpus "${SHARED_GPUS:-1:0,1:1}" ${SHARED_ARGS:-} ;;
+    tune-pool)
+      pool=(--build build-gpu --device gpu --tag h100 --evals "${POOL_EVALS:-300}" --state build-gpu/pool-state)
+      [ "${POOL_FULL:-0}" = 1 ] && pool+=(--full --budget-s "${POOL_BUDGET:-420}")
+      [ -n "${POOL_RESUME:-}" ] && pool+=(--resume "$ROOT/$POOL_RESUME")
+      logged tune-pool 40 scripts/bench-tune-pool.sh "${pool[@]}" ;;
     peers)
       logged peers 30 scripts/bench-peers.sh --device 1:0 --preset gpu --tag h100 --build build-gpu --clblast 1024,4096 ;;
     energy)  # issue 38: tune by time and energy (NVML), the front, the energy-aware split, the observer's overhead

@@ -41,7 +41,9 @@ bool StreamConnection::write_some() {
       outbox_.pop_front();
       continue;
     }
-    const auto* data = o.part == 0 ? o.head.data() : reinterpret_cast<const std::uint8_t*>(o.buffers[o.part - 1].data());  // NOLINT: bytes
+    const auto* data = o.part == 0
+                           ? o.head.data()
+                           : reinterpret_cast<const std::uint8_t*>(o.buffers[o.part - 1].data());  // NOLINT: bytes
     const std::size_t size = o.part == 0 ? o.head.size() : o.buffers[o.part - 1].bytes();
     if (o.offset >= size) {
       ++o.part;

@@ -68,8 +68,8 @@ Endpoint parse_endpoint(std::string_view text, std::string_view option) {
     if (digits.find_first_not_of("0123456789") == std::string::npos && digits.size() <= 5) port = std::stoul(digits);
   }
   if (colon == std::string_view::npos || colon == 0 || port > 65535) {
-    throw UsageError(fmt::format("{} '{}': write HOST:PORT, e.g. {} 10.0.0.1:7470 (port 0..65535)", option, text,
-                                 option));
+    throw UsageError(
+        fmt::format("{} '{}': write HOST:PORT, e.g. {} 10.0.0.1:7470 (port 0..65535)", option, text, option));
   }
   e.host = std::string(text.substr(0, colon));
   e.port = static_cast<std::uint16_t>(port);

@@ -11,12 +11,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "evaluate/build_pool.hpp"
 #include "evaluate/child_process.hpp"
 #include "evaluate/trial.hpp"
 #include "evaluate/trial_runner.hpp"
 #include "format/json.hpp"
 #include "format/target_json.hpp"
 #include "format/trial_json.hpp"
+#include "program_cache/program_cache.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
@@ -82,6 +84,8 @@ struct IsolatedEvaluator::Impl {
   TuneTarget target;
   SearchSpace space;
   ChildProcess worker;
+  std::unique_ptr<BuildPool> pool;  // null: no pool
+  unsigned jobs = 0;                // the pool's size
   unsigned started = 0;
   std::string compile_error;  // non-empty: the kernel does not build
 
@@ -156,6 +160,10 @@ IsolatedEvaluator::IsolatedEvaluator(const KernelSpec& spec, const Problem& prob
   impl_->target.priority = spec.priority();
   impl_->start();
   impl_->space = make_search_space(spec, problem, spec.whole(problem), impl_->target);
+  auto& m = *impl_;
+  m.jobs = config.build_jobs >= 0 ? static_cast<unsigned>(config.build_jobs) : default_build_jobs(m.target.device.type);
+  if (!ProgramCache::process().enabled() || spec.tuning_parameters().empty() || !m.compile_error.empty()) m.jobs = 0;
+  if (m.jobs) m.pool = std::make_unique<BuildPool>(spec, problem, config, m.jobs, config.trial_timeout);
 }
 
 IsolatedEvaluator::~IsolatedEvaluator() {
@@ -171,6 +179,12 @@ const SearchSpace& IsolatedEvaluator::space() const {
 
 void IsolatedEvaluator::prepare(const std::vector<Configuration>& upcoming) {
   auto& m = *impl_;
+  if (m.pool) {  // the builders build them; the worker loads their binaries
+    std::vector<nlohmann::json> params;
+    for (const auto& c : upcoming) params.push_back(c.params);
+    m.pool->submit(params);
+    return;
+  }
   if (upcoming.empty() || !m.compile_error.empty() || !m.worker.running()) return;  // a hint: skipped without a worker
   nlohmann::json params = nlohmann::json::array();
   for (const auto& c : upcoming) params.push_back(c.params);
@@ -184,6 +198,14 @@ void IsolatedEvaluator::prepare(const std::vector<Configuration>& upcoming) {
 }
 unsigned IsolatedEvaluator::workers_started() const noexcept {
   return impl_->started;
+}
+std::vector<pid_t> IsolatedEvaluator::builder_pids() const {
+  return impl_->pool ? impl_->pool->builder_pids() : std::vector<pid_t>{};
+}
+IsolatedEvaluator::PoolCounts IsolatedEvaluator::pool_counts() const noexcept {
+  const auto& m = *impl_;
+  if (!m.pool) return {};
+  return {m.jobs, m.pool->builders_started(), m.pool->built(), m.pool->lost()};
 }
 
 Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {
@@ -205,7 +227,8 @@ Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptio
     t.wall_ms = ms_since(t0);
     return t;
   }
-  t = m.measure(config, timing, t0);
+  if (m.pool) m.pool->await(config.params);     // false: the worker builds it itself
+  t = m.measure(config, timing, Clock::now());  // the trial's limit starts after the wait
   t.params = config.params;
   t.local = config.local;
   t.wall_ms = ms_since(t0);

@@ -10,10 +10,13 @@
 /// isolated.cpp (with child_process.hpp); the JSON form is
 /// format/trial_json.hpp. See docs/tuning.md for the isolation mechanism.
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernel/kernel.hpp"
 #include "observe/observer.hpp"
@@ -157,6 +160,12 @@ struct EvaluatorConfig {
   std::chrono::milliseconds startup_timeout{600'000};
   /// Energy observation of each correct trial (observe/observer.hpp).
   EnergyOptions energy = {};
+  /// Builder processes that compile the configurations announced by
+  /// prepare() ahead of the trials (isolated evaluator only; BuildPool,
+  /// build_pool.hpp): -1 = default_build_jobs() of the device's type, 0 =
+  /// none (the worker builds, several at once, as prepare() asks). Without
+  /// the program binary cache (ProgramCache::process() off) there is no pool.
+  int build_jobs = -1;
 };
 
 /// Runs trials in this process (no isolation: a hanging kernel hangs the
@@ -184,6 +193,10 @@ class InProcessEvaluator final : public Evaluator {
 /// TrialStatus::timeout: the worker gets SIGKILL and a fresh one starts on
 /// the next trial. A worker that dies (a driver crash) makes the trial a
 /// TrialStatus::runtime with the signal, and is restarted likewise.
+/// With a build pool (EvaluatorConfig::build_jobs) the programs of the
+/// configurations prepare() announces are built ahead in builder processes
+/// into the program binary cache, and each trial first waits for its
+/// configuration's builder (build_pool.hpp); its wall_ms includes that wait.
 ///
 /// The calling process must not have initialised OpenCL before the first
 /// fork (OpenCL runtimes keep threads and state that fork does not copy):
@@ -204,6 +217,16 @@ class IsolatedEvaluator final : public Evaluator {
   void prepare(const std::vector<Configuration>& upcoming) override;
   /// How many workers have been started (1 + restarts after timeouts/crashes).
   [[nodiscard]] unsigned workers_started() const noexcept;
+  /// The build pool's size (0: none; EvaluatorConfig::build_jobs resolved),
+  /// builder processes started, configurations they built, and those lost
+  /// with a builder that died or hung (then built by the worker).
+  struct PoolCounts {
+    unsigned jobs = 0, started = 0;
+    std::size_t built = 0, lost = 0;
+  };
+  [[nodiscard]] PoolCounts pool_counts() const noexcept;
+  /// The running builder processes' ids (for tests that kill one).
+  [[nodiscard]] std::vector<pid_t> builder_pids() const;
 
  private:
   struct Impl;

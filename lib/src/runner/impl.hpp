@@ -69,6 +69,7 @@ struct DeviceRunner::Impl {
   Device device;
   const KernelSpec* spec;
   std::string extra_options;
+  bool warm_builds = false;  // build_program(warm): set in the build pool's builders
   cl::Context context;
   cl::CommandQueue queue;
   std::map<std::string, Variant> variants;  // build options → program
@@ -118,8 +119,11 @@ struct DeviceRunner::Impl {
     return it->second;
   }
 
-  // Builds one program and its kernel (build_program()). Thread-safe for distinct variants.
-  void compile(Variant& v, const BuildInput& in) const { build_program(context, device.device, *spec, in, v); }
+  // Builds one program and its kernel (build_program(): through the program
+  // binary cache). Thread-safe for distinct variants.
+  void compile(Variant& v, const BuildInput& in) const {
+    build_program(context, device.device, *spec, in, v, warm_builds);
+  }
 
   Variant& variant_for(const Problem& p, const Block& b, const LocalSize& local) {
     return build(options_for(p, needs_non_uniform(p, b, local)));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "program_cache/program_cache.hpp"
 #include "wstune/error.hpp"
 #include "wstune/timing.hpp"
 
@@ -20,20 +21,18 @@ ProgramSource program_source(const KernelSpec& spec, const Problem& p, const Dev
 }
 
 void build_program(const cl::Context& context, const cl::Device& device, const KernelSpec& spec,
-                   const ProgramSource& source, BuiltProgram& out) {
+                   const ProgramSource& source, BuiltProgram& out, bool warm) {
   const std::string& options = source.options;
   out.info.build_options = options;
-  cl_int err = CL_SUCCESS;
   // The defines, then the source from its line 1 (build logs give the kernel file's line numbers).
   const std::string text =
       source.defines.empty() ? std::string(spec.source()) : source.defines + "#line 1\n" + std::string(spec.source());
-  out.program = cl::Program(context, text, false, &err);
-  check(err, "clCreateProgramWithSource");
-  const auto t0 = std::chrono::steady_clock::now();
-  err = out.program.build(std::vector<cl::Device>{device}, options.c_str());
-  out.info.compile_ms = ms_since(t0);
-  if (err != CL_SUCCESS) {
-    out.program.getBuildInfo(device, CL_PROGRAM_BUILD_LOG, &out.log);
+  ProgramBuild built = build_program(context, device, text, options, nullptr, warm);
+  out.program = std::move(built.program);
+  out.info.compile_ms = built.ms;
+  out.info.from_cache = built.origin != ProgramOrigin::source;
+  if (built.code != CL_SUCCESS) {
+    out.log = std::move(built.log);
     std::string values;  // the parameters' values, from their #define lines
     for (std::size_t at = 0; (at = source.defines.find("#define ", at)) != std::string::npos;) {
       const std::size_t end = source.defines.find('\n', at);
@@ -44,10 +43,11 @@ void build_program(const cl::Context& context, const cl::Device& device, const K
     }
     out.call = values.empty() ? fmt::format("clBuildProgram({}, \"{}\")", spec.source_name(), options)
                               : fmt::format("clBuildProgram({} with {}, \"{}\")", spec.source_name(), values, options);
-    out.code = err;
-    out.error = fmt::format("{}\n{}", BuildError(out.call, err, out.log).what(), out.log);
+    out.code = built.code;
+    out.error = fmt::format("{}\n{}", BuildError(out.call, out.code, out.log).what(), out.log);
     return;
   }
+  cl_int err = CL_SUCCESS;
   out.kernel = cl::Kernel(out.program, std::string(spec.entry_point()).c_str(), &err);
   if (err != CL_SUCCESS) {
     out.error =

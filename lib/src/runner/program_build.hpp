@@ -5,9 +5,9 @@
 /// values), compiled for one device in one context, with its kernel object
 /// and what OpenCL says about it, or the build log as data when it fails.
 /// DeviceRunner builds every trial's program through it, and Tuner::build_best
-/// the app's kernel in the app's own context; a persistent program-binary
-/// cache (keyed by device, driver version, options and source) belongs
-/// inside build_program(), so both gain from it. Internal to libwstune.
+/// the app's kernel in the app's own context, both through the persistent
+/// program binary cache (program_cache/program_cache.hpp: keyed by device,
+/// driver version, options and source). Internal to libwstune.
 
 #include <string>
 
@@ -43,11 +43,13 @@ struct BuiltProgram {
 };
 
 /// Builds `spec`'s program from `source` for `device` in `context` into
-/// `out` (a failed build or a missing kernel is data: BuiltProgram::error).
+/// `out` through the program binary cache (a failed build or a missing
+/// kernel is data: BuiltProgram::error); `warm` as the cache's
+/// build_program() (the build pool's builders).
 /// Thread-safe for distinct `out` objects (clBuildProgram of distinct
 /// program objects; OpenCL 1.2 appendix A.2). Throws ClError when an
 /// OpenCL call other than the build fails.
 void build_program(const cl::Context& context, const cl::Device& device, const KernelSpec& spec,
-                   const ProgramSource& source, BuiltProgram& out);
+                   const ProgramSource& source, BuiltProgram& out, bool warm = false);
 
 }  // namespace wstune

@@ -136,6 +136,21 @@ const KernelVariantInfo* DeviceRunner::variant(const Problem& p, std::string* er
   return &v.info;
 }
 
+bool DeviceRunner::precompile(const Problem& p, std::string* error) noexcept {
+  Variant v;
+  try {
+    impl_->compile(v, impl_->options_for(p, false));
+  } catch (const std::exception& e) {
+    v.error = e.what();
+  }
+  if (error) *error = v.error;
+  return v.error.empty();
+}
+
+void DeviceRunner::warm_builds(bool on) noexcept {
+  impl_->warm_builds = on;
+}
+
 void DeviceRunner::recycle(std::vector<HostBuffer>&& outputs) {
   impl_->spare_outputs = std::move(outputs);
 }

@@ -54,7 +54,10 @@ struct KernelVariantInfo {
   /// CL_KERNEL_COMPILE_WORK_GROUP_SIZE: the reqd_work_group_size attribute,
   /// nullopt when the kernel has none (OpenCL 1.2 §6.7.2).
   LocalSize required_local;
-  double compile_ms = 0;  ///< clBuildProgram wall time (ms)
+  double compile_ms = 0;  ///< wall time of the build (ms): clBuildProgram, or loading the cached binary
+  /// Built from the program binary cache (program_cache/program_cache.hpp):
+  /// a binary loaded, or a known compile failure, instead of a compile.
+  bool from_cache = false;
 };
 
 /// Where run() reads one output to instead of a fresh RunResult::outputs
@@ -129,6 +132,19 @@ class DeviceRunner {
   /// Failed builds are kept as data for run() (status compile). Throws
   /// ClError only for failures outside the builds.
   void prebuild(const std::vector<Problem>& problems, unsigned threads = 0);
+
+  /// Builds the program of p.params into the program binary cache
+  /// (ProgramCache::process()) without keeping it here: what the build
+  /// pool's builders do (evaluate/build_pool.hpp). True when it built (from
+  /// source or the cache); false with the failure (a compile error, or an
+  /// OpenCL failure outside the build) in `error` when given. Never throws.
+  bool precompile(const Problem& p, std::string* error = nullptr) noexcept;
+
+  /// With `on`, each program later built from source is also loaded back
+  /// from its binary and built once (build_program()'s `warm`), so the
+  /// driver's own cache of the binary's build (NVIDIA's PTX JIT) is warm for
+  /// the process that loads it next: the build pool's builders set it.
+  void warm_builds(bool on) noexcept;
 
   /// Hands a RunResult's outputs back once they are no longer needed: the
   /// next run() reads back into them instead of allocating fresh host

@@ -439,15 +439,28 @@ class TuneRun {
 
   // With tuning parameters every parameter set is its own program: before
   // measuring one that is not built yet, the evaluator builds it and those
-  // of the searcher's next proposals, several at once.
+  // of the searcher's next proposals, several at once; and while fewer than
+  // half of kBuildAhead announced sets are still ahead, it is handed the
+  // searcher's next new ones, so a build pool (build_pool.hpp) never runs
+  // dry behind a searcher that announces its order.
   void build_ahead(std::size_t entry) {
-    if (space_.parameters().empty() || !built_.insert(space_.parameter_set(entry)).second) return;
-    std::vector<Configuration> batch{space_.at(entry)};
-    for (const std::size_t e : searcher_.upcoming(kBuildAhead))
-      if (built_.insert(space_.parameter_set(e)).second) batch.push_back(space_.at(e));
-    ev_.prepare(batch);
+    if (space_.parameters().empty()) return;
+    const std::size_t set = space_.parameter_set(entry);
+    ahead_.erase(set);
+    const bool fresh = built_.insert(set).second;
+    if (!fresh && ahead_.size() >= kBuildAhead / 2) return;
+    std::vector<Configuration> batch;
+    if (fresh && !stored(space_.at(entry))) batch.push_back(space_.at(entry));
+    for (const std::size_t e : searcher_.upcoming(kBuildAhead)) {
+      // Stored configurations (a resumed session) are not measured: nothing to build.
+      if (!built_.insert(space_.parameter_set(e)).second || stored(space_.at(e))) continue;
+      ahead_.insert(space_.parameter_set(e));
+      batch.push_back(space_.at(e));
+    }
+    if (!batch.empty()) ev_.prepare(batch);
   }
   static constexpr std::size_t kBuildAhead = 64;
+  bool stored(const Configuration& c) const { return opt_.lookup && opt_.lookup(c).has_value(); }
 
   // The objective's score (TuneOptions::score; the median time without one).
   std::optional<double> score(const Trial& t) const {
@@ -557,6 +570,7 @@ class TuneRun {
   TuneResult res_;
   std::map<std::string, std::size_t> index_;  // configuration key -> trials
   std::set<std::size_t> built_;               // parameter sets handed to Evaluator::prepare
+  std::set<std::size_t> ahead_;               // those of them announced and not measured yet
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   cfg.seed = search.seed;
   cfg.trial_timeout = options.trial_timeout;
   cfg.energy = options.energy;
+  cfg.build_jobs = options.build_jobs;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
 
   AutotuneResult out;
@@ -59,6 +60,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   if (options.on_start) options.on_start(evaluator, out);
   out.result = tune(evaluator, *searcher, *stop, topt);
   if (search.objectives.size() > 1) out.front = pareto_front(out.result.trials, search.objectives, metrics);
+  out.pool = evaluator.pool_counts();
   if (session) out.best = session->finish(out.result);
   return out;
 }

@@ -52,6 +52,9 @@ struct AutotuneOptions {
   bool warm_start = false;
   /// Energy observation of each correct trial (observe/observer.hpp).
   EnergyOptions energy = {};
+  /// Builder processes ahead of the timed runs (EvaluatorConfig::build_jobs:
+  /// -1 = default_build_jobs() of the device's type, 0 = none).
+  int build_jobs = -1;
   /// Called once the evaluator has started, before the first trial, with the
   /// result so far (its session, resumed trials and budget; e.g. to print a
   /// header or size a progress line).
@@ -73,6 +76,7 @@ struct AutotuneResult {
   /// energy and the device has no sensor (TuneTarget::energy_note), so the
   /// time did.
   std::string objective_note = {};
+  IsolatedEvaluator::PoolCounts pool;  ///< the build pool's work (jobs 0: none)
 };
 
 /// Tunes `spec` for `request` (its problem, strategy, seeds and budget:

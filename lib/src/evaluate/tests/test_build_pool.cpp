@@ -1,0 +1,167 @@
+// The build pool (evaluate/build_pool.hpp) on real OpenCL (PoCL): a tune
+// with builder processes measures the same configurations with the same
+// statuses as one without, each program is built from source at most once in
+// a campaign (WSTUNE_BUILD_LOG counts the builds of every process), and a
+// builder that dies costs nothing but its builds. This executable never
+// calls OpenCL in its own process (the workers and builders are forked).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "evaluate/build_pool.hpp"
+#include "program_cache/program_cache.hpp"
+#include "session/autotune.hpp"
+#include "tuning_file/tuning_file.hpp"
+
+namespace {
+
+using namespace wstune;
+namespace fs = std::filesystem;
+
+const std::string kData = WSTUNE_TEST_DATA_DIR;
+
+// A fresh cache folder and build log for one campaign.
+struct Campaign {
+  fs::path dir, log;
+  explicit Campaign(const std::string& name) {
+    const fs::path base = fs::temp_directory_path() / ("wstune-build-pool-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(base);
+    fs::create_directories(base);
+    dir = base / "programs";
+    log = base / "builds.log";
+    ProgramCache::configure(dir);
+    ::setenv("WSTUNE_BUILD_LOG", log.c_str(), 1);
+  }
+  ~Campaign() { ::unsetenv("WSTUNE_BUILD_LOG"); }
+  // Builds per origin ("source", "binary", ...) and, for source builds, per key.
+  [[nodiscard]] std::map<std::string, std::map<std::string, int>> builds() const {
+    std::map<std::string, std::map<std::string, int>> out;
+    std::ifstream in(log);
+    std::string origin, key, ms, ok, pid;
+    while (in >> origin >> key >> ms >> ok >> pid) ++out[origin][key];
+    return out;
+  }
+};
+
+AutotuneResult tune_with(const KernelSpec& spec, int jobs) {
+  AutotuneOptions opt;
+  opt.build_jobs = jobs;
+  opt.tune.timing.repetitions = 1;
+  opt.tune.timing.min_timed_ms = 0;
+  opt.tune.timing.max_median_error = 0;
+  TuneRequest req;
+  req.strategy = "exhaustive";
+  return autotune(spec, resolve_tune(spec, req), nullptr, opt);
+}
+
+// configuration key → status of every first trial.
+std::map<std::string, TrialStatus> statuses(const TuneResult& r) {
+  std::map<std::string, TrialStatus> out;
+  for (const Trial& t : r.trials) out.emplace(t.configuration().key(), t.status);
+  return out;
+}
+
+int max_source_builds(const std::map<std::string, int>& per_key) {
+  int most = 0;
+  for (const auto& [key, n] : per_key) most = std::max(most, n);
+  return most;
+}
+
+TEST(BuildPool, SameTrialsAsWithoutThePoolAndNoProgramBuiltTwice) {
+  const auto spec = load_tuning_file(kData + "/pool_scale.json");
+  std::map<std::string, TrialStatus> serial, pooled;
+  {
+    Campaign c("serial");
+    const AutotuneResult r = tune_with(*spec, 0);
+    EXPECT_EQ(r.pool.jobs, 0u);
+    serial = statuses(r.result);
+    EXPECT_LE(max_source_builds(c.builds()["source"]), 1);
+  }
+  {
+    Campaign c("pooled");
+    const AutotuneResult r = tune_with(*spec, 2);
+    EXPECT_EQ(r.pool.jobs, 2u);
+    EXPECT_EQ(r.pool.lost, 0u);
+    EXPECT_GE(r.pool.built, 10u);  // all but the baseline (built by the worker at its start), the failure included
+    pooled = statuses(r.result);
+    auto builds = c.builds();
+    // Every program was built from source once, by a builder or the worker
+    // (its reference), and the worker loaded the builders' binaries.
+    EXPECT_EQ(max_source_builds(builds["source"]), 1);
+    EXPECT_EQ(builds["source"].size(), 12u);
+    EXPECT_GE(builds["binary"].size(), 10u);
+    EXPECT_GE(builds["cached_failure"].size(), 1u);  // MODE=2 PER=4: the worker did not compile it again
+    EXPECT_TRUE(r.result.best.ok());
+  }
+  EXPECT_EQ(serial.size(), 12u);
+  EXPECT_EQ(pooled, serial);  // the same configurations with the same statuses (the compile failure included)
+  std::size_t failed = 0;
+  for (const auto& [key, status] : serial) failed += status == TrialStatus::compile;
+  EXPECT_EQ(failed, 1u);
+}
+
+TEST(BuildPool, BuilderThatDiesLosesOnlyItsBuilds) {
+  const auto spec = load_tuning_file(kData + "/pool_scale.json");
+  Campaign c("dies");
+  EvaluatorConfig cfg;
+  BuildPool pool(*spec, spec->paper_size(), cfg, 1, std::chrono::milliseconds(60'000));
+  std::vector<nlohmann::json> first, second;
+  for (int per : {1, 2, 4, 8}) first.push_back({{"MODE", 0}, {"PER", per}});
+  for (int per : {1, 2, 4, 8}) second.push_back({{"MODE", 1}, {"PER", per}});
+  pool.submit(first);
+  const auto pids = pool.builder_pids();
+  ASSERT_EQ(pids.size(), 1u);
+  ::kill(pids[0], SIGKILL);  // before it could have answered: it was still opening the device
+  for (const auto& p : first) EXPECT_FALSE(pool.await(p));  // lost: the caller builds them
+  EXPECT_EQ(pool.lost(), 4u);
+  pool.submit(first);   // handed before: not again
+  pool.submit(second);  // a fresh builder takes them
+  for (const auto& p : second) EXPECT_TRUE(pool.await(p));
+  EXPECT_EQ(pool.builders_started(), 2u);
+  EXPECT_EQ(pool.built(), 4u);
+  EXPECT_EQ(c.builds()["source"].size(), 4u);
+}
+
+TEST(BuildPool, TuneSurvivesItsBuildersBeingKilled) {
+  const auto spec = load_tuning_file(kData + "/pool_scale.json");
+  Campaign c("killed");
+  AutotuneOptions opt;
+  opt.build_jobs = 2;
+  opt.tune.timing.repetitions = 1;
+  opt.tune.timing.min_timed_ms = 0;
+  opt.tune.timing.max_median_error = 0;
+  const IsolatedEvaluator* ev = nullptr;
+  opt.on_start = [&](const Evaluator& e, const AutotuneResult&) { ev = dynamic_cast<const IsolatedEvaluator*>(&e); };
+  unsigned killed = 0;
+  opt.tune.on_trial = [&](const Trial&, TrialPhase phase) {
+    if (phase != TrialPhase::search || killed || !ev) return;
+    for (const pid_t pid : ev->builder_pids()) killed += ::kill(pid, SIGKILL) == 0;  // mid-campaign
+  };
+  TuneRequest req;
+  req.strategy = "exhaustive";
+  const AutotuneResult r = autotune(*spec, resolve_tune(*spec, req), nullptr, opt);
+  EXPECT_EQ(killed, 2u);
+  // What the builders lost the worker built: every configuration measured,
+  // each with its status (the compile failure stays one), none built twice.
+  const auto st = statuses(r.result);
+  EXPECT_EQ(st.size(), 12u);
+  std::size_t correct = 0, compile = 0;
+  for (const auto& [key, status] : st) {
+    correct += status == TrialStatus::correct;
+    compile += status == TrialStatus::compile;
+  }
+  EXPECT_EQ(correct, 11u);
+  EXPECT_EQ(compile, 1u);
+  EXPECT_EQ(r.pool.built + r.pool.lost, 11u);
+  EXPECT_EQ(max_source_builds(c.builds()["source"]), 1);
+}
+
+}  // namespace
