@@ -91,7 +91,7 @@ std::string config_text(const Trial& t) {
 
 // The values of `wstune tune`'s options.
 struct TuneArgs {
-  std::string kernel, kernel_file, heatmap_file, db, objective, objectives, energy = "on";
+  std::string kernel, kernel_file, heatmap_file, db, objective, objectives, energy = "auto";
   TuneRequest request;  // size, strategy, seed, budget: resolved by resolve_tune()
   unsigned repeat = 5, warmup = 1, max_repeat = 100;
   double min_time_ms = 2.0, median_error = 0.01, max_time_ms = 50.0, trial_timeout_s = 60;
@@ -121,9 +121,10 @@ void validate(const TuneArgs& a) {
         fmt::format("--build-jobs {}: give 0 (off) to 1024 builder processes, e.g. --build-jobs 4", a.build_jobs));
   if (!a.request.strategy.empty())
     (void)make_searcher(a.request.strategy);  // a bad name is a usage error before anything starts
-  if (a.energy != "on" && a.energy != "off")
-    throw UsageError(
-        fmt::format("--energy {}: give on (observe each trial's energy where a sensor is) or off", a.energy));
+  if (a.energy != "auto" && a.energy != "on" && a.energy != "off")
+    throw UsageError(fmt::format(
+        "--energy {}: give auto (observe when an objective needs energy), on (always, where a sensor is) or off",
+        a.energy));
   if (!a.objective.empty() && !a.objectives.empty())
     throw UsageError("--objective and --objectives: give one (--objectives A,B decides by A and keeps the front)");
 }
@@ -338,8 +339,9 @@ void add_tune_options(po::options_description& desc, TuneArgs& a) {
       "(J*s) or a tuning file's wstune.Metrics (docs/energy.md)")(
       "objectives", po::value(&a.objectives),
       "A,B,...: the first decides the best, all of them keep the Pareto front (e.g. time,energy)")(
-      "energy", po::value(&a.energy)->default_value("on"),
-      "on: observe each correct trial's energy on the device's sensor (NVML, RAPL) where one is readable; off")(
+      "energy", po::value(&a.energy)->default_value("auto"),
+      "auto: observe each correct trial's energy on the device's sensor (NVML, RAPL) where one is readable when "
+      "an objective needs it (energy, power, edp, a metric reading energy); on: always; off: never")(
       "json", "print JSON")("heatmap", po::value(&a.heatmap_file),
                             "write the x × y table of median times as an SVG heatmap");
 }
@@ -348,7 +350,7 @@ constexpr const char* kTuneUsage =
     "usage: wstune tune (--kernel K | --kernel-file FILE) [--size S] [--device D]\n"
     "                   [--strategy auto|exhaustive|random|guided|rule|genetic|annealing|differential|portfolio|bayes] "
     "[--max-evals N] [--time-limit SEC]\n"
-    "                   [--repeat N] [--cold] [--objective NAME[:min|max] | --objectives A,B] [--energy on|off]\n"
+    "                   [--repeat N] [--cold] [--objective NAME[:min|max] | --objectives A,B] [--energy auto|on|off]\n"
     "                   [--json] [--heatmap FILE.svg]\n\n"
     "Searches one kernel's configurations on one device: local work sizes / group shapes (every\n"
     "shape the device allows) and, for a kernel described by a T1 tuning file, its tuning parameters\n"
@@ -370,7 +372,8 @@ void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
   a.opt.warm_start = !vm.count("cold");
-  a.opt.energy.enabled = a.energy == "on";
+  a.opt.energy.enabled = a.energy != "off";
+  a.opt.energy.when_needed = a.energy == "auto";
   a.request.objectives = a.objective.empty() ? a.objectives : a.objective;
   a.opt.build_jobs = a.build_jobs;
   if (vm.count("no-binary-cache"))

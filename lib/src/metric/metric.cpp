@@ -69,6 +69,16 @@ bool MetricSet::knows(std::string_view name) const {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
+bool MetricSet::needs_energy(std::string_view name) const {
+  if (wstune::needs_energy(Objective{std::string(name), false})) return true;
+  for (const auto& [n, e] : user_) {
+    if (n != name) continue;
+    const auto reads = e.names();
+    return std::find(reads.begin(), reads.end(), "energy") != reads.end();
+  }
+  return false;
+}
+
 std::optional<double> MetricSet::value(const Trial& t, std::string_view name) const {
   if (is_builtin(name)) return builtin(t, name);
   const auto it = std::find_if(user_.begin(), user_.end(), [&](const auto& m) { return m.first == name; });

@@ -54,6 +54,9 @@ class MetricSet {
   [[nodiscard]] std::vector<std::string> names() const;
   /// Whether `name` is one of names().
   [[nodiscard]] bool knows(std::string_view name) const;
+  /// Whether metric `name` needs each trial's energy: the built-ins energy,
+  /// power and edp, and a user metric whose expression reads `energy`.
+  [[nodiscard]] bool needs_energy(std::string_view name) const;
   /// The value of metric `name` for `t`, or nullopt when the trial has
   /// none: it is not correct, has no samples, or the metric needs energy
   /// and the trial has none, or a user metric fails to evaluate (e.g. a

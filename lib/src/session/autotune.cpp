@@ -23,12 +23,15 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   cfg.device = options.device == "default" && file && !file->device.empty() ? file->device : options.device;
   cfg.seed = search.seed;
   cfg.trial_timeout = options.trial_timeout;
+  const MetricSet metrics(spec, request.problem);
   cfg.energy = options.energy;
+  if (cfg.energy.enabled && cfg.energy.when_needed)
+    cfg.energy.enabled = std::any_of(search.objectives.begin(), search.objectives.end(),
+                                     [&](const Objective& o) { return metrics.needs_energy(o.name); });
   cfg.build_jobs = options.build_jobs;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
 
   AutotuneResult out;
-  const MetricSet metrics(spec, request.problem);
   const Objective& first = search.objectives.front();
   TuneOptions topt = options.tune;
   if (needs_energy(first) && evaluator.target().energy_sensor.empty()) {

@@ -69,6 +69,11 @@ TEST(Metric, UserMetricsOfATuningFile) {
   const Trial no_energy = trial({0.5}, std::nullopt, spec->reference_params());
   EXPECT_TRUE(m.value(no_energy, "GFLOP/s"));
   EXPECT_FALSE(m.value(no_energy, "GFLOP/J"));
+  // Only the metrics that read energy ask for it (tune --energy auto).
+  EXPECT_TRUE(m.needs_energy("GFLOP/J"));
+  EXPECT_FALSE(m.needs_energy("GFLOP/s"));
+  EXPECT_TRUE(m.needs_energy("edp"));
+  EXPECT_FALSE(m.needs_energy("time"));
 }
 
 TEST(Metric, ObjectivesParseWithDirectionAndNameTheFix) {
