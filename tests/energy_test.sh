@@ -19,14 +19,15 @@ fails=0
 export POCL_DEVICES="basic pthread"
 T=(--device 0:1 --db "$DB" --repeat 2 --min-time 0 --median-error 0 --trial-timeout 120 --size 64x64x64 --max-evals 6)
 M=(--kernel-file "$EX/matmul_tiled.json")
-expect 0 "energy: not measured \(no RAPL" -- "$W" tune "${M[@]}" "${T[@]}"
+expect 0 "energy: not measured \(no objective needs energy: --energy auto" -- "$W" tune "${M[@]}" "${T[@]}"
+expect 0 "energy: not measured \(no RAPL" -- "$W" tune "${M[@]}" "${T[@]}" --energy on
 expect 0 "objective energy:min: best - \(energy:min needs energy, not measured .*the time decides\)" -- \
   "$W" tune "${M[@]}" "${T[@]}" --objective energy
 expect 0 "objective GFLOP/s:max: best [0-9]" -- "$W" tune "${M[@]}" "${T[@]}" --objective GFLOP/s:max --no-resume
 expect 0 "Pareto front over 2 \([1-9][0-9]* configurations\)" -- \
   "$W" tune "${M[@]}" "${T[@]}" --objectives time,GFLOP/s:max --no-resume
 expect 0 "no trial has every objective's value" -- "$W" tune "${M[@]}" "${T[@]}" --objectives time,energy --no-store
-"$W" tune "${M[@]}" "${T[@]}" --objectives time,GFLOP/s:max --no-store --json >"$WORK/tune.json" 2>/dev/null
+"$W" tune "${M[@]}" "${T[@]}" --objectives time,GFLOP/s:max --energy on --no-store --json >"$WORK/tune.json" 2>/dev/null
 python3 - "$WORK/tune.json" <<'PY' && echo "ok: tune --json" || { echo "FAIL: tune --json"; fails=$((fails+1)); }
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -44,7 +44,8 @@ rows() {
   python3 -c "import sqlite3,sys; print(sqlite3.connect('file:'+sys.argv[1]+'?mode=ro', uri=True).execute('SELECT count(*) FROM trials').fetchone()[0])" "$DB" 2>/dev/null || echo 0
 }
 "$hosts" up "$NAME" 3 || fail "could not make the hosts"
-export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
+# No program binary cache: the faults land mid-search only while it still builds.
+export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1 WSTUNE_CACHE_DIR=off
 addr=$("$hosts" addr 0)
 port=7470
 nworkers=3

@@ -38,7 +38,8 @@ std::unique_ptr<EnergyObserver> open_observer(const Device& device, const Energy
 ObserverChoice make_energy_observer(const Device& device, const EnergyOptions& options) {
   ObserverChoice c;
   if (!options.enabled) {
-    c.why_not = "energy observation is off";
+    c.why_not = options.when_needed ? "no objective needs energy: --energy auto; --energy on observes it"
+                                    : "energy observation is off";
     return c;
   }
   try {

@@ -44,11 +44,6 @@ class EnergyObserver {
 /// How trials observe energy.
 struct EnergyOptions {
   bool enabled = true;  ///< false: no observer, no energy (tune --energy off)
-  /// With `enabled`: observe only when an objective needs energy
-  /// (MetricSet::needs_energy; tune --energy auto, the default), as an
-  /// observation window of about ten sensor periods (about 1 s a
-  /// configuration with NVML on the H100) would otherwise slow every tune.
-  bool when_needed = false;
   /// The observation window covers at least this many update periods of
   /// the sensor (so each end's staleness is at most 1/periods of it) ...
   unsigned periods = 10;
@@ -56,6 +51,11 @@ struct EnergyOptions {
   double min_window_ms = 20;
   /// powercap's root (tests point it at a fake sysfs tree).
   std::string powercap_root = "/sys/class/powercap";
+  /// With `enabled`: observe only when an objective needs energy
+  /// (MetricSet::needs_energy; tune --energy auto, the default), as an
+  /// observation window of about ten sensor periods (about 1 s a
+  /// configuration with NVML on the H100) would otherwise slow every tune.
+  bool when_needed = false;
 };
 
 /// An observer for a device, or why there is none.
