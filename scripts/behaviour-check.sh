@@ -43,7 +43,8 @@
 # JSON adds "configurations") are tests/behaviour/changes-issue36.diff and
 # issue 37's (the protocol version: workers build no search space) are
 # tests/behaviour/changes-issue37.diff, every search space and search the
-# record holds unchanged. Check a change with:
+# record holds unchanged. The merge of issues 37-40 is
+# tests/behaviour/changes-merge-2026-11-28.diff (each branch's own file says why). Check a change with:
 #   scripts/behaviour-check.sh check build tests/behaviour/baseline.txt
 # It holds this machine's PoCL device names, CU counts and fingerprints (kept
 # on purpose: a refactor must not change them), so record a new baseline
@@ -306,7 +307,7 @@ def text_mode(t, exact):
     lines = line_options(lines)
     return "\n".join(lines)
 
-TIME_KEY = re.compile(r"(^|_)(ms|s|sec|seconds|gbps|gbs|ns|us)$|_ms_|^(times|runtimes|samples)$|^ratio|^overhead")
+TIME_KEY = re.compile(r"(^|_)(ms|s|sec|seconds|gbps|gbs|ns|us)$|_ms_|^(times|runtimes|samples)$|^ratio|^overhead|^metrics$")
 HIDE_KEY = {"host", "hostname", "pid", "global_mem_bytes", "max_clock_mhz", "tiebreak_trials", "measured_by_rank",
             "measured_ahead_unused", "measured", "best_id", "key"}
 BEST_KEY = {"local", "params", "global", "configuration", "build_options", "config"}
