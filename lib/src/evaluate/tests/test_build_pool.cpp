@@ -161,7 +161,14 @@ TEST(BuildPool, TuneSurvivesItsBuildersBeingKilled) {
   EXPECT_EQ(correct, 11u);
   EXPECT_EQ(compile, 1u);
   EXPECT_EQ(r.pool.built + r.pool.lost, 11u);
-  EXPECT_EQ(max_source_builds(c.builds()["source"]), 1);
+  // Only what a killed builder lost can be built twice: a builder killed
+  // after its build but before its binary was stored loses that build, and
+  // the worker builds it again (seen under ASan). Everything else once.
+  auto builds = c.builds();
+  std::size_t twice = 0;
+  for (const auto& [key, n] : builds["source"]) twice += n > 1;
+  EXPECT_LE(max_source_builds(builds["source"]), 2);
+  EXPECT_LE(twice, r.pool.lost);
 }
 
 }  // namespace
