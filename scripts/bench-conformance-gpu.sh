@@ -3,7 +3,8 @@
 # one GPU (issue 36): tests/conformance/kernel_tuner/{vector_add, reduction,
 # stencil, matmul, convolution}.json at the examples' own sizes, wstune's
 # `tune --kernel-file` (exhaustive) against Kernel Tuner's own T1 reader
-# (tune_kernel_T1, brute_force), each with empty compiler caches. Both bests
+# (tune_kernel_T1, brute_force), each with empty compiler caches (wstune's
+# program binary cache too: WSTUNE_CACHE_DIR is a fresh folder). Both bests
 # are then re-timed with `wstune run` (one yardstick, which also verifies
 # Kernel Tuner's answer against the reference configuration), and one table
 # gives the space sizes, both bests, their own and re-timed milliseconds and
@@ -125,7 +126,7 @@ for k in "${klist[@]}"; do
   if uses wstune; then
   tmp=$(mktemp -d)
   t0=$EPOCHREALTIME
-  POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 "$wstune" tune --kernel-file "$f" --device "$device" "${wtune[@]}" \
+  POCL_CACHE_DIR=$tmp CUDA_CACHE_DISABLE=1 WSTUNE_CACHE_DIR=$tmp/binaries "$wstune" tune --kernel-file "$f" --device "$device" "${wtune[@]}" \
     "${extra[@]}" --no-store --json >"$raw/wstune_$k.json" 2>"$raw/wstune_$k.log" || echo "wstune tune $k failed"
   t1=$EPOCHREALTIME
   echo "{\"process_wall_s\": $("$py" -c "print(round($t1 - $t0, 3))")}" >"$raw/wstune_$k.wall.json"
