@@ -79,8 +79,9 @@ exec > >(tee -a "$raw/log.txt") 2>&1
 # ---- Python: kernel_tuner + pyopencl, from .gpu/wheels where there is no network -------
 pylib=$root/$build/peers-pylib
 export PYTHONPATH=$pylib${PYTHONPATH:+:$PYTHONPATH}
-pkgs=(kernel_tuner pyopencl numpy pytools siphash24 python-constraint2 packaging platformdirs typing_extensions
+pkgs=(kernel_tuner pyopencl pytools siphash24 python-constraint2 packaging platformdirs typing_extensions
       jsonschema jsonschema-specifications referencing rpds-py attrs xmltodict)
+"$py" -c "import numpy" 2>/dev/null || pkgs+=(numpy)  # the GPU machine's python3 has numpy
 if ! "$py" -c "import kernel_tuner, pyopencl" 2>/dev/null; then
   wheels=${WSTUNE_PEERS_WHEELS:-}
   for w in "$root/.gpu/wheels" "$root/../wheels"; do [[ -z "$wheels" && -d "$w" ]] && wheels=$w; done

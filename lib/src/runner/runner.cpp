@@ -231,11 +231,14 @@ std::string DeviceRunner::check_local(const Problem& p, const Block& b, const Lo
         "work-group size {} and CL_KERNEL_WORK_GROUP_SIZE {})",
         to_string(local), local->count(), limit, info.max_work_group_size, v.info.work_group_size);
   }
-  if (info.local_mem_bytes && v.info.local_mem_bytes > info.local_mem_bytes) {
-    return fmt::format("the kernel needs {} bytes of local memory, the device has {}", v.info.local_mem_bytes,
-                       info.local_mem_bytes);
-  }
-  return {};
+  return local_memory_refusal(info, v.info.local_mem_bytes, kernel_limit);
+}
+
+std::string local_memory_refusal(const DeviceInfo& device, std::uint64_t kernel_local_mem_bytes, bool kernel_limit) {
+  if (!device.local_mem_bytes || kernel_local_mem_bytes <= device.local_mem_bytes) return {};
+  if (!kernel_limit && device.type == "gpu") return {};
+  return fmt::format("the kernel needs {} bytes of local memory, the device has {}", kernel_local_mem_bytes,
+                     device.local_mem_bytes);
 }
 
 std::vector<InputPlacement> DeviceRunner::Impl::placements(const Problem& p, const Block& b,
@@ -358,9 +361,11 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     r.wall_ms = ms_since(t0);
     return r;
   }
-  // The build's CL_KERNEL_WORK_GROUP_SIZE is not checked before the launch:
-  // a driver that reports less than it runs (NVIDIA's 256) decides at the
-  // launch, and a refusal there is the configuration's constraints status.
+  // The build's CL_KERNEL_WORK_GROUP_SIZE and CL_KERNEL_LOCAL_MEM_SIZE are
+  // not checked before the launch: a driver that runs more than it reports
+  // (NVIDIA's 256 work-items, its 48 KiB CL_DEVICE_LOCAL_MEM_SIZE) decides
+  // at the launch, and a refusal there is the configuration's constraints
+  // status.
   if (std::string why = check_local(p, b, local, false); !why.empty()) {
     r.status = TrialStatus::constraints;
     r.error = why;
@@ -398,6 +403,13 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
           "local size {} has {} work-items, above the kernel's CL_KERNEL_WORK_GROUP_SIZE {}, and the "
           "launch was refused: {}",
           to_string(local), local->count(), v.info.work_group_size, e.what());
+    } else if (m.device.info.local_mem_bytes && v.info.local_mem_bytes > m.device.info.local_mem_bytes &&
+               e.code() == CL_OUT_OF_RESOURCES) {
+      r.status = TrialStatus::constraints;
+      r.error = fmt::format(
+          "the kernel needs {} bytes of local memory (CL_KERNEL_LOCAL_MEM_SIZE), above the device's "
+          "CL_DEVICE_LOCAL_MEM_SIZE {}, and the launch was refused: {}",
+          v.info.local_mem_bytes, m.device.info.local_mem_bytes, e.what());
     }
     // A failed enqueue can leave commands behind; drain them, ignoring errors.
     check_nothrow(clFinish(m.queue()), "clFinish after a failed run");

@@ -87,6 +87,17 @@ struct OverlapChunk {
   std::vector<ReadTarget> targets;
 };
 
+/// Why a build needing `kernel_local_mem_bytes` of local memory
+/// (CL_KERNEL_LOCAL_MEM_SIZE, OpenCL 1.2 §5.7.3) cannot launch on `device`
+/// ("" when it can): more than CL_DEVICE_LOCAL_MEM_SIZE. With `kernel_limit`
+/// false on a GPU the launch decides instead (a refusal there,
+/// CL_OUT_OF_RESOURCES, is the trial's constraints): NVIDIA's driver answers
+/// 48 KiB on the H100 while kernels built with more may run (issue 36),
+/// whereas PoCL's CPU devices abort the process on such a launch, so other
+/// devices are always checked before it.
+[[nodiscard]] std::string local_memory_refusal(const DeviceInfo& device, std::uint64_t kernel_local_mem_bytes,
+                                               bool kernel_limit);
+
 /// One device, one kernel: context, profiling queue and built programs.
 /// Not thread-safe; use one per thread.
 class DeviceRunner {
@@ -164,7 +175,8 @@ class DeviceRunner {
   /// the device runs non-uniform work-groups, above the max work-item sizes, a
   /// product above min(device max work-group size, CL_KERNEL_WORK_GROUP_SIZE
   /// of the configuration's own build; the device's alone when
-  /// `kernel_limit` is false), local memory beyond the device's, or not the
+  /// `kernel_limit` is false), local memory beyond the device's
+  /// (local_memory_refusal()), or not the
   /// kernel's reqd_work_group_size. Builds the configuration's program when
   /// needed; a build failure gives its log.
   [[nodiscard]] std::string check_local(const Problem& p, const Block& b, const LocalSize& local,
