@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Warm vs cold start of a search at sizes never tuned (issue 39), and the
-# best-kernel example app's first vs second start.
+# best-kernel example app's first vs second start (programs compiled, wall
+# time), from stored bests and with online tuning (--tune-online).
 # For each kernel (the tiled matmul and the 5-point stencil example tuning
 # files): tunes the "train" sizes into one database; then at each "new" size
 # runs a reference search (cold, in a database of its own) to learn that
@@ -87,20 +88,38 @@ for kernel in matmul_tiled stencil5; do
   done
 done
 
-# The example app: builds the best stencil kernel for the new sizes from the
-# stencil's warm database, twice (two processes): the levels and the compile
-# time of each start.
+# The example app: builds the best stencil kernel for the new and train
+# sizes from the stencil's warm database, twice (two processes, first and
+# second start, a fresh program binary cache folder for the app): the level,
+# whether each program was compiled, the process's programs compiled from
+# source and loaded from the cache, and each start's wall time. Then, from
+# another copy of the train database, --tune-online at a size nobody tuned:
+# the first start tunes it (level online, at most 8 configurations and 5 s)
+# and the second answers exact without compiling.
 echo "== example app" >&2
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S "$here/examples/best_kernel" -B "$work/app" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/app" -j "$(nproc)" >/dev/null
-app_db=$work/app.db
-cp "$work/stencil5_train.db" "$app_db"
+if [ "$scale" = tiny ]; then online_size=96x160; else online_size=2500x1500; fi
+app_start() {  # NAME DB [app arguments...]: one start, its output and wall time in $raw/app_NAME.txt
+  local name=$1 db=$2 t0 t1
+  shift 2
+  t0=$(date +%s.%N)
+  WSTUNE_DB=$db WSTUNE_CACHE_DIR=$work/app-programs LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$work/app/best_kernel" "$@" \
+    >"$raw/app_${name}.txt" 2>&1 || echo "warning: app $name start failed" >&2
+  t1=$(date +%s.%N)
+  echo "wall: $(python3 -c "print(f'{$t1 - $t0:.3f}')") s" >>"$raw/app_${name}.txt"
+}
+rm -rf "$work/app-programs"
+cp "$work/stencil5_train.db" "$work/app.db"
+cp "$work/stencil5_train.db" "$work/app_online.db"
 # shellcheck disable=SC2086
 for start in first second; do
-  WSTUNE_DB=$app_db LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$work/app/best_kernel" "$ex/stencil5.json" $stencil_new \
-    $stencil_train >"$raw/app_${start}.txt" 2>&1 || echo "warning: app $start start failed" >&2
+  app_start "$start" "$work/app.db" "$ex/stencil5.json" $stencil_new $stencil_train
+done
+for start in first second; do
+  app_start "online_$start" "$work/app_online.db" --tune-online "$ex/stencil5.json" "$online_size"
 done
 elapsed=$(($(date +%s) - started))
 
@@ -148,7 +167,15 @@ def app(start):
     p = os.path.join(raw, f"app_{start}.txt")
     return open(p).read().strip() if os.path.exists(p) else "(missing)"
 def compile_total(text):
-    return sum(float(x) for x in re.findall(r"compile ([0-9.]+) ms", text))
+    return sum(float(x) for x in re.findall(r"(?<!not )compiled \(([0-9.]+) ms\)", text))
+def load_total(text):
+    return sum(float(x) for x in re.findall(r"not compiled \(([0-9.]+) ms\)", text))
+def counts(text):
+    m = re.search(r"programs compiled from source: (\d+), loaded from the binary cache: (\d+)", text)
+    return m.groups() if m else ("?", "?")
+def wall(text):
+    m = re.search(r"wall: ([0-9.]+) s", text)
+    return m.group(1) if m else "?"
 with open(stem + ".md", "w") as f:
     f.write(f"# Warm vs cold start ({os.path.basename(stem)})\n\n")
     f.write(f"Device selector `{device}`; strategy `{strategy}`, {run_evals} evaluations per warm/cold run; "
@@ -163,9 +190,20 @@ with open(stem + ".md", "w") as f:
         f.write(f"| {r['kernel']} | {r['size']} | {r['seed']} | {r['mode']} | {fmt(r['best_ms'])} | "
                 f"{fmt(r['run_best_ms'])} | {fmt(r['evals_to_3pct'])} | {fmt(r['seconds_to_3pct'], 2)} | "
                 f"{r['seeds']} ({r['seed_sources'] or '-'}) |\n")
-    f.write("\n## Example app (examples/best_kernel), two starts on the stencil's warm database\n\n")
-    for start in ("first", "second"):
-        text = app(start)
-        f.write(f"{start} start (clBuildProgram total {compile_total(text):.1f} ms):\n\n```\n{text}\n```\n\n")
+    f.write("\n## Example app (examples/best_kernel): first and second start\n\n")
+    f.write("A fresh program binary cache folder (WSTUNE_CACHE_DIR) for the app. \"chain\": the stencil's "
+            "warm database, new and train sizes; \"online\": `--tune-online` at a size nobody tuned "
+            "(the first start tunes it; its compiled programs are the tuning's trials). ms = the app's own builds (build_best's clBuildProgram). Wall = the whole process, OpenCL set-up included.\n\n")
+    f.write("| run | start | compiled from source | loaded from the cache | ms compiling | ms loading binaries | wall s |\n")
+    f.write("|---|---|---|---|---|---|---|\n")
+    for run, prefix in (("chain", ""), ("online", "online_")):
+        for start in ("first", "second"):
+            text = app(prefix + start)
+            c, b = counts(text)
+            f.write(f"| {run} | {start} | {c} | {b} | {compile_total(text):.1f} | {load_total(text):.1f} | {wall(text)} |\n")
+    f.write("\n")
+    for run, prefix in (("chain", ""), ("online", "online_")):
+        for start in ("first", "second"):
+            f.write(f"{run}, {start} start:\n\n```\n{app(prefix + start)}\n```\n\n")
 print(open(stem + ".md").read())
 PY

@@ -22,7 +22,8 @@
 # tables of the examples for simulation mode (TABLE_SECONDS > 0 adds the
 # tiled matmul's at 1024, bounded to that many seconds).
 # daemon-paper: the paper's comparison through wstuned (scripts/bench-daemon-paper.sh).
-# warm-start: scripts/bench-warm-start.sh gpu h100 (issue 39; SCALE, STRATEGY, REF_EVALS, RUN_EVALS, SEEDS).
+# warm-start: scripts/bench-warm-start.sh gpu h100 (issue 39; SCALE, STRATEGY, REF_EVALS, RUN_EVALS, SEEDS): warm vs cold
+# searches, then the best-kernel app's first and second start (programs compiled, wall time), also with --tune-online.
 # tune-pool: issue 37's build pool, scripts/bench-tune-pool.sh on the tiled matmul at 1024
 # (--build-jobs 0 against 15 builders over POOL_EVALS (300) configurations; POOL_FULL=1 adds the
 # whole space, POOL_BUDGET (420) s a call, resumed by the next call from build-gpu/pool-state or

@@ -3,11 +3,15 @@
  * file of a 5-point stencil, asks the parameter look-up chain for the size,
  * builds the program in the app's context and returns the kernel (the app
  * releases it and its program) with its NDRange. The app runs it, checks the
- * result and prints the level of the answer.
+ * result and prints the level of the answer. With --tune-online a size
+ * with no exact stored best is first tuned (at most 8 configurations, 5 s;
+ * level "online"). The last line counts this process's programs compiled
+ * from source and loaded from the persistent binary cache.
  * Build:  cmake -S examples/best_kernel -B build -DCMAKE_PREFIX_PATH=PREFIX
- * Usage:  best_kernel_c TUNING_FILE SIZE...   (sizes WxH) */
+ * Usage:  best_kernel_c [--tune-online] TUNING_FILE SIZE...   (sizes WxH) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <wstune/wstune.h>
 
@@ -54,9 +58,11 @@ static int run(wstune_tuner* t, cl_context ctx, cl_command_queue q, const char* 
                           : 5.0f * in[i] - in[i - (size_t)w] - in[i + (size_t)w] - in[i - 1] - in[i + 1];
       bad = out[i] != e;
     }
-  printf("size %s: level %s, parameters %s, global %zux%zu, local %zux%zu, compile %.1f ms, %s\n", size, b.level,
-         b.params, b.global[0], b.global[1], b.local[0], b.local[1], b.compile_ms,
-         bad ? "WRONG RESULT" : "result verified");
+  printf("size %s: level %s, parameters %s, global %zux%zu, local %zux%zu, %s (%.1f ms)", size, b.level, b.params,
+         b.global[0], b.global[1], b.local[0], b.local[1], b.compiled ? "compiled" : "not compiled", b.compile_ms);
+  if (b.tuned_evaluations) printf(", tuned online: %u configurations", b.tuned_evaluations);
+  if (b.note[0]) printf(", note: %s", b.note);
+  printf(", %s\n", bad ? "WRONG RESULT" : "result verified");
   clReleaseMemObject(bin);
   clReleaseMemObject(bout);
   clReleaseKernel(b.kernel); /* the caller's references */
@@ -67,8 +73,10 @@ static int run(wstune_tuner* t, cl_context ctx, cl_command_queue q, const char* 
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: best_kernel_c TUNING_FILE SIZE...  (e.g. stencil5.json 200x300)\n");
+  const int tune_online = argc > 1 && strcmp(argv[1], "--tune-online") == 0;
+  const int first = tune_online ? 2 : 1;
+  if (argc < first + 2) {
+    fprintf(stderr, "usage: best_kernel_c [--tune-online] TUNING_FILE SIZE...  (e.g. stencil5.json 200x300)\n");
     return 2;
   }
   cl_int err = CL_SUCCESS;
@@ -78,9 +86,14 @@ int main(int argc, char** argv) {
   cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
   wstune_tuner* t = wstune_open(NULL);
   if (!t) return fail("wstune_open", -1);
+  int rc = wstune_set_build_best_online(t, tune_online, 8, 5000);
+  if (rc != WSTUNE_SUCCESS) return fail("wstune_set_build_best_online", rc);
   int bad = 0;
-  for (int i = 2; i < argc; ++i) bad |= run(t, ctx, q, argv[1], argv[i]);
+  for (int i = first + 1; i < argc; ++i) bad |= run(t, ctx, q, argv[first], argv[i]);
   wstune_close(t);
+  unsigned long long compiled = 0, loaded = 0;
+  wstune_program_builds(&compiled, &loaded);
+  printf("programs compiled from source: %llu, loaded from the binary cache: %llu\n", compiled, loaded);
   clReleaseCommandQueue(q);
   clReleaseContext(ctx);
   return bad;

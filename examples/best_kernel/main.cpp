@@ -5,9 +5,14 @@
 // and type, the file's Default values, the reference configuration), builds
 // the program in the app's context and returns the kernel with its NDRange.
 // The app sets the arguments, runs it, checks the result and prints the
-// level of each answer.
+// level of each answer. With --tune-online a size with no exact stored best
+// is first tuned (at most 8 configurations, 5 s; level "online"), so the
+// next start answers "exact". Programs go through the persistent binary
+// cache: the last line counts this process's programs compiled from source
+// and loaded from the cache (a second start compiles nothing).
 // Build:  cmake -S examples/best_kernel -B build -DCMAKE_PREFIX_PATH=PREFIX
-// Usage:  best_kernel TUNING_FILE SIZE...   (e.g. stencil5.json 200x300 1000x1000)
+// Usage:  best_kernel [--tune-online] TUNING_FILE SIZE...   (e.g. stencil5.json 200x300 1000x1000)
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -46,24 +51,34 @@ bool run(wstune::Tuner& tuner, const cl::Context& ctx, const cl::CommandQueue& q
     for (int x = 0; x < w && ok; ++x) ok = out[static_cast<std::size_t>(y) * w + x] == expected(in, w, h, x, y);
   std::cout << "size " << size << ": level " << wstune::to_string(b.level) << ", parameters " << b.params << ", global "
             << b.global[0] << "x" << b.global[1] << ", local "
-            << (b.local.dimensions() ? std::to_string(b.local[0]) + "x" + std::to_string(b.local[1]) : "NULL")
-            << ", compile " << b.compile_ms << " ms, " << (ok ? "result verified" : "WRONG RESULT") << "\n";
+            << (b.local.dimensions() ? std::to_string(b.local[0]) + "x" + std::to_string(b.local[1]) : "NULL") << ", "
+            << (b.compiled ? "compiled" : "not compiled") << " (" << b.compile_ms << " ms)";
+  if (b.tuned_evaluations) std::cout << ", tuned online: " << b.tuned_evaluations << " configurations";
+  if (!b.note.empty()) std::cout << ", note: " << b.note;
+  std::cout << ", " << (ok ? "result verified" : "WRONG RESULT") << "\n";
   return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 3) {
-    std::cerr << "usage: best_kernel TUNING_FILE SIZE...  (e.g. stencil5.json 200x300)\n";
+  const bool tune_online = argc > 1 && std::string(argv[1]) == "--tune-online";
+  const int first = tune_online ? 2 : 1;
+  if (argc < first + 2) {
+    std::cerr << "usage: best_kernel [--tune-online] TUNING_FILE SIZE...  (e.g. stencil5.json 200x300)\n";
     return 2;
   }
   cl::Device device = cl::Device::getDefault();
   cl::Context ctx(device);
   cl::CommandQueue queue(ctx, device);
-  wstune::Tuner tuner;  // the database in WSTUNE_DB, else the default
+  wstune::TunerOptions options;
+  options.build_best_online = {tune_online, 8, std::chrono::seconds(5)};
+  wstune::Tuner tuner({}, options);  // the database in WSTUNE_DB, else the default
   bool ok = true;
-  for (int i = 2; i < argc; ++i) ok = run(tuner, ctx, queue, argv[1], argv[i]) && ok;
+  for (int i = first + 1; i < argc; ++i) ok = run(tuner, ctx, queue, argv[first], argv[i]) && ok;
+  const wstune::ProgramBuilds builds = wstune::program_builds();
+  std::cout << "programs compiled from source: " << builds.compiled
+            << ", loaded from the binary cache: " << builds.from_binary << "\n";
   return ok ? 0 : 1;
 } catch (const std::exception& e) {
   std::cerr << "best_kernel: " << e.what() << "\n";

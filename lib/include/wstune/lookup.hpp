@@ -40,7 +40,8 @@ enum class LookupLevel {
   rule,          ///< the paper's §3.2.3 rule
   null_,         ///< the driver's choice (a NULL local_work_size)
   online,        ///< the fastest so far of an online session in progress (set by Tuner;
-                 ///< TunerOptions::online_trials_per_launch)
+                 ///< TunerOptions::online_trials_per_launch); for Tuner::build_best, the
+                 ///< best its online tuning stored in that call (BuildBestOnline)
   defaults,      ///< parameter chain: the tuning file's Default values (the first valid
                  ///< configuration at this size that takes every Default)
   reference      ///< parameter chain: the reference configuration (wstune.ReferenceConfiguration,

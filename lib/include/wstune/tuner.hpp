@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,6 +37,36 @@
 #include "wstune/timing.hpp"
 
 namespace wstune {
+
+/// Online tuning of a T1 tuning file's parameters by Tuner::build_best (C:
+/// wstune_set_build_best_online()). When enabled and the parameter look-up
+/// chain has no exact stored best for the queue's device and the size (and
+/// this Tuner has not tried that device, file and size before), build_best
+/// first tunes the file's configurations (tuning parameters and local size)
+/// at that size on that device: the search `wstune tune --kernel-file F
+/// --size S` runs (the file's Search, else auto; warm-started from the
+/// stored bests of other sizes and devices; an unfinished session resumed,
+/// nothing measured twice), but in the app's process (InProcessEvaluator:
+/// an app has initialised OpenCL, so no worker can be forked) in a context
+/// of its own, on the inputs the file describes, never the app's buffers.
+/// Every configuration's output is verified against the file's reference
+/// (status correctness otherwise, never the best); a configuration that
+/// does not compile or run is a stored trial (status compile / runtime) and
+/// is skipped; the session, every trial and the best are stored, so the
+/// next build_best of that size, in this process or the next, answers
+/// exact. Budget: at most `max_evals` configurations and `max_time` of
+/// search (a configuration in progress finishes; the confirmation rounds of
+/// the fastest few come on top). Any error of the tuning (a driver or
+/// database failure, a reference that does not build) never fails
+/// build_best: it answers from the chain and says why in BuiltKernel::note.
+/// A kernel that hangs hangs the app, as with TunerOptions::tune_online
+/// (both run in the app's process): tune such kernels offline.
+/// docs/app.md "Online tuning of the parameters".
+struct BuildBestOnline {
+  bool enabled = false;     ///< tune at build_best when nothing exact is stored
+  unsigned max_evals = 20;  ///< at most this many configurations measured, the baseline included; ≥ 1
+  std::chrono::milliseconds max_time{10'000};  ///< at most this long a search (ms); > 0
+};
 
 /// How a Tuner behaves.
 struct TunerOptions {
@@ -71,6 +102,9 @@ struct TunerOptions {
   /// later launches use it (LookupLevel::exact). Bounds each launch's extra
   /// cost to N trials.
   unsigned online_trials_per_launch = 0;
+  /// Online tuning of a tuning file's parameters by build_best(); checked
+  /// by the constructor (UsageError for a bad budget).
+  BuildBestOnline build_best_online = {};
 };
 
 /// Sets `kernel`'s __local pointer arguments (clSetKernelArg with a size
@@ -127,7 +161,32 @@ struct BuiltKernel {
   /// clBuildProgram wall time of this call (ms); 0 when this Tuner had built
   /// the same program for the same device and context before.
   double compile_ms = 0;
+  /// True when this call compiled the program from source; false when it
+  /// loaded its binary from the persistent program binary cache or this
+  /// Tuner had built it before (a second start of an app compiles nothing).
+  bool compiled = false;
+  /// Configurations measured by online tuning in this call (BuildBestOnline;
+  /// 0 when it did not run). level is LookupLevel::online when it stored
+  /// the best this kernel was built with.
+  unsigned tuned_evaluations = 0;
+  /// Why online tuning ran but did not give the answer (it failed, or no
+  /// configuration ran correctly), and that the chain answered instead;
+  /// "" otherwise.
+  std::string note;
 };
+
+/// The program builds of this process so far (every build of libwstune:
+/// build_best(), tuning trials), by how each was obtained. Thread-safe.
+struct ProgramBuilds {
+  std::uint64_t compiled = 0;        ///< compiled from source (clCreateProgramWithSource), successful or not
+  std::uint64_t from_binary = 0;     ///< loaded from the persistent program binary cache
+  std::uint64_t known_failures = 0;  ///< sources the cache knows do not compile: not compiled again
+};
+
+/// This process's ProgramBuilds (thread-safe). The persistent cache's
+/// folder: WSTUNE_CACHE_DIR, else $XDG_CACHE_HOME/wstune/programs, else
+/// ~/.cache/wstune/programs; WSTUNE_CACHE_DIR=off turns it off (docs/tuning.md).
+WSTUNE_EXPORT ProgramBuilds program_builds() noexcept;
 
 /// An NDRange (cl::NDRange) of 1 to 3 dimensions as an Extent; throws UsageError for a 0-D range.
 WSTUNE_EXPORT Extent extent_of(const cl::NDRange& range);
@@ -208,14 +267,25 @@ class WSTUNE_EXPORT Tuner {
   /// device of the same architecture or vendor and type, else the file's
   /// Default values, else the reference configuration; a stored one is used
   /// only where it is valid at `size` (Conditions, NDRange, device limits).
+  /// With TunerOptions::build_best_online enabled and no exact stored best,
+  /// it first tunes the file at `size` on the queue's device and stores the
+  /// result (BuildBestOnline; LookupLevel::online when that best is built;
+  /// a failed tuning is BuiltKernel::note and the chain's answer, never an
+  /// exception).
   /// The program goes through the same build as every trial's (one build
-  /// function; programs are kept per Tuner, keyed by device, context and
-  /// options). Throws UsageError for a bad file or size (naming it) or no
-  /// valid configuration, BuildError when the chosen configuration does not
-  /// compile, ClError for a bad queue, StoreError on a database failure.
+  /// function, through the persistent program binary cache: a later process
+  /// loads the binary instead of compiling, BuiltKernel::compiled); programs
+  /// are kept per Tuner, keyed by device, context and options. Throws UsageError for a bad file or size (naming it) or
+  /// no valid configuration, BuildError when the chosen configuration does not compile, ClError for a bad queue,
+  /// StoreError on a database failure.
   BuiltKernel build_best(cl_command_queue queue, const std::string& tuning_file, const std::string& size = {});
   /// build_best() for the C++ bindings.
   BuiltKernel build_best(const cl::CommandQueue& queue, const std::string& tuning_file, const std::string& size = {});
+
+  /// Sets TunerOptions::build_best_online for later build_best() calls.
+  /// Throws UsageError, naming the field and the fix, when `online` is
+  /// enabled with max_evals 0 or a max_time ≤ 0 (the options stay as they were).
+  void set_build_best_online(const BuildBestOnline& online);
 
   /// Sets TunerOptions::online_trials_per_launch for later launches (0:
   /// blocking online tuning at the first launch).

@@ -161,10 +161,14 @@ typedef struct wstune_built_kernel {
   cl_uint work_dim;          /**< 1 to 3 */
   size_t global[3];          /**< the NDRange (work-items) for this size and configuration */
   size_t local[3];           /**< the local size; local[0] == 0: NULL (the driver's choice) */
-  const char* level;         /**< "exact", "nearest", "architecture", "vendor-type", "default" or "reference" */
+  const char* level;         /**< "online" (tuned in this call), "exact", "nearest", "architecture", "vendor-type",
+                                  "default" or "reference" */
   const char* params;        /**< the parameters' values, a JSON object */
   const char* build_options; /**< the clBuildProgram options it was built with */
   double compile_ms;         /**< clBuildProgram wall time of this call (ms); 0 when the tuner had built it before */
+  int compiled; /**< 1: compiled from source in this call; 0: loaded from the binary cache, or built before */
+  unsigned tuned_evaluations; /**< configurations measured by online tuning in this call (0: it did not run) */
+  const char* note;           /**< why online tuning ran but the chain answered ("" otherwise) */
 } wstune_built_kernel;
 
 /**
@@ -178,6 +182,34 @@ typedef struct wstune_built_kernel {
  */
 WSTUNE_EXPORT int wstune_build_best(wstune_tuner* t, cl_command_queue q, const char* tuning_file, const char* size,
                                     wstune_built_kernel* out);
+
+/**
+ * Online tuning of the parameters for later wstune_build_best() calls
+ * (wstune::BuildBestOnline, docs/app.md): with `enable` != 0, a call whose
+ * size has no exact stored best on the queue's device first tunes the
+ * tuning file at that size on that device (in the app's process, in a
+ * context of its own, on the file's inputs, never the app's buffers; every
+ * configuration verified against the file's reference) within `max_evals`
+ * configurations and `max_time_ms` milliseconds of search, stores the
+ * session, every trial and the best, and builds that best (level
+ * "online"); the next call, in this process or the next, answers "exact".
+ * A tuning that fails never fails wstune_build_best(): it answers from the
+ * chain and says why in wstune_built_kernel::note. `enable` 0 turns it off
+ * (the default). Returns 0, or WSTUNE_USAGE_ERROR for `enable` with
+ * `max_evals` 0 or `max_time_ms` 0 (the setting is then unchanged).
+ */
+WSTUNE_EXPORT int wstune_set_build_best_online(wstune_tuner* t, int enable, unsigned max_evals, unsigned max_time_ms);
+
+/**
+ * This process's program builds so far (every build of libwstune,
+ * wstune_build_best() and tuning trials), into the non-NULL pointers:
+ * `compiled` from source, `from_binary` loaded from the persistent program
+ * binary cache (WSTUNE_CACHE_DIR, else $XDG_CACHE_HOME/wstune/programs, else
+ * ~/.cache/wstune/programs; "off" turns it off). A second start of an app
+ * that built its kernels before compiles nothing: `compiled` stays 0.
+ * Thread-safe.
+ */
+WSTUNE_EXPORT void wstune_program_builds(unsigned long long* compiled, unsigned long long* from_binary);
 
 /** Forgets what `t` knows about `k`; call before releasing a kernel whose handle may be reused. */
 WSTUNE_EXPORT void wstune_forget(wstune_tuner* t, cl_kernel k);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "app/build_best_online.hpp"
 #include "session/best_configuration.hpp"
 #include "session/tune_request.hpp"
 #include "tuning_file/tuning_file.hpp"
@@ -20,13 +21,30 @@ cl::NDRange ndrange_of(const Extent& e) {
 
 }  // namespace
 
-BuiltKernel BestKernelBuilder::build(const Store& store, const LookupOptions& options, const DeviceInfo& device,
-                                     cl_command_queue queue, const std::string& tuning_file, const std::string& size) {
+BuiltKernel BestKernelBuilder::build(Store& store, const LookupOptions& options, const BuildBestOnline& online,
+                                     const DeviceInfo& device, cl_command_queue queue, const std::string& tuning_file,
+                                     const std::string& size) {
   auto& spec_ptr = specs_[tuning_file];
   if (!spec_ptr) spec_ptr = load_tuning_file(tuning_file);
   const KernelSpec& spec = *spec_ptr;
   const Problem p = resolve_problem(spec, size);
-  const StoredConfiguration best = best_configuration(&store, spec, p, device, options);
+  StoredConfiguration best = best_configuration(&store, spec, p, device, options);
+  BuiltKernel out;
+  // Online tuning, once per device, file and size in this Tuner, when nothing exact is stored.
+  if (online.enabled && best.level != LookupLevel::exact &&
+      tried_online_.try_emplace(fmt::format("{}\x1f{}\x1f{}", device.fingerprint(), tuning_file, p.text), true)
+          .second) {
+    const OnlineParamsTuning tuned = tune_parameters_online(store, spec, p, device, online);
+    out.tuned_evaluations = tuned.evaluations;
+    best = best_configuration(&store, spec, p, device, options);
+    if (best.level == LookupLevel::exact) {
+      best.level = LookupLevel::online;
+    } else {
+      out.note = fmt::format("{}; level {} answered instead",
+                             tuned.note.empty() ? "online tuning stored no best for this device and size" : tuned.note,
+                             to_string(best.level));
+    }
+  }
   const Problem run = with_params(p, best.config.params);
 
   const cl::CommandQueue q(queue, true);
@@ -35,11 +53,11 @@ BuiltKernel BestKernelBuilder::build(const Store& store, const LookupOptions& op
   const ProgramSource source = program_source(spec, run, device, false);
   const std::string key =
       fmt::format("{}\x1f{}\x1f{}", static_cast<const void*>(dev()), static_cast<const void*>(context()), source.key());
-  BuiltKernel out;
   auto [it, fresh] = programs_.try_emplace(key);
   if (fresh) {
     build_program(context, dev, spec, source, it->second);
     out.compile_ms = it->second.info.compile_ms;
+    out.compiled = !it->second.info.from_cache;
   }
   const BuiltProgram& built = it->second;
   if (!built.error.empty()) {
@@ -61,7 +79,7 @@ BuiltKernel BestKernelBuilder::build(const Store& store, const LookupOptions& op
   out.level = best.level;
   out.params = best.config.params.dump();
   out.build_options = source.options;
-  if (best.level == LookupLevel::exact || best.level == LookupLevel::nearest ||
+  if (best.level == LookupLevel::exact || best.level == LookupLevel::online || best.level == LookupLevel::nearest ||
       best.level == LookupLevel::architecture || best.level == LookupLevel::vendor_type)
     out.from = best.row;
   out.distance = best.distance;

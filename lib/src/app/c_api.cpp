@@ -1,6 +1,7 @@
 // The C API (wstune/wstune.h) over wstune::Tuner.
 #include "wstune/wstune.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <new>
@@ -14,7 +15,7 @@ struct wstune_tuner {
   std::unique_ptr<wstune::Tuner> tuner;
   std::map<cl_kernel, wstune::KernelOptions> options;  // what the C calls set, per kernel
   std::string level;                                   // the last answer's level
-  std::string params, build_options;                   // the last wstune_build_best()'s strings
+  std::string params, build_options, note;             // the last wstune_build_best()'s strings
 };
 
 namespace {
@@ -141,8 +142,15 @@ int wstune_build_best(wstune_tuner* t, cl_command_queue q, const char* tuning_fi
     r.params = t->params.c_str();
     r.build_options = t->build_options.c_str();
     r.compile_ms = b.compile_ms;
+    r.compiled = b.compiled ? 1 : 0;
+    r.tuned_evaluations = b.tuned_evaluations;
+    t->note = b.note;
+    r.note = t->note.c_str();
     wstune::check(clRetainProgram(b.program()), "clRetainProgram");
-    wstune::check(clRetainKernel(b.kernel()), "clRetainKernel");
+    if (const cl_int err = clRetainKernel(b.kernel()); err != CL_SUCCESS) {
+      clReleaseProgram(b.program());  // nothing is handed out on an error
+      wstune::check(err, "clRetainKernel");
+    }
     r.program = b.program();
     r.kernel = b.kernel();
     *out = r;
@@ -151,6 +159,20 @@ int wstune_build_best(wstune_tuner* t, cl_command_queue q, const char* tuning_fi
 
 const char* wstune_last_level(const wstune_tuner* t) {
   return t ? t->level.c_str() : "";
+}
+
+int wstune_set_build_best_online(wstune_tuner* t, int enable, unsigned max_evals, unsigned max_time_ms) {
+  return guarded([&] {
+    need(t, "tuner");
+    t->tuner->set_build_best_online(
+        wstune::BuildBestOnline{enable != 0, max_evals, std::chrono::milliseconds(max_time_ms)});
+  });
+}
+
+void wstune_program_builds(unsigned long long* compiled, unsigned long long* from_binary) {
+  const wstune::ProgramBuilds b = wstune::program_builds();
+  if (compiled) *compiled = b.compiled;
+  if (from_binary) *from_binary = b.from_binary;
 }
 
 int wstune_set_trials_per_launch(wstune_tuner* t, unsigned trials) {

@@ -13,8 +13,10 @@
 
 #include "app/app_kernel.hpp"
 #include "app/build_best.hpp"
+#include "app/build_best_online.hpp"
 #include "evaluate/app_evaluator.hpp"
 #include "evaluate/trial.hpp"
+#include "program_cache/program_cache.hpp"
 #include "search/search.hpp"
 #include "space/rules.hpp"
 #include "store/trial_rows.hpp"
@@ -95,12 +97,14 @@ Tuner::Tuner(const std::string& db_path, TunerOptions options) : impl_(std::make
   impl_->owned = std::make_unique<Store>(db_path.empty() ? default_db_path() : db_path, options.store);
   impl_->store = impl_->owned.get();
   impl_->lookup = std::make_unique<Lookup>(*impl_->store, options.lookup);
+  detail::check_budget(options.build_best_online);
   impl_->options = std::move(options);
 }
 
 Tuner::Tuner(Store& store, TunerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->store = &store;
   impl_->lookup = std::make_unique<Lookup>(store, options.lookup);
+  detail::check_budget(options.build_best_online);
   impl_->options = std::move(options);
 }
 
@@ -133,7 +137,8 @@ void Tuner::forget(cl_kernel kernel) {
 }
 
 BuiltKernel Tuner::build_best(cl_command_queue queue, const std::string& tuning_file, const std::string& size) {
-  return impl_->best_kernels.build(*impl_->store, impl_->options.lookup, device_info(queue), queue, tuning_file, size);
+  return impl_->best_kernels.build(*impl_->store, impl_->options.lookup, impl_->options.build_best_online,
+                                   device_info(queue), queue, tuning_file, size);
 }
 
 BuiltKernel Tuner::build_best(const cl::CommandQueue& queue, const std::string& tuning_file, const std::string& size) {
@@ -346,6 +351,16 @@ LookupResult Tuner::tune(cl_command_queue queue, cl_kernel kernel, const Extent&
   impl_->online_step(queue, kernel, global, dev, f, std::numeric_limits<unsigned>::max(),
                      impl_->options.online_max_time);
   return lookup(queue, kernel, global);
+}
+
+void Tuner::set_build_best_online(const BuildBestOnline& online) {
+  detail::check_budget(online);
+  impl_->options.build_best_online = online;
+}
+
+ProgramBuilds program_builds() noexcept {
+  const ProgramBuildCounts c = program_build_counts();
+  return {c.source, c.binary, c.cached_failure};
 }
 
 void Tuner::set_online_trials_per_launch(unsigned n) noexcept {

@@ -17,7 +17,6 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   const auto started = std::chrono::steady_clock::now();  // a time limit counts the worker's setup too
   const TuningFile* file = tuning_file_of(spec);
   const ResolvedSearch& search = request.search;
-  auto searcher = search.searcher();
 
   EvaluatorConfig cfg;
   cfg.device = options.device == "default" && file && !file->device.empty() ? file->device : options.device;
@@ -30,7 +29,16 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
                                      [&](const Objective& o) { return metrics.needs_energy(o.name); });
   cfg.build_jobs = options.build_jobs;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
+  AutotuneResult out = autotune_with(evaluator, spec, request, store, options, started);
+  out.pool = evaluator.pool_counts();
+  return out;
+}
 
+AutotuneResult autotune_with(Evaluator& evaluator, const KernelSpec& spec, const ResolvedTune& request, Store* store,
+                             const AutotuneOptions& options, std::chrono::steady_clock::time_point started) {
+  const ResolvedSearch& search = request.search;
+  auto searcher = search.searcher();
+  const MetricSet metrics(spec, request.problem);
   AutotuneResult out;
   const Objective& first = search.objectives.front();
   TuneOptions topt = options.tune;
@@ -63,7 +71,6 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   if (options.on_start) options.on_start(evaluator, out);
   out.result = tune(evaluator, *searcher, *stop, topt);
   if (search.objectives.size() > 1) out.front = pareto_front(out.result.trials, search.objectives, metrics);
-  out.pool = evaluator.pool_counts();
   if (session) out.best = session->finish(out.result);
   return out;
 }

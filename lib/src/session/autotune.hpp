@@ -91,4 +91,15 @@ struct AutotuneResult {
 AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,
                         const AutotuneOptions& options);
 
+/// autotune()'s search on an evaluator the caller made (`options.device`,
+/// trial_timeout, energy and build_jobs are the evaluator's business and
+/// not read here): warm-start seeds, the stored session (resumed, every
+/// trial committed), tune(), the Pareto front and the stored best, with the
+/// time limit counted from `started`. Tuner::build_best's online tuning
+/// runs it on an InProcessEvaluator (an app has initialised OpenCL, so no
+/// worker can be forked). AutotuneResult::pool stays empty. Throws
+/// StoreError when the database refuses.
+AutotuneResult autotune_with(Evaluator& evaluator, const KernelSpec& spec, const ResolvedTune& request, Store* store,
+                             const AutotuneOptions& options, std::chrono::steady_clock::time_point started);
+
 }  // namespace wstune

@@ -1,14 +1,23 @@
 // Tuner::build_best and wstune_build_best on PoCL: the parameter chain's
 // level, the configuration built (its NDRange, local size, -D values), a
 // kernel that computes the right answer, programs reused within a Tuner,
-// the C API's ownership (the caller's references) and its errors.
+// the C API's ownership (the caller's references) and its errors; online
+// tuning of the parameters at the first call (BuildBestOnline): stored, then
+// exact and loaded from the program binary cache, its budget checked, a
+// configuration that does not compile recorded and skipped, a failed
+// tuning answered from the chain.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "program_cache/program_cache.hpp"
 #include "session/tune_session.hpp"
 #include "test_tuner_util.hpp"
 #include "tuning_file/tuning_file.hpp"
@@ -143,6 +152,187 @@ TEST(BuildBestC, CallerOwnsOneReferenceOfKernelAndProgram) {
   EXPECT_NE(std::string(wstune_last_error()).find("/no/such.json"), std::string::npos) << wstune_last_error();
   EXPECT_EQ(untouched.kernel, nullptr);
   EXPECT_EQ(wstune_build_best(t, cl.queue(), kStencil.c_str(), "40x20", nullptr), WSTUNE_USAGE_ERROR);
+  wstune_close(t);
+}
+
+// A fresh program binary cache folder for this test's process.
+void fresh_cache(const std::string& name) {
+  const std::filesystem::path dir = testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  ProgramCache::configure(dir);
+}
+
+BuildBestOnline online(unsigned max_evals, std::chrono::milliseconds max_time = std::chrono::seconds(60)) {
+  return BuildBestOnline{true, max_evals, max_time};
+}
+
+TunerOptions online_options(unsigned max_evals) {
+  TunerOptions o;
+  o.build_best_online = online(max_evals);
+  return o;
+}
+
+TEST(BuildBestOnline, FirstCallTunesAndStoresTheNextIsExactAndCompilesNothing) {
+  fresh_cache("bb-online-exact");
+  Cl cl;
+  Store store(":memory:");
+  const TunerOptions o = online_options(5);
+  {
+    Tuner tuner(store, o);
+    const BuiltKernel b = tuner.build_best(cl.queue, kStencil, "48x40");
+    EXPECT_EQ(b.level, LookupLevel::online) << b.note;
+    EXPECT_EQ(b.note, "");
+    EXPECT_GE(b.tuned_evaluations, 1u);
+    EXPECT_LE(b.tuned_evaluations, 5u);
+    ASSERT_TRUE(b.from);
+    EXPECT_EQ(b.from->problem.size_text, "48x40");
+    EXPECT_EQ(nlohmann::json::parse(b.params), b.from->params);
+    EXPECT_TRUE(stencil_right(cl, b.kernel, b.global, b.local, 48, 40));
+    const auto sessions = store.sessions();
+    ASSERT_EQ(sessions.size(), 1u);
+    const auto trials = store.trials(sessions[0].id);
+    EXPECT_EQ(trials.size(), b.tuned_evaluations);
+    // The same size again in this Tuner: exact, not tuned twice.
+    const BuiltKernel again = tuner.build_best(cl.queue, kStencil, "48x40");
+    EXPECT_EQ(again.level, LookupLevel::exact);
+    EXPECT_EQ(again.tuned_evaluations, 0u);
+  }
+  // A second start (a new Tuner, nothing kept in it): exact, loaded from the binary cache.
+  Tuner tuner(store, o);
+  const ProgramBuilds before = program_builds();
+  const BuiltKernel b = tuner.build_best(cl.queue, kStencil, "48x40");
+  const ProgramBuilds after = program_builds();
+  EXPECT_EQ(b.level, LookupLevel::exact);
+  EXPECT_EQ(b.tuned_evaluations, 0u);
+  EXPECT_FALSE(b.compiled);
+  EXPECT_EQ(after.compiled, before.compiled);
+  EXPECT_EQ(after.from_binary, before.from_binary + 1);
+  EXPECT_EQ(store.sessions().size(), 1u);  // no new tuning
+  EXPECT_TRUE(stencil_right(cl, b.kernel, b.global, b.local, 48, 40));
+}
+
+TEST(BuildBestOnline, ABadBudgetIsAUsageErrorNamingTheField) {
+  Store store(":memory:");
+  try {
+    Tuner tuner(store, online_options(0));
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_evals"), std::string::npos) << e.what();
+  }
+  Tuner tuner(store);
+  try {
+    tuner.set_build_best_online(online(4, std::chrono::milliseconds(0)));
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_time"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(tuner.set_build_best_online(BuildBestOnline{false, 0, std::chrono::milliseconds(0)}));  // off
+  const std::string db = testing::TempDir() + "/build_best_online_c.db";
+  std::remove(db.c_str());
+  wstune_tuner* t = wstune_open(db.c_str());
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  EXPECT_EQ(wstune_set_build_best_online(t, 1, 0, 1000), WSTUNE_USAGE_ERROR);
+  EXPECT_NE(std::string(wstune_last_error()).find("max_evals"), std::string::npos) << wstune_last_error();
+  EXPECT_EQ(wstune_set_build_best_online(t, 1, 4, 0), WSTUNE_USAGE_ERROR);
+  EXPECT_NE(std::string(wstune_last_error()).find("max_time"), std::string::npos) << wstune_last_error();
+  EXPECT_EQ(wstune_set_build_best_online(t, 0, 0, 0), WSTUNE_SUCCESS);
+  EXPECT_EQ(wstune_set_build_best_online(nullptr, 1, 4, 1000), WSTUNE_USAGE_ERROR);
+  wstune_close(t);
+}
+
+// stencil5 with WPTX in {1, 2, 4}, WPTY 1, a fixed 8x8 local size, whose source does not compile for WPTX 2.
+std::string stencil_failing_at_wptx2() {
+  const std::string dir = testing::TempDir() + "/bb-online-bad";
+  std::filesystem::create_directories(dir);
+  std::ifstream cl_in(kData + "/../../share/examples/kernels/stencil5.cl");
+  std::stringstream source;
+  source << "#if WPTX == 2\n#error \"WPTX 2 does not compile in this test\"\n#endif\n" << cl_in.rdbuf();
+  std::ofstream(dir + "/stencil5_bad.cl") << source.str();
+  nlohmann::json f = nlohmann::json::parse(std::ifstream(kStencil));
+  f["KernelSpecification"]["KernelFile"] = "stencil5_bad.cl";
+  f["KernelSpecification"]["LocalSize"] = {{"X", "8"}, {"Y", "8"}};
+  f["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "[1, 2, 4]";
+  f["ConfigurationSpace"]["TuningParameters"][1]["Values"] = "[1]";
+  f["wstune"].erase("LocalSize");  // the file's LocalSize: three configurations
+  f["wstune"].erase("Split");
+  const std::string path = dir + "/stencil5_bad.json";
+  std::ofstream(path) << f.dump(2);
+  return path;
+}
+
+TEST(BuildBestOnline, AConfigurationThatDoesNotCompileIsRecordedAndSkipped) {
+  fresh_cache("bb-online-bad-cache");
+  const std::string file = stencil_failing_at_wptx2();
+  Store store(":memory:");
+  Tuner tuner(store, online_options(10));
+  Cl cl;
+  const BuiltKernel b = tuner.build_best(cl.queue, file, "64x32");
+  EXPECT_EQ(b.level, LookupLevel::online) << b.note;
+  EXPECT_EQ(b.tuned_evaluations, 3u);
+  EXPECT_NE(nlohmann::json::parse(b.params)["WPTX"], 2);
+  const auto sessions = store.sessions();
+  ASSERT_EQ(sessions.size(), 1u);
+  bool failed_recorded = false;
+  for (const TrialRecord& t : store.trials(sessions[0].id)) {
+    if (t.params["WPTX"] != 2) continue;
+    EXPECT_EQ(t.status, TrialStatus::compile);
+    EXPECT_NE(t.error.find("WPTX 2 does not compile"), std::string::npos) << t.error;
+    failed_recorded = true;
+  }
+  EXPECT_TRUE(failed_recorded);
+  EXPECT_TRUE(stencil_right(cl, b.kernel, b.global, b.local, 64, 32));
+}
+
+TEST(BuildBestOnline, AFailedTuningAnswersFromTheChainAndSaysWhy) {
+  Cl cl;
+  const std::string db = testing::TempDir() + "/build_best_online_ro.db";
+  std::remove(db.c_str());
+  { Store create(db); }
+  Store store(db, StoreOptions{true});  // read-only: the session cannot be stored
+  const TunerOptions o = online_options(4);
+  Tuner tuner(store, o);
+  const BuiltKernel b = tuner.build_best(cl.queue, kStencil, "40x24");
+  EXPECT_EQ(b.level, LookupLevel::defaults);
+  EXPECT_NE(b.note.find("online tuning failed"), std::string::npos) << b.note;
+  EXPECT_NE(b.note.find("level default answered instead"), std::string::npos) << b.note;
+  EXPECT_TRUE(stencil_right(cl, b.kernel, b.global, b.local, 40, 24));
+  // Tried once per Tuner: the next call does not tune again.
+  const BuiltKernel again = tuner.build_best(cl.queue, kStencil, "40x24");
+  EXPECT_EQ(again.note, "");
+  EXPECT_EQ(again.tuned_evaluations, 0u);
+}
+
+TEST(BuildBestOnlineC, FirstCallIsOnlineTheNextExact) {
+  fresh_cache("bb-online-c-cache");
+  Cl cl;
+  const std::string db = testing::TempDir() + "/build_best_online_c2.db";
+  std::remove(db.c_str());
+  wstune_tuner* t = wstune_open(db.c_str());
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  ASSERT_EQ(wstune_set_build_best_online(t, 1, 4, 60000), WSTUNE_SUCCESS) << wstune_last_error();
+  wstune_built_kernel b{};
+  ASSERT_EQ(wstune_build_best(t, cl.queue(), kStencil.c_str(), "32x24", &b), WSTUNE_SUCCESS) << wstune_last_error();
+  EXPECT_STREQ(b.level, "online") << b.note;
+  EXPECT_STREQ(b.note, "");
+  EXPECT_GE(b.tuned_evaluations, 1u);
+  EXPECT_LE(b.tuned_evaluations, 4u);
+  EXPECT_EQ(clReleaseKernel(b.kernel), CL_SUCCESS);
+  EXPECT_EQ(clReleaseProgram(b.program), CL_SUCCESS);
+  wstune_close(t);
+  t = wstune_open(db.c_str());
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  ASSERT_EQ(wstune_set_build_best_online(t, 1, 4, 60000), WSTUNE_SUCCESS) << wstune_last_error();
+  unsigned long long compiled = 0, loaded = 0, compiled2 = 0, loaded2 = 0;
+  wstune_program_builds(&compiled, &loaded);
+  ASSERT_EQ(wstune_build_best(t, cl.queue(), kStencil.c_str(), "32x24", &b), WSTUNE_SUCCESS) << wstune_last_error();
+  wstune_program_builds(&compiled2, &loaded2);
+  EXPECT_STREQ(b.level, "exact");
+  EXPECT_EQ(b.tuned_evaluations, 0u);
+  EXPECT_EQ(b.compiled, 0);
+  EXPECT_EQ(compiled2, compiled);
+  EXPECT_EQ(loaded2, loaded + 1);
+  EXPECT_EQ(clReleaseKernel(b.kernel), CL_SUCCESS);
+  EXPECT_EQ(clReleaseProgram(b.program), CL_SUCCESS);
   wstune_close(t);
 }
 
