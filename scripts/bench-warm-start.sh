@@ -106,7 +106,7 @@ app_start() {  # NAME DB [app arguments...]: one start, its output and wall time
   local name=$1 db=$2 t0 t1
   shift 2
   t0=$(date +%s.%N)
-  WSTUNE_DB=$db WSTUNE_CACHE_DIR=$work/app-programs LD_LIBRARY_PATH=$(echo "$prefix"/lib*) "$work/app/best_kernel" "$@" \
+  WSTUNE_DB=$db WSTUNE_CACHE_DIR=$work/app-programs LD_LIBRARY_PATH=$(echo "$prefix"/lib*)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$work/app/best_kernel" "$@" \
     >"$raw/app_${name}.txt" 2>&1 || echo "warning: app $name start failed" >&2
   t1=$(date +%s.%N)
   echo "wall: $(python3 -c "print(f'{$t1 - $t0:.3f}')") s" >>"$raw/app_${name}.txt"

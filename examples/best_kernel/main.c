@@ -21,12 +21,17 @@ static int fail(const char* what, int code) {
   return 1;
 }
 
-/* The default device of the first platform (PoCL's first device, a GPU's first card). */
+/* The first GPU of any platform, else the first platform's default device
+ * (PoCL's CPU here): an app tunes where its kernels run, and a GPU machine's
+ * first platform may be a CPU's. */
 static cl_device_id default_device(void) {
-  cl_platform_id platform = NULL;
+  cl_platform_id platforms[8];
+  cl_uint count = 0;
   cl_device_id dev = NULL;
-  if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS) return NULL;
-  return clGetDeviceIDs(platform, CL_DEVICE_TYPE_DEFAULT, 1, &dev, NULL) == CL_SUCCESS ? dev : NULL;
+  if (clGetPlatformIDs(8, platforms, &count) != CL_SUCCESS || count == 0) return NULL;
+  for (cl_uint i = 0; i < count && i < 8; ++i)
+    if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) == CL_SUCCESS) return dev;
+  return clGetDeviceIDs(platforms[0], CL_DEVICE_TYPE_DEFAULT, 1, &dev, NULL) == CL_SUCCESS ? dev : NULL;
 }
 
 /* Builds, runs and checks one size; 0 when right. */
@@ -82,6 +87,9 @@ int main(int argc, char** argv) {
   cl_int err = CL_SUCCESS;
   cl_device_id dev = default_device();
   if (!dev) return fail("finding an OpenCL device", -1);
+  char name[256] = "";
+  clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL);
+  printf("device: %s\n", name);
   cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
   cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
   wstune_tuner* t = wstune_open(NULL);

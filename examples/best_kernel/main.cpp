@@ -59,6 +59,19 @@ bool run(wstune::Tuner& tuner, const cl::Context& ctx, const cl::CommandQueue& q
   return ok;
 }
 
+// The first GPU of any platform, else the default device (PoCL's CPU here):
+// an app tunes where its kernels run, and a GPU machine's first platform may
+// be a CPU's.
+cl::Device app_device() {
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  for (const cl::Platform& p : platforms) {
+    std::vector<cl::Device> gpus;
+    if (p.getDevices(CL_DEVICE_TYPE_GPU, &gpus) == CL_SUCCESS && !gpus.empty()) return gpus.front();
+  }
+  return cl::Device::getDefault();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -68,7 +81,8 @@ int main(int argc, char** argv) try {
     std::cerr << "usage: best_kernel [--tune-online] TUNING_FILE SIZE...  (e.g. stencil5.json 200x300)\n";
     return 2;
   }
-  cl::Device device = cl::Device::getDefault();
+  cl::Device device = app_device();
+  std::cout << "device: " << device.getInfo<CL_DEVICE_NAME>() << "\n";
   cl::Context ctx(device);
   cl::CommandQueue queue(ctx, device);
   wstune::TunerOptions options;
