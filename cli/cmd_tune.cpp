@@ -192,6 +192,12 @@ void print_json(const AutotuneResult& a, const Problem& p, const Overhead& overh
   j["overhead_ms_per_trial"] = overhead.per_trial();
   for (const auto& [key, name, ms] : overhead.parts()) j["overhead_breakdown_ms_per_trial"][key] = ms;
   j["stop_reason"] = r.stop_reason;
+  if (a.pool.jobs)  // the build pool's work; waited_ms: the trials' wait for builders (part of their wall_ms)
+    j["build_pool"] = {{"jobs", a.pool.jobs},
+                       {"started", a.pool.started},
+                       {"built", a.pool.built},
+                       {"lost", a.pool.lost},
+                       {"waited_ms", a.pool.waited_ms}};
   j["warm_start"] = nlohmann::json::array();
   for (const WarmSeed& s : a.seeds) j["warm_start"].push_back(seed_json(s));
   j["objectives"] = nlohmann::json::array();
@@ -420,8 +426,8 @@ AutotuneResult run_search(const KernelSpec& spec, const ResolvedTune& request, S
   if (res.pool.jobs)
     std::cerr << fmt::format(
         "wstune tune: {} builder process(es) built {} configuration(s) ahead ({} lost with a builder "
-        "that died or hung)\n",
-        res.pool.jobs, res.pool.built, res.pool.lost);
+        "that died or hung); the trials waited {:.0f} ms for them\n",
+        res.pool.jobs, res.pool.built, res.pool.lost, res.pool.waited_ms);
   return res;
 }
 

@@ -188,6 +188,26 @@ for name in names + (["full"] if finished == "1" and full == "1" else []):
     print(f"| {name} | {d['evaluations']} (+{d['tiebreak_trials']}) | {wall:.1f} | {rate:.2f} | "
           f"{rate / rate0:.2f}x | {each('source')} | {each('binary')} | {b['warm'][0]} | {runs:.2f} | "
           f"{params(best)} | {best.get('median_ms', 0):.4f} |")
+print("\nThe tune loop (JSON `wall_ms`: the trials, with their builds and waits, and the tie-break rounds; "
+      "not the start-up): ms per trial, and where a trial's time went (`overhead_breakdown_ms_per_trial`; "
+      "`other` includes the wait for builders), and the trials' wait for builders (`build_pool.waited_ms`).\n")
+print("| run | loop wall s | trials | loop ms/trial | timed runs | build | verification | run beyond kernels | other "
+      "| waited for builders ms/trial | builders (started) | built ahead | lost |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for name in names + (["full"] if finished == "1" and full == "1" else []):
+    d = load(name)
+    if not d:
+        continue
+    measured = [t for t in d["trials"] if not t.get("from_store")]
+    n = max(1, d["evaluations"] + d["tiebreak_trials"])
+    o = d.get("overhead_breakdown_ms_per_trial", {})
+    runs = sum(t.get("run_ms", 0) for t in measured) / max(1, len(measured))
+    pool = d.get("build_pool")
+    waited = f"{pool['waited_ms'] / n:.2f}" if pool else "-"
+    counts = f"{pool['jobs']} ({pool['started']}) | {pool['built']} | {pool['lost']}" if pool else "- | - | -"
+    print(f"| {name} | {d['wall_ms'] / 1000:.1f} | {n} | {d['wall_ms'] / n:.1f} | {runs:.2f} | "
+          f"{o.get('build', 0):.2f} | {o.get('verification', 0):.2f} | {o.get('run_beyond_kernels', 0):.2f} | "
+          f"{o.get('other', 0):.2f} | {waited} | {counts} |")
 rows = [l.split() for l in open(os.path.join(raw, "recheck.txt")) if len(l.split()) == 3]
 if rows:
     print("\nSerial re-measurement (`wstune run --repeat 30`) of the fastest configurations of the last pooled run:\n")

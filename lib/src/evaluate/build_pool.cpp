@@ -4,9 +4,11 @@
 // {"built":bool,"error":..}, in order.
 #include "evaluate/build_pool.hpp"
 
-#include <sys/socket.h>
+#include <poll.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -18,8 +20,10 @@ namespace wstune {
 namespace {
 
 // The builder: open the device, say hello, build what arrives until the
-// tuner closes its end.
+// tuner closes its end. Its builds yield the CPU to the timing process
+// (nice +10), whose host side (launches, read-back, verification) is timed.
 int builder_main(int fd, const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& cfg) {
+  ::setpriority(PRIO_PROCESS, 0, 10);  // best effort: a failure only leaves the priority as it was
   std::unique_ptr<DeviceRunner> runner;
   try {
     Device device = select_device(enumerate_devices(), cfg.device);
@@ -33,15 +37,23 @@ int builder_main(int fd, const KernelSpec& spec, const Problem& problem, const E
   if (!send_frame(fd, nlohmann::json{{"ok", true}})) return 0;
   for (;;) {
     nlohmann::json req;
-    if (recv_frame(fd, req, std::nullopt) != SocketRead::ok || !req.contains("build")) return 0;
+    if (recv_frame(fd, req, std::nullopt) != SocketRead::ok || !req.contains("build")) break;
     std::string error;
     const bool built = runner->precompile(with_params(problem, req.at("build")), &error);
-    if (!send_frame(fd, nlohmann::json{{"built", built}, {"error", error}})) return 0;
+    if (!send_frame(fd, nlohmann::json{{"built", built}, {"error", error}})) break;
   }
+  // Every build is in the cache: leave without tearing the context down
+  // (the process's exit releases it), so the device is free sooner.
+  static_cast<void>(runner.release());
+  return 0;
 }
 
 std::string key_of(const nlohmann::json& params) {
   return params.dump();
+}
+
+double ms_between(SocketClock::time_point a, SocketClock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 }  // namespace
@@ -62,16 +74,21 @@ BuildPool::BuildPool(const KernelSpec& spec, Problem problem, EvaluatorConfig cf
       restarts_left_(2 * builders + 2) {}
 
 BuildPool::~BuildPool() {
-  // Every builder sees its socket's end at once, so they exit (and tear
-  // down their OpenCL contexts) side by side; stopping them one by one
-  // waited for each teardown in turn (about 2 s each on NVIDIA's driver).
-  for (Builder& b : builders_)
-    if (b.process.fd() >= 0) ::shutdown(b.process.fd(), SHUT_RDWR);
-  for (Builder& b : builders_) b.process.stop(std::chrono::milliseconds(2000));
+  // Each builder sees its socket's end at once and exits on its own; its
+  // exit (an OpenCL context's teardown: about 2 s on NVIDIA's driver) is
+  // waited for in the background, not by the tuner.
+  for (Builder& b : builders_) b.process.stop_in_background(std::chrono::milliseconds(5000));
+}
+
+void BuildPool::start() {
+  if (starting_done_) return;
+  starting_done_ = true;
+  for (Builder& b : builders_) start(b);
 }
 
 void BuildPool::start(Builder& b) {
   b = Builder{};
+  b.since = SocketClock::now();
   try {
     b.process = ChildProcess::start([this](int fd) { return builder_main(fd, spec_, problem_, cfg_); }, "a builder");
     ++started_;
@@ -80,72 +97,117 @@ void BuildPool::start(Builder& b) {
   }
 }
 
-BuildPool::Builder* BuildPool::least_loaded() {
-  Builder* best = nullptr;
+bool BuildPool::any_alive() const {
+  return std::any_of(builders_.begin(), builders_.end(), [](const Builder& b) { return !b.dead; });
+}
+
+void BuildPool::revive() {
+  if (queue_.empty()) return;
   for (Builder& b : builders_) {
-    if (!b.process.running() && !b.dead && started_ < builders_.size()) start(b);  // the first start
-    if (b.dead && b.queue.empty() && restarts_left_ > 0) {
-      --restarts_left_;
-      start(b);
-    }
-    if (b.dead || !b.process.running()) continue;
-    drain(b);
-    if (!b.dead && (!best || b.queue.size() < best->queue.size())) best = &b;
+    if (!b.dead || restarts_left_ == 0) continue;
+    --restarts_left_;
+    start(b);
   }
-  return best;
+}
+
+void BuildPool::feed() {
+  revive();
+  for (Builder& b : builders_) {
+    while (!queue_.empty() && !b.dead && b.hello && b.holds.size() < kInFlight) {
+      const std::string key = queue_.front();
+      queue_.pop_front();
+      Entry& e = entries_.at(key);
+      if (!send_frame(b.process.fd(), nlohmann::json{{"build", e.params}})) {
+        queue_.push_front(key);  // not handed: another builder takes it
+        bury(b);
+        break;
+      }
+      if (b.holds.empty()) b.since = SocketClock::now();  // its progress limit runs from now
+      e.state = State::building;
+      e.params = nullptr;
+      b.holds.push_back(key);
+    }
+  }
+  if (!any_alive()) {  // nobody left to build the queue: the timing process builds it
+    for (const std::string& key : queue_) entries_.at(key).state = State::lost;
+    lost_ += queue_.size();
+    queue_.clear();
+  }
 }
 
 void BuildPool::submit(const std::vector<nlohmann::json>& params) {
+  start();
   for (const nlohmann::json& p : params) {
-    const std::string key = key_of(p);
-    if (state_.count(key)) continue;
-    Builder* b = least_loaded();
-    if (!b) return;  // no builder left: the timing process builds
-    if (!send_frame(b->process.fd(), nlohmann::json{{"build", p}})) {
-      bury(*b);
-      continue;
-    }
-    b->queue.push_back(key);
-    state_[key] = {State::queued, static_cast<std::size_t>(b - builders_.data())};
+    std::string key = key_of(p);
+    if (!seen_.insert(std::hash<std::string>{}(key)).second) continue;
+    entries_[key] = Entry{State::queued, p};
+    queue_.push_back(std::move(key));
   }
+  pump(SocketClock::now());
 }
 
-bool BuildPool::take_answer(Builder& b, SocketClock::time_point deadline) {
+bool BuildPool::take_answer(Builder& b) {
   nlohmann::json answer;
-  const SocketRead r = recv_frame(b.process.fd(), answer, deadline);
-  if (r != SocketRead::ok) {
+  // A frame is a few bytes written at once: once readable, it is all there
+  // (or the builder died mid-write: the limit then buries it).
+  if (recv_frame(b.process.fd(), answer, SocketClock::now() + progress_limit_) != SocketRead::ok) {
     bury(b);
     return false;
   }
+  b.since = SocketClock::now();
   if (!b.hello) {
     b.hello = true;
-    if (!answer.value("ok", false)) {
-      bury(b);
-      return false;
-    }
-    return true;
+    if (!answer.value("ok", false)) bury(b);
+    return !b.dead;
   }
-  if (!b.queue.empty()) {
-    state_[b.queue.front()].first = State::built;
-    b.queue.pop_front();
+  if (!b.holds.empty()) {
+    const auto it = entries_.find(b.holds.front());
+    if (it != entries_.end()) it->second.state = State::built;
+    b.holds.pop_front();
     ++built_;
   }
   return true;
 }
 
-void BuildPool::drain(Builder& b) {
-  while (!b.dead && (!b.hello || !b.queue.empty()) &&
-         wait_readable(b.process.fd(), SocketClock::now()) == SocketRead::ok) {
-    if (!take_answer(b, SocketClock::now() + progress_limit_)) return;
+void BuildPool::pump(SocketClock::time_point deadline) {
+  feed();
+  std::vector<pollfd> fds;
+  std::vector<Builder*> who;
+  for (Builder& b : builders_) {
+    if (b.dead || !b.process.running()) continue;
+    fds.push_back(pollfd{b.process.fd(), POLLIN, 0});
+    who.push_back(&b);
   }
+  if (!fds.empty()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SocketClock::now()).count();
+    const int r = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(left, 0, 1'000'000)));
+    for (std::size_t i = 0; r > 0 && i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      Builder& b = *who[i];  // every answer that has arrived
+      while (take_answer(b) && (!b.hello || !b.holds.empty()) &&
+             wait_readable(b.process.fd(), SocketClock::now()) == SocketRead::ok) {
+      }
+    }
+  }
+  hang_check();
+  feed();
+}
+
+void BuildPool::hang_check() {
+  const auto now = SocketClock::now();
+  for (Builder& b : builders_)
+    if (!b.dead && (!b.hello || !b.holds.empty()) && now - b.since > progress_limit_) bury(b);
 }
 
 void BuildPool::bury(Builder& b) {
   b.process.kill();
   b.dead = true;
-  for (const std::string& key : b.queue) state_[key].first = State::lost;
-  lost_ += b.queue.size();
-  b.queue.clear();
+  for (const std::string& key : b.holds) {
+    const auto it = entries_.find(key);
+    if (it != entries_.end()) it->second.state = State::lost;
+  }
+  lost_ += b.holds.size();
+  b.holds.clear();
 }
 
 std::vector<pid_t> BuildPool::builder_pids() const {
@@ -156,13 +218,21 @@ std::vector<pid_t> BuildPool::builder_pids() const {
 }
 
 bool BuildPool::await(const nlohmann::json& params) {
-  const auto it = state_.find(key_of(params));
-  if (it == state_.end()) return false;
-  Builder& b = builders_[it->second.second];
-  // Each answer restarts the limit: a builder that makes progress is not hung.
-  while (it->second.first == State::queued)
-    if (!take_answer(b, SocketClock::now() + progress_limit_)) break;
-  return it->second.first == State::built;
+  const std::string key = key_of(params);
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return false;
+  if (it->second.state == State::queued) {  // next in line
+    queue_.erase(std::find(queue_.begin(), queue_.end(), key));
+    queue_.push_front(key);
+  }
+  const auto t0 = SocketClock::now();
+  // Waits in slices, so a builder past its progress limit is found.
+  while (it->second.state == State::queued || it->second.state == State::building)
+    pump(SocketClock::now() + std::min<std::chrono::milliseconds>(progress_limit_, std::chrono::milliseconds(1000)));
+  waited_ms_ += ms_between(t0, SocketClock::now());
+  const bool built = it->second.state == State::built;
+  entries_.erase(it);
+  return built;
 }
 
 }  // namespace wstune

@@ -152,6 +152,9 @@ void ChildProcess::close_fd() noexcept {
 }
 
 std::string ChildProcess::stop(std::chrono::milliseconds grace) {
+  // shutdown(), not close() alone: a child forked later holds a copy of this
+  // end, and the child would then see its end only at the grace's SIGKILL.
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
   close_fd();
   if (pid_ < 0) return "ended";
   int status = 0;
@@ -165,6 +168,19 @@ std::string ChildProcess::stop(std::chrono::milliseconds grace) {
   }
   pid_ = -1;
   return describe_exit(status);
+}
+
+void ChildProcess::stop_in_background(std::chrono::milliseconds grace) noexcept {
+  if (!running()) {
+    close_fd();
+    return;
+  }
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  try {
+    std::thread([child = std::move(*this), grace]() mutable { child.stop(grace); }).detach();
+  } catch (...) {  // no thread: wait here
+    stop(grace);
+  }
 }
 
 std::string ChildProcess::kill() {

@@ -97,11 +97,19 @@ class ChildProcess {
   /// (stop() then no longer does).
   int take_fd() noexcept;
 
-  /// Closes this process's end of the socket (the child's next read ends),
+  /// Shuts down and closes this process's end of the socket (the child's
+  /// next read ends, even while other children hold copies of this end,
+  /// inherited through fork),
   /// waits up to `grace` for the child to exit, then sends SIGKILL and
   /// reaps it. Returns describe_exit() of its status ("ended" when no child
   /// runs).
   std::string stop(std::chrono::milliseconds grace);
+  /// stop(grace) without waiting: ends the socket now (the child's next read
+  /// ends) and leaves the wait, and the SIGKILL after `grace`, to a detached
+  /// thread (this object no longer holds the child). For children whose exit
+  /// is slow and of no interest (the build pool's builders). Never throws: if
+  /// no thread can start, it waits here.
+  void stop_in_background(std::chrono::milliseconds grace) noexcept;
   /// SIGKILL now, then stop(): for a child that hangs or is out of step.
   std::string kill();
 

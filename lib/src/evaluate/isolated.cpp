@@ -6,6 +6,7 @@
 // format/trial_json.hpp; the target and the timing in their forms of
 // format/target_json.hpp) or {"prepare":[params...]} → {"prepared":n}.
 // docs/tuning.md describes the isolation.
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -91,8 +92,15 @@ struct IsolatedEvaluator::Impl {
 
   // Forks a worker and waits for its hello. Throws UsageError/Error.
   void start() {
+    fork_worker();
+    take_hello();
+  }
+  void fork_worker() {
     worker = ChildProcess::start([this](int fd) { return worker_main(fd, *spec, problem, cfg); }, "the tuning worker");
     ++started;
+  }
+  // The worker's hello: its target, or why it has none. Throws UsageError/Error.
+  void take_hello() {
     nlohmann::json hello;
     const SocketRead r = recv_frame(worker.fd(), hello, Clock::now() + cfg.startup_timeout);
     if (r != SocketRead::ok) {
@@ -158,12 +166,26 @@ IsolatedEvaluator::IsolatedEvaluator(const KernelSpec& spec, const Problem& prob
   impl_->target.global = spec.global_size(with_params(problem, spec.reference_params()));
   impl_->target.problem = impl_->target.global;
   impl_->target.priority = spec.priority();
-  impl_->start();
-  impl_->space = make_search_space(spec, problem, spec.whole(problem), impl_->target);
   auto& m = *impl_;
-  m.jobs = config.build_jobs >= 0 ? static_cast<unsigned>(config.build_jobs) : default_build_jobs(m.target.device.type);
-  if (!ProgramCache::process().enabled() || spec.tuning_parameters().empty() || !m.compile_error.empty()) m.jobs = 0;
-  if (m.jobs) m.pool = std::make_unique<BuildPool>(spec, problem, config, m.jobs, config.trial_timeout);
+  const bool poolable = ProgramCache::process().enabled() && !spec.tuning_parameters().empty();
+  const auto make_pool = [&](unsigned jobs) {
+    m.jobs = jobs;
+    if (jobs) m.pool = std::make_unique<BuildPool>(spec, problem, config, jobs, config.trial_timeout);
+    if (m.pool) m.pool->start();
+  };
+  m.fork_worker();
+  // A pool of a given size opens the device side by side with the worker's
+  // start (its device, inputs and reference); the default size depends on
+  // the device's type, which the worker's hello tells.
+  if (poolable && config.build_jobs > 0) make_pool(static_cast<unsigned>(config.build_jobs));
+  m.take_hello();
+  if (!m.compile_error.empty()) {
+    m.pool.reset();
+    m.jobs = 0;
+  } else if (poolable && config.build_jobs < 0) {
+    make_pool(default_build_jobs(m.target.device.type));
+  }
+  m.space = make_search_space(spec, problem, spec.whole(problem), m.target);
 }
 
 IsolatedEvaluator::~IsolatedEvaluator() {
@@ -205,7 +227,12 @@ std::vector<pid_t> IsolatedEvaluator::builder_pids() const {
 IsolatedEvaluator::PoolCounts IsolatedEvaluator::pool_counts() const noexcept {
   const auto& m = *impl_;
   if (!m.pool) return {};
-  return {m.jobs, m.pool->builders_started(), m.pool->built(), m.pool->lost()};
+  return {m.jobs, m.pool->builders_started(), m.pool->built(), m.pool->lost(), m.pool->waited_ms()};
+}
+std::size_t IsolatedEvaluator::announce_ahead() const noexcept {
+  // Several configurations a builder: each holds BuildPool::kInFlight, and
+  // tune() tops the announcement up at half of this.
+  return std::max<std::size_t>(Evaluator::announce_ahead(), 4 * BuildPool::kInFlight * impl_->jobs);
 }
 
 Trial IsolatedEvaluator::evaluate(const Configuration& config, const TimingOptions& timing) {

@@ -146,6 +146,9 @@ class Evaluator {
   /// A hint that these configurations come next: their programs may be built
   /// now, several at once (DeviceRunner::prebuild). The default does nothing.
   virtual void prepare(const std::vector<Configuration>& /*upcoming*/) {}
+  /// How many of a searcher's next proposals tune() announces to prepare()
+  /// ahead of the trials (it tops them up when fewer than half are left).
+  [[nodiscard]] virtual std::size_t announce_ahead() const noexcept { return 64; }
 };
 
 /// Where and how to run a kernel for tuning.
@@ -220,11 +223,16 @@ class IsolatedEvaluator final : public Evaluator {
   /// The build pool's size (0: none; EvaluatorConfig::build_jobs resolved),
   /// builder processes started, configurations they built, and those lost
   /// with a builder that died or hung (then built by the worker).
+  /// And waited_ms: the time the trials waited for builders (BuildPool::waited_ms()).
   struct PoolCounts {
     unsigned jobs = 0, started = 0;
     std::size_t built = 0, lost = 0;
+    double waited_ms = 0;
   };
   [[nodiscard]] PoolCounts pool_counts() const noexcept;
+  /// With a pool: enough to keep every builder busy (4 × BuildPool::kInFlight
+  /// a builder, at least the default).
+  [[nodiscard]] std::size_t announce_ahead() const noexcept override;
   /// The running builder processes' ids (for tests that kill one).
   [[nodiscard]] std::vector<pid_t> builder_pids() const;
 

@@ -3,9 +3,16 @@
 
 #include <chrono>
 
+#include "program_cache/program_cache.hpp"
 #include "wstune/error.hpp"
 
 namespace wstune {
+namespace {
+// Built programs a worker keeps (DeviceRunner::forget_programs()): more than
+// tune()'s announcement window (Evaluator::announce_ahead()), which the
+// worker builds at once without a pool.
+constexpr std::size_t kKeptPrograms = 512;
+}  // namespace
 
 TrialRunner::TrialRunner(const KernelSpec& spec, const Problem& problem, const EvaluatorConfig& cfg)
     : spec_(spec),
@@ -80,6 +87,10 @@ Trial TrialRunner::run(const Configuration& config, const TimingOptions& timing)
   // their samples into it and keep its observation (the power of a
   // configuration does not change between its trials; the window costs time).
   if (observer_ && verify && t.ok()) t.energy = observe(p, config.local, t.median_ms());
+  // A bounded number of programs over a long campaign; one needed again (a
+  // tie-break round) loads its binary. Without the binary cache that would
+  // be a build from source: then all are kept.
+  if (ProgramCache::process().enabled()) runner_.forget_programs(kKeptPrograms);
   return t;
 }
 

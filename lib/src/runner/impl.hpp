@@ -3,6 +3,7 @@
 // uploads and runs; overlap.cpp: run_overlapped). Internal to libwstune.
 #include <array>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <utility>
@@ -73,6 +74,7 @@ struct DeviceRunner::Impl {
   cl::Context context;
   cl::CommandQueue queue;
   std::map<std::string, Variant> variants;  // build options → program
+  std::deque<std::string> built_order;      // keys of variants, oldest first (forget_programs())
   const Variant* reference = nullptr;       // the reference parameters' build, once built
   std::vector<cl::Buffer> inputs;
   std::vector<OutputSlot> outputs;
@@ -115,7 +117,10 @@ struct DeviceRunner::Impl {
   // The variant of `in`, compiled (once).
   Variant& build(const BuildInput& in) {
     auto [it, fresh] = variants.try_emplace(in.key());
-    if (fresh) compile(it->second, in);
+    if (fresh) {
+      built_order.push_back(it->first);
+      compile(it->second, in);
+    }
     return it->second;
   }
 

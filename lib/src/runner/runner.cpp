@@ -147,6 +147,15 @@ bool DeviceRunner::precompile(const Problem& p, std::string* error) noexcept {
   return v.error.empty();
 }
 
+void DeviceRunner::forget_programs(std::size_t keep) noexcept {
+  auto& m = *impl_;
+  while (m.variants.size() > keep && !m.built_order.empty()) {
+    const auto it = m.variants.find(m.built_order.front());
+    m.built_order.pop_front();
+    if (it != m.variants.end() && &it->second != m.reference) m.variants.erase(it);
+  }
+}
+
 void DeviceRunner::warm_builds(bool on) noexcept {
   impl_->warm_builds = on;
 }
@@ -161,7 +170,9 @@ void DeviceRunner::prebuild(const std::vector<Problem>& problems, unsigned threa
   for (const Problem& p : problems) {
     Impl::BuildInput in = m.options_for(p, false);
     auto [it, fresh] = m.variants.try_emplace(in.key());
-    if (fresh) todo.emplace_back(&it->second, std::move(in));
+    if (!fresh) continue;
+    m.built_order.push_back(it->first);
+    todo.emplace_back(&it->second, std::move(in));
   }
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
   std::atomic<std::size_t> next{0};

@@ -151,6 +151,14 @@ class DeviceRunner {
   /// OpenCL failure outside the build) in `error` when given. Never throws.
   bool precompile(const Problem& p, std::string* error = nullptr) noexcept;
 
+  /// Drops the built programs of all but the `keep` most recently built
+  /// parameter sets (the reference's program stays), so a campaign over
+  /// tens of thousands of configurations holds a bounded number of programs
+  /// (host and device memory); one needed again is built again, through the
+  /// program binary cache. Call it between runs, never while a
+  /// KernelVariantInfo of variant() is in use.
+  void forget_programs(std::size_t keep) noexcept;
+
   /// With `on`, each program later built from source is also loaded back
   /// from its binary and built once (build_program()'s `warm`), so the
   /// driver's own cache of the binary's build (NVIDIA's PTX JIT) is warm for

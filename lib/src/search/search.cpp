@@ -440,7 +440,7 @@ class TuneRun {
   // With tuning parameters every parameter set is its own program: before
   // measuring one that is not built yet, the evaluator builds it and those
   // of the searcher's next proposals, several at once; and while fewer than
-  // half of kBuildAhead announced sets are still ahead, it is handed the
+  // half of Evaluator::announce_ahead() announced sets are still ahead, it is handed the
   // searcher's next new ones, so a build pool (build_pool.hpp) never runs
   // dry behind a searcher that announces its order.
   void build_ahead(std::size_t entry) {
@@ -448,10 +448,11 @@ class TuneRun {
     const std::size_t set = space_.parameter_set(entry);
     ahead_.erase(set);
     const bool fresh = built_.insert(set).second;
-    if (!fresh && ahead_.size() >= kBuildAhead / 2) return;
+    const std::size_t window = ev_.announce_ahead();
+    if (!fresh && ahead_.size() >= window / 2) return;
     std::vector<Configuration> batch;
     if (fresh && !stored(space_.at(entry))) batch.push_back(space_.at(entry));
-    for (const std::size_t e : searcher_.upcoming(kBuildAhead)) {
+    for (const std::size_t e : searcher_.upcoming(window)) {
       // Stored configurations (a resumed session) are not measured: nothing to build.
       if (!built_.insert(space_.parameter_set(e)).second || stored(space_.at(e))) continue;
       ahead_.insert(space_.parameter_set(e));
@@ -459,7 +460,6 @@ class TuneRun {
     }
     if (!batch.empty()) ev_.prepare(batch);
   }
-  static constexpr std::size_t kBuildAhead = 64;
   bool stored(const Configuration& c) const { return opt_.lookup && opt_.lookup(c).has_value(); }
 
   // The objective's score (TuneOptions::score; the median time without one).

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -108,26 +109,90 @@ TEST(BuildPool, SameTrialsAsWithoutThePoolAndNoProgramBuiltTwice) {
   EXPECT_EQ(failed, 1u);
 }
 
-TEST(BuildPool, BuilderThatDiesLosesOnlyItsBuilds) {
+// The build log's source builds, in the order they were written: (key, pid).
+std::vector<std::pair<std::string, std::string>> source_builds(const Campaign& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(c.log);
+  std::string origin, key, ms, ok, pid;
+  while (in >> origin >> key >> ms >> ok >> pid)
+    if (origin == "source") out.emplace_back(key, pid);
+  return out;
+}
+
+std::vector<nlohmann::json> configs(int mode) {
+  std::vector<nlohmann::json> out;
+  for (int per : {1, 2, 4, 8}) out.push_back({{"MODE", mode}, {"PER", per}});
+  return out;
+}
+
+TEST(BuildPool, AnnouncedConfigurationsAreBuiltByTheBuildersAndAnAwaitedOneGoesFirst) {
+  const auto spec = load_tuning_file(kData + "/pool_scale.json");
+  Campaign c("order");
+  EvaluatorConfig cfg;
+  BuildPool pool(*spec, spec->paper_size(), cfg, 1, std::chrono::milliseconds(120'000));
+  std::vector<nlohmann::json> all = configs(0);
+  for (const auto& p : configs(1)) all.push_back(p);
+  pool.submit(all);
+  const auto pids = pool.builder_pids();
+  ASSERT_EQ(pids.size(), 1u);
+  // The last one announced is awaited first: it moves to the queue's front,
+  // so at most the kInFlight handed out before (if the builder had already
+  // said hello) are built before it.
+  EXPECT_TRUE(pool.await(all.back()));
+  // Built by now: at most the kInFlight handed out before, it, and the one handed out after those.
+  EXPECT_LE(source_builds(c).size(), BuildPool::kInFlight + 2);
+  for (const auto& p : all) EXPECT_EQ(pool.await(p), &p != &all.back()) << p.dump();  // awaited once only
+  EXPECT_EQ(pool.built(), all.size());
+  EXPECT_EQ(pool.lost(), 0u);
+  const auto builds = source_builds(c);
+  ASSERT_EQ(builds.size(), all.size());  // each once, all by the builder, none by this process
+  for (const auto& [key, pid] : builds) EXPECT_EQ(pid, std::to_string(pids[0]));
+  std::set<std::string> keys;
+  for (const auto& [key, pid] : builds) keys.insert(key);
+  EXPECT_EQ(keys.size(), all.size());
+  pool.submit(all);  // submitted before: not again
+  EXPECT_EQ(pool.built(), all.size());
+  EXPECT_EQ(source_builds(c).size(), all.size());
+}
+
+TEST(BuildPool, ABuilderThatDiesLosesOnlyWhatItHeldAndAFreshOneTakesTheRest) {
   const auto spec = load_tuning_file(kData + "/pool_scale.json");
   Campaign c("dies");
   EvaluatorConfig cfg;
-  BuildPool pool(*spec, spec->paper_size(), cfg, 1, std::chrono::milliseconds(60'000));
-  std::vector<nlohmann::json> first, second;
-  for (int per : {1, 2, 4, 8}) first.push_back({{"MODE", 0}, {"PER", per}});
-  for (int per : {1, 2, 4, 8}) second.push_back({{"MODE", 1}, {"PER", per}});
+  BuildPool pool(*spec, spec->paper_size(), cfg, 1, std::chrono::milliseconds(120'000));
+  const auto first = configs(0), second = configs(1);
   pool.submit(first);
   const auto pids = pool.builder_pids();
   ASSERT_EQ(pids.size(), 1u);
-  ::kill(pids[0], SIGKILL);  // before it could have answered: it was still opening the device
-  for (const auto& p : first) EXPECT_FALSE(pool.await(p));  // lost: the caller builds them
-  EXPECT_EQ(pool.lost(), 4u);
-  pool.submit(first);   // handed before: not again
-  pool.submit(second);  // a fresh builder takes them
+  ::kill(pids[0], SIGKILL);  // while it starts, or builds what it was handed
+  // What it held (at most kInFlight) is lost: the caller builds it; a fresh
+  // builder takes what was still queued.
+  std::size_t lost = 0;
+  for (const auto& p : first) lost += !pool.await(p);
+  EXPECT_EQ(pool.lost(), lost);
+  EXPECT_LE(lost, BuildPool::kInFlight);
+  EXPECT_EQ(pool.built() + pool.lost(), first.size());
+  pool.submit(first);  // submitted before: not again
+  pool.submit(second);
   for (const auto& p : second) EXPECT_TRUE(pool.await(p));
   EXPECT_EQ(pool.builders_started(), 2u);
-  EXPECT_EQ(pool.built(), 4u);
-  EXPECT_EQ(c.builds()["source"].size(), 4u);
+  EXPECT_EQ(pool.built() + pool.lost(), first.size() + second.size());
+  EXPECT_GE(c.builds()["source"].size(), pool.built());
+}
+
+TEST(BuildPool, WithNoBuilderLeftQueuedWorkIsLostNotWaitedFor) {
+  const auto spec = load_tuning_file(kData + "/pool_scale.json");
+  Campaign c("none");
+  EvaluatorConfig cfg;
+  cfg.device = "no-such-device";  // every builder's hello says it cannot open the device
+  BuildPool pool(*spec, spec->paper_size(), cfg, 2, std::chrono::milliseconds(120'000));
+  const auto all = configs(0);
+  pool.submit(all);
+  for (const auto& p : all) EXPECT_FALSE(pool.await(p));
+  EXPECT_EQ(pool.lost(), all.size());
+  EXPECT_EQ(pool.built(), 0u);
+  EXPECT_EQ(pool.builders_started(), 2u + 2u * 2u + 2u);  // the first two and every restart allowed
+  EXPECT_TRUE(c.builds()["source"].empty());
 }
 
 TEST(BuildPool, TuneSurvivesItsBuildersBeingKilled) {

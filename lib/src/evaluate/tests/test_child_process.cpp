@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "evaluate/child_process.hpp"
 
@@ -48,6 +49,30 @@ TEST(ChildProcess, AnswersFramesAndExitsWhenTheParentCloses) {
   EXPECT_EQ(child.stop(60'000ms), "exited with status 0");
   EXPECT_FALSE(child.running());
   EXPECT_EQ(child.fd(), -1);
+}
+
+TEST(ChildProcess, AChildSeesItsEndWhileALaterChildHoldsACopyOfThisEnd) {
+  ChildProcess first = ChildProcess::start(echo_plus_one, "the echo child");
+  ChildProcess later = ChildProcess::start(hang_forever, "a child");  // fork copied first's parent end
+  // Without the shutdown the first child would read on until the grace's
+  // SIGKILL (the later child keeps the socket open).
+  EXPECT_EQ(first.stop(60'000ms), "exited with status 0");
+  EXPECT_EQ(later.kill(), "killed by signal 9 (Killed)");
+}
+
+TEST(ChildProcess, StopInBackgroundReturnsAtOnceAndTheChildIsStillReaped) {
+  ChildProcess child = ChildProcess::start(echo_plus_one, "the echo child");
+  const pid_t pid = child.pid();
+  child.stop_in_background(60'000ms);
+  EXPECT_FALSE(child.running());
+  EXPECT_EQ(child.fd(), -1);
+  // The background thread reaps it: the pid stops naming a process (no zombie left).
+  bool gone = false;
+  for (int i = 0; i < 6000 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone);
 }
 
 TEST(ChildProcess, TheBodysReturnValueIsTheExitStatusAndAThrowIsThree) {

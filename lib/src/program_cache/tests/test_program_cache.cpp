@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "program_cache/program_cache.hpp"
+#include "runner/runner.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "wstune/device.hpp"
 
 namespace {
@@ -210,6 +212,26 @@ TEST(BuildProgram, WithoutCacheEveryBuildIsFromSource) {
   const ProgramCache off;
   for (int i = 0; i < 2; ++i)
     EXPECT_EQ(build_program(cl.context, cl.device.device, kSource, "-DVALUE=1.0f", &off).origin, ProgramOrigin::source);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(DeviceRunner, ForgottenProgramsAreLoadedAgainFromTheCacheAndTheNewestKept) {
+  ProgramCache::configure(fresh_dir("forget"));
+  const auto spec = load_tuning_file(std::string(WSTUNE_TEST_DATA_DIR) + "/pool_scale.json");
+  DeviceRunner runner(select_device(enumerate_devices(), "default"), *spec, "");
+  std::vector<Problem> problems;  // not PER=1: the reference parameters, whose program is always kept
+  for (int per : {2, 4, 8}) problems.push_back(with_params(spec->paper_size(), {{"MODE", 0}, {"PER", per}}));
+  for (const Problem& p : problems) ASSERT_NE(runner.variant(p, nullptr), nullptr);
+  const ProgramBuildCounts before = program_build_counts();
+  runner.forget_programs(1);                                 // keeps the newest (PER=8)
+  ASSERT_NE(runner.variant(problems[2], nullptr), nullptr);  // kept: nothing built
+  EXPECT_EQ(program_build_counts().binary, before.binary);
+  ASSERT_NE(runner.variant(problems[0], nullptr), nullptr);  // forgotten: its binary loaded, not compiled
+  EXPECT_EQ(program_build_counts().binary, before.binary + 1);
+  EXPECT_EQ(program_build_counts().source, before.source);
 }
 
 }  // namespace
