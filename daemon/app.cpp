@@ -283,25 +283,32 @@ class PidFile {
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// Joules as a table cell: "not measured" without (the progress line and
+// --json say why).
+std::string joules_cell(const std::optional<double>& j) {
+  return j ? fmt::format("{:.3f}", *j) : "not measured";
+}
+
 // The run summary: a row per worker part, the job's cells on its first only;
 // a job without parts gets one row of dashes.
 Rows run_rows(const std::vector<JobReport>& reports) {
   Rows rows;
-  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device", "share",
-                  "local", "kernel ms", "transfer ms"});
+  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "job J", "overhead ms", "worker", "device",
+                  "share", "local", "kernel ms", "transfer ms", "J"});
   for (const auto& r : reports) {
     const std::string status(to_string(r.status));
     if (r.parts.empty()) {
       rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, std::string(to_string(r.job.split)), status, "-",
-                      "-", "-", "-", "-", "-", "-", "-"});
+                      "-", "-", "-", "-", "-", "-", "-", "-", "-"});
     }
     bool first = true;
     for (const auto& p : r.parts) {
       rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
                       first ? std::string(to_string(r.plan.model)) : "", first ? status : "",
-                      first ? cell(r.makespan_ms) : "", first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank),
-                      p.device, fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
-                      cell(p.transfer_ms)});
+                      first ? cell(r.makespan_ms) : "", first ? joules_cell(r.joules()) : "",
+                      first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
+                      fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms), cell(p.transfer_ms),
+                      joules_cell(p.joules)});
       first = false;
     }
   }
