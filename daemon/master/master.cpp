@@ -42,10 +42,17 @@ std::optional<double> JobReport::joules() const {
 
 std::string JobReport::joules_note() const {
   if (parts.empty()) return "not measured: no part ran";
-  std::vector<std::string> missing;
-  for (const auto& p : parts)
-    if (!p.joules) missing.push_back(fmt::format("r{} ({})", p.rank, p.energy_note));
-  return missing.empty() ? std::string() : fmt::format("not measured: {}", fmt::join(missing, ", "));
+  // The parts without joules, grouped by why (in rank order of first sight).
+  std::vector<std::pair<std::string, std::vector<std::string>>> why;
+  for (const auto& p : parts) {
+    if (p.joules) continue;
+    auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == p.energy_note; });
+    if (it == why.end()) it = why.insert(why.end(), {p.energy_note, {}});
+    it->second.push_back(fmt::format("r{}", p.rank));
+  }
+  std::vector<std::string> groups;
+  for (const auto& [note, ranks] : why) groups.push_back(fmt::format("{} ({})", fmt::join(ranks, ", "), note));
+  return groups.empty() ? std::string() : fmt::format("not measured: {}", fmt::join(groups, "; "));
 }
 
 json to_json(const JobReport& r) {

@@ -128,8 +128,8 @@ struct JobReport {
   /// run: the job's joules, the sum of its parts' (WorkerPart::joules), or
   /// none when a part has none (joules_note() says which and why).
   [[nodiscard]] std::optional<double> joules() const;
-  /// run: "" with joules(); else "not measured: r2 (WHY), ..." naming each
-  /// part without joules (or "no part ran").
+  /// run: "" with joules(); else "not measured: r1, r2 (WHY); r3 (WHY)"
+  /// naming each part without joules, grouped by why (or "no part ran").
   [[nodiscard]] std::string joules_note() const;
   /// True when status is ok, or stored (done by an earlier run).
   [[nodiscard]] bool ok() const noexcept { return status == JobStatus::ok || status == JobStatus::stored; }

@@ -42,6 +42,18 @@ std::string unasked_energy_note(const Job& job) {
   return job.energy == "off" ? "energy observation is off (the job's \"energy\": \"off\")"
                              : "no objective needs energy (the job's \"energy\": \"auto\"; \"on\" observes it)";
 }
+
+// Sets `target`'s energy sensor and note: with the workers `asked` to
+// observe, the first worker's answer (`ready`: its tune_result); else why not.
+void describe_energy(TuneTarget& target, const Job& job, bool asked, const json& ready) {
+  target.energy_sensor = asked ? ready.value("energy_sensor", "") : "";
+  if (!asked)
+    target.energy_note = unasked_energy_note(job);
+  else if (target.energy_sensor.empty())
+    target.energy_note = ready.value("energy_note", "the worker did not say (protocol < 6)");
+  else
+    target.energy_note.clear();
+}
 }  // namespace
 
 JobReport Master::tune_job(JobReport r) {
@@ -221,12 +233,7 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   if (first.contains("rejected_references"))
     for (const auto& params : first.at("rejected_references")) choice.rejected.emplace_back(params, "");
   apply_reference(target, spec, p, spec.whole(p), choice);
-  // The first worker's energy sensor (its trials carry their energy), or why none.
-  target.energy_sensor = ctx.energy ? first.value("energy_sensor", "") : "";
-  target.energy_note = !ctx.energy ? unasked_energy_note(r.job)
-                       : target.energy_sensor.empty()
-                           ? first.value("energy_note", "the worker said nothing (protocol < 6)")
-                           : "";
+  describe_energy(target, r.job, ctx.energy, first);
   SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
   // The job's search resolved as `wstune tune` resolves its options.
   const ResolvedSearch search = resolve_search(spec, tune_request(r.job));

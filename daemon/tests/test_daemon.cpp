@@ -1128,13 +1128,20 @@ TEST(Daemon, RunJobsWithoutASensorSayWhyNoJoules) {
     EXPECT_EQ(p.energy_sensor, "");
     EXPECT_NE(p.energy_note.find("/nonexistent/powercap"), std::string::npos) << p.energy_note;
   }
-  EXPECT_EQ(r.joules_note().rfind("not measured: r1 (no RAPL", 0), 0u) << r.joules_note();
-  EXPECT_NE(r.joules_note().find(", r2 ("), std::string::npos) << r.joules_note();
+  EXPECT_EQ(r.joules_note(), "not measured: r1, r2 (no RAPL (/nonexistent/powercap is absent))") << "grouped by why";
+  JobReport mixed = r;
+  mixed.parts[0].joules = 1.5;
+  mixed.parts.push_back(mixed.parts[1]);
+  mixed.parts[2].rank = 3;
+  mixed.parts[2].energy_note = "the energy counter could not be read";
+  EXPECT_FALSE(mixed.joules().has_value());
+  EXPECT_EQ(mixed.joules_note(),
+            "not measured: r2 (no RAPL (/nonexistent/powercap is absent)); r3 (the energy counter could not be read)");
   const json j = to_json(r);
   EXPECT_TRUE(j["joules"].is_null());
   EXPECT_EQ(j["joules_note"], r.joules_note());
   EXPECT_TRUE(j["parts"][0]["joules"].is_null());
-  EXPECT_NE(w.progress.str().find("energy not measured: r1"), std::string::npos) << w.progress.str();
+  EXPECT_NE(w.progress.str().find("energy not measured: r1, r2 (no RAPL"), std::string::npos) << w.progress.str();
   EXPECT_TRUE(w.shutdown());
 }
 
