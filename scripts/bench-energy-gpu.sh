@@ -16,9 +16,13 @@
 #
 # usage: scripts/bench-energy-gpu.sh [--build DIR] [--out DIR] [--tag TAG] [--gpu P:D] [--cpu P:D]
 #          [--gpus P:D,P:D] [--evals N] [--matmul SIZE] [--stencil SIZE] [--split-size N] [--daemon-size N]
+#          [--parts tune,split,daemon]
 # Defaults: --build build, --out docs/results, --tag h100, --gpu 1:0, --cpu 0:0, --evals 40,
 # --matmul 1024x1024x1024, --stencil 4096x4096, --split-size 2048, --daemon-size 4096. Writes
 # OUT/energy_TAG.md and OUT/energy_TAG_raw/ (every command's JSON and text).
+# --parts runs some of the three (default all): a later call with other parts
+# adds their raw output to the same OUT and writes the report over all of it
+# (the database is cleared only by a call that runs tune).
 # On the GPU machine (about 8 minutes on an H100 kind):
 #   source .gpu/setup.sh && cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16 \
 #     && scripts/bench-energy-gpu.sh --build build-gpu --out $OUT
@@ -26,7 +30,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build out=docs/results tag=h100 gpu=1:0 cpu=0:0 gpus="" evals=40
-mm=1024x1024x1024 st=4096x4096 split_size=2048 daemon_size=4096
+mm=1024x1024x1024 st=4096x4096 split_size=2048 daemon_size=4096 parts=tune,split,daemon
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -40,7 +44,8 @@ while [[ $# -gt 0 ]]; do
     --stencil) st=$2; shift 2 ;;
     --split-size) split_size=$2; shift 2 ;;
     --daemon-size) daemon_size=$2; shift 2 ;;
-    *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --parts) parts=$2; shift 2 ;;
+    *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 W=$build/cli/wstune
@@ -48,7 +53,8 @@ raw=$out/energy_${tag}_raw
 mkdir -p "$raw"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 db=$raw/energy.db
-rm -f "$db"
+has() { [[ ",$parts," == *",$1,"* ]]; }
+has tune && rm -f "$db"
 EX=share/examples/kernels
 T=(--repeat 5 --min-time 2 --trial-timeout 60 --strategy random --max-evals "$evals" --db "$db" --no-resume)
 run() {  # NAME COMMAND...: stdout into raw/NAME.{json|txt}, stderr into raw/NAME.err
@@ -61,12 +67,12 @@ run() {  # NAME COMMAND...: stdout into raw/NAME.{json|txt}, stderr into raw/NAM
 {
   echo "# sensors"; ls /sys/class/powercap 2>&1 | head; nvidia-smi --query-gpu=name,power.draw,power.limit,clocks.sm --format=csv 2>&1
 } >"$raw/sensors.txt"
-run tune-matmul.json "$W" tune --kernel-file $EX/matmul_tiled.json --size "$mm" --device "$gpu" "${T[@]}" \
+has tune && run tune-matmul.json "$W" tune --kernel-file $EX/matmul_tiled.json --size "$mm" --device "$gpu" "${T[@]}" \
   --objectives time,energy --json
-run tune-stencil.json "$W" tune --kernel-file $EX/stencil5.json --size "$st" --device "$gpu" "${T[@]}" \
+has tune && run tune-stencil.json "$W" tune --kernel-file $EX/stencil5.json --size "$st" --device "$gpu" "${T[@]}" \
   --objectives time,energy --json
 S=(--kernel matmul --size "$split_size" --model measured --local null --run --repeat 5 --json --db "$db")
-for devs in "$gpu,$cpu" ${gpus:+"$gpus,$cpu"}; do
+has split && for devs in "$gpu,$cpu" ${gpus:+"$gpus,$cpu"}; do
   tagd=${devs//[:,]/_}
   for obj in time energy edp; do
     run "split-$tagd-$obj.json" "$W" split --devices "$devs" --objective "$obj" "${S[@]}"
@@ -78,7 +84,9 @@ done
 # the measured model and not reported); tune mode with the job objective
 # energy,time on the GPU.
 . daemon/mpi-launch.sh
-if wstuned_launcher; then
+if ! has daemon; then
+  :
+elif wstuned_launcher; then
   copies=${DAEMON_COPIES:-5} warm=${DAEMON_WARM:-2}
   daemon_jobs() {  # MODEL -> a job file: matmul DAEMON_SIZE, COPIES copies, 5 timed runs after one warm-up
     python3 -c 'import json, sys; print(json.dumps({"defaults": {"repetitions": 5, "warmup": 1, "split": sys.argv[1],
