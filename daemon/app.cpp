@@ -88,6 +88,11 @@ po::options_description describe(Options& o) {
       "strategy", po::value(&o.defaults.strategy),
       "tune: search strategy (default: the file's Search, else auto, as wstune tune)")(
       "retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")(
+      "objectives", po::value(&o.defaults.objectives),
+      "tune: what decides the best, as wstune tune --objectives: NAME[:min|max],... (time, energy, power, edp or "
+      "the file's wstune.Metrics; the first decides, all keep a Pareto front; default time)")(
+      "energy", po::value(&o.defaults.energy)->default_value("auto"),
+      "tune: observe each trial's energy on the workers' sensors: auto (when an objective needs it), on or off")(
       "repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")(
       "warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")(
       "overlap", po::value(&o.defaults.overlap)->default_value(2),
@@ -535,6 +540,7 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   o.defaults.split = parse_job_split(o.split);
   o.defaults.direction = parse_split_direction(o.direction, "--direction");
   o.defaults.local = parse_local_policy(o.local);
+  o.defaults.energy = parse_energy_mode(o.defaults.energy, "--energy");
   s.devices = rank_map(o.worker_devices, "--worker-device", size);
   s.faults = rank_map(o.faults, "--inject-fault", size);
   check_faults(o, s.faults);

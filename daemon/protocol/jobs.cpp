@@ -132,6 +132,15 @@ std::string size_bindings(const json& v) {
 }
 }  // namespace
 
+std::string parse_energy_mode(const std::string& text, std::string_view what) {
+  if (text != "auto" && text != "on" && text != "off")
+    throw UsageError(
+        fmt::format("{} '{}': use auto (observe each trial's energy when an objective needs it), "
+                    "on (always, where a sensor is) or off",
+                    what, bounded(text)));
+  return text;
+}
+
 namespace {
 // Refuses a job key that is not one, and a string value longer than kMaxJobText.
 void check_job_key(const std::string& key, const json& value, const std::string& where) {

@@ -80,6 +80,10 @@ struct Job {
   std::string energy = "auto";
 };
 
+/// A job's "energy" (`--energy`): "auto", "on" or "off" as given; throws
+/// UsageError "WHAT 'TEXT': use auto (...), on (...) or off".
+std::string parse_energy_mode(const std::string& text, std::string_view what);
+
 /// What `job` asks of a search, for resolve_tune() (tune_request.hpp): its
 /// size, strategy, seed (input and search), objectives and max_trials as the evaluation
 /// budget; no time limit of its own (a tuning file's TuningDuration applies).

@@ -280,6 +280,8 @@ TEST(Jobs, ObjectivesAndEnergyAreJobKeys) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("energy 'maybe': use auto"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(parse_energy_mode("off", "--energy"), "off");
+  EXPECT_THROW((void)parse_energy_mode("On", "--energy"), UsageError);
 }
 
 // Issue 18: the job key `overlap` (chunks per worker block, default 2 as the
