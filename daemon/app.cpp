@@ -88,6 +88,11 @@ po::options_description describe(Options& o) {
       "strategy", po::value(&o.defaults.strategy),
       "tune: search strategy (default: the file's Search, else auto, as wstune tune)")(
       "retune", po::bool_switch(&o.defaults.retune), "tune: search devices that are tuned for the job already")(
+      "objectives", po::value(&o.defaults.objectives),
+      "tune: what decides the best, as wstune tune --objectives: NAME[:min|max],... (time, energy, power, edp or "
+      "the file's wstune.Metrics; the first decides, all keep a Pareto front; default time)")(
+      "energy", po::value(&o.defaults.energy)->default_value("auto"),
+      "tune: observe each trial's energy on the workers' sensors: auto (when an objective needs it), on or off")(
       "repetitions,r", po::value(&o.defaults.repetitions)->default_value(3), "timed kernel runs per worker")(
       "warmup", po::value(&o.defaults.warmup)->default_value(0), "untimed runs before them")(
       "overlap", po::value(&o.defaults.overlap)->default_value(2),
@@ -283,25 +288,32 @@ class PidFile {
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// Joules as a table cell: "not measured" without (the progress line and
+// --json say why).
+std::string joules_cell(const std::optional<double>& j) {
+  return j ? fmt::format("{:.3f}", *j) : "not measured";
+}
+
 // The run summary: a row per worker part, the job's cells on its first only;
 // a job without parts gets one row of dashes.
 Rows run_rows(const std::vector<JobReport>& reports) {
   Rows rows;
-  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "overhead ms", "worker", "device", "share",
-                  "local", "kernel ms", "transfer ms"});
+  rows.push_back({"job", "kernel", "size", "model", "status", "makespan ms", "job J", "overhead ms", "worker", "device",
+                  "share", "local", "kernel ms", "transfer ms", "J"});
   for (const auto& r : reports) {
     const std::string status(to_string(r.status));
     if (r.parts.empty()) {
       rows.push_back({fmt::format("{}", r.id), r.job.kernel, r.size, std::string(to_string(r.job.split)), status, "-",
-                      "-", "-", "-", "-", "-", "-", "-"});
+                      "-", "-", "-", "-", "-", "-", "-", "-", "-"});
     }
     bool first = true;
     for (const auto& p : r.parts) {
       rows.push_back({first ? fmt::format("{}", r.id) : "", first ? r.job.kernel : "", first ? r.size : "",
                       first ? std::string(to_string(r.plan.model)) : "", first ? status : "",
-                      first ? cell(r.makespan_ms) : "", first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank),
-                      p.device, fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms),
-                      cell(p.transfer_ms)});
+                      first ? cell(r.makespan_ms) : "", first ? joules_cell(r.joules()) : "",
+                      first ? cell(r.overhead_ms) : "", fmt::format("{}", p.rank), p.device,
+                      fmt::format("{:.1f}%", 100 * p.share), to_string(p.local), cell(p.kernel_ms), cell(p.transfer_ms),
+                      joules_cell(p.joules)});
       first = false;
     }
   }
@@ -528,6 +540,7 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   o.defaults.split = parse_job_split(o.split);
   o.defaults.direction = parse_split_direction(o.direction, "--direction");
   o.defaults.local = parse_local_policy(o.local);
+  o.defaults.energy = parse_energy_mode(o.defaults.energy, "--energy");
   s.devices = rank_map(o.worker_devices, "--worker-device", size);
   s.faults = rank_map(o.faults, "--inject-fault", size);
   check_faults(o, s.faults);

@@ -134,10 +134,14 @@ record() {
   local cache=${BEHAVIOUR_POCL_CACHE_DIR:-$s/pocl-cache}
   mkdir -p "$cache"
   local start=$SECONDS rc=0
+  # Energy sensors are the machine's: RAPL is pointed at a powercap tree that
+  # is absent everywhere, so every energy note reads the same (PoCL devices
+  # are CPUs: no NVML).
   env -i PATH="$s/bin:/usr/local/bin:/usr/bin:/bin" HOME="$s/home" TMPDIR="$s/tmp" TZ=UTC LC_ALL=C LANG=C \
     XDG_CONFIG_HOME="$s/xdg/config" XDG_DATA_HOME="$s/xdg/data" XDG_CACHE_HOME="$s/xdg/cache" \
     XDG_STATE_HOME="$s/xdg/state" LD_LIBRARY_PATH="$lib" POCL_CACHE_DIR="$cache" \
     POCL_DEVICES="basic pthread" POCL_MAX_PTHREAD_COUNT=2 WSTUNE_REGISTER_TIMEOUT=60 \
+    WSTUNE_POWERCAP_ROOT=/nonexistent/powercap \
     BC_S="$s" BC_BUILD="$build" BC_ROOT="$ROOT" BC_OUT="$out" \
     BC_INPUT_REV="${BEHAVIOUR_INPUT_REV:-$BASELINE_REV}" BC_VERBOSE="${BEHAVIOUR_VERBOSE:-0}" \
     bash "$SELF" __record || rc=$?

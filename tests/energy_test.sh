@@ -54,4 +54,19 @@ expect 2 "has none: calibrate it where its energy sensor is readable" -- \
   "$W" split --kernel matmul --size 64 --devices 0:0,0:1 --model measured --objective energy --no-store
 expect 0 "energy per job: - \(not measured" -- \
   "$W" split --kernel matmul --size 64 --devices 0:0,0:1 --model measured --no-store --run --refine 0
+# A fake powercap tree (WSTUNE_POWERCAP_ROOT; its counter never moves: 0 W)
+# gives the CPU devices a RAPL observer: the trials' and the split run's
+# energy are then measured (issue 38: the observation code shared by the
+# CLI's evaluator and wstuned's workers).
+PC=$WORK/powercap/intel-rapl:0
+mkdir -p "$PC" && echo package-0 >"$PC/name" && echo 5000000 >"$PC/energy_uj" && echo 262143328850 >"$PC/max_energy_range_uj"
+WSTUNE_POWERCAP_ROOT=$WORK/powercap "$W" tune "${M[@]}" "${T[@]}" --energy on --no-store --json >"$WORK/tune-rapl.json" 2>/dev/null
+python3 - "$WORK/tune-rapl.json" <<'PY' && echo "ok: tune with a fake RAPL" || { echo "FAIL: tune with a fake RAPL"; fails=$((fails+1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["energy_sensor"] == "rapl" and j["energy_note"] == "", (j["energy_sensor"], j["energy_note"])
+assert j["best"]["energy"]["sensor"] == "rapl" and j["best"]["energy"]["runs"] >= 1, j["best"]["energy"]
+PY
+WSTUNE_POWERCAP_ROOT=$WORK/powercap expect 0 "energy per job: [0-9.]+ J over every device" -- \
+  "$W" split --kernel matmul --size 64 --devices 0:0,0:1 --model measured --no-store --run --refine 0
 [ $fails -eq 0 ] && echo "all energy checks passed" || { echo "$fails energy check(s) failed"; exit 1; }

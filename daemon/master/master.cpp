@@ -30,6 +30,31 @@ std::string WorkerState::label() const {
                      device ? device->name : "no device");
 }
 
+std::optional<double> JobReport::joules() const {
+  if (parts.empty()) return std::nullopt;
+  double sum = 0;
+  for (const auto& p : parts) {
+    if (!p.joules) return std::nullopt;
+    sum += *p.joules;
+  }
+  return sum;
+}
+
+std::string JobReport::joules_note() const {
+  if (parts.empty()) return "not measured: no part ran";
+  // The parts without joules, grouped by why (in rank order of first sight).
+  std::vector<std::pair<std::string, std::vector<std::string>>> why;
+  for (const auto& p : parts) {
+    if (p.joules) continue;
+    auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == p.energy_note; });
+    if (it == why.end()) it = why.insert(why.end(), {p.energy_note, {}});
+    it->second.push_back(fmt::format("r{}", p.rank));
+  }
+  std::vector<std::string> groups;
+  for (const auto& [note, ranks] : why) groups.push_back(fmt::format("{} ({})", fmt::join(ranks, ", "), note));
+  return groups.empty() ? std::string() : fmt::format("not measured: {}", fmt::join(groups, "; "));
+}
+
 json to_json(const JobReport& r) {
   json parts = json::array();
   for (const auto& p : r.parts) {
@@ -54,7 +79,10 @@ json to_json(const JobReport& r) {
                          {"chunks", p.chunks},
                          {"overlap_wall_ms", p.overlap_wall_ms},
                          {"result_path", p.result_path},
-                         {"trials", p.trials}});
+                         {"trials", p.trials},
+                         {"joules", p.joules ? json(*p.joules) : json(nullptr)},
+                         {"energy_sensor", p.energy_sensor},
+                         {"energy_note", p.energy_note}});
   }
   json j{{"id", r.id},
          {"mode", std::string(to_string(r.mode))},
@@ -74,6 +102,8 @@ json to_json(const JobReport& r) {
     j["plan_note"] = r.plan.note;
     j["parts"] = parts;
     j["makespan_ms"] = r.makespan_ms;
+    j["joules"] = r.joules() ? json(*r.joules()) : json(nullptr);
+    j["joules_note"] = r.joules_note();
     j["overhead_ms"] = r.overhead_ms;
     j["verify_ms"] = r.verify_ms;
     j["verified"] = r.verdict.ok;
@@ -304,6 +334,18 @@ std::string_view stored_reason(Mode mode) {
                             : " by an earlier run of this job list (--resume): not run again";
 }
 
+// A run job's energy for its progress line: "N J (sensor, ...)" or "energy not measured: ...".
+std::string joules_text(const JobReport& r) {
+  if (const auto j = r.joules()) {
+    std::vector<std::string> sensors;
+    for (const auto& p : r.parts)
+      if (std::find(sensors.begin(), sensors.end(), p.energy_sensor) == sensors.end())
+        sensors.push_back(p.energy_sensor);
+    return fmt::format("{:.3f} J ({})", *j, fmt::join(sensors, ", "));
+  }
+  return "energy " + r.joules_note();
+}
+
 }  // namespace
 
 std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) {
@@ -323,8 +365,8 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
     } else if (mode == Mode::run && r.ok()) {
       std::vector<std::string> shares;
       for (const auto& p : r.parts) shares.push_back(fmt::format("r{} {:.0f}%", p.rank, 100 * p.share));
-      line += fmt::format(", makespan {:.2f} ms, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
-                          r.overhead_ms, to_string(r.plan.model), fmt::join(shares, " "));
+      line += fmt::format(", makespan {:.2f} ms, {}, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
+                          joules_text(r), r.overhead_ms, to_string(r.plan.model), fmt::join(shares, " "));
       if (!r.plan.note.empty()) line += " (" + r.plan.note + ")";
     } else if (r.ok()) {
       line += fmt::format(", {} worker(s)", r.data.size());

@@ -86,6 +86,11 @@ struct WorkerPart {
     return overlap_wall_ms > 0 ? recv_ms + overlap_wall_ms + return_ms : kernel_ms + transfer_ms;
   }
   nlohmann::json trials = nlohmann::json::array();  ///< tune-policy trials
+  /// The joules its device's energy sensor counted while it worked on its
+  /// block (BlockResult::joules: receipt to reply); none without a sensor.
+  std::optional<double> joules;
+  std::string energy_sensor;  ///< "nvml", "rapl", ... ("" without joules)
+  std::string energy_note;    ///< why no joules ("" with them)
 };
 
 /// The outcome of one job.
@@ -120,6 +125,12 @@ struct JobReport {
   double verify_ms = 0;              ///< inputs and CPU reference on the master + comparison (outside the makespan)
   Verdict verdict;                   ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
+  /// run: the job's joules, the sum of its parts' (WorkerPart::joules), or
+  /// none when a part has none (joules_note() says which and why).
+  [[nodiscard]] std::optional<double> joules() const;
+  /// run: "" with joules(); else "not measured: r1, r2 (WHY); r3 (WHY)"
+  /// naming each part without joules, grouped by why (or "no part ran").
+  [[nodiscard]] std::string joules_note() const;
   /// True when status is ok, or stored (done by an earlier run).
   [[nodiscard]] bool ok() const noexcept { return status == JobStatus::ok || status == JobStatus::stored; }
 };
@@ -316,6 +327,7 @@ class Master {
     std::mutex* lock = nullptr;
     const nlohmann::json& kernel_file;
     Router* router = nullptr;  // several groups at once: routes a joiner's rank to this group's channel
+    bool energy = false;       // the workers observe each trial's energy (WorkRequest::energy)
     [[nodiscard]] std::unique_lock<std::mutex> hold() const {
       return lock ? std::unique_lock<std::mutex>(*lock) : std::unique_lock<std::mutex>();
     }

@@ -185,6 +185,9 @@ WorkerPart run_part(const WorkerState& w, const SplitWorker& planned, const Bloc
   part.overlap_wall_ms = br.overlap_wall_ms;
   part.recv_ms = br.recv_ms;
   part.trials = br.trials;
+  part.joules = br.joules;
+  part.energy_sensor = br.energy_sensor;
+  part.energy_note = br.energy_note;
   return part;
 }
 }  // namespace

@@ -14,6 +14,7 @@
 #include "format/json.hpp"
 #include "format/trial_json.hpp"
 #include "master/router.hpp"
+#include "metric/pareto.hpp"
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
 #include "session/autotune.hpp"
@@ -24,6 +25,36 @@
 #include "master/master_util.hpp"
 
 namespace wstune::daemon {
+
+namespace {
+// Whether a tune job's workers observe each trial's energy: its "energy"
+// ("auto", "on", "off") decided over its objectives as `wstune tune
+// --energy` decides (energy_for_objectives()).
+bool observes_energy(const Job& job, const KernelSpec& spec, const Problem& p) {
+  EnergyOptions options;
+  options.enabled = job.energy != "off";
+  options.when_needed = job.energy == "auto";
+  return energy_for_objectives(options, MetricSet(spec, p), resolve_search(spec, tune_request(job)).objectives).enabled;
+}
+
+// Why a tune job's workers observe no energy when it did not ask them to.
+std::string unasked_energy_note(const Job& job) {
+  return job.energy == "off" ? "energy observation is off (the job's \"energy\": \"off\")"
+                             : "no objective needs energy (the job's \"energy\": \"auto\"; \"on\" observes it)";
+}
+
+// Sets `target`'s energy sensor and note: with the workers `asked` to
+// observe, the first worker's answer (`ready`: its tune_result); else why not.
+void describe_energy(TuneTarget& target, const Job& job, bool asked, const json& ready) {
+  target.energy_sensor = asked ? ready.value("energy_sensor", "") : "";
+  if (!asked)
+    target.energy_note = unasked_energy_note(job);
+  else if (target.energy_sensor.empty())
+    target.energy_note = ready.value("energy_note", "the worker did not say (protocol < 6)");
+  else
+    target.energy_note.clear();
+}
+}  // namespace
 
 JobReport Master::tune_job(JobReport r) {
   {
@@ -79,6 +110,7 @@ void Master::fault(JobReport& r, const std::string& text, const GroupContext& ct
 void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
                          const std::vector<std::vector<int>>& groups) {
   const json& kernel_file = packed(r.job);
+  const bool energy = observes_energy(r.job, spec, p);
   auto one = [&](const std::vector<int>& ranks, const GroupContext& ctx) {
     try {
       tune_group(r, spec, p, ranks, ctx);
@@ -86,14 +118,14 @@ void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
       fault(r, fmt::format("the search on {} stopped: {}", worker(ranks.front()).label(), e.what()), ctx);
     }
   };
-  if (groups.size() == 1) return one(groups.front(), GroupContext{comm_, nullptr, kernel_file});
+  if (groups.size() == 1) return one(groups.front(), GroupContext{comm_, nullptr, kernel_file, nullptr, energy});
   Router router(comm_);
   std::mutex lock;
   std::atomic<std::size_t> running{groups.size()};
   std::vector<std::thread> threads;
   for (const auto& ranks : groups) {
     Channel& channel = router.channel(ranks);
-    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file, &router}] {
+    threads.emplace_back([&, ranks, ctx = GroupContext{channel, &lock, kernel_file, &router, energy}] {
       one(ranks, ctx);
       --running;
     });
@@ -106,7 +138,7 @@ void Master::tune_groups(JobReport& r, const KernelSpec& spec, const Problem& p,
 // that are ready (their answers in `ready`, by rank), faults for the others.
 Message Master::prepare_message(const JobReport& r, const GroupContext& ctx) const {
   WorkRequest req{r.id, r.job.kernel, r.size,         r.job.repetitions, r.job.max_trials,
-                  0,    r.job.seed,   json::object(), ctx.kernel_file};
+                  0,    r.job.seed,   json::object(), ctx.kernel_file,   ctx.energy};
   return req.to_message(Tag::tune);
 }
 
@@ -201,6 +233,7 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   if (first.contains("rejected_references"))
     for (const auto& params : first.at("rejected_references")) choice.rejected.emplace_back(params, "");
   apply_reference(target, spec, p, spec.whole(p), choice);
+  describe_energy(target, r.job, ctx.energy, first);
   SearchSpace space = make_search_space(spec, p, spec.whole(p), target);
   // The job's search resolved as `wstune tune` resolves its options.
   const ResolvedSearch search = resolve_search(spec, tune_request(r.job));
@@ -239,10 +272,11 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
   topt.timing = TimingOptions{1, std::max(1u, r.job.repetitions)};
   topt.lookup = [&](const Configuration& c) { return log->stored(c); };
   topt.on_trial = [&](const Trial&, TrialPhase phase) { ev.phase(phase); };
-  // The job's first objective decides (as `wstune tune --objective`); the
-  // workers observe no energy, so energy, power and edp leave the time to decide.
-  if (const Objective& decides = search.objectives.front(); !(decides == Objective{}) && !needs_energy(decides))
-    topt.score = objective_score(MetricSet(spec, p), decides);
+  // The job's first objective decides, as `wstune tune --objective` (the
+  // time where it needs energy the first worker's device does not measure).
+  const MetricSet metrics(spec, p);
+  ObjectiveDecision decision = decide_objective(metrics, search.objectives.front(), target);
+  if (decision.score) topt.score = std::move(decision.score);
   const TuneResult res = tune(ev, *searcher, *stop, topt);
   ev.drain();
   const json session = log->finish(res);
@@ -264,7 +298,17 @@ void Master::tune_group(JobReport& r, const KernelSpec& spec, const Problem& p, 
               {"stop_reason", res.stop_reason},
               {"wall_ms", res.wall_ms},
               {"shared_by", ev.members()},
+              {"objectives", search.objective_names()},
+              {"objective_note", decision.note},
+              {"energy_sensor", target.energy_sensor},
+              {"energy_note", target.energy_note},
               {"session", session}};
+  if (search.objectives.size() > 1) {
+    json front = json::array();
+    for (std::size_t i : pareto_front(res.trials, search.objectives, metrics))
+      front.push_back(trial_report_json(res.trials[i]));
+    result["front"] = std::move(front);
+  }
   const auto held = ctx.hold();
   note(
       fmt::format("job {}: {} worker(s) with fingerprint {} searched {} of {} configurations ({} stored before), best "

@@ -64,6 +64,7 @@ json to_json(const Job& j) {
            {"strategy", j.strategy}};
   if (j.results != "auto") out["results"] = j.results;
   if (!j.objectives.empty()) out["objectives"] = j.objectives;  // absent for time: run keys stay as they were
+  if (j.energy != "auto") out["energy"] = j.energy;             // absent for auto, likewise
   return out;
 }
 
@@ -131,18 +132,27 @@ std::string size_bindings(const json& v) {
 }
 }  // namespace
 
+std::string parse_energy_mode(const std::string& text, std::string_view what) {
+  if (text != "auto" && text != "on" && text != "off")
+    throw UsageError(
+        fmt::format("{} '{}': use auto (observe each trial's energy when an objective needs it), "
+                    "on (always, where a sensor is) or off",
+                    what, bounded(text)));
+  return text;
+}
+
 namespace {
 // Refuses a job key that is not one, and a string value longer than kMaxJobText.
 void check_job_key(const std::string& key, const json& value, const std::string& where) {
   static const std::set<std::string> keys{
       "kernel", "size",     "sizes",      "repetitions",         "warmup",  "split",       "direction",
       "local",  "seed",     "max_trials", "calibrate_budget_ms", "overlap", "kernel_file", "config",
-      "retune", "strategy", "results",    "objectives"};
+      "retune", "strategy", "results",    "objectives",          "energy"};
   if (!keys.count(key)) {
     throw UsageError(
         fmt::format("{}: unknown key '{}': use kernel, size, repetitions, warmup, split, "
                     "direction, local, seed, max_trials, calibrate_budget_ms, overlap, kernel_file, "
-                    "sizes, config, retune, strategy, results or objectives",
+                    "sizes, config, retune, strategy, results, objectives or energy",
                     where, bounded(key)));
   }
   if (value.is_string() && value.get_ref<const std::string&>().size() > kMaxJobText) {
@@ -187,7 +197,14 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
     job.strategy = value.get<std::string>();
   else if (key == "objectives")
     job.objectives = value.get<std::string>();
-  else if (key == "results") {
+  else if (key == "energy") {
+    job.energy = value.get<std::string>();
+    if (job.energy != "auto" && job.energy != "on" && job.energy != "off")
+      throw UsageError(
+          fmt::format("energy '{}': use auto (observe each trial's energy when an objective needs it), "
+                      "on (always, where a sensor is) or off",
+                      bounded(job.energy)));
+  } else if (key == "results") {
     job.results = value.get<std::string>();
     if (job.results != "auto" && job.results != "message")
       throw UsageError(

@@ -69,11 +69,20 @@ struct Job {
   /// auto (resolve_tune(), as `wstune tune`).
   std::string strategy;
   /// tune: what decides the best, as `wstune tune --objectives`
-  /// ("GFLOP/s:max", "time,GFLOP/s:max"; metric/metric.hpp); "" = time.
-  /// wstuned's workers observe no energy: energy, power and edp fall back
-  /// to the time.
+  /// ("GFLOP/s:max", "time,GFLOP/s:max", "energy", "time,energy";
+  /// metric/metric.hpp); "" = time. A worker whose device has no energy
+  /// sensor leaves the time to decide where the first needs energy (the
+  /// result's objective_note says why).
   std::string objectives = {};
+  /// tune: when the workers observe each trial's energy, as `wstune tune
+  /// --energy`: "auto" (when an objective needs it), "on" (always, where a
+  /// sensor is) or "off".
+  std::string energy = "auto";
 };
+
+/// A job's "energy" (`--energy`): "auto", "on" or "off" as given; throws
+/// UsageError "WHAT 'TEXT': use auto (...), on (...) or off".
+std::string parse_energy_mode(const std::string& text, std::string_view what);
 
 /// What `job` asks of a search, for resolve_tune() (tune_request.hpp): its
 /// size, strategy, seed (input and search), objectives and max_trials as the evaluation
@@ -82,7 +91,7 @@ TuneRequest tune_request(const Job& job);
 
 /// {"kernel":..,"size":..,"repetitions":..,"warmup":..,"split":..,"direction":..,"local":..,"seed":..,"max_trials":..,
 /// "calibrate_budget_ms":..,"overlap":..,"kernel_file":..,"config":{..},"retune":..,"strategy":..}, and
-/// "results" when not "auto" and "objectives" when not "" (so a job list's run_key() is the one it had
+/// "results" and "energy" when not "auto" and "objectives" when not "" (so a job list's run_key() is the one it had
 /// before these keys existed)
 nlohmann::json to_json(const Job& j);
 

@@ -324,6 +324,9 @@ Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
     m.body["shared"] = std::move(list);
   }
   if (!shared_error.empty()) m.body["shared_error"] = shared_error;
+  if (joules) m.body["joules"] = *joules;
+  if (!energy_sensor.empty()) m.body["energy_sensor"] = energy_sensor;
+  if (!energy_note.empty()) m.body["energy_note"] = energy_note;
   m.buffers = std::move(outputs);
   return m;
 }
@@ -350,6 +353,9 @@ BlockResult BlockResult::from(const Message& m) {
     r.overlap_wall_ms = j.value("overlap_wall_ms", 0.0);
     for (const json& s : j.value("shared", json::array())) r.shared.push_back(shared_output_from_json(s));
     r.shared_error = j.value("shared_error", "");
+    if (j.contains("joules")) r.joules = j.at("joules").get<double>();
+    r.energy_sensor = j.value("energy_sensor", "");
+    r.energy_note = j.value("energy_note", r.joules ? "" : "the worker does not measure energy (protocol < 6)");
     return r;
   });
 }
@@ -386,7 +392,8 @@ Message WorkRequest::to_message(Tag tag) const {
                       {"calibrate_budget_ms", calibrate_budget_ms},
                       {"seed", seed},
                       {"params", params},
-                      {"kernel_file", kernel_file}},
+                      {"kernel_file", kernel_file},
+                      {"energy", energy}},
                  {}};
 }
 
@@ -405,6 +412,7 @@ WorkRequest WorkRequest::from(const Message& m) {
     w.seed = j.value("seed", std::uint64_t{42});
     w.params = j.value("params", json::object());
     w.kernel_file = j.value("kernel_file", json());
+    w.energy = j.value("energy", false);
     return w;
   });
 }

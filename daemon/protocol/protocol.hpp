@@ -36,7 +36,12 @@ namespace wstune::daemon {
 /// learns it so), and a bye that is not the answer to a shutdown says why
 /// the worker leaves ("reason": a drained worker's, or "lost: ..." made by
 /// the master's TcpHub for a connection that ended; issue 40).
-inline constexpr int kProtocolVersion = 5;
+/// 6: a block_result carries the joules its device's energy sensor counted
+/// while the worker worked on the block ("joules", "energy_sensor"), or why
+/// none ("energy_note"); a tune request says whether its trials observe
+/// energy ("energy"), and the tune_result names the sensor or why none
+/// ("energy_sensor", "energy_note"; issue 38).
+inline constexpr int kProtocolVersion = 6;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
 enum class Tag : int {
@@ -183,6 +188,14 @@ struct BlockResult {
   std::vector<SharedOutput> shared;
   /// Why a result slot offered was not used ("" when used or none offered).
   std::string shared_error;
+  /// The joules the device's energy sensor counted from the run_block's
+  /// receipt to this reply (busy_ms: input generation, upload, warm-up and
+  /// timed runs, read-back); none without a sensor (energy_note says why).
+  std::optional<double> joules;
+  std::string energy_sensor;  ///< "nvml", "rapl", ... ("" without joules)
+  /// Why no joules ("" with them); absent on the wire (an older worker):
+  /// "the worker does not measure energy (protocol < 6)".
+  std::string energy_note;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
 };
@@ -210,6 +223,10 @@ struct WorkRequest {
   std::uint64_t seed = 42;                           ///< input seed
   nlohmann::json params = nlohmann::json::object();  ///< calibrate: tuning parameter values ({} = reference)
   nlohmann::json kernel_file;  ///< pack_tuning_file() of a kernel file; null for a built-in kernel
+  /// tune: observe each configuration's first correct trial's energy
+  /// (Trial::energy; the master decides as `wstune tune --energy` does,
+  /// energy_for_objectives()); absent on the wire = false.
+  bool energy = false;
   [[nodiscard]] Message to_message(Tag tag) const;
   static WorkRequest from(const Message& m);
 };

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -21,6 +23,7 @@
 #include "master/split_plan.hpp"
 #include "protocol/kernel_source.hpp"
 #include "split/multi_device.hpp"
+#include "test_store_util.hpp"
 #include "tests/support/in_memory_communicator.hpp"
 #include "transport/communicator.hpp"
 #include "worker/tasks.hpp"
@@ -29,6 +32,7 @@
 
 using namespace wstune;
 using namespace wstune::daemon;
+using nlohmann::json;
 
 namespace {
 
@@ -79,7 +83,7 @@ class SlotReplayer final : public ForwardingCommunicator {
 enum class Rank1 { plain, spoil_slots, replay_slots };
 struct World {
   explicit World(std::vector<FaultKind> faults, std::chrono::milliseconds job_timeout = std::chrono::seconds(120),
-                 std::string master_host = "", Rank1 rank1 = Rank1::plain)
+                 std::string master_host = "", Rank1 rank1 = Rank1::plain, EnergyOptions energy = {})
       : world(static_cast<int>(faults.size()) + 1) {
     if (rank1 == Rank1::spoil_slots) spoiler = std::make_unique<SlotSpoiler>(world.at(1));
     if (rank1 == Rank1::replay_slots) replayer = std::make_unique<SlotReplayer>(world.at(1));
@@ -91,6 +95,7 @@ struct World {
       wo.host = "test-host";
       wo.fault = faults[i];
       wo.welcome_timeout = std::chrono::seconds(30);
+      wo.energy = energy;
       Communicator& comm = i == 0 && spoiler    ? static_cast<Communicator&>(*spoiler)
                            : i == 0 && replayer ? static_cast<Communicator&>(*replayer)
                                                 : world.at(static_cast<int>(i) + 1);
@@ -1061,5 +1066,171 @@ TEST(Daemon, OutputsInASlotTheJobDidNotOfferAreABadAnswer) {
   ASSERT_EQ(reports[1].parts.size(), 1u);
   EXPECT_EQ(reports[1].parts[0].rank, 2);
   EXPECT_EQ(reports[1].parts[0].result_path, "message");
+  EXPECT_TRUE(w.shutdown());
+}
+
+namespace {
+// A fake powercap tree (one package zone) whose counter a thread advances
+// by 1000 µJ (1 W) every millisecond; each value is written whole and
+// renamed into place, so a reader never sees half a number.
+struct FakeRapl {
+  wstune::test::TempDir dir;
+  std::atomic<bool> stop{false};
+  std::thread ticker;
+  FakeRapl() {
+    const auto zone = dir.path / "intel-rapl:0";
+    std::filesystem::create_directories(zone);
+    std::ofstream(zone / "name") << "package-0\n";
+    std::ofstream(zone / "max_energy_range_uj") << "262143328850\n";
+    write(0);
+    ticker = std::thread([this] {
+      for (std::uint64_t uj = 1000; !stop; uj += 1000) {
+        write(uj);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  ~FakeRapl() {
+    stop = true;
+    ticker.join();
+  }
+  void write(std::uint64_t uj) const {
+    const auto zone = dir.path / "intel-rapl:0";
+    std::ofstream(zone / "energy_uj.new") << uj << "\n";
+    std::filesystem::rename(zone / "energy_uj.new", zone / "energy_uj");
+  }
+  [[nodiscard]] EnergyOptions options() const {
+    EnergyOptions o;
+    o.powercap_root = dir.path.string();
+    return o;
+  }
+};
+
+EnergyOptions no_sensor() {
+  EnergyOptions o;
+  o.powercap_root = "/nonexistent/powercap";
+  return o;
+}
+}  // namespace
+
+// Issue 38: without a sensor a run job's joules are "not measured", each
+// worker's part says why, and the progress line and JSON say so.
+TEST(Daemon, RunJobsWithoutASensorSayWhyNoJoules) {
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "", Rank1::plain, no_sensor());
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  const auto reports = w.master->run_all(Mode::run, {small_jobs(SplitModel::even, LocalPolicy::null)[0]});
+  ASSERT_EQ(reports.size(), 1u);
+  const JobReport& r = reports[0];
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_FALSE(r.joules().has_value());
+  for (const auto& p : r.parts) {
+    EXPECT_FALSE(p.joules.has_value());
+    EXPECT_EQ(p.energy_sensor, "");
+    EXPECT_NE(p.energy_note.find("/nonexistent/powercap"), std::string::npos) << p.energy_note;
+  }
+  EXPECT_EQ(r.joules_note(), "not measured: r1, r2 (no RAPL (/nonexistent/powercap is absent))") << "grouped by why";
+  JobReport mixed = r;
+  mixed.parts[0].joules = 1.5;
+  mixed.parts.push_back(mixed.parts[1]);
+  mixed.parts[2].rank = 3;
+  mixed.parts[2].energy_note = "the energy counter could not be read";
+  EXPECT_FALSE(mixed.joules().has_value());
+  EXPECT_EQ(mixed.joules_note(),
+            "not measured: r2 (no RAPL (/nonexistent/powercap is absent)); r3 (the energy counter could not be read)");
+  const json j = to_json(r);
+  EXPECT_TRUE(j["joules"].is_null());
+  EXPECT_EQ(j["joules_note"], r.joules_note());
+  EXPECT_TRUE(j["parts"][0]["joules"].is_null());
+  EXPECT_NE(w.progress.str().find("energy not measured: r1, r2 (no RAPL"), std::string::npos) << w.progress.str();
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Issue 38: each worker reads its device's sensor (here a fake RAPL tree)
+// around its block and returns the joules with its result; the job's
+// joules are their sum, beside the makespan.
+TEST(Daemon, WorkersReadTheirSensorAroundTheirBlocksAndTheJobSumsThem) {
+  FakeRapl rapl;
+  World w({FaultKind::none, FaultKind::none}, std::chrono::seconds(120), "", Rank1::plain, rapl.options());
+  ASSERT_EQ(w.master->register_workers(), 2u);
+  const auto reports = w.master->run_all(Mode::run, small_jobs(SplitModel::even, LocalPolicy::rule));
+  ASSERT_EQ(reports.size(), 4u);
+  double all = 0;
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r.job.kernel);
+    ASSERT_TRUE(r.ok()) << r.error;
+    ASSERT_TRUE(r.joules().has_value()) << r.joules_note();
+    EXPECT_EQ(r.joules_note(), "");
+    double sum = 0;
+    for (const auto& p : r.parts) {
+      ASSERT_TRUE(p.joules.has_value()) << p.energy_note;
+      EXPECT_GE(*p.joules, 0.0);
+      EXPECT_EQ(p.energy_sensor, "rapl");
+      EXPECT_EQ(p.energy_note, "");
+      sum += *p.joules;
+    }
+    EXPECT_DOUBLE_EQ(*r.joules(), sum);
+    EXPECT_DOUBLE_EQ(to_json(r)["joules"].get<double>(), sum);
+    all += sum;
+  }
+  EXPECT_GT(all, 0.0) << "the counter advanced while the workers worked";
+  EXPECT_NE(w.progress.str().find(" J (rapl)"), std::string::npos) << w.progress.str();
+  EXPECT_TRUE(w.shutdown());
+}
+
+// Issue 38: a tune job whose objective needs energy has its workers observe
+// each configuration's first correct trial (as `wstune tune --energy auto`),
+// the trials carry it in their JSON form to the master and the store, and
+// the objective decides; a time objective observes nothing; without a
+// sensor the time decides and the result says why.
+TEST(Daemon, TuneJobsObserveEnergyWhenTheirObjectiveNeedsIt) {
+  FakeRapl rapl;
+  World w({FaultKind::none}, std::chrono::seconds(120), "", Rank1::plain, rapl.options());
+  ASSERT_EQ(w.master->register_workers(), 1u);
+  Job j = trapezoid_tune(2, 4);
+  j.objectives = "energy,time";
+  auto tuned = w.master->run_all(Mode::tune, {j});
+  ASSERT_TRUE(tuned[0].ok()) << tuned[0].error;
+  ASSERT_EQ(w.sink.tune_results.size(), 1u);
+  const json& res = w.sink.tune_results[0]["result"];
+  EXPECT_EQ(res["energy_sensor"], "rapl");
+  EXPECT_EQ(res["objective_note"], "");
+  EXPECT_EQ(res["objectives"], (json{"energy:min", "time:min"}));
+  EXPECT_TRUE(res.contains("front"));
+  ASSERT_TRUE(res["best"]["energy"].is_object()) << res["best"].dump();
+  EXPECT_EQ(res["best"]["energy"]["sensor"], "rapl");
+  std::size_t observed = 0;
+  for (const auto& t : res["trials"])
+    if (t["status"] == "correct") {
+      EXPECT_TRUE(t["energy"].is_object()) << t.dump();
+      observed += t["energy"].is_object() ? 1 : 0;
+    }
+  EXPECT_GE(observed, 2u);
+  std::size_t stored = 0;
+  for (const auto& t : w.sink.trials) stored += t["trial"].contains("energy") && t["trial"]["energy"].is_object();
+  EXPECT_EQ(stored, observed) << "every observed trial is stored with its energy";
+
+  j.objectives = "";
+  j.retune = true;
+  tuned = w.master->run_all(Mode::tune, {j});
+  ASSERT_TRUE(tuned[0].ok()) << tuned[0].error;
+  const json& plain = w.sink.tune_results[1]["result"];
+  EXPECT_EQ(plain["energy_sensor"], "");
+  EXPECT_NE(plain["energy_note"].get<std::string>().find("no objective needs energy"), std::string::npos);
+  for (const auto& t : plain["trials"]) EXPECT_TRUE(t["energy"].is_null()) << t.dump();
+  EXPECT_TRUE(w.shutdown());
+}
+
+TEST(Daemon, TuneJobWithAnEnergyObjectiveAndNoSensorLeavesTheTimeToDecide) {
+  World w({FaultKind::none}, std::chrono::seconds(120), "", Rank1::plain, no_sensor());
+  ASSERT_EQ(w.master->register_workers(), 1u);
+  Job j = trapezoid_tune(2, 3);
+  j.objectives = "edp";
+  auto tuned = w.master->run_all(Mode::tune, {j});
+  ASSERT_TRUE(tuned[0].ok()) << tuned[0].error;
+  const json& res = w.sink.tune_results[0]["result"];
+  EXPECT_EQ(res["energy_sensor"], "");
+  const std::string note = res["objective_note"];
+  EXPECT_EQ(note.rfind("edp:min needs energy, not measured (no RAPL", 0), 0u) << note;
+  EXPECT_NE(note.find("the time decides"), std::string::npos) << note;
   EXPECT_TRUE(w.shutdown());
 }

@@ -182,6 +182,31 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   EXPECT_DOUBLE_EQ(br2.d2h_wall_ms, 2.5);
   EXPECT_FALSE(br2.local.has_value());
   EXPECT_EQ(m.buffers.at(0).size(), 10u);
+  // Issue 38 (protocol 6): the joules a worker's sensor counted, or why none.
+  EXPECT_FALSE(br2.joules.has_value());
+  EXPECT_EQ(br2.energy_note, "the worker does not measure energy (protocol < 6)")
+      << "absent on the wire: an older worker";
+  br.joules = 12.5;
+  br.energy_sensor = "nvml";
+  const BlockResult measured = BlockResult::from(br.to_message({}));
+  ASSERT_TRUE(measured.joules.has_value());
+  EXPECT_DOUBLE_EQ(*measured.joules, 12.5);
+  EXPECT_EQ(measured.energy_sensor, "nvml");
+  EXPECT_EQ(measured.energy_note, "");
+  br.joules.reset();
+  br.energy_sensor.clear();
+  br.energy_note = "no RAPL (/sys/class/powercap is absent)";
+  const BlockResult unmeasured = BlockResult::from(br.to_message({}));
+  EXPECT_FALSE(unmeasured.joules.has_value());
+  EXPECT_EQ(unmeasured.energy_note, br.energy_note);
+  EXPECT_THROW((void)BlockResult::from(Message{Tag::block_result,
+                                               [&] {
+                                                 json b = br.to_message({}).body;
+                                                 b["joules"] = "many";
+                                                 return b;
+                                               }(),
+                                               {}}),
+               ProtocolError);
 
   const WorkRequest wr = WorkRequest::from(
       WorkRequest{9, "sort", "4096", 3, 0, 125.5, 5, json::object(), json()}.to_message(Tag::calibrate));
@@ -193,6 +218,14 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
   EXPECT_DOUBLE_EQ(WorkRequest::from(Message{Tag::calibrate, json{{"job", 1}, {"kernel", "sort"}, {"size", "64"}}, {}})
                        .calibrate_budget_ms,
                    0.0);
+
+  WorkRequest tune{9, "sort", "4096", 3, 0, 0, 5, json::object(), json(), true};
+  EXPECT_TRUE(WorkRequest::from(tune.to_message(Tag::tune)).energy);
+  tune.energy = false;
+  EXPECT_FALSE(WorkRequest::from(tune.to_message(Tag::tune)).energy);
+  EXPECT_FALSE(WorkRequest::from(Message{Tag::tune, json{{"job", 1}, {"kernel", "sort"}, {"size", "64"}}, {}}).energy)
+      << "absent on the wire (an older master): no energy";
+  EXPECT_EQ(kProtocolVersion, 6);
 
   const WorkerError e2 = WorkerError::from(WorkerError{4, 1, TrialStatus::compile, "log"}.to_message());
   EXPECT_EQ(e2.status, TrialStatus::compile);
@@ -225,6 +258,30 @@ TEST(Jobs, CalibrateBudgetIsAJobKeyWithACappedDefault) {
   EXPECT_DOUBLE_EQ(to_json(jobs[1])["calibrate_budget_ms"].get<double>(), 40.5);
   EXPECT_THROW(parse_jobs(json::array({json{{"kernel", "sort"}, {"calibrate_budget_ms", -1}}}), Job{}, "t.json"),
                UsageError);
+}
+
+// Issue 38: the job keys "objectives" (as `wstune tune --objectives`) and
+// "energy" (auto, on, off as `wstune tune --energy`); a job's JSON names
+// "energy" only when not auto (run keys stay as they were).
+TEST(Jobs, ObjectivesAndEnergyAreJobKeys) {
+  const auto jobs = parse_jobs(json::array({json{{"kernel", "sort"}, {"objectives", "energy,time"}},
+                                            json{{"kernel", "sort"}, {"energy", "on"}}}),
+                               Job{}, "t.json");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].objectives, "energy,time");
+  EXPECT_EQ(jobs[0].energy, "auto");
+  EXPECT_FALSE(to_json(jobs[0]).contains("energy"));
+  EXPECT_EQ(tune_request(jobs[0]).objectives, "energy,time");
+  EXPECT_EQ(jobs[1].energy, "on");
+  EXPECT_EQ(to_json(jobs[1])["energy"], "on");
+  try {
+    (void)parse_jobs(json::array({json{{"kernel", "sort"}, {"energy", "maybe"}}}), Job{}, "t.json");
+    FAIL() << "a bad energy value is refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("energy 'maybe': use auto"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_energy_mode("off", "--energy"), "off");
+  EXPECT_THROW((void)parse_energy_mode("On", "--energy"), UsageError);
 }
 
 // Issue 18: the job key `overlap` (chunks per worker block, default 2 as the

@@ -1,6 +1,7 @@
 #include "worker/tasks.hpp"
 
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -25,12 +26,15 @@ namespace {
 class BlockEvaluator final : public Evaluator {
  public:
   BlockEvaluator(DeviceRunner& runner, const Problem& p, const Block& b, std::vector<HostBuffer> reference,
-                 const ReferenceChoice& choice = {})
+                 const ReferenceChoice& choice = {}, TrialEnergy energy = TrialEnergy())
       : runner_(runner),
         p_(p),
         b_(b),
         reference_(std::move(reference)),
-        target_(reference_target(runner, p, b, choice)) {}
+        target_(reference_target(runner, p, b, choice)),
+        energy_(std::move(energy)) {
+    energy_.describe(target_);
+  }
   const TuneTarget& target() const override { return target_; }
   // Built when first asked: a worker that measures what the master sends
   // (Tag::trial, the configurations of the master's one space) never builds it.
@@ -66,6 +70,9 @@ class BlockEvaluator final : public Evaluator {
         t.error = verification_error(v);
       }
     }
+    // A configuration's first correct trial, as TrialRunner::run() observes.
+    if (t.ok() && energy_.active() && observed_.insert(config.key()).second)
+      t.energy = energy_.observe(runner_, p, b_, config.local, t.median_ms());
     t.wall_ms = ms_since(t0);
     return t;
   }
@@ -76,6 +83,8 @@ class BlockEvaluator final : public Evaluator {
   Block b_;
   std::vector<HostBuffer> reference_;  // empty: no verification
   TuneTarget target_;
+  TrialEnergy energy_;
+  std::set<std::string> observed_;  // configuration keys whose energy was observed
   mutable std::optional<SearchSpace> space_;
 };
 
@@ -117,7 +126,8 @@ json tune_block(DeviceRunner& runner, const Problem& p, const Block& b, unsigned
   return search(ev, runner.spec(), repetitions, max_trials);
 }
 
-std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed) {
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed,
+                                           TrialEnergy energy) {
   const KernelSpec& spec = runner.spec();
   const Block whole = spec.whole(p);
   const auto inputs = spec.generate_inputs(p, seed);
@@ -125,7 +135,7 @@ std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& 
   std::vector<HostBuffer> reference = reference_outputs(runner, p, inputs, &choice);
   const Problem rp = choice.params.empty() ? p : with_params(p, choice.params);  // the reference that ran
   runner.upload(rp, whole, spec.block_inputs(rp, inputs, whole));
-  return std::make_unique<BlockEvaluator>(runner, rp, whole, std::move(reference), choice);
+  return std::make_unique<BlockEvaluator>(runner, rp, whole, std::move(reference), choice, std::move(energy));
 }
 
 json calibrate_device(DeviceRunner& runner, const Problem& p, const std::vector<HostBuffer>& inputs, unsigned dim,

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluate/trial.hpp"
+#include "evaluate/trial_energy.hpp"
 #include "runner/runner.hpp"
 #include "split/split.hpp"
 
@@ -40,7 +41,12 @@ nlohmann::json tune_block(DeviceRunner& runner, const Problem& p, const Block& b
 /// space() is what make_search_space() gives on this device, built only
 /// when asked: the master builds a job's space once and sends each
 /// configuration (Tag::trial), so a worker of a tune job builds none.
-std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed);
+/// With an active `energy`, each configuration's first correct trial is
+/// observed as the CLI's are (TrialEnergy::observe(), Trial::energy), and
+/// its target() names the sensor or why none (TuneTarget::energy_sensor,
+/// energy_note).
+std::unique_ptr<Evaluator> whole_evaluator(DeviceRunner& runner, const Problem& p, std::uint64_t seed,
+                                           TrialEnergy energy = TrialEnergy());
 
 /// Calibration for the `measured` split model on the worker's one device:
 /// calibrate_alone() on `runner` (driver default local size; the slices of

@@ -284,6 +284,7 @@ void Worker::send_run_error(const RunBlock& job, TrialStatus status, const std::
 // Runs the block of `job` (received in `recv_ms`, handled since `t0`) and
 // sends its result, or the worker_error of a kernel that failed.
 void Worker::answer_run(const RunBlock& job, double recv_ms, clock_type::time_point t0) {
+  const std::optional<double> energy_before = read_counter_j(observer_.get());
   const auto spec_ptr = worker_kernel(job.kernel, job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
   const std::string key = kernel_key_of(job.kernel, job.kernel_file);
@@ -307,6 +308,9 @@ void Worker::answer_run(const RunBlock& job, double recv_ms, clock_type::time_po
   // non-uniform build) is build time, never the master's fixed cost.
   res.build_ms += runner.compiled_ms() - compiled;
   std::vector<HostBuffer> travel = outputs_to_send(r.outputs, res, memory == &results_);
+  res.joules = joules_per_round(energy_before, read_counter_j(observer_.get()), 1);
+  res.energy_sensor = res.joules ? std::string(observer_->sensor()) : std::string();
+  res.energy_note = res.joules ? std::string() : observer_ ? "the energy counter could not be read" : energy_note_;
   res.busy_ms = ms_since(t0);
   comm_.send(0, res.to_message(std::move(travel)));
 }
@@ -346,12 +350,14 @@ void Worker::handle_work(const Received& got) {
     if (answer == Tag::tune_result) {
       // Prepared for the master's trials: inputs, reference, upload.
       prepared_.reset();
-      prepared_ = whole_evaluator(runner, p, req.seed);
+      prepared_ = whole_evaluator(runner, p, req.seed, trial_energy(req.energy));
       prepared_job_ = req.job;
       data = json{{"kernel_work_group_size", runner.kernel_work_group_size()},
                   {"kernel_local_mem_bytes", runner.kernel_local_mem_bytes()},
                   {"reference_params", prepared_->target().reference_params},
                   {"rejected_references", prepared_->target().rejected_references},
+                  {"energy_sensor", prepared_->target().energy_sensor},
+                  {"energy_note", prepared_->target().energy_note},
                   {"setup_ms", ms_since(t0)}};
     } else {
       prepared_.reset();  // the calibration's slices replace what a prepared search uploaded
@@ -406,6 +412,21 @@ void Worker::delegate(Received& got) {
   comm_.send(0, opt_.delegate->handle(got));
 }
 
+// Opens the device's energy observer (measuring its update period, up to
+// a second) before registering, so no job waits for it.
+void Worker::open_energy_observer() {
+  if (!device_ || opt_.delegate) return;
+  ObserverChoice c = make_energy_observer(*device_, opt_.energy);
+  observer_ = std::move(c.observer);
+  energy_note_ = std::move(c.why_not);
+}
+
+// A tune job's trial observation: the device's observer when the job `asked`.
+TrialEnergy Worker::trial_energy(bool asked) const {
+  if (!asked) return TrialEnergy("not asked: no objective of the job needs energy");
+  return TrialEnergy(observer_, energy_note_, opt_.energy);
+}
+
 // Registers with the master: this rank's device, or why there is none.
 void Worker::send_hello() {
   Hello hello;
@@ -419,6 +440,7 @@ void Worker::send_hello() {
 }
 
 int Worker::serve() {
+  open_energy_observer();
   send_hello();
   const auto welcome_deadline = clock_type::now() + opt_.welcome_timeout;
   std::optional<clock_type::time_point> stop_seen;

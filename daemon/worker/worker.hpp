@@ -15,6 +15,8 @@
 #include <string>
 
 #include "evaluate/trial.hpp"
+#include "evaluate/trial_energy.hpp"
+#include "observe/observer.hpp"
 #include "runner/runner.hpp"
 #include "transport/communicator.hpp"
 #include "transport/result_memory.hpp"
@@ -69,6 +71,11 @@ struct WorkerOptions {
   /// the isolated process's SharedMemory, so they reach the rank without a
   /// copy; null: the heap. Must outlive the worker.
   std::pmr::memory_resource* output_memory = nullptr;
+  /// The device's energy observer (observe/observer.hpp), opened once before
+  /// the worker registers: read around every run_block (BlockResult::joules)
+  /// and, when a tune job asks (WorkRequest::energy), around each trial's
+  /// observation window. With a delegate the isolated process opens its own.
+  EnergyOptions energy = {};
 };
 
 /// The worker loop.
@@ -112,6 +119,8 @@ class Worker {
   const std::vector<HostBuffer>& block_inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
                                                   std::uint64_t seed, const Block& b, double* ms);
   void say(const std::string& line);
+  void open_energy_observer();
+  [[nodiscard]] TrialEnergy trial_energy(bool asked) const;
   Communicator& comm_;
   std::optional<Device> device_;
   std::string device_error_;
@@ -132,6 +141,9 @@ class Worker {
   std::optional<Received> setup_;
   // Its rank: the communicator's, or the one the welcome names (TCP).
   int rank_ = 0;
+  // The device's energy observer (null: none, energy_note_ says why).
+  std::shared_ptr<EnergyObserver> observer_;
+  std::string energy_note_ = "no device";
 };
 
 /// The start of a worker_error's text when a trial names a job the worker

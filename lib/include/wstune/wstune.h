@@ -211,6 +211,71 @@ WSTUNE_EXPORT int wstune_set_build_best_online(wstune_tuner* t, int enable, unsi
  */
 WSTUNE_EXPORT void wstune_program_builds(unsigned long long* compiled, unsigned long long* from_binary);
 
+/**
+ * What wstune_autotune() tunes for and how long; wstune_autotune_defaults()
+ * fills it. Strings are the caller's and only read during the call; NULL or
+ * "" takes the default.
+ */
+typedef struct wstune_autotune_options {
+  const char* size;     /**< problem size, `wstune tune --size` syntax ("N=4096"); default: the file's ProblemSize */
+  const char* device;   /**< device selector ("1:0", "gpu"); default: the file's Device, else the default device */
+  const char* strategy; /**< search strategy ("random", "guided", ...); default: the file's Search, else "auto" */
+  /**
+   * What decides the best: "NAME", "NAME:min" or "NAME:max", NAME one of
+   * "time" (ms, the default), "energy" (J per kernel run), "power" (W),
+   * "edp" (J*s) or one of the file's wstune.Metrics; or a comma-separated
+   * list ("time,energy": the first decides, the Pareto front over all is
+   * stored). An unknown name or direction is WSTUNE_USAGE_ERROR naming
+   * the field and the known metrics.
+   */
+  const char* objective;
+  /**
+   * When each correct trial's energy is observed on the device's sensor
+   * (NVML, RAPL): "auto" (default: when an objective needs energy), "on"
+   * (always, where a sensor is readable) or "off". Where an objective needs
+   * energy and the device has no sensor, the time decides and
+   * wstune_autotune_result.objective_note says why.
+   */
+  const char* energy;
+  unsigned max_trials; /**< configurations measured at most; 0: the file's Budget, else the strategy's default */
+  double max_time_s;   /**< seconds of search at most; 0: the file's TuningDuration, else none */
+} wstune_autotune_options;
+
+/** Sets every field of `options` to its default (NULL strings, 0 budgets). NULL is ignored. Thread-safe. */
+WSTUNE_EXPORT void wstune_autotune_defaults(wstune_autotune_options* options);
+
+/**
+ * The best configuration wstune_autotune() found. The strings are owned by
+ * the tuner and valid until the next call with it.
+ */
+typedef struct wstune_autotune_result {
+  const char* params;         /**< the best's tuning parameter values, a JSON object */
+  cl_uint work_dim;           /**< 1 to 3 */
+  size_t local[3];            /**< its local size; local[0] == 0: NULL (the driver's choice) */
+  double time_ms;             /**< its median kernel time (ms) */
+  int energy_measured;        /**< non-zero when energy_j and power_w were measured for it */
+  double energy_j;            /**< its energy per kernel run (J) on energy_sensor; 0 when not measured */
+  double power_w;             /**< the device's average power while it ran back to back (W); 0 when not measured */
+  const char* energy_sensor;  /**< "nvml", "rapl", or "" when no trial's energy was observed */
+  const char* objective;      /**< the objective that decided, "NAME:min" or "NAME:max" */
+  const char* objective_note; /**< "" when it decided; else why the time did (its energy was not measured, and why) */
+  unsigned evaluations;       /**< configurations measured, the baseline included */
+} wstune_autotune_result;
+
+/**
+ * Tunes the kernel of the T1 tuning file `tuning_file` as `wstune tune
+ * --kernel-file` does (the same library session: every trial stored in
+ * `t`'s database, the best recorded, so wstune_build_best() then builds
+ * it), with `options` (NULL: the defaults), and writes the best into
+ * `*out`. The search runs in a forked worker process: call it before this
+ * process has initialised OpenCL (or tune from another process with
+ * `wstune tune`). Blocks until the search ends. Returns 0 or an error code
+ * (WSTUNE_USAGE_ERROR for a bad option, file or size; `*out` untouched);
+ * a search with no correct configuration is WSTUNE_OTHER_ERROR.
+ */
+WSTUNE_EXPORT int wstune_autotune(wstune_tuner* t, const char* tuning_file, const wstune_autotune_options* options,
+                                  wstune_autotune_result* out);
+
 /** Forgets what `t` knows about `k`; call before releasing a kernel whose handle may be reused. */
 WSTUNE_EXPORT void wstune_forget(wstune_tuner* t, cl_kernel k);
 

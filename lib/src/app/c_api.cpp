@@ -7,6 +7,8 @@
 #include <new>
 #include <string>
 
+#include "session/autotune.hpp"
+#include "tuning_file/tuning_file.hpp"
 #include "wstune/error.hpp"
 #include "wstune/tuner.hpp"
 #include "wstune/version.hpp"
@@ -16,6 +18,8 @@ struct wstune_tuner {
   std::map<cl_kernel, wstune::KernelOptions> options;  // what the C calls set, per kernel
   std::string level;                                   // the last answer's level
   std::string params, build_options, note;             // the last wstune_build_best()'s strings
+  // The last wstune_autotune()'s strings.
+  std::string best_params, energy_sensor, objective, objective_note;
 };
 
 namespace {
@@ -79,9 +83,85 @@ int with_options(wstune_tuner* t, cl_kernel k, F&& change) {
   });
 }
 
+std::string text(const char* s) {
+  return s ? std::string(s) : std::string();
+}
+
+// The autotune() options of `o` for `spec`; a bad objective or energy is a
+// UsageError naming the field.
+wstune::AutotuneOptions autotune_options(const wstune_autotune_options& o) {
+  wstune::AutotuneOptions a;
+  if (!text(o.device).empty()) a.device = o.device;
+  const std::string energy = text(o.energy).empty() ? "auto" : o.energy;
+  if (energy != "auto" && energy != "on" && energy != "off")
+    throw wstune::UsageError("wstune_autotune_options.energy '" + energy +
+                             "': give auto (observe when an objective needs energy), on (always, where a sensor is) "
+                             "or off");
+  a.energy.enabled = energy != "off";
+  a.energy.when_needed = energy == "auto";
+  return a;
+}
+
+// The search wstune_autotune() asks of `spec`.
+wstune::ResolvedTune autotune_request(const wstune::KernelSpec& spec, const wstune_autotune_options& o) {
+  wstune::TuneRequest req;
+  req.size = text(o.size);
+  req.strategy = text(o.strategy);
+  req.max_evals = o.max_trials;
+  req.time_limit_s = o.max_time_s;
+  req.objectives = text(o.objective);
+  if (!req.objectives.empty())  // the field's name in the error, not the CLI's
+    (void)wstune::parse_objectives(req.objectives, wstune::MetricSet(spec, wstune::Problem{}),
+                                   "wstune_autotune_options.objective");
+  return wstune::resolve_tune(spec, req);
+}
+
+// The best of `r` into `out`, its strings kept in `t`.
+void autotune_answer(wstune_tuner* t, const wstune::AutotuneResult& r, const wstune::ResolvedTune& request,
+                     wstune_autotune_result* out) {
+  const wstune::Trial& best = r.result.best;
+  if (!best.ok())
+    throw std::runtime_error("no configuration ran correctly (" + best.error + "); see `wstune show` for the trials");
+  wstune_autotune_result a{};
+  t->best_params = best.params.dump();
+  t->energy_sensor = r.result.target.energy_sensor;
+  t->objective = wstune::to_string(request.search.objectives.front());
+  t->objective_note = r.objective_note;
+  a.params = t->best_params.c_str();
+  a.work_dim = static_cast<cl_uint>(r.result.target.global.dims);
+  for (cl_uint d = 0; d < a.work_dim && d < 3; ++d) a.local[d] = best.local ? (*best.local)[d] : 0;
+  a.time_ms = best.median_ms();
+  a.energy_measured = best.energy ? 1 : 0;
+  a.energy_j = best.energy ? best.energy->energy_j : 0;
+  a.power_w = best.energy ? best.energy->power_w : 0;
+  a.energy_sensor = t->energy_sensor.c_str();
+  a.objective = t->objective.c_str();
+  a.objective_note = t->objective_note.c_str();
+  a.evaluations = r.result.evaluations;
+  *out = a;
+}
+
 }  // namespace
 
 extern "C" {
+
+void wstune_autotune_defaults(wstune_autotune_options* options) {
+  if (options) *options = wstune_autotune_options{};
+}
+
+int wstune_autotune(wstune_tuner* t, const char* tuning_file, const wstune_autotune_options* options,
+                    wstune_autotune_result* out) {
+  return guarded([&] {
+    need(t, "tuner");
+    need(tuning_file, "tuning_file");
+    need(out, "out");
+    const wstune_autotune_options o = options ? *options : wstune_autotune_options{};
+    const auto spec = wstune::load_tuning_file(tuning_file);
+    const wstune::ResolvedTune request = autotune_request(*spec, o);
+    const wstune::AutotuneResult r = wstune::autotune(*spec, request, &t->tuner->store(), autotune_options(o));
+    autotune_answer(t, r, request, out);
+  });
+}
 
 wstune_tuner* wstune_open(const char* db_path) {
   return open_tuner(db_path, {});

@@ -26,28 +26,8 @@ TrialRunner::TrialRunner(const KernelSpec& spec, const Problem& problem, const E
   runner_.upload(p_, whole_, spec.block_inputs(p_, inputs, whole_));
   target_ = make_tune_target(runner_, p_, whole_);
   apply_reference(target_, spec, p_, whole_, choice);
-  auto observer = make_energy_observer(runner_.device(), cfg.energy);
-  observer_ = std::move(observer.observer);
-  target_.energy_note = observer.why_not;
-  if (observer_) {
-    target_.energy_sensor = std::string(observer_->sensor());
-    window_ms_ = window_ms(*observer_, cfg.energy);
-  }
-}
-
-std::optional<EnergyMeasurement> TrialRunner::observe(const Problem& p, const LocalSize& local, double median_ms) {
-  TimingOptions back_to_back;
-  back_to_back.warmup = 0;
-  back_to_back.repetitions = window_runs(window_ms_, median_ms);
-  back_to_back.steady_warmup = 0;
-  bool ran = false;
-  try {
-    EnergyMeasurement m = observe_window(*observer_, back_to_back.repetitions, median_ms,
-                                         [&] { ran = runner_.run(p, whole_, local, back_to_back, false).ok(); });
-    if (ran) return m;
-  } catch (const Error&) {  // a counter that stops answering: no energy for this trial
-  }
-  return std::nullopt;
+  energy_ = TrialEnergy::open(runner_.device(), cfg.energy);
+  energy_.describe(target_);
 }
 
 void TrialRunner::prepare(const std::vector<Configuration>& upcoming) {
@@ -86,7 +66,7 @@ Trial TrialRunner::run(const Configuration& config, const TimingOptions& timing)
   // A configuration's first trial only: the tie rounds' extra trials merge
   // their samples into it and keep its observation (the power of a
   // configuration does not change between its trials; the window costs time).
-  if (observer_ && verify && t.ok()) t.energy = observe(p, config.local, t.median_ms());
+  if (verify && t.ok()) t.energy = energy_.observe(runner_, p, whole_, config.local, t.median_ms());
   // A bounded number of programs over a long campaign; one needed again (a
   // tie-break round) loads its binary. Without the binary cache that would
   // be a build from source: then all are kept.

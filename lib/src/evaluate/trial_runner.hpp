@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "evaluate/trial.hpp"
+#include "evaluate/trial_energy.hpp"
 
 namespace wstune {
 
@@ -43,9 +44,7 @@ class TrialRunner {
   std::vector<HostBuffer> ref_;
   std::set<std::string> verified_;  // configuration keys whose outputs were verified
   TuneTarget target_;
-  std::unique_ptr<EnergyObserver> observer_;  // null without a sensor
-  double window_ms_ = 0;                      // the observation window (ms)
-  std::optional<EnergyMeasurement> observe(const Problem& p, const LocalSize& local, double median_ms);
+  TrialEnergy energy_;  // the trials' energy observation (none without a sensor)
 };
 
 }  // namespace wstune

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <exception>
 #include <optional>
 #include <thread>
 
@@ -17,6 +19,25 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 }
 
 }  // namespace
+
+std::string default_powercap_root() {
+  const char* env = std::getenv("WSTUNE_POWERCAP_ROOT");
+  return env && *env ? std::string(env) : std::string("/sys/class/powercap");
+}
+
+std::optional<double> read_counter_j(EnergyObserver* o) noexcept {
+  if (!o) return std::nullopt;
+  try {
+    return o->read_j();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> joules_per_round(std::optional<double> before, std::optional<double> after, double rounds) {
+  if (!before || !after || !(rounds > 0)) return std::nullopt;
+  return (*after - *before) / rounds;
+}
 
 double measure_update_period(EnergyObserver& o, std::chrono::milliseconds limit, std::chrono::microseconds poll) {
   const auto t0 = Clock::now();

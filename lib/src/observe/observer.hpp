@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,11 @@
 #include "wstune/energy.hpp"
 
 namespace wstune {
+
+/// powercap's root: $WSTUNE_POWERCAP_ROOT when set and not empty (a fake
+/// sysfs tree in tests of a process the test cannot reach into, e.g. a
+/// wstuned worker), else /sys/class/powercap.
+std::string default_powercap_root();
 
 /// A cumulative energy counter of one device.
 class EnergyObserver {
@@ -49,8 +55,8 @@ struct EnergyOptions {
   unsigned periods = 10;
   /// ... and at least this many ms.
   double min_window_ms = 20;
-  /// powercap's root (tests point it at a fake sysfs tree).
-  std::string powercap_root = "/sys/class/powercap";
+  /// powercap's root: default_powercap_root() (tests point it at a fake sysfs tree).
+  std::string powercap_root = default_powercap_root();
   /// With `enabled`: observe only when an objective needs energy
   /// (MetricSet::needs_energy; tune --energy auto, the default), as an
   /// observation window of about ten sensor periods (about 1 s a
@@ -75,6 +81,17 @@ ObserverChoice make_energy_observer(const Device& device, const EnergyOptions& o
 /// (then 0). `read` and the clock are the observer's own.
 double measure_update_period(EnergyObserver& o, std::chrono::milliseconds limit = std::chrono::milliseconds(1000),
                              std::chrono::microseconds poll = std::chrono::microseconds(200));
+
+/// The counter of `o` (J): none without an observer (null) or when the
+/// read fails (read_j() threw).
+std::optional<double> read_counter_j(EnergyObserver* o) noexcept;
+
+/// The joules of one round of work between two readings of a counter
+/// (read_counter_j()) over `rounds` rounds (warm-up rounds included: they
+/// draw too): none when a reading is missing or rounds is 0. The device's
+/// whole draw, idle included, as the counter counts it; a run shorter than
+/// the sensor's update period is stale by up to one period at each end.
+std::optional<double> joules_per_round(std::optional<double> before, std::optional<double> after, double rounds);
 
 /// Kernel runs for a window of `window_ms` at `median_ms` per run: at least 1, at most 1e6.
 unsigned window_runs(double window_ms, double median_ms);

@@ -12,6 +12,24 @@
 #include "wstune/error.hpp"
 
 namespace wstune {
+
+EnergyOptions energy_for_objectives(EnergyOptions options, const MetricSet& metrics,
+                                    const std::vector<Objective>& objectives) {
+  if (options.enabled && options.when_needed)
+    options.enabled = std::any_of(objectives.begin(), objectives.end(),
+                                  [&](const Objective& o) { return metrics.needs_energy(o.name); });
+  return options;
+}
+
+ObjectiveDecision decide_objective(const MetricSet& metrics, const Objective& first, const TuneTarget& target) {
+  ObjectiveDecision d;
+  if (needs_energy(first) && target.energy_sensor.empty())
+    d.note = fmt::format("{} needs energy, not measured ({}): the time decides", to_string(first), target.energy_note);
+  else if (!(first == Objective{}))
+    d.score = objective_score(metrics, first);
+  return d;
+}
+
 AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Store* store,
                         const AutotuneOptions& options) {
   const auto started = std::chrono::steady_clock::now();  // a time limit counts the worker's setup too
@@ -23,10 +41,7 @@ AutotuneResult autotune(const KernelSpec& spec, const ResolvedTune& request, Sto
   cfg.seed = search.seed;
   cfg.trial_timeout = options.trial_timeout;
   const MetricSet metrics(spec, request.problem);
-  cfg.energy = options.energy;
-  if (cfg.energy.enabled && cfg.energy.when_needed)
-    cfg.energy.enabled = std::any_of(search.objectives.begin(), search.objectives.end(),
-                                     [&](const Objective& o) { return metrics.needs_energy(o.name); });
+  cfg.energy = energy_for_objectives(options.energy, metrics, search.objectives);
   cfg.build_jobs = options.build_jobs;
   IsolatedEvaluator evaluator(spec, request.problem, cfg);
   AutotuneResult out = autotune_with(evaluator, spec, request, store, options, started);
@@ -40,14 +55,10 @@ AutotuneResult autotune_with(Evaluator& evaluator, const KernelSpec& spec, const
   auto searcher = search.searcher();
   const MetricSet metrics(spec, request.problem);
   AutotuneResult out;
-  const Objective& first = search.objectives.front();
   TuneOptions topt = options.tune;
-  if (needs_energy(first) && evaluator.target().energy_sensor.empty()) {
-    out.objective_note = fmt::format("{} needs energy, not measured ({}): the time decides", to_string(first),
-                                     evaluator.target().energy_note);
-  } else if (!(first == Objective{})) {
-    topt.score = objective_score(metrics, first);
-  }
+  ObjectiveDecision decision = decide_objective(metrics, search.objectives.front(), evaluator.target());
+  out.objective_note = std::move(decision.note);
+  if (decision.score) topt.score = std::move(decision.score);
   const TuneBudget budget = search.budget(spec, evaluator.space());
   out.max_evals = budget.max_evals;
   const auto stop = budget.stop();

@@ -27,6 +27,7 @@
 
 #include "evaluate/trial.hpp"
 #include "kernel/kernel.hpp"
+#include "metric/metric.hpp"
 #include "search/search.hpp"
 #include "session/best_configuration.hpp"
 #include "session/tune_request.hpp"
@@ -78,6 +79,25 @@ struct AutotuneResult {
   std::string objective_note = {};
   IsolatedEvaluator::PoolCounts pool;  ///< the build pool's work (jobs 0: none)
 };
+
+/// `options` for a search of `objectives`: with EnergyOptions::when_needed
+/// (`wstune tune --energy auto`, a wstuned tune job's "energy": "auto"),
+/// enabled only when one of them needs energy (MetricSet::needs_energy).
+EnergyOptions energy_for_objectives(EnergyOptions options, const MetricSet& metrics,
+                                    const std::vector<Objective>& objectives);
+
+/// What decides a search's best (TuneOptions::score) and, when its first
+/// objective could not, why.
+struct ObjectiveDecision {
+  /// The first objective's score (objective_score()); empty: the time decides.
+  std::function<std::optional<double>(const Trial&)> score = {};
+  /// "" when the objective decides; else "NAME needs energy, not measured
+  /// (WHY): the time decides" (AutotuneResult::objective_note).
+  std::string note = {};
+};
+/// The decision for `first` over trials measured on `target` (its
+/// energy_sensor, energy_note): autotune()'s and wstuned's tune mode's.
+ObjectiveDecision decide_objective(const MetricSet& metrics, const Objective& first, const TuneTarget& target);
 
 /// Tunes `spec` for `request` (its problem, strategy, seeds and budget:
 /// resolve_tune()) on one device in an isolated worker process

@@ -268,20 +268,6 @@ SplitRun split_run_row(const SplitSession& s, SplitModel model, unsigned dim, co
 
 }  // namespace
 
-namespace {
-
-// The counter of `o` (J), or none without an observer or when it fails.
-std::optional<double> read_energy(EnergyObserver* o) {
-  if (!o) return std::nullopt;
-  try {
-    return o->read_j();
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
-
 SplitRunResult SplitSession::run(const SplitSessionPlan& plan, std::size_t overlap) {
   runner_->set_overlap(overlap);  // the run only: calibration and refinement time whole blocks
   if (options_.measure_energy && !observers_) {
@@ -290,13 +276,11 @@ SplitRunResult SplitSession::run(const SplitSessionPlan& plan, std::size_t overl
   }
   std::vector<std::optional<double>> before;
   if (observers_)
-    for (const auto& o : *observers_) before.push_back(read_energy(o.get()));
+    for (const auto& o : *observers_) before.push_back(read_counter_j(o.get()));
   SplitRunResult r = runner_->run(plan.blocks, plan.locals, options_.timing);
   const auto rounds = static_cast<double>(r.makespan.size() + options_.timing.warmup);  // warm-up rounds draw too
   for (std::size_t i = 0; i < before.size(); ++i) {
-    const auto after = read_energy((*observers_)[i].get());
-    r.device_joules.push_back(before[i] && after && rounds > 0 ? std::optional((*after - *before[i]) / rounds)
-                                                               : std::nullopt);
+    r.device_joules.push_back(joules_per_round(before[i], read_counter_j((*observers_)[i].get()), rounds));
   }
   if (r.ok() && store_) {
     for (const auto& d : devices_) store_->put_device(d.info);

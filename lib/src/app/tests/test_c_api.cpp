@@ -104,3 +104,78 @@ TEST(CApi, TrialsPerLaunchSpreadTuningOverLaunches) {
   EXPECT_EQ(levels.back(), "exact");
   wstune_close(t);
 }
+
+namespace {
+const std::string kStencilFile = std::string(WSTUNE_TEST_DATA_DIR) + "/../../share/examples/kernels/stencil5.json";
+}  // namespace
+
+// Each option is checked before anything runs: the error names the field
+// and the fix, and `out` stays untouched.
+TEST(CApi, AutotuneRefusesABadObjectiveOrEnergyNamingTheField) {
+  wstune_tuner* t = wstune_open(":memory:");
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  wstune_autotune_options o;
+  wstune_autotune_defaults(&o);
+  EXPECT_EQ(o.objective, nullptr);
+  EXPECT_EQ(o.max_trials, 0u);
+  o.size = "64x64";
+  wstune_autotune_result out{};
+  out.time_ms = -1;
+  for (const char* bad : {"joules", "time:fastest", "time,time", "energy:"}) {
+    o.objective = bad;
+    EXPECT_EQ(wstune_autotune(t, kStencilFile.c_str(), &o, &out), WSTUNE_USAGE_ERROR) << bad;
+    const std::string e = wstune_last_error();
+    EXPECT_NE(e.find("wstune_autotune_options.objective"), std::string::npos) << bad << ": " << e;
+  }
+  o.objective = "joules";
+  ASSERT_EQ(wstune_autotune(t, kStencilFile.c_str(), &o, &out), WSTUNE_USAGE_ERROR);
+  EXPECT_NE(std::string(wstune_last_error()).find("edp"), std::string::npos) << "names the known metrics";
+  o.objective = "energy";
+  o.energy = "sometimes";
+  EXPECT_EQ(wstune_autotune(t, kStencilFile.c_str(), &o, &out), WSTUNE_USAGE_ERROR);
+  EXPECT_NE(std::string(wstune_last_error()).find("wstune_autotune_options.energy 'sometimes'"), std::string::npos)
+      << wstune_last_error();
+  EXPECT_EQ(out.time_ms, -1) << "untouched on an error";
+  EXPECT_EQ(wstune_autotune(t, nullptr, &o, &out), WSTUNE_USAGE_ERROR);
+  EXPECT_EQ(wstune_autotune(nullptr, kStencilFile.c_str(), &o, &out), WSTUNE_USAGE_ERROR);
+  EXPECT_EQ(wstune_autotune(t, kStencilFile.c_str(), &o, nullptr), WSTUNE_USAGE_ERROR);
+  wstune_close(t);
+}
+
+// An energy objective on a device without a sensor (PoCL here): the time
+// decides, the result says why and that no energy was measured; the stored
+// best is what wstune_build_best() builds. (Runs first in its process: the
+// search forks before this process touches OpenCL.)
+TEST(CApi, AutotuneWithAnEnergyObjectiveSaysWhyTheTimeDecided) {
+  wstune_tuner* t = wstune_open(":memory:");
+  ASSERT_NE(t, nullptr) << wstune_last_error();
+  wstune_autotune_options o;
+  wstune_autotune_defaults(&o);
+  o.size = "64x64";
+  o.objective = "energy";
+  o.strategy = "random";
+  o.max_trials = 3;
+  wstune_autotune_result out{};
+  ASSERT_EQ(wstune_autotune(t, kStencilFile.c_str(), &o, &out), WSTUNE_SUCCESS) << wstune_last_error();
+  EXPECT_STREQ(out.objective, "energy:min");
+  EXPECT_EQ(out.energy_measured, 0);
+  EXPECT_EQ(out.energy_j, 0.0);
+  EXPECT_STREQ(out.energy_sensor, "");
+  const std::string note = out.objective_note;
+  EXPECT_NE(note.find("not measured"), std::string::npos) << note;
+  EXPECT_NE(note.find("the time decides"), std::string::npos) << note;
+  EXPECT_GT(out.time_ms, 0.0);
+  EXPECT_EQ(out.work_dim, 2u);
+  EXPECT_GE(out.evaluations, 1u);
+  EXPECT_EQ(std::string(out.params).front(), '{');
+  const std::string params = out.params;
+
+  Cl cl;
+  wstune_built_kernel b{};
+  ASSERT_EQ(wstune_build_best(t, cl.queue(), kStencilFile.c_str(), "64x64", &b), WSTUNE_SUCCESS) << wstune_last_error();
+  EXPECT_STREQ(b.level, "exact");
+  EXPECT_EQ(std::string(b.params), params) << "the stored best is the one reported";
+  clReleaseKernel(b.kernel);
+  clReleaseProgram(b.program);
+  wstune_close(t);
+}

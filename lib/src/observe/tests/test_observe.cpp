@@ -3,9 +3,11 @@
 // (device by PCI bus id, differencing, errors), observation windows.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "observe/nvml.hpp"
@@ -225,4 +227,29 @@ TEST(Observe, RaplObserverChosenForACpuDevice) {
   ASSERT_TRUE(c.observer) << c.why_not;
   EXPECT_EQ(c.observer->sensor(), "rapl");
   EXPECT_EQ(c.observer->update_period_ms(), 0.0);  // a fake counter that never moves
+}
+
+// Issue 38: a process the test cannot reach into (a wstuned worker) is
+// pointed at a fake powercap tree through the environment.
+TEST(Observe, PowercapRootComesFromTheEnvironmentWhenSet) {
+  ::unsetenv("WSTUNE_POWERCAP_ROOT");
+  EXPECT_EQ(default_powercap_root(), "/sys/class/powercap");
+  ::setenv("WSTUNE_POWERCAP_ROOT", "", 1);
+  EXPECT_EQ(default_powercap_root(), "/sys/class/powercap") << "empty: the default";
+  ::setenv("WSTUNE_POWERCAP_ROOT", "/tmp/fake-powercap", 1);
+  EXPECT_EQ(default_powercap_root(), "/tmp/fake-powercap");
+  EXPECT_EQ(EnergyOptions{}.powercap_root, "/tmp/fake-powercap");
+  ::unsetenv("WSTUNE_POWERCAP_ROOT");
+}
+
+// The joules of one round between two counter readings; none when a
+// reading is missing (no observer, a failed read) or there was no round.
+TEST(Observe, JoulesPerRoundNeedBothReadings) {
+  EXPECT_EQ(joules_per_round(10.0, 16.0, 3), std::optional<double>(2.0));
+  EXPECT_FALSE(joules_per_round(std::nullopt, 16.0, 3));
+  EXPECT_FALSE(joules_per_round(10.0, std::nullopt, 3));
+  EXPECT_FALSE(joules_per_round(10.0, 16.0, 0));
+  EXPECT_FALSE(read_counter_j(nullptr));
+  ScriptedObserver o({1.5, 2.5});
+  EXPECT_EQ(read_counter_j(&o), std::optional<double>(1.5));
 }
