@@ -53,7 +53,7 @@ for part in $parts; do
   case $part in
     sets)
       INPUTS=${INPUTS:-"resident master"} MODELS=${MODELS:-"pe-ratio measured"} OVERLAP=${OVERLAP:-2} \
-        LOCAL=${LOCAL:-null} TIMELINE=1 REPORTED=${REPORTED:-3} \
+        LOCAL=${LOCAL:-null} TIMELINE=1 REPORTED=${REPORTED:-3} CPU_SELECTOR=$cpu \
         "$here/scripts/bench-daemon-gpus.sh" "$out" "$SETS" "$cases" "${REPS:-5}" ;;
     campaign)
       # shellcheck disable=SC2086

@@ -27,6 +27,10 @@
 #   OVERLAP   the job key `overlap` (default 2: each block as two chunks)
 #   MODELS    the split models of sets of several devices (default
 #             "pe-ratio measured")
+#   REPORT_ONLY  1: run nothing, write the table from OUTDIR/raw (sets run by
+#             earlier calls, e.g. one set per device call)
+#   CPU_SELECTOR  the set members that are the CPU, not counted as GPUs in the
+#             efficiency column (default 0:0)
 #   TIMELINE  1: each launch writes its jobs' timelines (wstuned --timeline,
 #             OUTDIR/raw/SET_MODEL.timeline.json) and the table gives the
 #             median job's critical path (which worker finished last, and
@@ -39,7 +43,7 @@
 # measured (calibrated first, wstuned calibrate, into the set's database).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 out=$1
 sets=${2:-"gpu=1:0;2gpu=1:0,1:1;2gpu+cpu=1:0,1:1,0:0"}
 cases=${3:-"matmul 4096;bilinear 2048x2048:4096x4096;sort 4194304;trapezoid 16777216"}
@@ -75,6 +79,7 @@ print(json.dumps({"defaults": defaults, "jobs": jobs}))
 PY
 }
 IFS=';' read -ra set_list <<<"$sets"
+[ "${REPORT_ONLY:-0}" = 1 ] && set_list=()  # the table from OUTDIR/raw of earlier calls only
 for s in "${set_list[@]}"; do
   name=${s%%=*} devs=${s#*=}
   IFS=',' read -ra dl <<<"$devs"
@@ -144,7 +149,7 @@ def cell(name, devs, model, runs, timelines):
             "chunks": "/".join(str(p.get("chunks", 1)) for p in parts),
             "results": "/".join(p.get("result_path", "message") for p in parts),
             "return_ms": "/".join(f'{p.get("return_ms", 0):.2f}' for p in parts),
-            "gpus": sum(1 for d in devs.split(",") if not d.startswith("0:")),
+            "gpus": sum(1 for d in devs.split(",") if d != os.environ.get("CPU_SELECTOR", "0:0")),
             "inputs": pick["job"].get("inputs", "worker"),
             "critical_path": critical(pick, timelines)}
 
@@ -184,7 +189,7 @@ with open(f"{out}/daemon_gpus.md", "w") as f:
             "median of the reported jobs [their range]; overhead: makespan less the slowest worker's kernel and transfer "
             "time (wstuned's overhead_ms), of the median job, and its share of the makespan, the median over the "
             "reported jobs (medians of an even count: the lower middle). Speed-up: the first set's median (same "
-            "inputs) against this one's; efficiency: the speed-up per GPU (devices 0:* are the CPU, not counted). "
+            "inputs) against this one's; efficiency: the speed-up per GPU (the CPU, CPU_SELECTOR, not counted). "
             "Shares, chunks and result paths: the last job. Critical path (with TIMELINE=1): the median job's "
             "last worker, its ms before its first kernel (of which uploads not overlapped), in its kernels, and "
             "after its last kernel (downloads not overlapped, the master's receive of its result).\n\n")
