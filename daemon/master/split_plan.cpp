@@ -176,13 +176,19 @@ std::vector<std::vector<std::size_t>> pool_identical(std::vector<DeviceCalibrati
   for (std::size_t i = 0; i < workers.size(); ++i) groups[workers[i].device.fingerprint()].push_back(i);
   const double share = total_work / static_cast<double>(std::max<std::size_t>(1, workers.size()));
   std::vector<std::vector<std::size_t>> pooled;
+  // A device's time for the share without its learned fixed cost.
+  const auto device_ms = [&](std::size_t i) { return cal.at(i).predict_ms(share) - cal.at(i).fixed_ms; };
   for (auto& [fp, group] : groups) {
     if (group.size() < 2) continue;
-    std::sort(group.begin(), group.end(),
-              [&](std::size_t a, std::size_t b) { return cal.at(a).predict_ms(share) < cal.at(b).predict_ms(share); });
-    const double fastest = cal[group.front()].predict_ms(share), slowest = cal[group.back()].predict_ms(share);
-    if (!(slowest <= fastest * (1 + kIdenticalNoise))) continue;
-    const DeviceCalibration median = cal[group[(group.size() - 1) / 2]];
+    std::sort(group.begin(), group.end(), [&](std::size_t a, std::size_t b) { return device_ms(a) < device_ms(b); });
+    if (!(device_ms(group.back()) <= device_ms(group.front()) * (1 + kIdenticalNoise))) continue;
+    DeviceCalibration median = cal[group[(group.size() - 1) / 2]];
+    std::vector<double> fixed;
+    for (const std::size_t i : group) fixed.push_back(cal[i].fixed_ms);
+    std::sort(fixed.begin(), fixed.end());
+    // A fixed cost that differs beyond the noise is the device's own (a worker on another host).
+    if (fixed.back() - fixed.front() > kIdenticalNoise * device_ms(group.front())) continue;
+    median.fixed_ms = fixed[(fixed.size() - 1) / 2];  // one device's outlier is noise
     bool changed = false;
     for (const std::size_t i : group) {
       DeviceCalibration one = median;

@@ -597,6 +597,15 @@ TEST(Daemon, IdenticalDevicesWithinNoiseShareOneModel) {
   const auto unlike = plan(1.05, other);
   EXPECT_GT(unlike.blocks[0].size(), unlike.blocks[1].size());
   EXPECT_EQ(unlike.note.find("share one model"), std::string::npos) << unlike.note;
+  // Fixed costs within the noise (of a share's time) are pooled: still equal;
+  // beyond it they are the device's own and its share shrinks.
+  const double share_ms = d.predict_ms(static_cast<double>(k.block_global(p, near.blocks[0]).count()));
+  const std::vector<SplitWorker> small{SplitWorker{1, info, d, 0}, SplitWorker{2, info, d, 0.05 * share_ms}};
+  const auto pooled = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, small, 1);
+  EXPECT_EQ(pooled.blocks[0].size(), pooled.blocks[1].size());
+  const std::vector<SplitWorker> large{SplitWorker{1, info, d, 0}, SplitWorker{2, info, d, 0.5 * share_ms}};
+  const auto own = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, large, 1);
+  EXPECT_GT(own.blocks[0].size(), own.blocks[1].size());
   // The same noise on the other worker gives the same, equal, plan: no swing.
   DeviceCalibration d2 = d;
   d2.concurrency_scale *= 1.05;
