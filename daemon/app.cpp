@@ -62,6 +62,7 @@ struct Options {
   double timeout_s = 600;
   double register_timeout_s = 60;
   bool json_out = false;
+  std::string timeline;  // run: write each job's timeline here (JSON)
   bool quiet = false;
   std::string pid_file;
   bool no_isolation = false;
@@ -98,6 +99,13 @@ po::options_description describe(Options& o) {
       "overlap", po::value(&o.defaults.overlap)->default_value(2),
       "run: each worker's block as up to N chunks "
       "over two queues, so one chunk's transfers overlap another's kernel (1: whole blocks)")(
+      "inputs", po::value(&o.defaults.inputs)->default_value("worker"),
+      "run: where a worker's block inputs come from: worker (generated from the seed, uploaded every job), "
+      "resident (generated, kept on the device across the jobs that repeat them) or master (sent by the master "
+      "every job; an input every block needs whole once)")(
+      "timeline", po::value(&o.timeline),
+      "run: write each job's per-worker timeline (uploads, kernels, downloads, waits; docs/daemon.md) as JSON "
+      "to FILE, and name each job's critical path in its progress line")(
       "split", po::value(&o.split)->default_value("pe-ratio"),
       "split model: even, proportional, pe-ratio (paper §3.1) or measured")(
       "direction", po::value(&o.direction)->default_value("auto"),
@@ -374,6 +382,23 @@ void print_summary(std::ostream& os, const std::vector<JobReport>& reports, Mode
   print_table(os, mode == Mode::run ? run_rows(reports) : work_rows(reports, mode));
 }
 
+// Writes the run jobs' timelines (JobReport::timeline) to `path`:
+// {"clock": ..., "jobs": [...]}. Throws Error when it cannot be written.
+void write_timeline(const std::string& path, const std::vector<JobReport>& reports) {
+  json jobs = json::array();
+  for (const auto& r : reports)
+    if (!r.timeline.is_null()) jobs.push_back(r.timeline);
+  std::ofstream out(path);
+  out << json{{"clock",
+               "ms from each job's first send on the master's monotonic clock; a worker's spans are its own offsets "
+               "from its receipt of the job, placed on the shared clock of the master's host (clock: shared) or "
+               "estimated from its result's arrival (clock: estimated)"},
+              {"jobs", jobs}}
+             .dump(1)
+      << '\n';
+  if (!out) throw Error(fmt::format("--timeline {}: cannot write the file", path));
+}
+
 int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& comm,
                std::function<bool()> stop_requested) {
   const PidFile pid_file(o.pid_file);
@@ -402,6 +427,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   mo.progress = o.quiet ? nullptr : &std::cerr;
   mo.resume = o.resume;
   mo.host = hostname();
+  mo.timeline = !o.timeline.empty();
   if (!o.listen.empty()) {
     mo.wait_joined = static_cast<std::size_t>(o.wait_workers >= 0 ? o.wait_workers : (comm.size() > 1 ? 0 : 1));
     mo.rejoin_timeout = std::chrono::milliseconds(static_cast<long long>(o.rejoin_timeout_s * 1000));
@@ -425,6 +451,7 @@ int run_master(const Options& o, const std::vector<Job>& jobs, Communicator& com
   }
   const bool all_bye = master.shutdown();
   const bool stopped = master.stopped();
+  if (!o.timeline.empty()) write_timeline(o.timeline, reports);
   if (o.json_out) {
     json workers = json::array();
     for (const auto& w : master.workers()) {
@@ -541,6 +568,7 @@ void parse_options(int argc, char** argv, int size, RankSetup& s) {
   o.defaults.direction = parse_split_direction(o.direction, "--direction");
   o.defaults.local = parse_local_policy(o.local);
   o.defaults.energy = parse_energy_mode(o.defaults.energy, "--energy");
+  (void)job_from_json(json{{"inputs", o.defaults.inputs}}, o.defaults, "--inputs");  // checks its value
   s.devices = rank_map(o.worker_devices, "--worker-device", size);
   s.faults = rank_map(o.faults, "--inject-fault", size);
   check_faults(o, s.faults);

@@ -35,6 +35,9 @@
 # the GPU, SHARED_TABLE_SECONDS (480) per call, continued by the next call.
 # table-4096: the same at 4096 (bench/tables/matmul_tiled-4096-h100.json.gz), 2 timed runs per
 # configuration under WSTUNE_TIMING_LOCK; continues the database carried at TABLE_RESUME.
+# daemon-gpus-x4 (issue 41; any kind with 1, 2 or 4 GPUs): scripts/bench-daemon-gpus-x4.sh into
+# docs/results/daemon_gpus_x4/ (PARTS "sets campaign", SETS, CASES, GPUS, CAMPAIGN_ARGS there;
+# STEP_TIMEOUT bounds it: run PARTS=sets and PARTS=campaign in separate calls).
 # daemon-gpus (nvidia-h200-x2): scripts/bench-daemon-gpus.sh, wstuned over one GPU, both, both +
 # the CPU (DAEMON_GPUS_SETS), issue 18's four cases, into docs/results/daemon_gpus_h200x2/.
 # table-recheck: that table's 10 fastest and 10 random others re-measured alone
@@ -183,6 +186,9 @@ PY
        python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" \
          "$dir/table.db" 2>/dev/null
        gzip -c "$dir/table.db" >"$OUT/table-4096.db.gz" 2>/dev/null || true) ;;
+    daemon-gpus-x4)  # issue 41: wstuned over 1/2/4 GPUs (as many as there are) +- the CPU, and the campaign
+      logged daemon-gpus-x4 60 scripts/bench-daemon-gpus-x4.sh \
+        "${DAEMON_GPUS_OUT:-docs/results/daemon_gpus_x4}" ;;
     daemon-gpus)  # issue 18: wstuned over one GPU, both GPUs, both GPUs + the CPU (nvidia-h200-x2)
       logged daemon-gpus 40 scripts/bench-daemon-gpus.sh "${DAEMON_GPUS_OUT:-docs/results/daemon_gpus_h200x2}" \
         "${DAEMON_GPUS_SETS:-gpu=1:0;2gpu=1:0,1:1;2gpu+cpu=1:0,1:1,0:0}" ;;

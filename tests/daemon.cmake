@@ -86,12 +86,17 @@ set_tests_properties(daemon_mpi_kill_worker PROPERTIES ENVIRONMENT "${_wstuned_e
 # split over 2 and 3 workers and verified; two workers with one fingerprint
 # share one search. And the master SIGKILLed mid-tune, resumed with --resume
 # (tests/daemon_tune_resume_test.sh).
-foreach(_case IN ITEMS unlike split shared)
-  add_test(NAME daemon_mpi_kernel_file_${_case}
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_kernel_file_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
-            $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${_case})
-  set_tests_properties(daemon_mpi_kernel_file_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 300 RUN_SERIAL TRUE)
-endforeach()
+# wstuned_script_tests(SCRIPT PREFIX TIMEOUT CASE...): one test PREFIX_CASE per
+# case of a launcher test script taking MPIEXEC NPFLAG WSTUNED WSTUNE SHARE CASE.
+function(wstuned_script_tests script prefix timeout)
+  foreach(_case IN LISTS ARGN)
+    add_test(NAME ${prefix}_${_case}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/${script} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+              $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share ${_case})
+    set_tests_properties(${prefix}_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT ${timeout} RUN_SERIAL TRUE)
+  endforeach()
+endfunction()
+wstuned_script_tests(daemon_kernel_file_test.sh daemon_mpi_kernel_file 300 unlike split shared)
 add_test(NAME daemon_mpi_tune_kill_master
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/daemon_tune_resume_test.sh ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
           $<TARGET_FILE:wstuned> $<TARGET_FILE:wstune_cli> ${PROJECT_SOURCE_DIR}/share)
@@ -154,3 +159,8 @@ foreach(_case IN ITEMS kill join link)
   set_tests_properties(daemon_cluster_tcp_${_case} PROPERTIES ENVIRONMENT "${_wstuned_env}" TIMEOUT 600
                        RUN_SERIAL TRUE SKIP_RETURN_CODE 77 LABELS cluster)
 endforeach()
+
+# Issue 41 (tests/daemon_gpus_test.sh): per-worker timelines, inputs kept on
+# the device or sent from the master, chunked overlap, steady shares on
+# identical devices, T1 kernel files over three devices.
+wstuned_script_tests(daemon_gpus_test.sh daemon_mpi_gpus 600 timeline steady t1)

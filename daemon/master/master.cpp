@@ -106,6 +106,7 @@ json to_json(const JobReport& r) {
     j["joules_note"] = r.joules_note();
     j["overhead_ms"] = r.overhead_ms;
     j["verify_ms"] = r.verify_ms;
+    if (!r.timeline.is_null()) j["critical_path"] = r.timeline.at("critical_path");
     j["verified"] = r.verdict.ok;
     j["verify"] =
         json{{"max_error", r.verdict.max_error}, {"tolerance", r.verdict.tolerance}, {"detail", r.verdict.detail}};
@@ -368,6 +369,7 @@ std::vector<JobReport> Master::run_all(Mode mode, const std::vector<Job>& jobs) 
       line += fmt::format(", makespan {:.2f} ms, {}, overhead {:.2f} ms, split {} ({}), verified", r.makespan_ms,
                           joules_text(r), r.overhead_ms, to_string(r.plan.model), fmt::join(shares, " "));
       if (!r.plan.note.empty()) line += " (" + r.plan.note + ")";
+      if (!r.timeline.is_null()) line += "; " + critical_path_text(r.timeline.at("critical_path"));
     } else if (r.ok()) {
       line += fmt::format(", {} worker(s)", r.data.size());
     }

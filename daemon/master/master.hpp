@@ -26,6 +26,7 @@
 #include "master/router.hpp"
 #include "master/shared_search.hpp"
 #include "master/split_plan.hpp"
+#include "master/timeline.hpp"
 #include "protocol/jobs.hpp"
 #include "store/calibration_row.hpp"
 #include "transport/communicator.hpp"
@@ -123,7 +124,11 @@ struct JobReport {
   double makespan_ms = 0;            ///< first send to last result (run)
   double overhead_ms = 0;            ///< makespan − max over workers of WorkerPart::device_ms()
   double verify_ms = 0;              ///< inputs and CPU reference on the master + comparison (outside the makespan)
-  Verdict verdict;                   ///< verification (run)
+  /// Run with MasterOptions::timeline: the job's timeline ({"job","kernel",
+  /// "size","inputs","overlap","makespan_ms","workers":[part_timeline()..],
+  /// "critical_path":critical_path()}); null otherwise.
+  nlohmann::json timeline;
+  Verdict verdict;                                ///< verification (run)
   nlohmann::json data = nlohmann::json::array();  ///< tune / calibrate: per worker results
   /// run: the job's joules, the sum of its parts' (WorkerPart::joules), or
   /// none when a part has none (joules_note() says which and why).
@@ -201,6 +206,9 @@ struct MasterOptions {
   /// result slot (result_memory.hpp) unless its job says `results:
   /// message`; "" = no worker gets one.
   std::string host;
+  /// Run: build each job's timeline (JobReport::timeline, timeline.hpp) and
+  /// name its critical path in the progress line and the JSON report.
+  bool timeline = false;
   /// Workers that connect (ranks after the launch's, TcpHub) that
   /// registration waits for, besides every rank of the launch.
   std::size_t wait_joined = 0;
@@ -291,6 +299,12 @@ class Master {
   bool plan_attempt(JobReport& r, RunAttempt& a);
   /// The run_block message of each worker with a non-empty block, plan order.
   std::vector<RunBlock> block_messages(const JobReport& r, RunAttempt& a);
+  /// inputs: master: `rb`'s RunBlock::sent_inputs and the buffers that carry them.
+  std::vector<HostBuffer> sent_inputs(const JobReport& r, const RunAttempt& a, int rank, RunBlock& rb);
+  /// The problem's inputs the master sends (inputs: master), kept while the problem and seed stay.
+  const std::vector<HostBuffer>& problem_inputs(const KernelSpec& spec, const Problem& p, std::uint64_t seed);
+  /// A finished part's clock for its timeline (timeline.hpp).
+  PartClock part_clock(const RunAttempt& a, const WorkerPart& part) const;
   /// Builds every block's message, starts the makespan's clock and sends them.
   void send_blocks(const JobReport& r, RunAttempt& a);
   /// Receives the attempt's answers until none is pending, a stop is
@@ -379,6 +393,10 @@ class Master {
   // and the ranks whose slot did not map (they send bytes from then on).
   ResultMemory result_memory_;
   std::set<int> no_slot_;
+  // inputs: master: the problem's inputs (key: kernel|source|size|params|seed)
+  // and, per rank, the inputs sent to it whole since they were generated.
+  std::pair<std::string, std::vector<HostBuffer>> master_inputs_;
+  std::map<int, std::set<std::size_t>> sent_whole_;
   std::optional<ResultSlot> result_slot(const Job& job, int rank, const KernelSpec& spec, const Problem& p,
                                         const Block& b);
   std::vector<HostBuffer> block_outputs(int rank, bool offered, BlockResult& br, std::vector<HostBuffer> buffers);

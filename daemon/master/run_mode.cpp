@@ -13,6 +13,7 @@
 
 #include "format/json.hpp"
 #include "master/router.hpp"
+#include "master/timeline.hpp"
 #include "protocol/kernel_source.hpp"
 #include "search/strategies.hpp"
 #include "session/autotune.hpp"
@@ -144,6 +145,8 @@ std::vector<HostBuffer> Master::block_outputs(int rank, bool offered, BlockResul
 }
 
 namespace {
+using nlohmann::json;
+
 // One worker's answer to its block in a run attempt.
 struct BlockAnswer {
   BlockResult result;
@@ -199,17 +202,32 @@ struct Master::RunAttempt {
       : spec(s), p(pr), excluded(ex), runs(job.warmup + job.repetitions), measured(job.split == SplitModel::measured) {}
   const KernelSpec& spec;
   const Problem& p;
-  std::set<int>& excluded;             // workers that failed this job (kept over its attempts)
-  unsigned runs;                       // kernel runs per block: warm-up and timed
-  bool measured;                       // the `measured` split model
-  std::vector<SplitWorker> healthy;    // the usable workers not excluded, rank order
-  std::vector<std::string> keys;       // their fixed_cost_key()s (measured only)
-  std::set<int> slotted;               // ranks offered a result slot in this attempt
-  std::map<int, Block> pending;        // blocks sent and not answered, by rank
-  std::map<int, BlockAnswer> results;  // answers, by rank
-  clock_type::time_point t0{};         // the first send
-  bool failed = false;                 // a worker failed or left: split again
+  std::set<int>& excluded;                        // workers that failed this job (kept over its attempts)
+  unsigned runs;                                  // kernel runs per block: warm-up and timed
+  bool measured;                                  // the `measured` split model
+  std::vector<SplitWorker> healthy;               // the usable workers not excluded, rank order
+  std::vector<std::string> keys;                  // their fixed_cost_key()s (measured only)
+  std::set<int> slotted;                          // ranks offered a result slot in this attempt
+  std::map<int, Block> pending;                   // blocks sent and not answered, by rank
+  std::map<int, BlockAnswer> results;             // answers, by rank
+  std::map<int, std::pair<double, double>> sent;  // each send's start and return, ms from t0
+  std::map<int, std::vector<HostBuffer>> inputs;  // inputs: master: each rank's run_block buffers
+  clock_type::time_point t0{};                    // the first send
+  bool failed = false;                            // a worker failed or left: split again
 };
+
+// What the master knows of `part`'s clock for its timeline.
+PartClock Master::part_clock(const RunAttempt& a, const WorkerPart& part) const {
+  const auto sent = a.sent.count(part.rank) ? a.sent.at(part.rank) : std::pair<double, double>{0, 0};
+  return PartClock{part.rank,
+                   part.device,
+                   sent.first,
+                   sent.second,
+                   part.answer_ms,
+                   part.return_ms,
+                   !opt_.host.empty() && part.host == opt_.host,
+                   std::chrono::duration<double, std::milli>(a.t0.time_since_epoch()).count()};
+}
 
 JobReport Master::run_job(JobReport r) {
   const auto spec_ptr = master_kernel(r.job.kernel, r.job.kernel_file);
@@ -321,7 +339,9 @@ std::vector<RunBlock> Master::block_messages(const JobReport& r, RunAttempt& a) 
                 a.p.params,
                 packed(r.job),
                 r.job.overlap,
-                result_slot(r.job, a.healthy[i].rank, a.spec, a.p, b)};
+                result_slot(r.job, a.healthy[i].rank, a.spec, a.p, b),
+                {},
+                false};
     if (r.job.local == LocalPolicy::stored) {
       if (auto l = sink_.stored_local(*worker(a.healthy[i].rank).device, a.spec, a.spec.block_global(a.p, b),
                                       a.spec.global_size(a.p)))
@@ -330,6 +350,8 @@ std::vector<RunBlock> Master::block_messages(const JobReport& r, RunAttempt& a) 
         rb.policy = LocalPolicy::rule;  // nothing stored: the paper's rule
     }
     if (rb.result_slot) a.slotted.insert(a.healthy[i].rank);
+    rb.resident = r.job.inputs == "resident";
+    if (r.job.inputs == "master") a.inputs[a.healthy[i].rank] = sent_inputs(r, a, a.healthy[i].rank, rb);
     messages.push_back(std::move(rb));
   }
   return messages;
@@ -342,10 +364,58 @@ void Master::send_blocks(const JobReport& r, RunAttempt& a) {
   a.t0 = clock_type::now();
   for (std::size_t i = 0, k = 0; i < a.healthy.size(); ++i) {
     if (r.plan.blocks[i].size() == 0) continue;
-    a.pending[a.healthy[i].rank] = messages[k].block;
-    comm_.send(a.healthy[i].rank, messages[k].to_message());
+    const int rank = a.healthy[i].rank;
+    a.pending[rank] = messages[k].block;
+    const double from = ms_since(a.t0);
+    comm_.send(rank, messages[k].to_message(std::move(a.inputs[rank])));
+    a.sent[rank] = {from, ms_since(a.t0)};
     ++k;
   }
+}
+
+// The problem's inputs for `inputs: master` jobs, generated once per
+// problem and seed (outside the makespan, as the reference's are).
+const std::vector<HostBuffer>& Master::problem_inputs(const KernelSpec& spec, const Problem& p, std::uint64_t seed) {
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}", spec.name(), fnv1a_hex(spec.source()), p.text, p.params.dump(), seed);
+  if (master_inputs_.first != key) {
+    master_inputs_ = {};
+    sent_whole_.clear();
+    master_inputs_ = {key, spec.generate_inputs(p, seed)};
+  }
+  return master_inputs_.second;
+}
+
+// `rb`'s inputs for `inputs: master` (RunBlock::sent_inputs) and the
+// buffers to send with it: the block's slice of each input (views of the
+// master's, no copy), or the whole input when the block needs all of it
+// (or a slice that is not a view of it) — sent to a rank once per problem
+// and seed, then taken as held.
+std::vector<HostBuffer> Master::sent_inputs(const JobReport& r, const RunAttempt& a, int rank, RunBlock& rb) {
+  const auto& whole = problem_inputs(a.spec, a.p, r.job.seed);
+  const auto views = a.spec.block_inputs(a.p, whole, rb.block);
+  std::vector<HostBuffer> buffers;
+  for (std::size_t j = 0; j < whole.size(); ++j) {
+    SentInput in{j, std::string(whole[j].type().name()), whole[j].size(), 0, std::nullopt};
+    const HostBuffer& v = views.at(j);
+    const std::byte* lo = whole[j].data();
+    const bool inside = v.data() >= lo && v.data() + v.bytes() <= lo + whole[j].bytes() && !v.empty();
+    const bool all = !inside || v.size() == whole[j].size();
+    if (all && sent_whole_[rank].count(j)) {  // held since an earlier job
+      rb.sent_inputs.push_back(std::move(in));
+      continue;
+    }
+    in.buffer = buffers.size();
+    if (all) {
+      buffers.push_back(whole[j].view());
+      sent_whole_[rank].insert(j);
+    } else {
+      in.offset = static_cast<std::size_t>(v.data() - lo) / whole[j].type().bytes();
+      buffers.push_back(whole[j].view(in.offset, v.size()));
+    }
+    rb.sent_inputs.push_back(std::move(in));
+  }
+  return buffers;
 }
 
 // Receives answers until no block is pending, a stop is requested, or the
@@ -405,6 +475,7 @@ void Master::take_block_answer(JobReport& r, RunAttempt& a, Received& got) {
 // A worker that failed the attempt (`fault` says how): recorded and noted,
 // left out of the rest of the job; the attempt fails.
 void Master::leave_out(JobReport& r, RunAttempt& a, int rank, std::string fault) {
+  sent_whole_.erase(rank);  // it may have lost what it held (a new isolated process)
   r.faults.push_back(std::move(fault));
   note(r.faults.back());
   a.excluded.insert(rank);
@@ -419,6 +490,7 @@ void Master::finish_run(JobReport& r, const RunAttempt& a) {
   std::vector<Block> placed;
   r.parts.clear();
   double slowest = 0;
+  json timeline = json::array();
   for (std::size_t i = 0; i < a.healthy.size(); ++i) {
     auto it = a.results.find(a.healthy[i].rank);
     if (it == a.results.end()) continue;
@@ -436,9 +508,20 @@ void Master::finish_run(JobReport& r, const RunAttempt& a) {
         costs_.observe_block(a.keys[i], br.block, *c);
     }
     slowest = std::max(slowest, part.device_ms());
+    if (opt_.timeline) timeline.push_back(part_timeline(part_clock(a, part), br));
     r.parts.push_back(std::move(part));
   }
   r.overhead_ms = r.makespan_ms - slowest;
+  if (opt_.timeline) {
+    r.timeline = json{{"job", r.id},
+                      {"kernel", r.job.kernel},
+                      {"size", r.size},
+                      {"inputs", r.job.inputs},
+                      {"overlap", r.job.overlap},
+                      {"makespan_ms", r.makespan_ms},
+                      {"workers", timeline},
+                      {"critical_path", critical_path(timeline)}};
+  }
   const auto v0 = clock_type::now();
   a.spec.finish(a.p, placed, full);
   r.verdict = a.spec.verify(a.p, full, reference(a.spec, a.p, r.job.seed));
@@ -460,6 +543,7 @@ std::string Master::mark_late(const JobReport& r, int rank) {
 
 // Drops `rank`, which did not answer job `r` in time, from the pool.
 void Master::drop_late(JobReport& r, int rank) {
+  sent_whole_.erase(rank);
   r.faults.push_back(mark_late(r, rank));
   note(r.faults.back());
 }

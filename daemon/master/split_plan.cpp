@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "split/model_blocks.hpp"
 #include "split/split.hpp"
@@ -148,15 +150,56 @@ SplitPlan plan_split(SplitModel model, SplitDirection direction, const KernelSpe
     return model_blocks(SplitModel::measured, spec, p, plan.dim, pe, locals, &cal);
   };
   if (model == SplitModel::measured) {
-    const Calibration cal = measured_calibration(spec, p, plan.dim, workers, kernel_runs);
+    Calibration cal = measured_calibration(spec, p, plan.dim, workers, kernel_runs);
+    const auto pooled = pool_identical(cal.devices, workers, slice_work_items(spec, p, plan.dim, total));
+    for (const auto& group : pooled) {
+      std::vector<int> ranks;
+      for (const std::size_t i : group) ranks.push_back(workers[i].rank);
+      plan.note += fmt::format("{}ranks {} share one model (identical devices within {:.0f} %)",
+                               plan.note.empty() ? "" : "; ", fmt::join(ranks, ", "), 100 * kIdenticalNoise);
+    }
     const auto work = [&](std::size_t, std::size_t units) { return slice_work_items(spec, p, plan.dim, units); };
-    plan.blocks = stable_blocks(cal, workers, blocks_of(cal), previous, jobs_so_far, total, blocks_of, work, plan.note,
+    std::string note;
+    plan.blocks = stable_blocks(cal, workers, blocks_of(cal), previous, jobs_so_far, total, blocks_of, work, note,
                                 plan.held_by_move);
+    if (!note.empty()) plan.note = plan.note.empty() ? note : note + "; " + plan.note;
   } else {
     plan.blocks = model_blocks(model, spec, p, plan.dim, pe, locals);
   }
   plan.fractions = block_fractions(plan.blocks, total);
   return plan;
+}
+
+std::vector<std::vector<std::size_t>> pool_identical(std::vector<DeviceCalibration>& cal,
+                                                     const std::vector<SplitWorker>& workers, double total_work) {
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < workers.size(); ++i) groups[workers[i].device.fingerprint()].push_back(i);
+  const double share = total_work / static_cast<double>(std::max<std::size_t>(1, workers.size()));
+  std::vector<std::vector<std::size_t>> pooled;
+  // A device's time for the share without its learned fixed cost.
+  const auto device_ms = [&](std::size_t i) { return cal.at(i).predict_ms(share) - cal.at(i).fixed_ms; };
+  for (auto& [fp, group] : groups) {
+    if (group.size() < 2) continue;
+    std::sort(group.begin(), group.end(), [&](std::size_t a, std::size_t b) { return device_ms(a) < device_ms(b); });
+    if (!(device_ms(group.back()) <= device_ms(group.front()) * (1 + kIdenticalNoise))) continue;
+    DeviceCalibration median = cal[group[(group.size() - 1) / 2]];
+    std::vector<double> fixed;
+    for (const std::size_t i : group) fixed.push_back(cal[i].fixed_ms);
+    std::sort(fixed.begin(), fixed.end());
+    // A fixed cost that differs beyond the noise is the device's own (a worker on another host).
+    if (fixed.back() - fixed.front() > kIdenticalNoise * device_ms(group.front())) continue;
+    median.fixed_ms = fixed[(fixed.size() - 1) / 2];  // one device's outlier is noise
+    bool changed = false;
+    for (const std::size_t i : group) {
+      DeviceCalibration one = median;
+      one.device_id = cal[i].device_id;  // each keeps its own identity
+      changed = changed || !(one == cal[i]);
+      cal[i] = std::move(one);
+    }
+    std::sort(group.begin(), group.end());
+    if (changed) pooled.push_back(group);
+  }
+  return pooled;
 }
 
 std::optional<PartCost> observe_part(const KernelSpec& spec, const Problem& p, const SplitWorker& w, unsigned dim,

@@ -174,6 +174,28 @@ class FixedCosts {
   std::map<std::vector<std::string>, Plans> plans_;
 };
 
+/// Identical devices (one DeviceInfo::fingerprint()) whose measured models
+/// predict an equal share within this fraction of each other (calibration
+/// and learned scale; their learned fixed costs, pooled as the group's
+/// lower median, within this fraction of that share's time) are timing noise
+/// apart: the measured plan gives them one model (pool_identical()), so they get equal
+/// shares and a plan does not swing from run to run with their noise; the
+/// previous plan is then kept unless a new one gains more than kReplanGain
+/// (hysteresis). Beyond it, each keeps its own (a device that really is
+/// slower, e.g. sharing its host's PCIe lanes or a busy GPU, gets less).
+inline constexpr double kIdenticalNoise = 0.10;
+
+/// Gives each group of identical devices in `cal` (same fingerprint in
+/// `workers`, same order) whose predictions for an equal share (1 / the
+/// workers' count of `total_work` work-items), fixed costs left out, lie
+/// within kIdenticalNoise of the group's fastest, and fixed costs within
+/// kIdenticalNoise of its time, one model: the one of median prediction,
+/// with the lower median of their fixed costs.
+/// Returns the groups whose models this changed (worker indices), for the
+/// plan's note.
+std::vector<std::vector<std::size_t>> pool_identical(std::vector<DeviceCalibration>& cal,
+                                                     const std::vector<SplitWorker>& workers, double total_work);
+
 /// A job's split: one block per worker (same order; an empty block means the
 /// worker gets nothing), each block's share and the dimension.
 struct SplitPlan {

@@ -270,11 +270,22 @@ Message RunBlock::to_message(std::vector<HostBuffer> inputs) const {
                  {"overlap", overlap}},
             std::move(inputs)};
   if (result_slot) m.body["result_slot"] = to_json(*result_slot);
+  if (resident) m.body["resident"] = true;
+  if (!sent_inputs.empty()) {
+    json list = json::array();
+    for (const SentInput& in : sent_inputs)
+      list.push_back(json{{"index", in.index},
+                          {"type", in.type},
+                          {"whole", in.whole},
+                          {"offset", in.offset},
+                          {"buffer", in.buffer ? json(*in.buffer) : json()}});
+    m.body["inputs"] = std::move(list);
+  }
   return m;
 }
 
 RunBlock RunBlock::from(const Message& m) {
-  return parse_body(m, Tag::run_block, [](const json& j) {
+  return parse_body(m, Tag::run_block, [&m](const json& j) {
     RunBlock r;
     r.job = j.at("job").get<std::uint64_t>();
     r.attempt = j.at("attempt").get<unsigned>();
@@ -290,6 +301,16 @@ RunBlock RunBlock::from(const Message& m) {
     r.kernel_file = j.value("kernel_file", json());
     r.overlap = std::max(1u, j.value("overlap", 1u));
     if (j.contains("result_slot")) r.result_slot = result_slot_from_json(j.at("result_slot"));
+    r.resident = j.value("resident", false);
+    for (const json& in : j.value("inputs", json::array())) {
+      SentInput s{in.at("index").get<std::size_t>(), in.at("type").get<std::string>(),
+                  in.at("whole").get<std::size_t>(), in.at("offset").get<std::size_t>(), std::nullopt};
+      if (!in.at("buffer").is_null()) s.buffer = in.at("buffer").get<std::size_t>();
+      if (s.buffer && *s.buffer >= m.buffers.size())
+        throw ProtocolError(
+            fmt::format("run_block: input {} names buffer {} of {}", s.index, *s.buffer, m.buffers.size()));
+      r.sent_inputs.push_back(std::move(s));
+    }
     return r;
   });
 }
@@ -327,6 +348,8 @@ Message BlockResult::to_message(std::vector<HostBuffer> outputs) const {
   if (joules) m.body["joules"] = *joules;
   if (!energy_sensor.empty()) m.body["energy_sensor"] = energy_sensor;
   if (!energy_note.empty()) m.body["energy_note"] = energy_note;
+  if (clock_ms > 0) m.body["clock_ms"] = clock_ms;
+  if (!timeline.empty()) m.body["timeline"] = timeline;
   m.buffers = std::move(outputs);
   return m;
 }
@@ -356,6 +379,8 @@ BlockResult BlockResult::from(const Message& m) {
     if (j.contains("joules")) r.joules = j.at("joules").get<double>();
     r.energy_sensor = j.value("energy_sensor", "");
     r.energy_note = j.value("energy_note", r.joules ? "" : "the worker does not measure energy (protocol < 6)");
+    r.clock_ms = j.value("clock_ms", 0.0);
+    r.timeline = j.value("timeline", json::array());
     return r;
   });
 }

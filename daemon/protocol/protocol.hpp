@@ -131,6 +131,20 @@ struct Welcome {
 /// Tag::run_block. No buffers: the worker generates the problem's inputs
 /// from `seed` (KernelSpec::generate_inputs, as the master and the CLI do)
 /// and takes its block's (KernelSpec::block_inputs).
+/// One input of a run_block whose inputs the master sends (the job key
+/// `inputs: "master"`): the problem's input `index` (KernelSpec::generate_inputs
+/// order), `whole` elements of `type`, of which the message's buffer
+/// `buffer` holds those from element `offset` on; no buffer: the worker holds
+/// this input whole from an earlier job of the same problem and seed (an
+/// input every block needs whole, such as matmul's B, is sent once).
+struct SentInput {
+  std::size_t index = 0;
+  std::string type;
+  std::size_t whole = 0;
+  std::size_t offset = 0;
+  std::optional<std::size_t> buffer;
+};
+
 struct RunBlock {
   std::uint64_t job = 0;                             ///< job id (master-wide)
   unsigned attempt = 0;                              ///< re-split attempt; stale answers are dropped
@@ -152,6 +166,14 @@ struct RunBlock {
   /// (result_memory.hpp); absent (and on the wire from an older master):
   /// they travel in the block_result.
   std::optional<ResultSlot> result_slot;
+  /// The inputs the master sent (one entry per problem input; the job key
+  /// `inputs: "master"`); empty (absent on the wire): the worker generates
+  /// them from the seed.
+  std::vector<SentInput> sent_inputs;
+  /// Keep the block's inputs on the device across the jobs that repeat them
+  /// (DeviceRunner::upload()'s resident id; the job key `inputs:
+  /// "resident"`); absent = upload every job.
+  bool resident = false;
   [[nodiscard]] Message to_message(std::vector<HostBuffer> inputs = {}) const;
   static RunBlock from(const Message& m);
 };
@@ -196,6 +218,14 @@ struct BlockResult {
   /// Why no joules ("" with them); absent on the wire (an older worker):
   /// "the worker does not measure energy (protocol < 6)".
   std::string energy_note;
+  /// The worker's receipt of the run_block on its monotonic clock
+  /// (steady_clock, ms since its epoch; one clock for every process of a
+  /// host); 0 (absent) = unknown.
+  double clock_ms = 0;
+  /// Its timeline of the block: [{"what","chunk","start_ms","end_ms"}] in ms
+  /// from its receipt of the run_block (receive, build, inputs, then each
+  /// upload, kernel run and download, RunResult::spans); absent = [].
+  nlohmann::json timeline = nlohmann::json::array();
   [[nodiscard]] Message to_message(std::vector<HostBuffer> outputs) const;
   static BlockResult from(const Message& m);
 };

@@ -575,6 +575,49 @@ TEST(Daemon, MeasuredPlanAddsEachWorkersFixedCost) {
   EXPECT_FALSE(observed_fixed_ms(k, p, w, half.dim, Block{half.dim, 0, 0}, 1, 10).has_value());
 }
 
+// Issue 41: two workers of one fingerprint whose measured models predict an
+// equal share within kIdenticalNoise get one model and equal shares (the
+// plan's note names them); 30 % apart, each keeps its own and the slower
+// gets less; unlike devices are never pooled.
+TEST(Daemon, IdenticalDevicesWithinNoiseShareOneModel) {
+  const KernelSpec& k = kernel_spec("bilinear");
+  const Problem p = k.parse_size("1024x1024:2048x2048");
+  const DeviceCalibration d = linear_calibration();
+  const DeviceInfo info = synthetic_device();
+  auto plan = [&](double slower, const DeviceInfo& second) {
+    DeviceCalibration d2 = d;
+    d2.concurrency_scale *= slower;
+    const std::vector<SplitWorker> workers{SplitWorker{1, info, d, 0}, SplitWorker{2, second, d2, 0}};
+    return plan_split(SplitModel::measured, SplitDirection::auto_, k, p, workers, 1);
+  };
+  const auto near = plan(1.05, info);
+  EXPECT_EQ(near.blocks[0].size(), near.blocks[1].size());
+  EXPECT_NE(near.note.find("ranks 1, 2 share one model"), std::string::npos) << near.note;
+  const auto far = plan(1.3, info);
+  EXPECT_GT(far.blocks[0].size(), far.blocks[1].size() + 64);
+  EXPECT_EQ(far.note.find("share one model"), std::string::npos) << far.note;
+  DeviceInfo other = info;
+  other.name += " (another model)";
+  ASSERT_NE(other.fingerprint(), info.fingerprint());
+  const auto unlike = plan(1.05, other);
+  EXPECT_GT(unlike.blocks[0].size(), unlike.blocks[1].size());
+  EXPECT_EQ(unlike.note.find("share one model"), std::string::npos) << unlike.note;
+  // Fixed costs within the noise (of a share's time) are pooled: still equal;
+  // beyond it they are the device's own and its share shrinks.
+  const double share_ms = d.predict_ms(static_cast<double>(k.block_global(p, near.blocks[0]).count()));
+  const std::vector<SplitWorker> small{SplitWorker{1, info, d, 0}, SplitWorker{2, info, d, 0.05 * share_ms}};
+  const auto pooled = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, small, 1);
+  EXPECT_EQ(pooled.blocks[0].size(), pooled.blocks[1].size());
+  const std::vector<SplitWorker> large{SplitWorker{1, info, d, 0}, SplitWorker{2, info, d, 0.5 * share_ms}};
+  const auto own = plan_split(SplitModel::measured, SplitDirection::auto_, k, p, large, 1);
+  EXPECT_GT(own.blocks[0].size(), own.blocks[1].size());
+  // The same noise on the other worker gives the same, equal, plan: no swing.
+  DeviceCalibration d2 = d;
+  d2.concurrency_scale *= 1.05;
+  const std::vector<SplitWorker> swapped{SplitWorker{1, info, d2, 0}, SplitWorker{2, info, d, 0}};
+  EXPECT_EQ(plan_split(SplitModel::measured, SplitDirection::auto_, k, p, swapped, 1).blocks, near.blocks);
+}
+
 // Issue 18: with the job key overlap 2 (the default) a worker runs its block
 // as chunks over two queues; the gathered output verifies, the report shows
 // the chunks (matmul, bilinear and trapezoid blocks chunk; sort's run

@@ -8,6 +8,7 @@
 
 #include "master/master.hpp"
 #include "master/memory_sink.hpp"
+#include "master/timeline.hpp"
 #include "protocol/protocol.hpp"
 #include "tests/support/in_memory_communicator.hpp"
 #include "transport/communicator.hpp"
@@ -149,7 +150,9 @@ TEST(Protocol, TypedPayloadsRoundTrip) {
               json{{"TS", 16}},
               json{{"hash", "0123"}},
               1,
-              ResultSlot{"/proc/1/fd/9", 4096, 77}};
+              ResultSlot{"/proc/1/fd/9", 4096, 77},
+              {},
+              false};
   const RunBlock rb2 = RunBlock::from(rb.to_message({HostBuffer::of(std::vector<float>(4, 2.f))}));
   EXPECT_EQ(rb2.seed, 9u);
   EXPECT_EQ(rb2.params, (json{{"TS", 16}}));
@@ -322,6 +325,83 @@ TEST(Jobs, OverlapIsAJobKeyAndTravelsInRunBlock) {
   EXPECT_DOUBLE_EQ(br2.overlap_wall_ms, 4.5);
   EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).chunks.empty());  // whole
   EXPECT_FALSE(RunBlock::from(rb.to_message()).result_slot.has_value());        // no slot offered
+}
+
+// Issue 41: the job key inputs (worker, resident, master; absent from the
+// job's JSON when worker, so run keys stay), and what travels for it: a
+// run_block's resident flag and sent inputs with their buffers, a block
+// result's clock and timeline.
+TEST(Jobs, InputsIsAJobKeyAndTravelsInRunBlock) {
+  EXPECT_EQ(Job{}.inputs, "worker");
+  EXPECT_FALSE(to_json(Job{}).contains("inputs"));
+  const auto jobs = parse_jobs(json::array({json{{"kernel", "sort"}, {"inputs", "master"}}}), Job{}, "t.json");
+  EXPECT_EQ(jobs.at(0).inputs, "master");
+  EXPECT_EQ(to_json(jobs[0])["inputs"], "master");
+  try {
+    parse_jobs(json::array({json{{"kernel", "sort"}, {"inputs", "host"}}}), Job{}, "t.json");
+    ADD_FAILURE() << "inputs host was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs 'host': use worker"), std::string::npos) << e.what();
+  }
+  RunBlock rb;
+  rb.resident = true;
+  rb.sent_inputs = {SentInput{0, "float", 64, 16, 0}, SentInput{1, "float", 32, 0, std::nullopt}};
+  const RunBlock back = RunBlock::from(rb.to_message({HostBuffer(kFloat32, 8)}));
+  EXPECT_TRUE(back.resident);
+  ASSERT_EQ(back.sent_inputs.size(), 2u);
+  EXPECT_EQ(back.sent_inputs[0].offset, 16u);
+  EXPECT_EQ(back.sent_inputs[0].whole, 64u);
+  EXPECT_EQ(back.sent_inputs[0].buffer, std::optional<std::size_t>(0));
+  EXPECT_FALSE(back.sent_inputs[1].buffer.has_value());
+  EXPECT_FALSE(RunBlock::from(RunBlock{}.to_message()).resident);
+  EXPECT_THROW(RunBlock::from(rb.to_message()), ProtocolError);  // names buffer 0 of none
+  BlockResult br;
+  br.clock_ms = 1234.5;
+  br.timeline = json::array({json{{"what", "kernel"}, {"chunk", 1}, {"start_ms", 0.5}, {"end_ms", 1.5}}});
+  const BlockResult br2 = BlockResult::from(br.to_message({}));
+  EXPECT_DOUBLE_EQ(br2.clock_ms, 1234.5);
+  EXPECT_EQ(br2.timeline, br.timeline);
+  EXPECT_TRUE(BlockResult::from(BlockResult{}.to_message({})).timeline.empty());
+}
+
+// Issue 41: a worker's timeline on the master's clock: on another host its
+// receipt is estimated as its answer less the master's receive and its busy
+// time, on the master's host read on the shared clock; the critical path is
+// the worker that answered last, with its upload before its first kernel
+// and its download after its last counted as exposed.
+TEST(Timeline, PartsOnOneClockAndTheCriticalPath) {
+  BlockResult br;
+  br.busy_ms = 5;
+  br.recv_ms = 0.5;
+  br.clock_ms = 1000.25;
+  const auto at = [](const char* what, int chunk, double a, double b) {
+    return json{{"what", what}, {"chunk", chunk}, {"start_ms", a}, {"end_ms", b}};
+  };
+  br.timeline = json::array({at("receive", -1, -0.5, 0), at("upload", 0, 0.5, 1.5), at("kernel", 0, 1.5, 3),
+                             at("upload", 1, 1.5, 2.5), at("kernel", 1, 3, 4), at("download", 0, 3, 3.5),
+                             at("download", 1, 4, 4.5)});
+  const json far = part_timeline(PartClock{1, "gpu", 0.1, 0.2, 10, 1, false, 990}, br);
+  EXPECT_EQ(far["clock"], "estimated");
+  EXPECT_DOUBLE_EQ(far["start_ms"].get<double>(), 4.0);  // 10 - 1 - 5
+  const json near = part_timeline(PartClock{2, "gpu", 0.2, 0.3, 12, 1, true, 990}, br);
+  EXPECT_EQ(near["clock"], "shared");
+  EXPECT_DOUBLE_EQ(near["start_ms"].get<double>(), 10.25);  // 1000.25 - 990
+  double last = -1;
+  for (const json& s : near["spans"]) {  // in time order, each on the master's clock
+    EXPECT_GE(s["start_ms"].get<double>(), last);
+    last = s["start_ms"].get<double>();
+  }
+  const json cp = critical_path(json::array({far, near}));
+  EXPECT_EQ(cp["rank"], 2);
+  EXPECT_DOUBLE_EQ(cp["before_kernel_ms"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(cp["exposed_upload_ms"].get<double>(), 1.0);  // chunk 0's; chunk 1's overlaps kernel 0
+  EXPECT_DOUBLE_EQ(cp["upload_ms"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(cp["kernel_span_ms"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(cp["exposed_download_ms"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(cp["wait_message_ms"].get<double>(), 9.75);  // 0 to 10.25 - 0.5
+  EXPECT_NE(critical_path_text(cp).find("critical path: rank 2 (gpu) last at 12.00 ms"), std::string::npos)
+      << critical_path_text(cp);
+  EXPECT_TRUE(critical_path(json::array()).is_null());
 }
 
 TEST(Protocol, SharedOutputsAndSlotErrorsRoundTrip) {

@@ -105,6 +105,41 @@ const std::vector<HostBuffer>& Worker::block_inputs_for(const KernelSpec& spec, 
   return block_inputs_.second;
 }
 
+// A run_block's inputs sent by the master (RunBlock::sent_inputs): each
+// written at its place in the problem's inputs, kept while the problem and
+// seed stay (an input sent whole once is not sent again), and the block's
+// views of them, as block_inputs_for() gives. Throws Error for an input
+// the master took as held but this worker does not hold whole.
+const std::vector<HostBuffer>& Worker::sent_block_inputs(const KernelSpec& spec, const std::string& key,
+                                                         const Problem& p, const RunBlock& job,
+                                                         const std::vector<HostBuffer>& sent) {
+  const std::string id = inputs_id(key, p, job.seed) + "|master";
+  if (inputs_.first != id) {
+    block_inputs_ = {};  // views of the old inputs first
+    inputs_ = {id, std::vector<HostBuffer>(job.sent_inputs.size())};
+    whole_inputs_.clear();
+  }
+  for (const SentInput& in : job.sent_inputs) {
+    if (in.index >= inputs_.second.size())
+      throw Error(fmt::format("run_block: sent input {} of {}", in.index, inputs_.second.size()));
+    HostBuffer& whole = inputs_.second[in.index];
+    if (whole.size() != in.whole) whole = HostBuffer::uninitialized(parse_element_type(in.type), in.whole);
+    if (!in.buffer) {
+      if (!whole_inputs_.count(in.index))
+        throw Error(
+            fmt::format("input {} of {} {} was taken as sent whole before, but this worker does not hold it "
+                        "(a new isolated process?); run the job again",
+                        in.index, job.kernel, job.size));
+      continue;
+    }
+    whole.write(in.offset, sent.at(*in.buffer));
+    if (in.offset == 0 && sent[*in.buffer].size() == in.whole) whole_inputs_.insert(in.index);
+  }
+  block_inputs_ = {};
+  block_inputs_ = {id, spec.block_inputs(p, inputs_.second, job.block)};
+  return block_inputs_.second;
+}
+
 namespace {
 // The runner cache key of a job's kernel: the built-in name, or the hash of
 // the packed kernel file.
@@ -150,6 +185,11 @@ ChunkedBlock chunk_block(const KernelSpec& spec, const Problem& p, const Block& 
   return cb;
 }
 
+// One entry of BlockResult::timeline.
+json timeline_span(const std::string& what, double start_ms, double end_ms, int chunk = -1) {
+  return json{{"what", what}, {"chunk", chunk}, {"start_ms", start_ms}, {"end_ms", end_ms}};
+}
+
 // A run_block's result as far as the request says: job, attempt, block and
 // the time its message took to receive.
 BlockResult block_result_for(const RunBlock& job, double recv_ms) {
@@ -166,6 +206,25 @@ BlockResult block_result_for(const RunBlock& job, double recv_ms) {
 // first); the driver's default when the runner cannot run the one chosen.
 LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
                               const std::vector<HostBuffer>& inputs, BlockResult& res) {
+  LocalSize local;
+  // A kernel file whose local size is an expression of its parameters (T1
+  // LocalSize, e.g. the tiled matmul's TSN/WPTN x TSM/WPTM) runs only that one.
+  if (const LocalSize fixed = runner.spec().parameter_local(p)) {
+    res.local_source = "parameters";
+    local = fixed;
+  } else {
+    local = policy_local(runner, p, job, inputs, res);
+  }
+  if (std::string why = runner.check_local(p, job.block, local); !why.empty()) {
+    res.local_source = fmt::format("null (fallback: {})", why);
+    local = std::nullopt;
+  }
+  return local;
+}
+
+// The local size of job.policy (block_local() without a fixed one).
+LocalSize Worker::policy_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
+                               const std::vector<HostBuffer>& inputs, BlockResult& res) {
   LocalSize local;
   switch (job.policy) {
     case LocalPolicy::null:
@@ -187,10 +246,6 @@ LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunB
       break;
     }
   }
-  if (std::string why = runner.check_local(p, job.block, local); !why.empty()) {
-    res.local_source = fmt::format("null (fallback: {})", why);
-    local = std::nullopt;
-  }
   return local;
 }
 
@@ -204,15 +259,17 @@ RunResult Worker::run_job_block(DeviceRunner& runner, const KernelSpec& spec, co
                                 std::pmr::memory_resource* memory) {
   const LocalSize local = block_local(runner, p, job, inputs, res);
   ChunkedBlock cb = chunk_block(spec, p, job.block, local, job.overlap, inputs_.second, inputs, memory);
+  // Resident: the device keeps these inputs for the next job of the same problem and seed.
+  const std::string resident = job.resident ? inputs_.first : std::string();
   RunResult r;
   if (cb.chunks.empty()) {
-    if (job.policy != LocalPolicy::tune) runner.upload(p, job.block, inputs);
+    if (job.policy != LocalPolicy::tune) runner.upload(p, job.block, inputs, resident);
     r = runner.run(p, job.block, local, TimingOptions{job.warmup, job.repetitions}, true, memory);
     res.h2d_wall_ms = r.h2d_wall_ms;
     res.d2h_wall_ms = r.d2h_wall_ms;
   } else {
     const double compiled = runner.compiled_ms();
-    r = runner.run_overlapped(p, cb.chunks, local, job.warmup + job.repetitions);
+    r = runner.run_overlapped(p, cb.chunks, local, job.warmup + job.repetitions, resident);
     res.overlap_wall_ms = r.wall_ms - (runner.compiled_ms() - compiled);  // builds are not the block's time
     const auto warm = std::min<std::size_t>(job.warmup, r.kernel.ms.size());
     r.kernel.ms.erase(r.kernel.ms.begin(), r.kernel.ms.begin() + static_cast<std::ptrdiff_t>(warm));
@@ -267,7 +324,7 @@ void Worker::handle_run(Received& got) {
     return;
   }
   try {
-    answer_run(job, got.recv_ms, t0);
+    answer_run(job, got.message.buffers, got.recv_ms, t0);
   } catch (const std::bad_alloc&) {
     out_of_memory(job);
   } catch (const std::exception& e) {
@@ -283,23 +340,35 @@ void Worker::send_run_error(const RunBlock& job, TrialStatus status, const std::
 
 // Runs the block of `job` (received in `recv_ms`, handled since `t0`) and
 // sends its result, or the worker_error of a kernel that failed.
-void Worker::answer_run(const RunBlock& job, double recv_ms, clock_type::time_point t0) {
+void Worker::answer_run(const RunBlock& job, const std::vector<HostBuffer>& sent, double recv_ms,
+                        clock_type::time_point t0) {
   const std::optional<double> energy_before = read_counter_j(observer_.get());
   const auto spec_ptr = worker_kernel(job.kernel, job.kernel_file);
   const KernelSpec& spec = *spec_ptr;
   const std::string key = kernel_key_of(job.kernel, job.kernel_file);
   const Problem p = job_problem(spec, job.size, job.params);
   BlockResult res = block_result_for(job, recv_ms);
+  res.clock_ms = std::chrono::duration<double, std::milli>(t0.time_since_epoch()).count();
+  const auto at = [&] { return ms_since(t0); };  // the timeline's clock: ms from the receipt
+  res.timeline.push_back(timeline_span("receive", -recv_ms, 0));
+  double from = at();
   DeviceRunner& runner = runner_for(spec, key, &res.build_ms);
+  if (res.build_ms > 0) res.timeline.push_back(timeline_span("build", from, at()));
   const double compiled = runner.compiled_ms();
   if (opt_.fault == FaultKind::kernel) {
     send_run_error(job, TrialStatus::runtime, "injected kernel fault (--inject-fault): the kernel was not run");
     return;
   }
-  // The inputs are generated here from the seed, not received.
-  const auto& inputs = block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms);
+  // The inputs are generated here from the seed, or come with the job (inputs: master).
+  from = at();
+  const auto& inputs = job.sent_inputs.empty() ? block_inputs_for(spec, key, p, job.seed, job.block, &res.inputs_ms)
+                                               : sent_block_inputs(spec, key, p, job, sent);
+  if (!job.sent_inputs.empty()) res.inputs_ms = at() - from;  // placing the received inputs
+  if (res.inputs_ms > 0) res.timeline.push_back(timeline_span("inputs", from, at()));
   std::pmr::memory_resource* memory = output_memory_for(job, res);
   RunResult r = run_job_block(runner, spec, p, job, inputs, res, memory);
+  for (const RunSpan& s : r.spans)  // the host's steady clock → ms from the receipt
+    res.timeline.push_back(timeline_span(s.what, s.start_ms - res.clock_ms, s.end_ms - res.clock_ms, s.chunk));
   if (!r.ok()) {
     send_run_error(job, r.status, r.error);
     return;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <memory_resource>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "evaluate/trial.hpp"
@@ -100,11 +101,13 @@ class Worker {
   std::optional<int> take_welcome(const Received& got, bool& welcomed);
   void handle_request(Received& got);
   void handle_run(Received& got);
-  void answer_run(const RunBlock& job, double recv_ms, time_point t0);
+  void answer_run(const RunBlock& job, const std::vector<HostBuffer>& sent, double recv_ms, time_point t0);
   void send_run_error(const RunBlock& job, TrialStatus status, const std::string& text);
   void out_of_memory(const RunBlock& job);
   LocalSize block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
                         const std::vector<HostBuffer>& inputs, BlockResult& res);
+  LocalSize policy_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
+                         const std::vector<HostBuffer>& inputs, BlockResult& res);
   RunResult run_job_block(DeviceRunner& runner, const KernelSpec& spec, const Problem& p, const RunBlock& job,
                           const std::vector<HostBuffer>& inputs, BlockResult& res, std::pmr::memory_resource* memory);
   std::pmr::memory_resource* output_memory_for(const RunBlock& job, BlockResult& res);
@@ -118,6 +121,8 @@ class Worker {
                                             std::uint64_t seed, double* ms);
   const std::vector<HostBuffer>& block_inputs_for(const KernelSpec& spec, const std::string& key, const Problem& p,
                                                   std::uint64_t seed, const Block& b, double* ms);
+  const std::vector<HostBuffer>& sent_block_inputs(const KernelSpec& spec, const std::string& key, const Problem& p,
+                                                   const RunBlock& job, const std::vector<HostBuffer>& sent);
   void say(const std::string& line);
   void open_energy_observer();
   [[nodiscard]] TrialEnergy trial_energy(bool asked) const;
@@ -131,6 +136,8 @@ class Worker {
   std::map<std::string, std::unique_ptr<DeviceRunner>> runners_;
   // The problem inputs last generated (key: kernel|size|params|seed).
   std::pair<std::string, std::vector<HostBuffer>> inputs_;
+  // Master-sent inputs (RunBlock::sent_inputs): those of inputs_ received whole.
+  std::set<std::size_t> whole_inputs_;
   // The block inputs last uploaded (key: inputs_'s key|block).
   std::pair<std::string, std::vector<HostBuffer>> block_inputs_;
   // The job prepared for trials (Tag::tune) and its evaluator.

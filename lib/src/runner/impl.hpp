@@ -57,8 +57,13 @@ struct OverlapRun {
   std::vector<bool> shared;                     // per input: one upload for every chunk
   std::vector<cl::Buffer> shared_buffers;       // per input (set where shared)
   std::vector<cl::Event> uploads;               // every upload, shared inputs first
+  std::vector<int> upload_chunk;                // per upload: its chunk (-1: a shared input)
+  int chunk = -1;                               // the chunk being enqueued (-1: shared inputs)
+  bool own_buffers = false;                     // each chunk's inputs in buffers of its own (resident)
+  bool inputs_there = false;                    // those buffers hold this call's inputs already: write none
   std::vector<std::vector<cl::Event>> kernels;  // per chunk and run (chunk-major), KernelSpec::enqueue's events
   std::vector<cl::Event> reads;                 // every read-back
+  std::vector<int> read_chunk;                  // per read-back: its chunk
 };
 
 }  // namespace detail
@@ -91,6 +96,13 @@ struct DeviceRunner::Impl {
   cl::CommandQueue second_queue;
   std::array<std::vector<std::pair<cl::Buffer, std::size_t>>, 2> lane_input_pool, lane_output_pool;
   std::vector<std::pair<cl::Buffer, std::size_t>> shared_input_pool;  // inputs every chunk shares
+  // run_overlapped() with a resident id: each chunk's own input buffers, and
+  // the id and chunk blocks they hold ("" = none held).
+  std::vector<std::vector<std::pair<cl::Buffer, std::size_t>>> chunk_input_pool;
+  std::string resident_chunks_id;
+  std::vector<Block> resident_chunks;
+  std::string resident_upload_id;     // upload(): the id of the inputs its buffers hold ("" = none)
+  std::vector<RunSpan> upload_spans;  // the last upload()'s (run() reports them)
   Samples h2d;
   double h2d_wall_ms = 0;  // wall clock of the last upload()
   Block uploaded{};
@@ -189,6 +201,7 @@ struct DeviceRunner::Impl {
   bool plan_chunks(DeviceRunner& self, detail::OverlapRun& run, RunResult& r);
   cl::CommandQueue& lane_queue(std::size_t lane);
   void upload_shared(detail::OverlapRun& run, RunResult& r);
+  void keep_resident(detail::OverlapRun& run, const std::string& resident_id);
   void enqueue_chunk(DeviceRunner& self, std::size_t s, detail::OverlapRun& run, RunResult& r);
 
   std::vector<cl::Event> read_back(bool read_outputs, std::pmr::memory_resource* memory, RunResult& r);

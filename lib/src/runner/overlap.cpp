@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "wstune/timing.hpp"
 
 #include "runner/impl.hpp"
+#include "runner/spans.hpp"
 
 namespace wstune {
 
@@ -57,7 +59,39 @@ void write_input(cl::CommandQueue& q, const cl::Buffer& buffer, const InputPlace
   WSTUNE_CL_CHECK(q.enqueueWriteBuffer(buffer, CL_FALSE, place.offset * host.type().bytes(), host.bytes(), host.data(),
                                        nullptr, &e));
   run.uploads.push_back(e);
+  run.upload_chunk.push_back(run.chunk);
   r.h2d_bytes += host.bytes();
+}
+
+// The spans of a finished run (RunResult::spans): per chunk (and the shared
+// inputs, chunk -1) one upload from its first write's start to its last's
+// end, one kernel per run, one download.
+std::vector<RunSpan> run_spans(const OverlapRun& run, detail::EventClock& clock) {
+  for (const auto& e : run.uploads) clock.anchor(e);
+  for (const auto& k : run.kernels)
+    if (!k.empty()) clock.anchor(k.front());
+  for (const auto& e : run.reads) clock.anchor(e);
+  std::vector<RunSpan> spans;
+  if (!clock.anchored()) return spans;
+  const auto merged = [&](const char* what, const std::vector<cl::Event>& events, const std::vector<int>& chunks) {
+    for (int c = -1; c < static_cast<int>(run.chunks.size()); ++c) {
+      std::optional<RunSpan> span;
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        if (chunks[i] != c) continue;
+        const RunSpan one = clock.span(what, c, events[i], events[i]);
+        if (!span) span = one;
+        span->start_ms = std::min(span->start_ms, one.start_ms);
+        span->end_ms = std::max(span->end_ms, one.end_ms);
+      }
+      if (span) spans.push_back(*span);
+    }
+  };
+  merged("upload", run.uploads, run.upload_chunk);
+  for (std::size_t i = 0; i < run.kernels.size(); ++i)
+    if (const auto& k = run.kernels[i]; !k.empty())
+      spans.push_back(clock.span("kernel", static_cast<int>(i / run.runs), k.front(), k.back()));
+  merged("download", run.reads, run.read_chunk);
+  return spans;
 }
 
 }  // namespace
@@ -115,7 +149,7 @@ void DeviceRunner::Impl::upload_shared(OverlapRun& run, RunResult& r) {
     const HostBuffer& host = first.inputs[j];
     run.shared_buffers[j] = pooled(shared_input_pool, j, buffer_elements(place[j], host) * host.type().bytes(),
                                    CL_MEM_READ_ONLY, "clCreateBuffer(shared input)");
-    write_input(queue, run.shared_buffers[j], place[j], host, run, r);
+    if (!run.inputs_there) write_input(queue, run.shared_buffers[j], place[j], host, run, r);
   }
   if (run.uploads.empty()) return;
   // The first queue is flushed before the second waits on its events
@@ -133,6 +167,9 @@ void DeviceRunner::Impl::enqueue_chunk(DeviceRunner& self, std::size_t s, Overla
   cl::CommandQueue& q = lane_queue(lane);
   const OverlapChunk& c = run.chunks[s];
   const detail::ChunkPlan& plan = run.plans[s];
+  run.chunk = static_cast<int>(s);
+  if (run.own_buffers && chunk_input_pool.size() <= s) chunk_input_pool.resize(s + 1);
+  auto& input_pool = run.own_buffers ? chunk_input_pool[s] : lane_input_pool[lane];
   std::vector<cl::Buffer> out_buffers;
   std::vector<bool> in_place(c.inputs.size(), false);
   for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
@@ -152,10 +189,9 @@ void DeviceRunner::Impl::enqueue_chunk(DeviceRunner& self, std::size_t s, Overla
       ins.push_back(run.shared_buffers[j]);
       continue;
     }
-    ins.push_back(pooled(lane_input_pool[lane], j,
-                         buffer_elements(plan.place[j], c.inputs[j]) * c.inputs[j].type().bytes(), CL_MEM_READ_ONLY,
-                         "clCreateBuffer(chunk input)"));
-    write_input(q, ins.back(), plan.place[j], c.inputs[j], run, r);
+    ins.push_back(pooled(input_pool, j, buffer_elements(plan.place[j], c.inputs[j]) * c.inputs[j].type().bytes(),
+                         CL_MEM_READ_ONLY, "clCreateBuffer(chunk input)"));
+    if (!run.inputs_there) write_input(q, ins.back(), plan.place[j], c.inputs[j], run, r);
   }
   r.global = self.launch_global(run.p, c.block, run.local);  // the last chunk's stays
   for (unsigned k = 0; k < run.runs; ++k) {
@@ -170,23 +206,44 @@ void DeviceRunner::Impl::enqueue_chunk(DeviceRunner& self, std::size_t s, Overla
     const std::size_t eb = out.type.bytes(), bytes = out.read_count * eb;
     if (bytes == 0) continue;
     run.reads.push_back(enqueue_read(q, out_buffers[o], out.read_offset * eb, bytes, c.targets[o], nullptr));
+    run.read_chunk.push_back(run.chunk);
     r.d2h_bytes += bytes;
   }
   WSTUNE_CL_CHECK(q.flush());  // submitted now, so the other queue's work overlaps it
 }
 
+// Whether the chunks' inputs stay in buffers of their own (a resident id and
+// no in-place output) and whether those hold them already; records what
+// they will hold.
+void DeviceRunner::Impl::keep_resident(OverlapRun& run, const std::string& resident_id) {
+  bool in_place = false;
+  for (const auto& plan : run.plans)
+    for (const auto& o : plan.outputs) in_place = in_place || o.from_input.has_value();
+  std::vector<Block> blocks;
+  for (const auto& c : run.chunks) blocks.push_back(c.block);
+  run.own_buffers = !resident_id.empty() && !in_place;
+  run.inputs_there = run.own_buffers && resident_id == resident_chunks_id && blocks == resident_chunks;
+  resident_chunks_id = run.own_buffers ? resident_id : std::string();
+  resident_chunks = std::move(blocks);
+}
+
 RunResult DeviceRunner::run_overlapped(const Problem& p, const std::vector<OverlapChunk>& chunks,
-                                       const LocalSize& local, unsigned runs) {
+                                       const LocalSize& local, unsigned runs, const std::string& resident_id) {
   auto& m = *impl_;
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r;
   r.local = local;
-  OverlapRun run{p, local, chunks, std::max(1u, runs), {}, {}, {}, {}, {}, {}};
+  OverlapRun run{p, local, chunks, std::max(1u, runs), {}, {}, {}, {}, {}, -1, false, false, {}, {}, {}};
+  detail::EventClock clock;
   try {
     if (!m.plan_chunks(*this, run, r)) {
       r.wall_ms = ms_since(t0);
       return r;
     }
+    m.keep_resident(run, resident_id);
+    const std::string held = m.resident_chunks_id;
+    m.resident_chunks_id.clear();  // until this run completes
+    clock.start();
     m.upload_shared(run, r);
     for (std::size_t s = 0; s < chunks.size(); ++s) m.enqueue_chunk(*this, s, run, r);
     WSTUNE_CL_CHECK(m.queue.finish());
@@ -196,6 +253,8 @@ RunResult DeviceRunner::run_overlapped(const Problem& p, const std::vector<Overl
       if (const auto& k = run.kernels[i]; !k.empty()) r.kernel.ms[i % run.runs] += event_span_ms(k.front(), k.back());
     if (!run.uploads.empty()) r.h2d.ms.push_back(added_ms(run.uploads));
     if (!run.reads.empty()) r.d2h.ms.push_back(added_ms(run.reads));
+    r.spans = run_spans(run, clock);
+    m.resident_chunks_id = held;
   } catch (const ClError& e) {
     r.status = Impl::failure_status(e);
     r.error = e.what();

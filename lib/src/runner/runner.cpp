@@ -13,6 +13,7 @@
 #include "wstune/error.hpp"
 
 #include "runner/impl.hpp"
+#include "runner/spans.hpp"
 #include "runner/timing_lock.hpp"
 
 namespace wstune {
@@ -262,9 +263,29 @@ std::vector<InputPlacement> DeviceRunner::Impl::placements(const Problem& p, con
   return place;
 }
 
-void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs) {
+namespace {
+// True when `outs` has an output that starts as an input (in place).
+bool has_in_place(const std::vector<OutputBuffer>& outs) {
+  return std::any_of(outs.begin(), outs.end(), [](const OutputBuffer& o) { return o.from_input.has_value(); });
+}
+}  // namespace
+
+void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs,
+                          const std::string& resident_id) {
   auto& m = *impl_;
   const auto t_up = std::chrono::steady_clock::now();
+  if (!resident_id.empty() && resident_id == m.resident_upload_id && m.has_upload && m.uploaded == b &&
+      m.uploaded_params == p.params && !has_in_place(m.spec->outputs(p, b))) {
+    m.h2d.ms.clear();  // nothing written: the device holds these inputs
+    m.h2d_wall_ms = 0;
+    m.uploaded_bytes = 0;
+    m.upload_spans.clear();
+    return;
+  }
+  m.resident_upload_id.clear();  // until this upload completes
+  m.upload_spans.clear();
+  detail::EventClock clock;
+  clock.start();
   m.has_upload = false;  // until this upload completes
   m.inputs.clear();
   m.outputs.clear();
@@ -313,11 +334,16 @@ void DeviceRunner::upload(const Problem& p, const Block& b, const std::vector<Ho
   m.outputs_clean = true;
   for (auto& o : m.outputs)  // later runs restore from the copy, which outlives the caller's buffer
     if (o.initial) o.initial = o.spec.restore_each_run ? &m.uploaded_inputs.at(*o.spec.from_input) : nullptr;
-  if (!events.empty()) m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
+  if (!events.empty()) {
+    m.h2d.ms.push_back(event_span_ms(events.front(), events.back()));
+    clock.anchor(events.front());
+    m.upload_spans.push_back(clock.span("upload", -1, events.front(), events.back()));
+  }
   m.h2d_wall_ms = ms_since(t_up);
   m.uploaded = b;
   m.uploaded_params = p.params;
   m.has_upload = true;
+  m.resident_upload_id = resident_id;
 }
 
 namespace {
@@ -362,6 +388,7 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
   r.h2d = m.h2d;
   r.h2d_wall_ms = m.h2d_wall_ms;
   r.h2d_bytes = m.uploaded_bytes;
+  r.spans = m.upload_spans;
   if (!m.has_upload || !(m.uploaded == b)) {
     r.status = TrialStatus::runtime;
     r.error = "run() called before upload() of this block";
@@ -391,19 +418,30 @@ RunResult DeviceRunner::run(const Problem& p, const Block& b, const LocalSize& l
     // them, later runs restore them (from a device copy when there are
     // several runs).
     if (m.outputs_clean && timing.warmup + std::max(1u, timing.repetitions) > 1) m.keep_pristine();
+    detail::EventClock clock;
     auto once = [&] {
       if (!m.outputs_clean) m.restore_outputs(false, nullptr);
       m.outputs_clean = false;
+      clock.start();  // each run is anchored afresh (the queue finished between runs)
       auto events = m.spec->enqueue(m.queue, v.kernel, p, b, m.inputs, outs, local, r.global);
       WSTUNE_CL_CHECK(m.queue.finish());
+      if (!events.empty()) {
+        clock.anchor(events.front());
+        r.spans.push_back(clock.span("kernel", -1, events.front(), events.back()));
+      }
       return events;
     };
     time_samples(once, timing, r);
     const auto t_read = std::chrono::steady_clock::now();
+    clock.start();
     const std::vector<cl::Event> reads = m.read_back(read_outputs, output_memory, r);
     WSTUNE_CL_CHECK(m.queue.finish());
     r.d2h_wall_ms = ms_since(t_read);
-    if (!reads.empty()) r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));
+    if (!reads.empty()) {
+      r.d2h.ms.push_back(event_span_ms(reads.front(), reads.back()));
+      clock.anchor(reads.front());
+      r.spans.push_back(clock.span("download", -1, reads.front(), reads.back()));
+    }
   } catch (const ClError& e) {
     r.status = Impl::failure_status(e);
     r.error = e.what();

@@ -20,6 +20,19 @@
 
 namespace wstune {
 
+/// One span of a run (RunResult::spans): an upload, a kernel run or a
+/// read-back, from its profiling events (CL_PROFILING_COMMAND_START of the
+/// first, _END of the last, OpenCL 1.2 §5.12) placed on the host's
+/// monotonic clock (std::chrono::steady_clock, ms since its epoch) by
+/// EventClock (spans.hpp): the device's clock anchored at the
+/// CL_PROFILING_COMMAND_QUEUED time of the call's first command.
+struct RunSpan {
+  std::string what;  ///< "upload", "kernel" or "download"
+  int chunk = -1;    ///< the chunk of an overlapped run (-1: the whole block, or an input every chunk shares)
+  double start_ms = 0;
+  double end_ms = 0;
+};
+
 /// The result of running one configuration.
 struct RunResult {
   TrialStatus status = TrialStatus::correct;  ///< correct unless something failed
@@ -42,6 +55,9 @@ struct RunResult {
   double wall_ms = 0;         ///< wall clock of the whole call (ms)
   /// The block's outputs (KernelSpec::outputs(), read_count elements each).
   std::vector<HostBuffer> outputs;
+  /// When its uploads (upload()'s, for run()), kernel runs and read-backs
+  /// ran, in the order enqueued (a per-worker timeline, wstuned --timeline).
+  std::vector<RunSpan> spans;
   /// True when status is TrialStatus::correct.
   [[nodiscard]] bool ok() const noexcept { return status == TrialStatus::correct; }
 };
@@ -199,8 +215,14 @@ class DeviceRunner {
   /// outputs (KernelSpec::outputs); they stay resident for run(). The inputs
   /// are copied straight from `block_inputs` (pinned memory there makes the
   /// copy a DMA); only an in-place output's input is kept on the host (to
-  /// restore it). Throws ClError.
-  void upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs);
+  /// restore it). With a `resident_id` (names the inputs' contents, e.g.
+  /// kernel, size, parameters and seed) equal to the last upload()'s, of the
+  /// same block and parameters, and a kernel without in-place outputs,
+  /// nothing is written: the device buffers still hold these inputs
+  /// (inputs kept on the device across repeated jobs; RunResult::h2d of the
+  /// next run() is then empty). Throws ClError.
+  void upload(const Problem& p, const Block& b, const std::vector<HostBuffer>& block_inputs,
+              const std::string& resident_id = {});
 
   /// Runs warm-up + repetitions of the uploaded block with p.params and
   /// `local`, reads the outputs once (unless `read_outputs` is false: then
@@ -248,8 +270,13 @@ class DeviceRunner {
   /// configuration: status compile, constraints (a chunk the local size
   /// cannot run) or runtime (an OpenCL error, no chunks, or a chunk without
   /// a target of the read-back's size for every output).
+  /// With a `resident_id` (as upload()'s) each chunk's inputs go to device
+  /// buffers of their own, kept between calls, and when the id and the
+  /// chunks' blocks equal the last such call's and the kernel has no in-place
+  /// output, no input is written again (inputs kept on the device across
+  /// repeated jobs; a call without an id forgets them).
   RunResult run_overlapped(const Problem& p, const std::vector<OverlapChunk>& chunks, const LocalSize& local,
-                           unsigned runs = 1);
+                           unsigned runs = 1, const std::string& resident_id = {});
 
  private:
   struct Impl;

@@ -51,7 +51,9 @@ __kernel void matmul_tiled(const int M, const int N, const int K, const __global
   const int tidm = get_local_id(1);  // 0 .. RTSM-1, along the rows of C
   const int tid = tidm * RTSN + tidn;
   const int offsetN = TSN * (int)get_group_id(0);
-  const int offsetM = TSM * (int)get_group_id(1);
+  // A block of rows (wstune.Split) runs with a global work offset along y:
+  // its first tile row is the offset's (get_group_id does not include it).
+  const int offsetM = TSM * ((int)get_group_id(1) + (int)get_global_offset(1) / RTSM);
 
   // A's tile is stored transposed (k major) so both inner loops read rows.
   __local float Asub[TSK][TSM + PAD];

@@ -3,6 +3,7 @@
 // bandwidth measurement.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -289,6 +290,130 @@ TEST(Overlap, RefusesWhatCannotRunAsData) {
   EXPECT_EQ(wrong.status, TrialStatus::runtime);
   EXPECT_NE(wrong.error.find("read target"), std::string::npos) << wrong.error;
   EXPECT_EQ(runner.run_overlapped(p, {}, std::nullopt).status, TrialStatus::runtime);
+}
+
+namespace {
+// The spans of `r` named `what` of `chunk`.
+std::vector<RunSpan> spans_of(const RunResult& r, const std::string& what, int chunk) {
+  std::vector<RunSpan> out;
+  for (const RunSpan& s : r.spans)
+    if (s.what == what && s.chunk == chunk) out.push_back(s);
+  return out;
+}
+double host_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+// matmul 16x16x16 on one PoCL device: its runner and its inputs of `seed`.
+struct Matmul16 {
+  explicit Matmul16(std::uint64_t seed)
+      : devices(pocl_devices(1)), p(mm.parse_size("16x16x16")), inputs(mm.generate_inputs(p, seed)) {}
+  const KernelSpec& mm = kernel_spec("matmul");
+  std::vector<Device> devices;
+  Problem p;
+  std::vector<HostBuffer> inputs;
+  const Block whole{1, 0, 16};
+};
+// matmul 16x16x16's rows [a, b) as an overlapped chunk reading into `full` (the caller's).
+OverlapChunk mm_chunk(const KernelSpec& mm, const Problem& p, const std::vector<HostBuffer>& inputs,
+                      std::vector<HostBuffer>& full, std::size_t a, std::size_t b) {
+  const Block sub{1, a, b};
+  const std::size_t row = 16 * 4;
+  return OverlapChunk{
+      sub, mm.block_inputs(p, inputs, sub), {ReadTarget{full[0].data() + a * row, (b - a) * row, 0, 0}}};
+}
+}  // namespace
+
+// RunResult::spans (the per-worker timeline's source): run() reports the
+// upload, each kernel run and the read-back in that order on the host's
+// clock, within the calls' wall clock; run_overlapped() per chunk its
+// upload before its kernels before its read-back, the shared B's upload
+// before every kernel.
+TEST(Spans, UploadBeforeKernelBeforeDownload) {
+  const Matmul16 m(1);
+  ASSERT_EQ(m.devices.size(), 1u);
+  const auto& [mm, devices, p, inputs, whole] = m;
+  DeviceRunner runner(devices[0], mm);
+  const double before = host_ms();
+  runner.upload(p, whole, mm.block_inputs(p, inputs, whole));
+  const RunResult r = runner.run(p, whole, std::nullopt, TimingOptions{1, 2});
+  const double after = host_ms();
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.spans.size(), 5u);  // upload, 3 kernel runs, download
+  EXPECT_EQ(r.spans.front().what, "upload");
+  EXPECT_EQ(r.spans.back().what, "download");
+  const double slack = 2;  // ms: the anchor's error is the host's time to enqueue one command
+  for (std::size_t i = 0; i < r.spans.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_LE(r.spans[i].start_ms, r.spans[i].end_ms);
+    EXPECT_GE(r.spans[i].start_ms, before - slack);
+    EXPECT_LE(r.spans[i].end_ms, after + slack);
+    if (i > 0) {
+      EXPECT_LE(r.spans[i - 1].end_ms, r.spans[i].start_ms + slack);
+    }
+    if (i > 0 && i < 4) {
+      EXPECT_EQ(r.spans[i].what, "kernel");
+    }
+  }
+  std::vector<HostBuffer> full = mm.empty_outputs(p);
+  std::vector<OverlapChunk> chunks;
+  for (const auto& [a, b] : {std::pair<std::size_t, std::size_t>{0, 4}, {4, 12}, {12, 16}})
+    chunks.push_back(mm_chunk(mm, p, inputs, full, a, b));
+  const RunResult o = runner.run_overlapped(p, chunks, std::nullopt, 2);
+  ASSERT_TRUE(o.ok()) << o.error;
+  const auto shared = spans_of(o, "upload", -1);
+  ASSERT_EQ(shared.size(), 1u);  // B, once
+  for (int c = 0; c < 3; ++c) {
+    SCOPED_TRACE(c);
+    const auto up = spans_of(o, "upload", c), k = spans_of(o, "kernel", c), down = spans_of(o, "download", c);
+    ASSERT_EQ(up.size(), 1u);
+    ASSERT_EQ(k.size(), 2u);
+    ASSERT_EQ(down.size(), 1u);
+    EXPECT_LE(up[0].end_ms, k[0].start_ms + slack);
+    EXPECT_LE(shared[0].end_ms, k[0].start_ms + slack);
+    EXPECT_LE(k[0].end_ms, k[1].start_ms + slack);
+    EXPECT_LE(k[1].end_ms, down[0].start_ms + slack);
+  }
+}
+
+// Inputs kept on the device (a resident id): a second upload() of the same
+// id, block and parameters writes nothing and the run gives the same
+// outputs; a second run_overlapped() of the same id and chunks writes
+// nothing and its chunks still verify, as the whole block's outputs do;
+// another id, or none, writes again.
+TEST(Spans, ResidentInputsAreNotWrittenAgain) {
+  const Matmul16 m(3);
+  ASSERT_EQ(m.devices.size(), 1u);
+  const auto& [mm, devices, p, inputs, whole] = m;
+  const auto ref = mm.reference(p, inputs);
+  DeviceRunner runner(devices[0], mm);
+  runner.upload(p, whole, mm.block_inputs(p, inputs, whole), "seed 3");
+  const RunResult first = runner.run(p, whole, std::nullopt, TimingOptions{0, 1});
+  ASSERT_TRUE(first.ok()) << first.error;
+  EXPECT_GT(first.h2d_bytes, 0u);
+  runner.upload(p, whole, mm.block_inputs(p, inputs, whole), "seed 3");
+  const RunResult again = runner.run(p, whole, std::nullopt, TimingOptions{0, 1});
+  ASSERT_TRUE(again.ok()) << again.error;
+  EXPECT_EQ(again.h2d_bytes, 0u);
+  EXPECT_TRUE(spans_of(again, "upload", -1).empty());
+  EXPECT_EQ(again.outputs, first.outputs);
+  EXPECT_TRUE(mm.verify(p, again.outputs, ref).ok);
+  runner.upload(p, whole, mm.block_inputs(p, inputs, whole), "seed 4");
+  EXPECT_GT(runner.run(p, whole, std::nullopt, TimingOptions{0, 1}).h2d_bytes, 0u);
+
+  for (const char* id : {"seed 3", "seed 3", "", "seed 3"}) {
+    SCOPED_TRACE(id);
+    std::vector<HostBuffer> full = mm.empty_outputs(p);
+    std::vector<OverlapChunk> chunks;
+    chunks.push_back(mm_chunk(mm, p, inputs, full, 0, 8));
+    chunks.push_back(mm_chunk(mm, p, inputs, full, 8, 16));
+    static int call = 0;
+    const RunResult r = runner.run_overlapped(p, chunks, std::nullopt, 1, id);
+    ASSERT_TRUE(r.ok()) << r.error;
+    // Written on the first call of an id, and after a call without one.
+    EXPECT_EQ(r.h2d_bytes == 0, call == 1) << r.h2d_bytes;
+    EXPECT_EQ(full, first.outputs) << "chunked, resident or not, gives the whole block's outputs";
+    ++call;
+  }
 }
 
 // measure_bandwidth() on a PoCL device: every kind timed the asked number of
