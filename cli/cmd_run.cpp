@@ -66,7 +66,9 @@ LocalSize local_option(const KernelSpec& spec, const Problem& p, const po::varia
 // A usage error when the device cannot run `p` with `local` (e.g. the local size exceeds its limits).
 void check_runnable(DeviceRunner& runner, const Device& dev, const KernelSpec& spec, const Problem& p,
                     const LocalSize& local) {
-  if (std::string why = runner.check_local(p, spec.whole(p), local); !why.empty()) {
+  // As a tune's runs: the build's own limits (CL_KERNEL_WORK_GROUP_SIZE, a
+  // GPU's local memory) are left to the launch, whose refusal is reported.
+  if (std::string why = runner.check_local(p, spec.whole(p), local, false); !why.empty()) {
     throw UsageError(
         fmt::format("{} cannot run {} {} on '{}': {}; pick another local size (see 'wstune tune') "
                     "or --local null",

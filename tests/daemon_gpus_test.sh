@@ -58,6 +58,14 @@ timeline)
       [ "$(grep -c 'critical path: rank' "$TMP/err")" = 4 ] || fail "a progress line without its critical path"
     done
   done
+  # Master inputs, the workers' own, then master inputs again for the same
+  # problem: the whole inputs the master sent first were replaced on the
+  # workers, so it sends them again (before the fix every worker refused
+  # the third job: "does not hold it").
+  python3 -c "import json; m={'inputs': 'master'}; print(json.dumps({'defaults': {'kernel': 'matmul', 'size': '96x96x64', 'repetitions': 1, 'split': 'even', 'local': 'null'}, 'jobs': [m, {'inputs': 'worker'}, m]}))" >"$TMP/jobs.json"
+  daemon 4 run --job "$TMP/jobs.json" --no-store
+  [ "$rc" = 0 ] || fail "master, worker, master inputs exited $rc: $(tail -3 "$TMP/err")"
+  verified
   # Without --timeline: no critical path, no file.
   daemon 4 run --kernel matmul --size 64x64x64 -r 1 --no-store
   [ "$rc" = 0 ] || fail "run without --timeline exited $rc"

@@ -351,7 +351,10 @@ std::vector<RunBlock> Master::block_messages(const JobReport& r, RunAttempt& a) 
     }
     if (rb.result_slot) a.slotted.insert(a.healthy[i].rank);
     rb.resident = r.job.inputs == "resident";
-    if (r.job.inputs == "master") a.inputs[a.healthy[i].rank] = sent_inputs(r, a, a.healthy[i].rank, rb);
+    if (r.job.inputs == "master")
+      a.inputs[a.healthy[i].rank] = sent_inputs(r, a, a.healthy[i].rank, rb);
+    else  // the worker's own inputs take the place of what the master sent it whole
+      sent_whole_.erase(a.healthy[i].rank);
     messages.push_back(std::move(rb));
   }
   return messages;

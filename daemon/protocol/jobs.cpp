@@ -198,14 +198,9 @@ void set_job_field(Job& job, const std::string& key, const json& value) {
     job.strategy = value.get<std::string>();
   else if (key == "objectives")
     job.objectives = value.get<std::string>();
-  else if (key == "energy") {
-    job.energy = value.get<std::string>();
-    if (job.energy != "auto" && job.energy != "on" && job.energy != "off")
-      throw UsageError(
-          fmt::format("energy '{}': use auto (observe each trial's energy when an objective needs it), "
-                      "on (always, where a sensor is) or off",
-                      bounded(job.energy)));
-  } else if (key == "inputs") {
+  else if (key == "energy")
+    job.energy = parse_energy_mode(value.get<std::string>(), "energy");
+  else if (key == "inputs") {
     job.inputs = value.get<std::string>();
     if (job.inputs != "worker" && job.inputs != "resident" && job.inputs != "master")
       throw UsageError(

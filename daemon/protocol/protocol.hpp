@@ -40,7 +40,10 @@ namespace wstune::daemon {
 /// while the worker worked on the block ("joules", "energy_sensor"), or why
 /// none ("energy_note"); a tune request says whether its trials observe
 /// energy ("energy"), and the tune_result names the sensor or why none
-/// ("energy_sensor", "energy_note"; issue 38).
+/// ("energy_sensor", "energy_note"; issue 38); a block_result also carries
+/// the worker's receipt on its monotonic clock and the block's timeline
+/// ("clock_ms", "timeline"), and a run_block the inputs the master sends
+/// and whether to keep inputs resident ("inputs", "resident"; issue 41).
 inline constexpr int kProtocolVersion = 6;
 
 /// Message kinds. The numbers are the MPI tags; never renumber.
@@ -128,9 +131,6 @@ struct Welcome {
   static Welcome from(const Message& m);
 };
 
-/// Tag::run_block. No buffers: the worker generates the problem's inputs
-/// from `seed` (KernelSpec::generate_inputs, as the master and the CLI do)
-/// and takes its block's (KernelSpec::block_inputs).
 /// One input of a run_block whose inputs the master sends (the job key
 /// `inputs: "master"`): the problem's input `index` (KernelSpec::generate_inputs
 /// order), `whole` elements of `type`, of which the message's buffer
@@ -138,13 +138,17 @@ struct Welcome {
 /// this input whole from an earlier job of the same problem and seed (an
 /// input every block needs whole, such as matmul's B, is sent once).
 struct SentInput {
-  std::size_t index = 0;
-  std::string type;
-  std::size_t whole = 0;
-  std::size_t offset = 0;
-  std::optional<std::size_t> buffer;
+  std::size_t index = 0;              ///< the problem's input (KernelSpec::generate_inputs order)
+  std::string type;                   ///< its element type's name (ElementType)
+  std::size_t whole = 0;              ///< the whole input's elements
+  std::size_t offset = 0;             ///< the first element the buffer holds
+  std::optional<std::size_t> buffer;  ///< the message's buffer holding it; none: held from an earlier job
 };
 
+/// Tag::run_block. Without sent_inputs (no buffers) the worker generates
+/// the problem's inputs from `seed` (KernelSpec::generate_inputs, as the
+/// master and the CLI do) and takes its block's (KernelSpec::block_inputs);
+/// with them (`inputs: "master"`) the message's buffers carry them.
 struct RunBlock {
   std::uint64_t job = 0;                             ///< job id (master-wide)
   unsigned attempt = 0;                              ///< re-split attempt; stale answers are dropped

@@ -206,15 +206,15 @@ BlockResult block_result_for(const RunBlock& job, double recv_ms) {
 // first); the driver's default when the runner cannot run the one chosen.
 LocalSize Worker::block_local(DeviceRunner& runner, const Problem& p, const RunBlock& job,
                               const std::vector<HostBuffer>& inputs, BlockResult& res) {
-  LocalSize local;
   // A kernel file whose local size is an expression of its parameters (T1
-  // LocalSize, e.g. the tiled matmul's TSN/WPTN x TSM/WPTM) runs only that one.
+  // LocalSize, e.g. the tiled matmul's TSN/WPTN x TSM/WPTM) runs only that
+  // one, never NULL (its __local tiles assume it): the launch judges it, as
+  // a tune's runs do, and a refusal is the block's error.
   if (const LocalSize fixed = runner.spec().parameter_local(p)) {
     res.local_source = "parameters";
-    local = fixed;
-  } else {
-    local = policy_local(runner, p, job, inputs, res);
+    return fixed;
   }
+  LocalSize local = policy_local(runner, p, job, inputs, res);
   if (std::string why = runner.check_local(p, job.block, local); !why.empty()) {
     res.local_source = fmt::format("null (fallback: {})", why);
     local = std::nullopt;
