@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "format/json.hpp"
 #include "format/trial_json.hpp"
+#include "observe/observer.hpp"
 #include "program_cache/program_cache.hpp"
 #include "report/svg.hpp"
 #include "session/autotune.hpp"
@@ -121,7 +122,7 @@ void validate(const TuneArgs& a) {
         fmt::format("--build-jobs {}: give 0 (off) to 1024 builder processes, e.g. --build-jobs 4", a.build_jobs));
   if (!a.request.strategy.empty())
     (void)make_searcher(a.request.strategy);  // a bad name is a usage error before anything starts
-  if (a.energy != "auto" && a.energy != "on" && a.energy != "off")
+  if (!is_energy_mode(a.energy))
     throw UsageError(fmt::format(
         "--energy {}: give auto (observe when an objective needs energy), on (always, where a sensor is) or off",
         a.energy));
@@ -378,8 +379,7 @@ void finish_tune_options(TuneArgs& a, const po::variables_map& vm) {
   a.opt.trial_timeout = std::chrono::milliseconds(static_cast<long long>(a.trial_timeout_s * 1000));
   a.opt.resume = !vm.count("no-resume");
   a.opt.warm_start = !vm.count("cold");
-  a.opt.energy.enabled = a.energy != "off";
-  a.opt.energy.when_needed = a.energy == "auto";
+  a.opt.energy = energy_options_of(a.energy);
   a.request.objectives = a.objective.empty() ? a.objectives : a.objective;
   a.opt.build_jobs = a.build_jobs;
   if (vm.count("no-binary-cache"))

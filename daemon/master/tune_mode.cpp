@@ -1,6 +1,7 @@
 // The master's tune mode: one search per device fingerprint shared by the
 // workers that have it (shared_search.hpp), every trial stored.
 #include "master/master.hpp"
+#include "observe/observer.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -31,10 +32,9 @@ namespace {
 // ("auto", "on", "off") decided over its objectives as `wstune tune
 // --energy` decides (energy_for_objectives()).
 bool observes_energy(const Job& job, const KernelSpec& spec, const Problem& p) {
-  EnergyOptions options;
-  options.enabled = job.energy != "off";
-  options.when_needed = job.energy == "auto";
-  return energy_for_objectives(options, MetricSet(spec, p), resolve_search(spec, tune_request(job)).objectives).enabled;
+  return energy_for_objectives(energy_options_of(job.energy), MetricSet(spec, p),
+                               resolve_search(spec, tune_request(job)).objectives)
+      .enabled;
 }
 
 // Why a tune job's workers observe no energy when it did not ask them to.

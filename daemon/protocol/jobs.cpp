@@ -1,4 +1,5 @@
 #include "protocol/jobs.hpp"
+#include "observe/observer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -134,7 +135,7 @@ std::string size_bindings(const json& v) {
 }  // namespace
 
 std::string parse_energy_mode(const std::string& text, std::string_view what) {
-  if (text != "auto" && text != "on" && text != "off")
+  if (!is_energy_mode(text))
     throw UsageError(
         fmt::format("{} '{}': use auto (observe each trial's energy when an objective needs it), "
                     "on (always, where a sensor is) or off",

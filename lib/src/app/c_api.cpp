@@ -1,4 +1,5 @@
 // The C API (wstune/wstune.h) over wstune::Tuner.
+#include "observe/observer.hpp"
 #include "wstune/wstune.h"
 
 #include <chrono>
@@ -93,12 +94,11 @@ wstune::AutotuneOptions autotune_options(const wstune_autotune_options& o) {
   wstune::AutotuneOptions a;
   if (!text(o.device).empty()) a.device = o.device;
   const std::string energy = text(o.energy).empty() ? "auto" : o.energy;
-  if (energy != "auto" && energy != "on" && energy != "off")
+  if (!wstune::is_energy_mode(energy))
     throw wstune::UsageError("wstune_autotune_options.energy '" + energy +
                              "': give auto (observe when an objective needs energy), on (always, where a sensor is) "
                              "or off");
-  a.energy.enabled = energy != "off";
-  a.energy.when_needed = energy == "auto";
+  a.energy = wstune::energy_options_of(energy);
   return a;
 }
 

@@ -20,6 +20,17 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 }  // namespace
 
+bool is_energy_mode(const std::string& mode) {
+  return mode == "auto" || mode == "on" || mode == "off";
+}
+
+EnergyOptions energy_options_of(const std::string& mode) {
+  EnergyOptions options;
+  options.enabled = mode != "off";
+  options.when_needed = mode == "auto";
+  return options;
+}
+
 std::string default_powercap_root() {
   const char* env = std::getenv("WSTUNE_POWERCAP_ROOT");
   return env && *env ? std::string(env) : std::string("/sys/class/powercap");

@@ -64,6 +64,14 @@ struct EnergyOptions {
   bool when_needed = false;
 };
 
+/// Whether `mode` is one of the energy modes "auto", "on", "off" (`wstune
+/// tune --energy`, the job key "energy", wstune_autotune_options.energy).
+[[nodiscard]] bool is_energy_mode(const std::string& mode);
+
+/// The EnergyOptions of an energy mode: "off" disabled, "auto" only when
+/// an objective needs energy, "on" always. `mode` must pass is_energy_mode().
+[[nodiscard]] EnergyOptions energy_options_of(const std::string& mode);
+
 /// An observer for a device, or why there is none.
 struct ObserverChoice {
   std::unique_ptr<EnergyObserver> observer;  ///< null when none is available
